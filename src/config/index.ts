@@ -1,0 +1,5 @@
+export * from './fields';
+export * from './methods';
+export * from './parse';
+export * from './schema';
+export * from './stack-file';
