@@ -1,0 +1,21 @@
+/** The command table. Each command lives in its own module, loaded only when it runs. */
+export interface CommandModule {
+  /** Runs the command with its arguments; resolves to the exit code. Long-running servers resolve on shutdown. */
+  run(argv: string[]): Promise<number>;
+}
+
+export interface Command {
+  name: string;
+  summary: string;
+  load(): Promise<CommandModule>;
+}
+
+export const COMMANDS: Command[] = [
+  { name: 'up', summary: 'bring the whole system up locally (lab, proxy, sandboxes, gateway, agents)', load: () => import('./up') },
+  { name: 'check-config', summary: 'validate a stack config and list every problem', load: () => import('./check-config') },
+  { name: 'render', summary: 'write every proxy artifact of a stack to a directory', load: () => import('./render') },
+  { name: 'lab', summary: 'the local network-namespace lab: up, status, exec, down', load: () => import('./lab') },
+  { name: 'agent', summary: 'run the in-sandbox filesystem agent (Connect, JSON)', load: () => import('./agent') },
+  { name: 'gateway', summary: 'run the shared sandbox gateway that routes by header', load: () => import('./gateway') },
+  { name: 'verify', summary: 'check a deployed proxy host over SSH', load: () => import('./verify') },
+];
