@@ -3,3 +3,4 @@ export * from './methods';
 export * from './parse';
 export * from './schema';
 export * from './stack-file';
+export * from './brand';
