@@ -59,6 +59,14 @@ const host = z
     clientCidrs: cidrList().min(1, { message: 'expected at least one CIDR (0.0.0.0/0 for anyone)' }).default(['0.0.0.0/0']),
     /** Login user of the Debian cloud image. */
     sshUser: z.string().regex(/^[a-z_][a-z0-9_-]*$/, { message: 'expected a Unix user name' }).default('admin'),
+    /** Subnet for the host; default: a default-for-AZ subnet of the region's default VPC. */
+    subnetId: z.string().regex(/^subnet-[0-9a-f]{8,17}$/, { message: 'expected a subnet id such as subnet-0123456789abcdef0' }).optional(),
+    /** Pins the image; default: the newest official Debian 12 image, looked up once (later releases do not replace the host). */
+    amiId: z.string().regex(/^ami-[0-9a-f]{8,17}$/, { message: 'expected an AMI id such as ami-0123456789abcdef0' }).optional(),
+    /** CPU architecture of the Debian image; must match the instance type (arm64 for t4g, c7g, ...). */
+    architecture: z.enum(['amd64', 'arm64']).default('amd64'),
+    /** Bump to recreate the host with a new ingress address (clients and the template must then be rebuilt). */
+    generation: integer(0, 1_000_000, 'an integer from 0 to 1000000').default(1),
   })
   .prefault({});
 
