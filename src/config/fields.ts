@@ -4,37 +4,57 @@ import { z } from 'zod';
 /**
  * Field builders shared by the stack schema. Values set with `pulumi config set` arrive as strings,
  * values written in YAML keep their type: numbers and booleans accept both forms.
+ *
+ * Every builder reports every way a value can be wrong (wrong type, out of range, bad format) with one message,
+ * `expected <what is accepted>`, and records the same text as the field's `accepts` metadata, so the error a user
+ * sees and the config reference in docs/config.md say the same thing.
  */
+
+/** Metadata key holding the human description of what a field accepts. */
+export const ACCEPTS = 'accepts';
+
+function accepting<T extends z.ZodType>(schema: T, what: string): T {
+  return schema.meta({ [ACCEPTS]: what }) as T;
+}
 
 const decimal = /^-?\d+$/;
 
 export function integer(min: number, max: number, what: string) {
-  return z
-    .union([z.number(), z.string().regex(decimal, { message: `expected ${what}` }).transform(Number)])
-    .pipe(
-      z
-        .number()
-        .int({ message: `expected ${what}` })
-        .min(min, { message: `expected ${what}` })
-        .max(max, { message: `expected ${what}` }),
-    );
+  const error = `expected ${what}`;
+  return accepting(
+    z
+      .union([z.number(), z.string().regex(decimal).transform(Number)], { error })
+      .pipe(z.number().int({ error }).min(min, { error }).max(max, { error })),
+    what,
+  );
 }
 
 export const port = () => integer(1, 65535, 'a TCP/UDP port, an integer from 1 to 65535');
 
 export const flag = () =>
-  z.union([z.boolean(), z.enum(['true', 'false']).transform((v) => v === 'true')], {
-    message: 'expected true or false',
-  });
+  accepting(z.union([z.boolean(), z.enum(['true', 'false']).transform((v) => v === 'true')], { error: 'expected true or false' }), 'true or false');
+
+/** A string matching `pattern`; `what` says in words what that is. */
+export function text(pattern: RegExp, what: string) {
+  const error = `expected ${what}`;
+  return accepting(z.string({ error }).regex(pattern, { error }), what);
+}
+
+/** One of a fixed list of strings. */
+export function oneOf<const T extends readonly [string, ...string[]]>(values: T, what = `one of ${values.join(', ')}`) {
+  return accepting(z.enum(values, { error: `expected ${what}` }), what);
+}
 
 export function isCidr(value: string): boolean {
   const m = /^(\d{1,3}(?:\.\d{1,3}){3})\/(\d{1,2})$/.exec(value);
   return m !== null && isIPv4(m[1]) && Number(m[2]) <= 32;
 }
 
-export const cidr = () =>
-  z.string().refine(isCidr, { message: 'expected an IPv4 CIDR such as 203.0.113.0/24' });
+const CIDR = 'an IPv4 CIDR such as 203.0.113.0/24';
+export const cidr = () => accepting(z.string({ error: `expected ${CIDR}` }).refine(isCidr, { error: `expected ${CIDR}` }), CIDR);
 
-export const ipv4 = () => z.string().refine((v) => isIPv4(v), { message: 'expected an IPv4 address such as 203.0.113.10' });
+const IPV4 = 'an IPv4 address such as 203.0.113.10';
+export const ipv4 = () => accepting(z.string({ error: `expected ${IPV4}` }).refine((v) => isIPv4(v), { error: `expected ${IPV4}` }), IPV4);
 
-export const cidrList = () => z.array(cidr(), { message: 'expected a list of IPv4 CIDRs' });
+const CIDR_LIST = 'a list of IPv4 CIDRs such as [198.51.100.0/24]';
+export const cidrList = () => accepting(z.array(cidr(), { error: `expected ${CIDR_LIST}` }), CIDR_LIST);

@@ -4,3 +4,5 @@ export * from './parse';
 export * from './schema';
 export * from './stack-file';
 export * from './brand';
+export * from './schema-walk';
+export * from './reference';

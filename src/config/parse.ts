@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { SECRET_KEYS, stackConfigSchema, type StackConfig } from './schema';
+import { keysAt } from './schema-walk';
 
 export const CONFIG_NAMESPACE = 'sandbox-kit';
 
@@ -35,23 +36,67 @@ function show(value: unknown): string {
   return text.length > 80 ? `${text.slice(0, 77)}...` : text;
 }
 
-function toIssues(issue: z.core.$ZodIssue): ConfigIssue[] {
+/** What the user wrote at a path (zod's own `input` is the value after transforms, e.g. "8388" already a number). */
+function valueAt(raw: unknown, path: readonly PropertyKey[]): unknown {
+  let value = raw;
+  for (const part of path) {
+    if (typeof value !== 'object' || value === null) return undefined;
+    value = (value as Record<PropertyKey, unknown>)[part];
+  }
+  return value;
+}
+
+function levenshtein(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    let diagonal = row[0];
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const above = row[j];
+      row[j] = Math.min(row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] === b[j - 1] ? 0 : 1));
+      diagonal = above;
+    }
+  }
+  return row[b.length];
+}
+
+function unknownKey(path: readonly PropertyKey[], key: string): string {
+  const known = keysAt(path) ?? [];
+  // `pulumi config set sandbox-kit:proxy.port 9000` without --path stores a flat key named "proxy.port".
+  const [section, ...rest] = key.split('.');
+  if (path.length === 0 && rest.length > 0 && keysAt([section]) !== undefined) {
+    return `a nested value: set it with \`pulumi config set --path 'sandbox-kit:${key}' VALUE\` (without --path Pulumi stores a flat key named "${key}")`;
+  }
+  const close = known.find((k) => k.toLowerCase() === key.toLowerCase()) ?? known.find((k) => levenshtein(k, key) <= 2);
+  const hint = close ? `did you mean ${close}? ` : '';
+  return `no such setting (${hint}known keys here: ${known.join(', ')}; docs/config.md lists every key)`;
+}
+
+/** What is accepted at a path, for zod's built-in messages ("Invalid input: expected object, received number"). */
+function builtinExpectation(issue: z.core.$ZodIssue): string {
+  if (issue.code === 'invalid_type') {
+    if (issue.expected === 'object') {
+      const keys = keysAt(issue.path);
+      return keys ? `a mapping of settings (${keys.join(', ')})` : 'a mapping';
+    }
+    if (issue.expected === 'array') return 'a list';
+    return `a ${issue.expected}`;
+  }
+  if (issue.code === 'invalid_value') return `one of ${issue.values.map(String).join(', ')}`;
+  return issue.message;
+}
+
+function toIssues(issue: z.core.$ZodIssue, raw: unknown): ConfigIssue[] {
   if (issue.code === 'unrecognized_keys') {
     return issue.keys.map((k) => ({
       key: keyOf([...issue.path, k]),
-      given: show((issue.input as Record<string, unknown> | undefined)?.[k]),
-      expected: 'no such setting (check the spelling; the README lists every key)',
+      given: show(valueAt(raw, [...issue.path, k])),
+      expected: unknownKey(issue.path, k),
     }));
   }
-  if (issue.code === 'invalid_value' && issue.values.length > 0) {
-    return [{ key: keyOf(issue.path), given: show(issue.input), expected: `one of ${issue.values.map(String).join(', ')}` }];
-  }
-  if (issue.code === 'invalid_union' && issue.errors.length > 0) {
-    // A union of "number or numeric string": the refined message is the one worth showing.
-    const inner = issue.errors.flat().find((i) => i.message.startsWith('expected'));
-    if (inner) return [{ key: keyOf(issue.path), given: show(issue.input), expected: inner.message.replace(/^expected /, '') }];
-  }
-  return [{ key: keyOf(issue.path), given: show(issue.input), expected: issue.message.replace(/^expected /, '') }];
+  // Every field builder phrases its own message as "expected ..."; anything else is a zod default.
+  const expected = issue.message.startsWith('expected ') ? issue.message.slice('expected '.length) : builtinExpectation(issue);
+  return [{ key: keyOf(issue.path), given: show(valueAt(raw, issue.path)), expected }];
 }
 
 /**
@@ -65,8 +110,8 @@ export function parseStackConfig(raw: Record<string, unknown>): ParseResult {
     if ((SECRET_KEYS as readonly string[]).includes(k)) continue;
     plain[k] = v;
   }
-  const result = stackConfigSchema.safeParse(plain, { reportInput: true });
-  if (!result.success) issues.push(...result.error.issues.flatMap(toIssues));
+  const result = stackConfigSchema.safeParse(plain);
+  if (!result.success) issues.push(...result.error.issues.flatMap((issue) => toIssues(issue, plain)));
   return issues.length === 0 && result.success ? { ok: true, config: result.data } : { ok: false, issues };
 }
 

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { CONFIG_NAMESPACE } from './parse';
+import { CONFIG_NAMESPACE, type ConfigIssue } from './parse';
+import { SECRET_KEYS } from './schema';
 
 /** What a Pulumi.<stack>.yaml holds for the kit: plain values, and which secrets are set (still encrypted). */
 export interface StackFile {
@@ -38,4 +39,33 @@ export function readStackFile(path: string): StackFile {
     else values[key] = v;
   }
   return { path, values, encrypted };
+}
+
+/**
+ * Problems the schema cannot see because they are about how a value is stored: a secret written in plain text
+ * (it would sit readable in the repository) and a plain setting stored encrypted (the CLI cannot read it, so it
+ * would silently fall back to its default).
+ */
+export function stackFileIssues(file: StackFile): ConfigIssue[] {
+  const secrets: readonly string[] = SECRET_KEYS;
+  const issues: ConfigIssue[] = [];
+  for (const key of secrets) {
+    if (key in file.values) {
+      issues.push({
+        key: `${CONFIG_NAMESPACE}:${key}`,
+        given: '(plain text, not shown)',
+        expected: `an encrypted secret: remove it from ${file.path} and run \`pulumi config set --secret ${CONFIG_NAMESPACE}:${key}\``,
+      });
+    }
+  }
+  for (const key of file.encrypted) {
+    if (!secrets.includes(key)) {
+      issues.push({
+        key: `${CONFIG_NAMESPACE}:${key}`,
+        given: '(encrypted)',
+        expected: `a plain value: only ${secrets.join(', ')} is a secret; set it again without --secret`,
+      });
+    }
+  }
+  return issues;
 }

@@ -1,0 +1,49 @@
+import { configFields, type ConfigField } from './schema-walk';
+import { CONFIG_NAMESPACE } from './parse';
+import { SECRET_KEYS } from './schema';
+
+/**
+ * The config reference (docs/config.md), generated from the schema by scripts/config-reference.ts.
+ * A unit test compares the file with this output, so the documentation cannot drift from what is validated.
+ */
+
+function cell(text: string): string {
+  return text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
+}
+
+function showDefault(field: ConfigField): string {
+  if (!field.hasDefault) return '(none)';
+  return `\`${JSON.stringify(field.defaultValue)}\``;
+}
+
+export function renderConfigReference(): string {
+  const rows = configFields().map(
+    (f) => `| \`${CONFIG_NAMESPACE}:${f.path}\` | ${cell(f.accepts)} | ${showDefault(f)} | ${cell(f.description)} |`,
+  );
+  return `<!-- Generated from src/config/schema.ts by scripts/config-reference.ts; do not edit by hand. -->
+# Stack configuration reference
+
+Every setting of a stack lives under the \`${CONFIG_NAMESPACE}:\` namespace of \`Pulumi.<stack>.yaml\`. Settings are
+grouped in objects (\`proxy\`, \`client\`, ...): write them as nested YAML, or set one with
+\`pulumi config set --path '${CONFIG_NAMESPACE}:proxy.port' 8388\` (without \`--path\` Pulumi would store a flat key named
+\`proxy.port\`, which is refused). Values set from the command line arrive as strings: numbers and \`true\`/\`false\` are
+accepted in either form. Unknown keys are errors, so a misspelt key never silently falls back to its default.
+
+\`sandbox-kit check-config [--stack NAME]\` validates a stack and lists every problem at once, each with its key, the
+value given and what is accepted.
+
+| key | accepts | default | what it does |
+|---|---|---|---|
+${rows.join('\n')}
+
+## Secrets
+
+| key | what it is |
+|---|---|
+${SECRET_KEYS.map((k) => `| \`${CONFIG_NAMESPACE}:${k}\` | the Shadowsocks password, at least 16 printable ASCII characters without spaces. Set it with \`pulumi config set --secret ${CONFIG_NAMESPACE}:${k}\`; a plain-text value in the stack file is refused. |`).join('\n')}
+
+Only the Pulumi engine can decrypt a stack secret, so the \`sandbox-kit\` CLI (\`render\`) takes the password from the
+environment variable \`SANDBOX_KIT_PROXY_PASSWORD\` instead. It is never printed; rendered files that hold it are
+written with mode 0600.
+`;
+}
