@@ -1,0 +1,56 @@
+import type { CatalogEntry } from './entry';
+import type { Catalog, ChangeListener } from './types';
+
+interface Slot {
+  lookup: Promise<CatalogEntry | undefined>;
+  expiresAt: number;
+}
+
+/**
+ * Keeps lookups of a remote catalog for a short time, so the hot path does not wait on the network.
+ * Change notifications drop the affected slot at once; the TTL only bounds staleness when a notification
+ * is lost. Misses are cached too (an upsert notification clears them).
+ */
+export class CachedCatalog implements Catalog {
+  private readonly slots = new Map<string, Slot>();
+  private readonly unsubscribe: () => void;
+
+  constructor(
+    private readonly source: Catalog,
+    private readonly ttlMs: number,
+    private readonly maxEntries = 100_000,
+  ) {
+    this.unsubscribe = source.onChange((id) => this.invalidate(id));
+  }
+
+  get(sandboxID: string): Promise<CatalogEntry | undefined> {
+    const now = Date.now();
+    const slot = this.slots.get(sandboxID);
+    if (slot && slot.expiresAt > now) return slot.lookup;
+    if (this.slots.size >= this.maxEntries) this.slots.clear();
+    const lookup = Promise.resolve(this.source.get(sandboxID));
+    const fresh: Slot = { lookup, expiresAt: now + this.ttlMs };
+    this.slots.set(sandboxID, fresh);
+    // A failed lookup is not remembered: the next request asks the source again.
+    lookup.catch(() => {
+      if (this.slots.get(sandboxID) === fresh) this.slots.delete(sandboxID);
+    });
+    return lookup;
+  }
+
+  /** Drops one sandbox's slot, or every slot when sandboxID is undefined. */
+  invalidate(sandboxID: string | undefined): void {
+    if (sandboxID === undefined) this.slots.clear();
+    else this.slots.delete(sandboxID);
+  }
+
+  onChange(listener: ChangeListener): () => void {
+    return this.source.onChange(listener);
+  }
+
+  async close(): Promise<void> {
+    this.unsubscribe();
+    this.slots.clear();
+    await this.source.close();
+  }
+}

@@ -1,0 +1,87 @@
+import { isIP } from 'node:net';
+import { z } from 'zod';
+import { hashAccessToken } from '../access-token';
+
+/** The agent's port inside every sandbox unless a catalog entry says otherwise (seed: default agent port). */
+export const DEFAULT_AGENT_PORT = 49983;
+
+export const SANDBOX_STATES = ['running', 'paused'] as const;
+export type SandboxState = (typeof SANDBOX_STATES)[number];
+
+/**
+ * Sandbox IDs are one DNS label's worth of letters, digits, `_` and `-`, so that the host form
+ * `{port}-{sandboxID}.{domain}` can carry them and no ID can smuggle separators into keys or logs.
+ */
+export const SANDBOX_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/;
+
+/** What the gateway knows about one sandbox. */
+export interface CatalogEntry {
+  sandboxID: string;
+  /** The sandbox's own address: every port the gateway opens for this sandbox is on this host. */
+  host: string;
+  /** Port of the agent, used when a request names no port. */
+  agentPort: number;
+  /** sha256 hex of the sandbox's access token (envdAccessToken); the plain token is never stored. */
+  tokenHash: string;
+  state: SandboxState;
+  /** A paused sandbox with autoResume is resumed by the first request instead of answering 502. */
+  autoResume: boolean;
+}
+
+const hostname = z
+  .string()
+  .min(1)
+  .max(253)
+  .refine((h) => isIP(h) !== 0 || /^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/.test(h), {
+    message: 'expected an IP address or a host name such as 10.11.0.2',
+  });
+
+/**
+ * An entry as written by people and programs: the plain `token` (hashed here, then forgotten) or its
+ * `tokenHash`, never both; `agentPort`, `state` and `autoResume` have defaults.
+ */
+export const catalogEntryInputSchema = z
+  .object({
+    sandboxID: z.string().regex(SANDBOX_ID_PATTERN, {
+      message: 'expected 1-63 letters, digits, "_" or "-", starting with a letter or digit',
+    }),
+    host: hostname,
+    agentPort: z.number().int().min(1).max(65535).default(DEFAULT_AGENT_PORT),
+    token: z.string().min(1).optional(),
+    tokenHash: z
+      .string()
+      .regex(/^[0-9a-f]{64}$/, { message: 'expected the sha256 of the token as 64 lowercase hex digits' })
+      .optional(),
+    state: z.enum(SANDBOX_STATES).default('running'),
+    autoResume: z.boolean().default(false),
+  })
+  .strict()
+  .refine((e) => (e.token === undefined) !== (e.tokenHash === undefined), {
+    message: 'give exactly one of "token" (plain, hashed on load) or "tokenHash" (sha256 hex)',
+  });
+
+export type CatalogEntryInput = z.input<typeof catalogEntryInputSchema>;
+
+/** Validates an input entry and replaces a plain token by its hash; throws with every problem listed. */
+export function toCatalogEntry(input: unknown): CatalogEntry {
+  const parsed = catalogEntryInputSchema.safeParse(input);
+  if (!parsed.success) throw new Error(describeIssues(parsed.error.issues));
+  const e = parsed.data;
+  return {
+    sandboxID: e.sandboxID,
+    host: e.host,
+    agentPort: e.agentPort,
+    tokenHash: e.tokenHash ?? hashAccessToken(e.token as string),
+    state: e.state,
+    autoResume: e.autoResume,
+  };
+}
+
+export function describeIssues(issues: readonly z.core.$ZodIssue[], prefix = ''): string {
+  return issues
+    .map((i) => {
+      const where = [prefix, ...i.path.map(String)].filter((p) => p !== '').join('.');
+      return `${where || '(entry)'}: ${i.message}`;
+    })
+    .join('; ');
+}

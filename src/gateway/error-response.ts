@@ -1,0 +1,49 @@
+import type { ServerResponse } from 'node:http';
+
+/** Body of every error the gateway itself answers: JSON, with the status repeated as `code`. */
+export type GatewayErrorBody =
+  | { sandboxID: string; message: string; code: number }
+  | { sandboxID: string; message: string; port: number; code: number }
+  | { message: string; code: number };
+
+export function sandboxNotFound(sandboxID: string): GatewayErrorBody {
+  // Exactly these three fields: clients of the seed's sandbox API match on them.
+  return { sandboxID, message: `The sandbox ${sandboxID} was not found`, code: 502 };
+}
+
+export function sandboxPaused(sandboxID: string, why: string): GatewayErrorBody {
+  return { sandboxID, message: `The sandbox ${sandboxID} is paused; ${why}`, code: 502 };
+}
+
+export function upstreamUnreachable(sandboxID: string, port: number, reason: string): GatewayErrorBody {
+  return { sandboxID, message: `The sandbox ${sandboxID} is not accepting connections on port ${port} (${reason})`, port, code: 502 };
+}
+
+export function upstreamTimedOut(sandboxID: string, port: number, afterMs: number): GatewayErrorBody {
+  return { sandboxID, message: `The sandbox ${sandboxID} did not answer on port ${port} within ${afterMs} ms`, port, code: 504 };
+}
+
+export function accessDenied(sandboxID: string, tokenGiven: boolean): GatewayErrorBody {
+  const message = tokenGiven
+    ? `X-Access-Token does not match the access token of sandbox ${sandboxID}`
+    : `missing header X-Access-Token: requests to sandbox ${sandboxID} need its access token (envdAccessToken)`;
+  return { sandboxID, message, code: 401 };
+}
+
+/** Sends an error unless a response is already under way (then the connection is cut instead). */
+export function sendError(res: ServerResponse, body: GatewayErrorBody): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  if (res.writableEnded || res.destroyed) return;
+  const text = JSON.stringify(body);
+  res.writeHead(body.code, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+/** A raw HTTP error for a socket the HTTP parser gave up on (no ServerResponse exists then). */
+export function rawErrorResponse(code: number, reason: string, message: string): string {
+  const text = JSON.stringify({ message, code });
+  return `HTTP/1.1 ${code} ${reason}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(text)}\r\nconnection: close\r\n\r\n${text}`;
+}

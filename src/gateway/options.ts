@@ -1,0 +1,55 @@
+import { DEFAULT_BRAND } from '../config/brand';
+import type { Catalog } from './catalog/types';
+import type { ResumeSandbox } from './resume';
+
+/** Protections against slow or oversized clients, and bounds on waiting for sandboxes. */
+export interface GatewayLimits {
+  /** Largest request head in bytes; larger ones get 431. */
+  maxHeaderBytes: number;
+  /** A client must send its whole request head within this time (slow-header clients get 408). */
+  headersTimeoutMs: number;
+  /** A client must send its whole request (head and body) within this time. */
+  requestTimeoutMs: number;
+  /** A connection with no traffic in either direction for this long is closed. */
+  idleTimeoutMs: number;
+  /** How long an idle keep-alive client connection is kept. */
+  keepAliveTimeoutMs: number;
+  /** Longest wait for a sandbox's response head, unless Connect-Timeout-Ms asks for less (then 504). */
+  upstreamTimeoutMs: number;
+  /** Longest wait for a new TCP connection to a sandbox port (then 504). */
+  connectTimeoutMs: number;
+  /** Longest wait for an auto-resume (then 502). */
+  resumeTimeoutMs: number;
+  /** Connections the gateway opens to one sandbox port at most; further requests queue. */
+  maxSocketsPerUpstream: number;
+}
+
+export const DEFAULT_LIMITS: GatewayLimits = {
+  maxHeaderBytes: 16 * 1024,
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 300_000,
+  idleTimeoutMs: 120_000,
+  keepAliveTimeoutMs: 5_000,
+  upstreamTimeoutMs: 300_000,
+  connectTimeoutMs: 5_000,
+  resumeTimeoutMs: 60_000,
+  maxSocketsPerUpstream: 1024,
+};
+
+export interface GatewayOptions {
+  catalog: Catalog;
+  /** 0 (the default) picks a free port. */
+  port?: number;
+  host?: string;
+  /** The brand token shared with the agent: `Svc` gives `Svc-Sandbox-Id` / `Svc-Sandbox-Port`. */
+  brand?: string;
+  /** Domain of the host form `{port}-{sandboxID}.{domain}`. */
+  domain?: string;
+  /** Resumes paused sandboxes whose entry has autoResume; without it they answer 502. */
+  resumeSandbox?: ResumeSandbox;
+  limits?: Partial<GatewayLimits>;
+  /** Operational messages (never tokens). */
+  log?: (line: string) => void;
+}
+
+export const DEFAULTS = { host: '127.0.0.1', brand: DEFAULT_BRAND, domain: 'localhost' } as const;

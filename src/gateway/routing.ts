@@ -1,0 +1,80 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import { SANDBOX_ID_PATTERN } from './catalog/entry';
+
+export interface RoutingSettings {
+  /** Header names as Node presents them (lower case), e.g. `svc-sandbox-id`. */
+  idHeader: string;
+  portHeader: string;
+  /** Display names for messages, e.g. `Svc-Sandbox-Id`. */
+  idHeaderName: string;
+  portHeaderName: string;
+  /** The sandbox domain: the host form is `{port}-{sandboxID}.{domain}`. */
+  domain: string;
+}
+
+export type RouteDecision =
+  /** port undefined: the request named none, use the sandbox's agent port. */
+  | { ok: true; sandboxID: string; port: number | undefined }
+  | { ok: false; status: 400; message: string };
+
+const PORT_TEXT = /^[0-9]{1,5}$/;
+
+/**
+ * Decides, from the request alone, which sandbox and port a request is for. The header form wins; without
+ * the ID header the Host may name the target as `{port}-{sandboxID}.{domain}`. Nothing here can name an
+ * address: the address always comes from the catalog entry of the sandbox.
+ */
+export function decideRoute(headers: IncomingHttpHeaders, url: string | undefined, settings: RoutingSettings): RouteDecision {
+  if (url === undefined || !url.startsWith('/')) {
+    return { ok: false, status: 400, message: 'the request target must be an absolute path such as /filesystem.Filesystem/Stat' };
+  }
+  const idValue = headers[settings.idHeader];
+  if (idValue !== undefined) {
+    if (typeof idValue !== 'string' || !SANDBOX_ID_PATTERN.test(idValue)) {
+      return { ok: false, status: 400, message: `header ${settings.idHeaderName} must be one sandbox ID (letters, digits, "_" or "-")` };
+    }
+    const portValue = headers[settings.portHeader];
+    if (portValue === undefined) return { ok: true, sandboxID: idValue, port: undefined };
+    const port = parsePort(portValue);
+    if (port === undefined) {
+      return { ok: false, status: 400, message: `header ${settings.portHeaderName} must be an integer from 1 to 65535, got ${JSON.stringify(portValue)}` };
+    }
+    return { ok: true, sandboxID: idValue, port };
+  }
+  const fromHost = routeFromHost(headers.host, settings.domain);
+  if (fromHost) return { ok: true, ...fromHost };
+  return {
+    ok: false,
+    status: 400,
+    message: `missing header ${settings.idHeaderName}: it names the sandbox to route to (or use the host ${'{port}'}-${'{sandboxID}'}.${settings.domain})`,
+  };
+}
+
+export function parsePort(value: string | string[] | undefined): number | undefined {
+  if (typeof value !== 'string' || !PORT_TEXT.test(value)) return undefined;
+  const port = Number(value);
+  return port >= 1 && port <= 65535 ? port : undefined;
+}
+
+/** `49983-abc123.sandbox.example.com:443` with domain `sandbox.example.com` -> abc123 on 49983. */
+export function routeFromHost(host: string | undefined, domain: string): { sandboxID: string; port: number } | undefined {
+  if (host === undefined) return undefined;
+  const name = host.toLowerCase().replace(/:[0-9]+$/, '').replace(/\.$/, '');
+  const suffix = `.${domain.toLowerCase()}`;
+  if (!name.endsWith(suffix)) return undefined;
+  const label = name.slice(0, -suffix.length);
+  const match = /^([0-9]{1,5})-(.+)$/.exec(label);
+  if (!match || !SANDBOX_ID_PATTERN.test(match[2])) return undefined;
+  const port = parsePort(match[1]);
+  return port === undefined ? undefined : { sandboxID: match[2], port };
+}
+
+/**
+ * `Connect-Timeout-Ms`: a positive integer of at most 10 digits (Connect protocol). Anything else is left
+ * for the agent to reject; the gateway then applies only its own upstream timeout.
+ */
+export function parseConnectTimeoutMs(value: string | string[] | undefined): number | undefined {
+  if (typeof value !== 'string' || !/^[0-9]{1,10}$/.test(value)) return undefined;
+  const ms = Number(value);
+  return ms > 0 ? ms : undefined;
+}
