@@ -24,6 +24,21 @@ export interface ArtifactInputs extends ProxyHostInputs {
   serverIp: string;
 }
 
+/** Every file name renderArtifacts can produce (egress-address.sh only with an egress bind address). */
+export const ARTIFACT_NAMES = [
+  'server.json',
+  'client-local.json',
+  'client-transparent.json',
+  'nat-chain.sh',
+  'client-start-local.sh',
+  'client-start-transparent.sh',
+  'sysctl.conf',
+  'server.acl',
+  'ss-server.service',
+  'cloud-init.yaml',
+  'egress-address.sh',
+] as const;
+
 /** Every artifact of a stack, by file name: what `sandbox-kit render` writes and what the lab executes. */
 export function renderArtifacts(config: StackConfig, inputs: ArtifactInputs): Artifact[] {
   const target = { serverIp: inputs.serverIp, password: inputs.password };

@@ -1,5 +1,84 @@
-// Placeholder until this command's issue lands; replaced by its real implementation.
-export async function run(_argv: string[]): Promise<number> {
-  console.error('sandbox-kit render: not available yet');
-  return 1;
+import { isIPv4 } from 'node:net';
+import { resolve } from 'node:path';
+import { formatIssues, isCidr, type ConfigIssue } from '../../config';
+import { renderArtifacts } from '../../render';
+import { parseFlags } from '../args';
+import { DEFAULT_STACK, PASSWORD_ENV, loadStack, passwordFromEnv } from '../stack';
+import { writeArtifacts } from '../write-artifacts';
+
+const USAGE = `usage: sandbox-kit render [--stack NAME] --out DIR --server-ip IP [--egress-bind IP] [--host-network CIDR]...
+
+Writes every proxy artifact of a stack (default stack: ${DEFAULT_STACK}) to DIR: ss-server and client configs, the NAT-chain
+script, the sysctl file, the server ACL, the systemd unit, cloud-init user-data and the client start scripts.
+
+  --out DIR            output directory; created 0700 if new; only sandbox-kit's own file names are overwritten
+  --server-ip IP       the proxy's public (ingress) address that clients dial; required, because the client configs
+                       and the NAT chain's bypass rule contain it
+  --egress-bind IP     private address ss-server binds outbound connections to (dedicated egress); adds
+                       egress-address.sh and the unit's ExecStartPre
+  --host-network CIDR  a network of the proxy host the proxy must refuse to reach (repeatable), e.g. the VPC CIDR
+
+The proxy password comes from ${PASSWORD_ENV} (a stack secret is encrypted; only pulumi up can decrypt it).
+It is never printed; files holding it are written 0600.`;
+
+export async function run(argv: string[]): Promise<number> {
+  const { values } = parseFlags('render', argv, {
+    stack: { type: 'string', default: DEFAULT_STACK },
+    out: { type: 'string' },
+    'server-ip': { type: 'string' },
+    'egress-bind': { type: 'string' },
+    'host-network': { type: 'string', multiple: true, default: [] },
+    help: { type: 'boolean', short: 'h', default: false },
+  });
+  if (values.help) {
+    console.log(USAGE);
+    return 0;
+  }
+
+  const flagIssues: ConfigIssue[] = [];
+  if (values.out === undefined || values.out === '') {
+    flagIssues.push({ key: '--out', given: '(missing)', expected: 'the directory to write the artifacts to' });
+  }
+  const serverIp = values['server-ip'];
+  if (serverIp === undefined || !isIPv4(serverIp)) {
+    flagIssues.push({
+      key: '--server-ip',
+      given: serverIp === undefined ? '(missing)' : JSON.stringify(serverIp),
+      expected: "the proxy's public IPv4 address that clients dial, such as 203.0.113.10",
+    });
+  }
+  const egressBind = values['egress-bind'];
+  if (egressBind !== undefined && !isIPv4(egressBind)) {
+    flagIssues.push({ key: '--egress-bind', given: JSON.stringify(egressBind), expected: 'an IPv4 address such as 10.0.1.20' });
+  }
+  for (const network of values['host-network']) {
+    if (!isCidr(network)) flagIssues.push({ key: '--host-network', given: JSON.stringify(network), expected: 'an IPv4 CIDR such as 10.0.0.0/16' });
+  }
+
+  const loaded = loadStack(values.stack);
+  const env = passwordFromEnv();
+  const passwordIssues: ConfigIssue[] =
+    env.password === undefined && env.issues.length === 0
+      ? [{ key: PASSWORD_ENV, given: '(not set)', expected: 'the proxy password (at least 16 printable ASCII characters) in the environment' }]
+      : env.issues;
+
+  const issues = [...loaded.issues, ...passwordIssues, ...flagIssues];
+  if (issues.length > 0 || !loaded.config || env.password === undefined || values.out === undefined || serverIp === undefined) {
+    console.error(`render: stack ${loaded.stack} (${loaded.path}): ${formatIssues(issues)}\nNothing was written.`);
+    return 1;
+  }
+
+  const artifacts = renderArtifacts(loaded.config, {
+    serverIp,
+    password: env.password,
+    egressBindAddress: egressBind,
+    hostNetworks: values['host-network'],
+  });
+  const out = resolve(values.out);
+  writeArtifacts(out, artifacts);
+  console.log(`render: stack ${loaded.stack} -> ${out}`);
+  for (const a of artifacts) {
+    console.log(`  ${a.name.padEnd(28)} ${a.mode.toString(8).padStart(4, '0')}${a.secret ? '  holds the proxy password' : ''}`);
+  }
+  return 0;
 }
