@@ -1,0 +1,77 @@
+import * as pulumi from '@pulumi/pulumi';
+import { CONFIG_NAMESPACE, SECRET_KEYS } from '../src/config';
+import { renderClientConfig, renderNatChain } from '../src/render';
+import { EgressAddress } from './egress-address';
+import { proxyPassword } from './password';
+import { ProxyHost } from './proxy-host';
+import { loadInfraConfig } from './stack-config';
+
+/** What a stack hands back: what sandboxes need to use the proxy, and what `sandbox-kit verify` needs. */
+export interface StackOutputs {
+  /** The address clients dial. */
+  ingressIp: pulumi.Output<string>;
+  /** The address the world sees (= ingressIp in shared mode). */
+  egressIp: pulumi.Output<string>;
+  egressMode: 'dedicated' | 'shared';
+  /** Client config of the local (SOCKS5) mode; holds the password, secret. */
+  clientConfigLocal: pulumi.Output<string>;
+  /** Client config of the transparent (redirect) mode; holds the password, secret. */
+  clientConfigTransparent: pulumi.Output<string>;
+  /** The transparent mode's NAT-chain script (no password in it). */
+  natChainScript: pulumi.Output<string>;
+  sshUser: string;
+  sshHost: pulumi.Output<string>;
+  /** The command that checks the deployed host (fill in the private key). */
+  verifyCommand: pulumi.Output<string>;
+}
+
+export interface CreateStackOptions {
+  /** Options given to each top-level component (tests pass transformations here to record resource options). */
+  componentOptions?: pulumi.ComponentResourceOptions;
+}
+
+/**
+ * The whole program: validate the stack config once (nothing is created when it is invalid), then the proxy host,
+ * its egress address, and the client artifacts rendered from the addresses AWS assigns.
+ */
+export function createStack(options: CreateStackOptions = {}): StackOutputs {
+  const { config, passwordSet } = loadInfraConfig(pulumi.runtime.allConfig());
+  const stackSecret = passwordSet ? new pulumi.Config(CONFIG_NAMESPACE).requireSecret(SECRET_KEYS[0]) : undefined;
+  const password = proxyPassword('proxy-password', stackSecret);
+
+  const host = new ProxyHost('proxy', { config, password }, options.componentOptions);
+
+  let egressIp = host.ingressIp;
+  if (config.egress.mode === 'dedicated') {
+    const egress = new EgressAddress(
+      'egress',
+      {
+        networkInterfaceId: host.networkInterfaceId,
+        privateIp: host.egressPrivateIp.apply((ip) => {
+          if (ip === undefined) throw new Error('dedicated egress mode: the host has no secondary private address');
+          return ip;
+        }),
+        generation: config.egress.generation,
+      },
+      options.componentOptions,
+    );
+    egressIp = egress.publicIp;
+  }
+
+  const clientConfig = (mode: 'local' | 'transparent') =>
+    pulumi.secret(
+      pulumi.all([host.ingressIp, password]).apply(([serverIp, pw]) => renderClientConfig(config, { serverIp, password: pw }, mode)),
+    );
+
+  return {
+    ingressIp: host.ingressIp,
+    egressIp,
+    egressMode: config.egress.mode,
+    clientConfigLocal: clientConfig('local'),
+    clientConfigTransparent: clientConfig('transparent'),
+    natChainScript: host.ingressIp.apply((serverIp) => renderNatChain(config, serverIp)),
+    sshUser: config.host.sshUser,
+    sshHost: host.ingressIp,
+    verifyCommand: pulumi.interpolate`sandbox-kit verify --stack ${pulumi.getStack()} --host ${host.ingressIp} --user ${config.host.sshUser} --ssh-key <private key file>`,
+  };
+}
