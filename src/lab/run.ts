@@ -1,0 +1,109 @@
+/** Running commands on the host and inside a lab's namespaces. */
+import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
+import { closeSync, openSync } from 'node:fs';
+
+export interface RunResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+export interface RunOptions {
+  input?: string;
+  env?: NodeJS.ProcessEnv;
+  /** Kill the command after this long (default 30 s); a killed command resolves with code 124. */
+  timeoutMs?: number;
+}
+
+export function run(argv: readonly string[], options: RunOptions = {}): Promise<RunResult> {
+  return new Promise((resolve) => {
+    const child = spawn(argv[0]!, argv.slice(1), { stdio: ['pipe', 'pipe', 'pipe'], env: options.env ?? process.env });
+    let stdout = '';
+    let stderr = '';
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill('SIGKILL');
+    }, options.timeoutMs ?? 30_000);
+    child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('error', (err) => {
+      clearTimeout(timer);
+      resolve({ code: 127, stdout, stderr: `${stderr}${argv[0]}: ${err.message}\n` });
+    });
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code: timedOut ? 124 : (code ?? 128), stdout, stderr: timedOut ? `${stderr}timed out\n` : stderr });
+    });
+    child.stdin!.on('error', () => undefined);
+    child.stdin!.end(options.input ?? '');
+  });
+}
+
+/** Runs a command that must succeed; the error names the command and carries its stderr. */
+export async function must(argv: readonly string[], options: RunOptions = {}): Promise<string> {
+  const result = await run(argv, options);
+  if (result.code !== 0) {
+    throw new Error(`command failed (exit ${result.code}): ${argv.join(' ')}\n${result.stderr.trim()}`);
+  }
+  return result.stdout;
+}
+
+/**
+ * argv that runs `argv` inside namespace `ns`. With `etcLayer`, the command's /etc is the real /etc with the layer
+ * directory on top (a read-only overlay in the command's own mount namespace, which `ip netns exec` makes private):
+ * this is how the proxy host and each sandbox see their own /etc/sandbox-kit, /etc/sysctl.d and
+ * /etc/systemd/system files at the rendered paths without anything being written to the real /etc.
+ * (`ip netns exec` bind-mounts /etc/netns/NS/* too, but only over entries that already exist in /etc, and
+ * /etc/sandbox-kit does not.) Child processes, daemons and SSH sessions started from there inherit the view.
+ */
+export function inNamespace(ns: string, argv: readonly string[], etcLayer?: string): string[] {
+  if (!etcLayer) return ['ip', 'netns', 'exec', ns, ...argv];
+  if (/[:,\s]/.test(etcLayer)) throw new Error(`overlay directory ${etcLayer} must not contain ':', ',' or spaces`);
+  const script = 'mount -t overlay sandbox-kit-etc -o "lowerdir=$0:/etc" /etc && exec "$@"';
+  return ['ip', 'netns', 'exec', ns, 'sh', '-c', script, etcLayer, ...argv];
+}
+
+/**
+ * Starts a long-running process in the background, detached from the caller (its own session, output to a log
+ * file), so `lab up` can return while the lab keeps running. Returns the pid.
+ */
+export function spawnDetached(argv: readonly string[], logFile: string, env?: NodeJS.ProcessEnv): number {
+  const fd = openSync(logFile, 'a', 0o600);
+  try {
+    const child = spawn(argv[0]!, argv.slice(1), { detached: true, stdio: ['ignore', fd, fd], env: env ?? process.env });
+    if (child.pid === undefined) throw new Error(`cannot start ${argv.join(' ')}`);
+    child.unref();
+    return child.pid;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+export function spawnAttached(argv: readonly string[], options: SpawnOptions = {}): ChildProcess {
+  return spawn(argv[0]!, argv.slice(1), { stdio: 'pipe', ...options });
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Polls `check` until it returns a value (not undefined) or the deadline passes; then throws `what`. */
+export async function waitFor<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 10_000, intervalMs = 50): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000}s waiting for ${what}`);
+    await sleep(intervalMs);
+  }
+}
+
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

@@ -1,0 +1,61 @@
+/** The lab's state file: what `lab down` and `lab status` in another process need to find and stop everything. */
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import type { AddressPlan } from './address-plan';
+import type { ElasticIpMapping } from './eip-nat';
+import { labDir } from './names';
+
+export type LabMode = 'local' | 'transparent';
+
+export interface LabProcess {
+  role: string;
+  node: string;
+  pid: number;
+  log: string;
+}
+
+export interface LabState {
+  version: 1;
+  name: string;
+  mode: LabMode;
+  createdAt: string;
+  dir: string;
+  /** Node name -> namespace name. */
+  namespaces: Record<string, string>;
+  sandboxes: string[];
+  plan: AddressPlan;
+  eips: { ingress: ElasticIpMapping; egress: ElasticIpMapping };
+  processes: LabProcess[];
+  passwordFile: string;
+  ssh: { clientKey: string; user: string; port: number };
+  /** Node -> directory laid over that node's /etc. */
+  etcLayers: Record<string, string>;
+  /** Node -> directory for pid files of the proxy client in that sandbox (SANDBOX_KIT_RUN_DIR). */
+  runDirs: Record<string, string>;
+  supervisorStatusFile: string;
+  hostLink?: { device: string; route: string; via: string };
+  /** Sysctls applied in the proxy namespace, and the ones that could not be (with why). */
+  sysctls: { applied: Record<string, string>; notApplied: Record<string, string> };
+}
+
+export function stateFile(lab: string, base?: string): string {
+  return `${labDir(lab, base)}/state.json`;
+}
+
+export function writeState(state: LabState): void {
+  mkdirSync(state.dir, { recursive: true, mode: 0o700 });
+  const path = `${state.dir}/state.json`;
+  writeFileSync(`${path}.tmp`, `${JSON.stringify(state, null, 2)}\n`, { mode: 0o600 });
+  renameSync(`${path}.tmp`, path);
+}
+
+export function readState(lab: string, base?: string): LabState | undefined {
+  const path = stateFile(lab, base);
+  if (!existsSync(path)) return undefined;
+  try {
+    const state = JSON.parse(readFileSync(path, 'utf8')) as LabState;
+    return state.version === 1 ? state : undefined;
+  } catch {
+    // A run killed while writing leaves a partial file; teardown then works from namespace names alone.
+    return undefined;
+  }
+}

@@ -1,0 +1,97 @@
+/**
+ * Removing a lab: every process in its namespaces, the namespaces (their veths, bridges and iptables rules go with
+ * them), the optional root-namespace veth, and the state directory. Works from the state file when there is one and
+ * from the namespace prefix when there is not (a run killed before it wrote its state), and only ever touches the
+ * named lab.
+ */
+import { existsSync, rmSync } from 'node:fs';
+import { hostLinkName, labDir, namespacePrefix } from './names';
+import { isAlive, must, run, sleep } from './run';
+import { readState } from './state';
+
+export interface Leftovers {
+  namespaces: string[];
+  hostLink: boolean;
+  stateDir: boolean;
+}
+
+export async function listNamespaces(): Promise<string[]> {
+  const out = await must(['ip', 'netns', 'list']);
+  // Lines look like "name" or "name (id: 3)".
+  return out
+    .split('\n')
+    .map((l) => l.trim().split(/\s+/)[0] ?? '')
+    .filter((n) => n !== '');
+}
+
+async function linkExists(device: string): Promise<boolean> {
+  return (await run(['ip', 'link', 'show', 'dev', device])).code === 0;
+}
+
+export async function findLeftovers(lab: string, base?: string): Promise<Leftovers> {
+  const prefix = namespacePrefix(lab);
+  const state = readState(lab, base);
+  const present = await listNamespaces();
+  const fromState = state ? Object.values(state.namespaces) : [];
+  const namespaces = present.filter((n) => n.startsWith(prefix) || fromState.includes(n));
+  return { namespaces, hostLink: await linkExists(hostLinkName(lab)), stateDir: existsSync(labDir(lab, base)) };
+}
+
+export function hasLeftovers(l: Leftovers): boolean {
+  return l.namespaces.length > 0 || l.hostLink || l.stateDir;
+}
+
+async function pidsIn(ns: string): Promise<number[]> {
+  const result = await run(['ip', 'netns', 'pids', ns]);
+  if (result.code !== 0) return [];
+  return result.stdout
+    .split('\n')
+    .map((l) => Number(l.trim()))
+    .filter((n) => Number.isInteger(n) && n > 0);
+}
+
+function signal(pid: number, sig: NodeJS.Signals): void {
+  try {
+    process.kill(pid, sig);
+  } catch {
+    // already gone
+  }
+}
+
+/** Stops every process in the namespaces: SIGTERM, a grace period, then SIGKILL. */
+async function stopProcesses(namespaces: string[], extraPids: number[]): Promise<number> {
+  const pids = new Set(extraPids.filter(isAlive));
+  for (const ns of namespaces) for (const pid of await pidsIn(ns)) pids.add(pid);
+  pids.delete(process.pid);
+  for (const pid of pids) signal(pid, 'SIGTERM');
+  const deadline = Date.now() + 3000;
+  while ([...pids].some(isAlive) && Date.now() < deadline) await sleep(50);
+  for (const pid of pids) if (isAlive(pid)) signal(pid, 'SIGKILL');
+  // Processes started meanwhile (a restart by the supervisor racing its own SIGTERM) are caught here.
+  for (const ns of namespaces) for (const pid of await pidsIn(ns)) if (pid !== process.pid) signal(pid, 'SIGKILL');
+  return pids.size;
+}
+
+export interface RemovedLab {
+  namespaces: string[];
+  processes: number;
+  hostLink: boolean;
+  stateDir: boolean;
+}
+
+export async function removeLab(lab: string, base?: string): Promise<RemovedLab> {
+  const state = readState(lab, base);
+  const leftovers = await findLeftovers(lab, base);
+  const processes = await stopProcesses(leftovers.namespaces, state ? state.processes.map((p) => p.pid) : []);
+  for (const ns of leftovers.namespaces) {
+    const result = await run(['ip', 'netns', 'delete', ns]);
+    if (result.code !== 0 && (await listNamespaces()).includes(ns)) {
+      throw new Error(`cannot delete namespace ${ns}: ${result.stderr.trim()}`);
+    }
+  }
+  // The host link's peer lives in the sandbox-host namespace, so deleting that removed it; this is for a half-built lab.
+  const hostLink = await linkExists(hostLinkName(lab));
+  if (hostLink) await must(['ip', 'link', 'delete', 'dev', hostLinkName(lab)]);
+  if (leftovers.stateDir) rmSync(labDir(lab, base), { recursive: true, force: true });
+  return { namespaces: leftovers.namespaces, processes, hostLink: leftovers.hostLink, stateDir: leftovers.stateDir };
+}
