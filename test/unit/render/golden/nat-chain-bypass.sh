@@ -1,0 +1,32 @@
+#!/bin/sh
+# Transparent proxy: redirect outgoing TCP to ss-redir on port 12346.
+# Usage: nat-chain.sh [up|down]   (up is the default; both are safe to run again)
+set -eu
+
+CHAIN=SANDBOX_KIT
+REDIRECT_PORT=12346
+BYPASS="203.0.113.10/32 0.0.0.0/8 127.0.0.0/8 169.254.0.0/16 192.0.2.0/24 198.51.100.7/32"
+
+up() {
+  # Create the chain, or empty it if it exists, then fill it: a re-run never duplicates rules.
+  iptables -w -t nat -N "$CHAIN" 2>/dev/null || iptables -w -t nat -F "$CHAIN"
+  for cidr in $BYPASS; do
+    iptables -w -t nat -A "$CHAIN" -d "$cidr" -j RETURN
+  done
+  iptables -w -t nat -A "$CHAIN" -p tcp -j REDIRECT --to-ports "$REDIRECT_PORT"
+  iptables -w -t nat -C OUTPUT -p tcp -j "$CHAIN" 2>/dev/null || iptables -w -t nat -A OUTPUT -p tcp -j "$CHAIN"
+}
+
+down() {
+  while iptables -w -t nat -D OUTPUT -p tcp -j "$CHAIN" 2>/dev/null; do :; done
+  if iptables -w -t nat -L "$CHAIN" -n >/dev/null 2>&1; then
+    iptables -w -t nat -F "$CHAIN"
+    iptables -w -t nat -X "$CHAIN"
+  fi
+}
+
+case "${1:-up}" in
+  up) up ;;
+  down) down ;;
+  *) echo "usage: $0 [up|down]" >&2; exit 2 ;;
+esac
