@@ -63,9 +63,9 @@ export const catalogEntryInputSchema = z
 export type CatalogEntryInput = z.input<typeof catalogEntryInputSchema>;
 
 /** Validates an input entry and replaces a plain token by its hash; throws with every problem listed. */
-export function toCatalogEntry(input: unknown): CatalogEntry {
+export function toCatalogEntry(input: unknown, where = ''): CatalogEntry {
   const parsed = catalogEntryInputSchema.safeParse(input);
-  if (!parsed.success) throw new Error(describeIssues(parsed.error.issues));
+  if (!parsed.success) throw new Error(describeIssues(parsed.error.issues, where));
   const e = parsed.data;
   return {
     sandboxID: e.sandboxID,
@@ -81,7 +81,7 @@ export function describeIssues(issues: readonly z.core.$ZodIssue[], prefix = '')
   return issues
     .map((i) => {
       const where = [prefix, ...i.path.map(String)].filter((p) => p !== '').join('.');
-      return `${where || '(entry)'}: ${i.message}`;
+      return `${where || 'entry'}: ${i.message}`;
     })
     .join('; ');
 }

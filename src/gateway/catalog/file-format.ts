@@ -23,11 +23,11 @@ export function parseCatalogFile(text: string, source = 'catalog file'): Map<str
   const problems: string[] = [];
   list.forEach((raw, index) => {
     try {
-      const entry = toCatalogEntry(raw);
+      const entry = toCatalogEntry(raw, `[${index}]`);
       if (entries.has(entry.sandboxID)) problems.push(`[${index}].sandboxID: ${JSON.stringify(entry.sandboxID)} appears more than once`);
       else entries.set(entry.sandboxID, entry);
     } catch (err) {
-      problems.push(`[${index}] ${(err as Error).message}`);
+      problems.push((err as Error).message);
     }
   });
   if (problems.length > 0) throw new Error(`${source}: ${problems.join('; ')}`);

@@ -1,0 +1,98 @@
+import { decideRoute, parseConnectTimeoutMs, routeFromHost, type RoutingSettings } from '../../../src/gateway/routing';
+
+const svc: RoutingSettings = {
+  idHeader: 'svc-sandbox-id',
+  portHeader: 'svc-sandbox-port',
+  idHeaderName: 'Svc-Sandbox-Id',
+  portHeaderName: 'Svc-Sandbox-Port',
+  domain: 'example.test',
+};
+
+describe('decideRoute', () => {
+  it('takes the sandbox from the ID header and leaves the port to the catalog when none is named', () => {
+    expect(decideRoute({ 'svc-sandbox-id': 'abc123' }, '/filesystem.Filesystem/Stat', svc)).toEqual({ ok: true, sandboxID: 'abc123', port: undefined });
+  });
+
+  it('takes the port from the port header', () => {
+    expect(decideRoute({ 'svc-sandbox-id': 'abc', 'svc-sandbox-port': '8080' }, '/', svc)).toEqual({ ok: true, sandboxID: 'abc', port: 8080 });
+  });
+
+  it.each(['0', '65536', '-1', '80.5', 'eighty', '', ' 80', '0x50', '123456'])('refuses port header %j with 400 naming the header', (port) => {
+    const decision = decideRoute({ 'svc-sandbox-id': 'abc', 'svc-sandbox-port': port }, '/', svc);
+    expect(decision.ok).toBe(false);
+    if (!decision.ok) {
+      expect(decision.status).toBe(400);
+      expect(decision.message).toContain('Svc-Sandbox-Port');
+      expect(decision.message).toContain('1 to 65535');
+    }
+  });
+
+  it('accepts both ends of the port range', () => {
+    expect(decideRoute({ 'svc-sandbox-id': 'a', 'svc-sandbox-port': '1' }, '/', svc)).toMatchObject({ ok: true, port: 1 });
+    expect(decideRoute({ 'svc-sandbox-id': 'a', 'svc-sandbox-port': '65535' }, '/', svc)).toMatchObject({ ok: true, port: 65535 });
+  });
+
+  it('answers 400 naming the ID header when neither header nor host names a sandbox', () => {
+    const decision = decideRoute({ host: 'sandbox.example.test' }, '/', svc);
+    expect(decision).toMatchObject({ ok: false, status: 400 });
+    if (!decision.ok) expect(decision.message).toContain('missing header Svc-Sandbox-Id');
+  });
+
+  it.each(['a b', 'a,b', 'a/../b', 'x.y', '-abc', 'a'.repeat(64), ''])('refuses sandbox ID %j', (id) => {
+    const decision = decideRoute({ 'svc-sandbox-id': id }, '/', svc);
+    expect(decision).toMatchObject({ ok: false, status: 400 });
+    if (!decision.ok) expect(decision.message).toContain('Svc-Sandbox-Id');
+  });
+
+  it('routes by the host form when the ID header is absent', () => {
+    expect(decideRoute({ host: '49983-abc123.example.test' }, '/', svc)).toEqual({ ok: true, sandboxID: 'abc123', port: 49983 });
+  });
+
+  it('prefers the headers over the host form', () => {
+    expect(decideRoute({ host: '3000-other.example.test', 'svc-sandbox-id': 'abc' }, '/', svc)).toEqual({ ok: true, sandboxID: 'abc', port: undefined });
+  });
+
+  it('uses the header names of the configured brand only', () => {
+    const e2b: RoutingSettings = { ...svc, idHeader: 'e2b-sandbox-id', portHeader: 'e2b-sandbox-port', idHeaderName: 'E2b-Sandbox-Id', portHeaderName: 'E2b-Sandbox-Port' };
+    expect(decideRoute({ 'e2b-sandbox-id': 'abc', 'e2b-sandbox-port': '3000' }, '/', e2b)).toEqual({ ok: true, sandboxID: 'abc', port: 3000 });
+    expect(decideRoute({ 'svc-sandbox-id': 'abc' }, '/', e2b)).toMatchObject({ ok: false });
+  });
+
+  it.each(['http://127.0.0.1:22/', '*', 'evil.example:443', undefined])('refuses request target %j that is not a path', (url) => {
+    expect(decideRoute({ 'svc-sandbox-id': 'abc' }, url, svc)).toMatchObject({ ok: false, status: 400 });
+  });
+});
+
+describe('routeFromHost', () => {
+  it('ignores the port of the Host header, case and a trailing dot', () => {
+    expect(routeFromHost('8080-ABC.Example.Test.:443', 'example.test')).toEqual({ sandboxID: 'abc', port: 8080 });
+  });
+
+  it.each([
+    'sandbox.example.test',
+    '49983-abc.other.test',
+    '49983-abc.sub.example.test',
+    '70000-abc.example.test',
+    'abc-49983.example.test',
+    'example.test',
+    '49983-.example.test',
+  ])('does not route %j', (host) => {
+    expect(routeFromHost(host, 'example.test')).toBeUndefined();
+  });
+
+  it('does not mistake a longer domain that merely ends the same way', () => {
+    expect(routeFromHost('49983-abc.notexample.test', 'example.test')).toBeUndefined();
+  });
+});
+
+describe('parseConnectTimeoutMs', () => {
+  it.each([
+    ['1500', 1500],
+    ['1', 1],
+    ['9999999999', 9999999999],
+  ])('reads %j', (text, ms) => expect(parseConnectTimeoutMs(text)).toBe(ms));
+
+  it.each(['0', '-5', '1.5', 'soon', '', '12345678901', undefined])('leaves %j to the agent', (text) => {
+    expect(parseConnectTimeoutMs(text)).toBeUndefined();
+  });
+});
