@@ -129,7 +129,7 @@ describe('gateway errors', () => {
 
   it('answers 504 JSON when the upstream is slower than Connect-Timeout-Ms, and stops waiting for it', async () => {
     let closedByGateway = false;
-    const slow = await startUpstream((req, res) => {
+    const slow = await startUpstream((_req, res) => {
       res.on('close', () => (closedByGateway = !res.writableFinished));
       setTimeout(() => res.end('late'), 30_000).unref();
     });
@@ -187,7 +187,7 @@ describe('gateway access', () => {
     const privateService = await echoUpstream('127.0.0.1', 'private');
     const catalog = new MemoryCatalog([{ sandboxID: 'sb1', host: '127.0.0.2', agentPort: sandboxAgent.port, token: TOKEN }]);
     const gateway = await gatewayWith(catalog, { domain: 'sandbox.test' });
-    const attempts = [
+    const attempts: { path: string; headers: Record<string, string> }[] = [
       { path: '/', headers: { 'Svc-Sandbox-Port': String(privateService.port) } },
       { path: '/', headers: { 'Svc-Sandbox-Port': String(privateService.port), Host: `127.0.0.1:${privateService.port}` } },
       { path: '/', headers: { 'Svc-Sandbox-Port': String(privateService.port), 'X-Forwarded-Host': `127.0.0.1:${privateService.port}`, Forwarded: `host=127.0.0.1:${privateService.port}` } },
