@@ -1,0 +1,58 @@
+/** Helpers for the lab's e2e tests: unique lab names, curl inside namespaces, the built CLI. */
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { run, type RunResult } from '../../src/lab/run';
+import type { Lab, LabProgress } from '../../src/lab';
+
+export const ROOT = join(__dirname, '..', '..');
+export const CLI = join(ROOT, 'dist', 'src', 'cli', 'main.js');
+
+/** A lab name no other test file uses (jest runs files in parallel): prefix + 4 random hex characters. */
+export function uniqueLabName(prefix: string): string {
+  return `${prefix}${randomBytes(2).toString('hex')}`;
+}
+
+/** The lab runs built files inside namespaces, so the tests need `npm run build` (npm test does it). */
+export function requireBuilt(): void {
+  if (!existsSync(CLI)) throw new Error(`${CLI} missing: run 'npm run build' before the lab e2e tests`);
+}
+
+export function recorder(): { events: LabProgress[]; onProgress: (e: LabProgress) => void } {
+  const events: LabProgress[] = [];
+  return { events, onProgress: (e) => events.push(e) };
+}
+
+/** curl from a lab node; `socks` goes through a SOCKS5 proxy. Resolves with curl's exit code and output. */
+export function curlFrom(lab: Lab, node: string, url: string, socks?: string): Promise<RunResult> {
+  return lab.exec(node, ['curl', '-sS', '--max-time', '5', ...(socks ? ['--socks5-hostname', socks] : []), url]);
+}
+
+export async function whoamiFrom(lab: Lab, node: string, socks?: string): Promise<string> {
+  const result = await curlFrom(lab, node, `http://${lab.plan.web}/`, socks);
+  if (result.code !== 0) throw new Error(`curl from ${node} failed (${result.code}): ${result.stderr}`);
+  return result.stdout.trim();
+}
+
+export function cli(args: string[], timeoutMs = 60_000): Promise<RunResult> {
+  return run([process.execPath, CLI, ...args], { timeoutMs });
+}
+
+/** Namespaces of one lab that still exist. */
+export async function namespacesOf(labName: string): Promise<string[]> {
+  const out = await run(['ip', 'netns', 'list']);
+  return out.stdout
+    .split('\n')
+    .map((l) => l.split(' ')[0]!)
+    .filter((n) => n.startsWith(`sk-${labName}-`));
+}
+
+export async function waitUntil<T>(what: string, check: () => Promise<T | undefined> | T | undefined, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
