@@ -75,7 +75,7 @@ export interface Call {
   method?: string;
   path?: string;
   headers?: Record<string, string>;
-  body?: string;
+  body?: string | Buffer;
 }
 
 /** One request on a fresh connection; resolves with the whole response. */
