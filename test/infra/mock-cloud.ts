@@ -14,6 +14,8 @@ export const MOCK_ZONES = ['eu-west-1a', 'eu-west-1b'];
 export const MOCK_SUBNETS = ['subnet-0bbbbbbbbbbbbbbbb', 'subnet-0aaaaaaaaaaaaaaaa'];
 
 export interface RecordedResource {
+  /** The id the pretend provider gave it. */
+  id: string;
   type: string;
   name: string;
   inputs: Record<string, unknown>;
@@ -148,8 +150,9 @@ export function mockCloud(): MockCloud {
       const inputs = unwrapped.value as Record<string, unknown>;
       const identity = fingerprint({ type: args.type, name: args.name, inputs });
       const state = newResourceState(args.type, args.name, inputs, identity);
-      resources.push({ type: args.type, name: args.name, inputs, state, secretInputs: unwrapped.secrets });
-      return { id: `${args.name}-${identity.slice(0, 12)}`, state };
+      const id = `${args.name}-${identity.slice(0, 12)}`;
+      resources.push({ id, type: args.type, name: args.name, inputs, state, secretInputs: unwrapped.secrets });
+      return { id, state };
     },
     call(args) {
       calls.push({ token: args.token, inputs: args.inputs });
