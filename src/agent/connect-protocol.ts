@@ -1,0 +1,117 @@
+/**
+ * The Connect protocol's unary rules the agent enforces (connectrpc.com/docs/protocol): POST only, JSON only,
+ * `Connect-Protocol-Version: 1` required, `Connect-Timeout-Ms` as the call's deadline, request compression
+ * identity/gzip/br, and a body size limit that counts decompressed bytes too.
+ */
+import type { IncomingMessage } from 'node:http';
+import * as zlib from 'node:zlib';
+import { isUtf8 } from 'node:buffer';
+import { AgentError } from './errors';
+
+export const ACCEPTED_ENCODINGS = 'gzip, br';
+
+export function checkProtocolHeaders(req: IncomingMessage): void {
+  const version = req.headers['connect-protocol-version'];
+  if (version === undefined) {
+    throw new AgentError('invalid_argument', 'missing Connect-Protocol-Version header: it must be 1');
+  }
+  if (version !== '1') {
+    throw new AgentError('invalid_argument', `Connect-Protocol-Version ${JSON.stringify(version)} is not supported: it must be 1`);
+  }
+  const type = (req.headers['content-type'] ?? '').toLowerCase().replace(/\s+/g, '');
+  if (type !== 'application/json' && type !== 'application/json;charset=utf-8') {
+    throw new AgentError(
+      'unimplemented',
+      `Content-Type ${JSON.stringify(req.headers['content-type'] ?? '')} is not supported: this agent speaks Connect with JSON bodies (application/json)`,
+      415,
+      { 'accept-post': 'application/json' },
+    );
+  }
+}
+
+/** The call's timeout in ms from Connect-Timeout-Ms (at most 10 digits), or undefined when none was given. */
+export function timeoutMs(req: IncomingMessage): number | undefined {
+  const raw = req.headers['connect-timeout-ms'];
+  if (raw === undefined) return undefined;
+  if (typeof raw !== 'string' || !/^\d{1,10}$/.test(raw)) {
+    throw new AgentError('invalid_argument', `Connect-Timeout-Ms ${JSON.stringify(raw)} is not valid: a positive integer of at most 10 digits (milliseconds)`);
+  }
+  return Number(raw);
+}
+
+/** Reads the whole request body, decompressed, failing with resource_exhausted past `maxBytes`. */
+export async function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
+  const declared = req.headers['content-length'];
+  const encoding = (req.headers['content-encoding'] ?? 'identity').toLowerCase().trim();
+  if (encoding !== 'identity' && encoding !== 'gzip' && encoding !== 'br') {
+    throw new AgentError('unimplemented', `Content-Encoding ${JSON.stringify(encoding)} is not supported (accepted: identity, ${ACCEPTED_ENCODINGS})`, 501, {
+      'accept-encoding': ACCEPTED_ENCODINGS,
+    });
+  }
+  if (encoding === 'identity' && declared !== undefined && Number(declared) > maxBytes) {
+    throw tooLarge(maxBytes);
+  }
+  const raw = await collect(req, maxBytes, encoding === 'identity' ? maxBytes : maxBytes * 16);
+  if (encoding === 'identity') return raw;
+  try {
+    const inflate = encoding === 'gzip' ? zlib.gunzipSync : zlib.brotliDecompressSync;
+    return inflate(raw, { maxOutputLength: maxBytes });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE' || err instanceof RangeError) throw tooLarge(maxBytes);
+    throw new AgentError('invalid_argument', `request body is not valid ${encoding}: ${(err as Error).message}`);
+  }
+}
+
+function tooLarge(maxBytes: number): AgentError {
+  return new AgentError('resource_exhausted', `request body is larger than ${maxBytes} bytes (the agent's --max-body-bytes)`);
+}
+
+function collect(req: IncomingMessage, maxBytes: number, wireLimit: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const parts: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > wireLimit) {
+        cleanup();
+        req.resume();
+        reject(tooLarge(maxBytes));
+        return;
+      }
+      parts.push(chunk);
+    };
+    const onEnd = () => {
+      cleanup();
+      resolve(Buffer.concat(parts, size));
+    };
+    const onError = (err: Error) => {
+      cleanup();
+      reject(new AgentError('canceled', `request body was not received: ${err.message}`));
+    };
+    const onAborted = () => {
+      cleanup();
+      reject(new AgentError('canceled', 'the client closed the connection before sending the whole body'));
+    };
+    const cleanup = () => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+      req.off('aborted', onAborted);
+    };
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+    req.on('aborted', onAborted);
+  });
+}
+
+/** Parses a JSON request body; malformed text or bytes are invalid_argument. An empty body is the empty message. */
+export function parseJsonBody(body: Buffer): unknown {
+  if (body.length === 0) return {};
+  if (!isUtf8(body)) throw new AgentError('invalid_argument', 'request body is not valid UTF-8 JSON');
+  try {
+    return JSON.parse(body.toString('utf8'));
+  } catch (err) {
+    throw new AgentError('invalid_argument', `request body is not valid JSON: ${(err as Error).message}`);
+  }
+}

@@ -1,0 +1,74 @@
+/**
+ * One EntryInfo (spec 2.1), written straight to JSON text: all fields in a fixed order, `symlinkTarget` only for
+ * symlinks. Semantics (DESIGN.md, "Agent wire semantics"):
+ * - `type`: FILE / DIRECTORY; a symlink has its target's type, a broken or looping one UNSPECIFIED; other kinds
+ *   (FIFO, socket, device) UNSPECIFIED.
+ * - `symlinkTarget`: the fully resolved absolute path; for a link that does not resolve (dangling, loop), its
+ *   target text made absolute against the link's directory.
+ * - `size`: the entry's own st_size (a symlink's is its target text length); a JSON number up to 2^53-1, a
+ *   decimal string above.
+ * - `mode`: permission bits (& 0o777); for a symlink its target's, 0 when it does not resolve.
+ * - `permissions`: Go FileMode.String() of the entry itself (`Lrwxrwxrwx` for a symlink).
+ * - `owner` / `group`: names, the numeric id as text when unknown.
+ * - `modifiedTime`: RFC 3339 UTC with nanoseconds as the filesystem keeps them.
+ */
+import * as fs from 'node:fs';
+import type { Accounts } from './accounts';
+import { bytesToText } from './bytes-text';
+import { goModeString, kindOf } from './file-mode';
+import { readMetadata } from './metadata';
+import { lexicalTarget } from './paths';
+import { formatTimestampNs } from './timestamp';
+
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+
+export interface EntryContext {
+  accounts: Accounts;
+  /** `user.<brand lower>.` */
+  xattrPrefix: string;
+}
+
+const TYPE_JSON = { file: '"FILE_TYPE_FILE"', dir: '"FILE_TYPE_DIRECTORY"', none: '"FILE_TYPE_UNSPECIFIED"' } as const;
+
+type EntryType = keyof typeof TYPE_JSON;
+
+/** Builds the entry for `p` from its lstat result, as JSON text. Never throws for a vanished symlink target or xattrs. */
+export function describeEntry(p: Buffer, name: Buffer, st: fs.BigIntStats, ctx: EntryContext): string {
+  const mode = Number(st.mode);
+  const kind = kindOf(mode);
+  let type: EntryType = kind === 'file' ? 'file' : kind === 'dir' ? 'dir' : 'none';
+  let perm = mode & 0o777;
+  let symlinkTarget: Buffer | undefined;
+  let metadataPath: Buffer | undefined = p;
+
+  if (kind === 'symlink') {
+    try {
+      symlinkTarget = fs.realpathSync.native(p, { encoding: 'buffer' });
+      const target = fs.statSync(symlinkTarget, { bigint: true });
+      const targetKind = kindOf(Number(target.mode));
+      type = targetKind === 'file' ? 'file' : targetKind === 'dir' ? 'dir' : 'none';
+      perm = Number(target.mode) & 0o777;
+      metadataPath = symlinkTarget;
+    } catch {
+      type = 'none';
+      perm = 0;
+      metadataPath = undefined;
+      try {
+        symlinkTarget = lexicalTarget(p, fs.readlinkSync(p, { encoding: 'buffer' }));
+      } catch {
+        symlinkTarget = p; // vanished between lstat and readlink
+      }
+    }
+  }
+
+  const size = st.size <= MAX_SAFE ? String(st.size) : `"${st.size}"`;
+  let json =
+    `{"name":${JSON.stringify(bytesToText(name))},"type":${TYPE_JSON[type]},"path":${JSON.stringify(bytesToText(p))}` +
+    `,"size":${size},"mode":${perm},"permissions":"${goModeString(mode)}"` +
+    `,"owner":${JSON.stringify(ctx.accounts.userName(Number(st.uid)))},"group":${JSON.stringify(ctx.accounts.groupName(Number(st.gid)))}` +
+    `,"modifiedTime":"${formatTimestampNs(st.mtimeNs)}"`;
+  if (symlinkTarget) json += `,"symlinkTarget":${JSON.stringify(bytesToText(symlinkTarget))}`;
+  const metadata = metadataPath ? readMetadata(metadataPath, ctx.xattrPrefix, type !== 'none') : [];
+  json += `,"metadata":{${metadata.map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v)}`).join(',')}}}`;
+  return json;
+}

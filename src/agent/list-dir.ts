@@ -1,0 +1,124 @@
+/**
+ * ListDir (spec 4.3, DESIGN.md "Agent wire semantics"): `depth` 0 means 1; depth N lists N levels below the
+ * path; entries depth-first pre-order, names sorted bytewise, the listed directory itself not included. A
+ * symlink given as the path is resolved and entry paths are under the resolved directory; symlinks met in the
+ * walk are listed, never descended.
+ *
+ * Errors on the listed directory itself are the call's error. Below it, the walk keeps going like `find`:
+ * a subdirectory the agent may not read is listed but not descended; an entry the agent may not stat, or one
+ * that vanished during the walk, is skipped.
+ *
+ * The walk runs on synchronous filesystem calls in slices of a few milliseconds, yielding to the event loop
+ * between slices; the deadline and a client that went away are checked at every yield.
+ */
+import * as fs from 'node:fs';
+import { describeEntry, type EntryContext } from './entry';
+import { AgentError, fsError } from './errors';
+import { kindOf } from './file-mode';
+import { JsonChunks } from './json-chunks';
+import { joinBytes } from './paths';
+import { bytesToText } from './bytes-text';
+
+/** The few filesystem calls the walk makes itself, replaceable in tests. */
+export interface WalkFs {
+  lstat(p: Buffer): fs.BigIntStats | undefined;
+  readdir(p: Buffer): Buffer[];
+}
+
+export const realWalkFs: WalkFs = {
+  lstat: (p) => fs.lstatSync(p, { bigint: true, throwIfNoEntry: false }),
+  readdir: (p) => fs.readdirSync(p, { encoding: 'buffer' }),
+};
+
+export interface ListDirLimits {
+  maxEntries: number;
+  /** Returns why the walk must stop now (deadline passed, client gone), checked between slices. */
+  stopReason(): AgentError | undefined;
+}
+
+interface Frame {
+  dir: Buffer;
+  names: Buffer[];
+  next: number;
+  level: number;
+}
+
+const SLICE_MS = 8;
+
+/** Resolves the listed path and checks it is a directory; returns the directory the walk starts from. */
+export function listRoot(requested: Buffer): Buffer {
+  const shown = bytesToText(requested);
+  let root: Buffer;
+  try {
+    root = fs.realpathSync.native(requested, { encoding: 'buffer' });
+  } catch (err) {
+    throw fsError(err, `ListDir ${shown}`);
+  }
+  let st: fs.Stats;
+  try {
+    st = fs.statSync(root);
+  } catch (err) {
+    throw fsError(err, `ListDir ${shown}`);
+  }
+  if (!st.isDirectory()) throw new AgentError('invalid_argument', `ListDir ${shown}: not a directory (use Stat for a single entry)`);
+  return root;
+}
+
+/** Walks `root` to `depth` levels, pushing each entry's JSON to `out` (comma-separated); returns the count. */
+export async function walk(root: Buffer, depth: number, ctx: EntryContext, limits: ListDirLimits, out: JsonChunks, wfs: WalkFs = realWalkFs): Promise<number> {
+  let names: Buffer[];
+  try {
+    names = wfs.readdir(root);
+  } catch (err) {
+    throw fsError(err, `ListDir ${bytesToText(root)}`);
+  }
+  const stack: Frame[] = [{ dir: root, names: names.sort(Buffer.compare), next: 0, level: 1 }];
+  let count = 0;
+  let sliceStart = Date.now();
+  let sinceCheck = 0;
+
+  while (stack.length > 0) {
+    if (++sinceCheck >= 64) {
+      sinceCheck = 0;
+      if (Date.now() - sliceStart >= SLICE_MS) {
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        const stop = limits.stopReason();
+        if (stop) throw stop;
+        sliceStart = Date.now();
+      }
+    }
+    const frame = stack[stack.length - 1]!;
+    if (frame.next >= frame.names.length) {
+      stack.pop();
+      continue;
+    }
+    const name = frame.names[frame.next++]!;
+    const p = joinBytes(frame.dir, name);
+    let st: fs.BigIntStats | undefined;
+    try {
+      st = wfs.lstat(p);
+    } catch {
+      st = undefined; // EACCES on a directory we may read but not search: skipped
+    }
+    if (!st) continue; // vanished since readdir
+
+    if (++count > limits.maxEntries) {
+      throw new AgentError(
+        'resource_exhausted',
+        `ListDir ${bytesToText(root)} at depth ${depth} has more than ${limits.maxEntries} entries (the agent's --max-entries); list a smaller depth or a subdirectory`,
+      );
+    }
+    out.push(count === 1 ? describeEntry(p, name, st, ctx) : `,${describeEntry(p, name, st, ctx)}`);
+
+    if (frame.level < depth && kindOf(Number(st.mode)) === 'dir') {
+      let children: Buffer[] | undefined;
+      try {
+        children = wfs.readdir(p);
+      } catch {
+        children = undefined; // unreadable, vanished or replaced: listed, not descended
+      }
+      if (children && children.length > 0) stack.push({ dir: p, names: children.sort(Buffer.compare), next: 0, level: frame.level + 1 });
+    }
+  }
+  return count;
+}

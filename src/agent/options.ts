@@ -1,0 +1,41 @@
+/** The agent's settings, validated once at the edge (CLI flags or an in-process caller). */
+import * as os from 'node:os';
+import { z } from 'zod';
+import { brandNames, DEFAULT_BRAND } from '../config/brand';
+
+export const DEFAULT_AGENT_PORT = 49983;
+/** ~150 MB of response at ~300 bytes an entry: fits a 1 GiB sandbox with room to spare. */
+export const DEFAULT_MAX_ENTRIES = 500_000;
+/** A request is a path and a depth; 64 KiB holds the longest Linux path escaped several times over. */
+export const DEFAULT_MAX_BODY_BYTES = 64 * 1024;
+
+export const agentOptionsSchema = z.strictObject({
+  port: z.number().int().min(0).max(65535).default(DEFAULT_AGENT_PORT),
+  host: z.string().min(1).default('0.0.0.0'),
+  /** The sandbox's access token; when set, X-Access-Token must equal it. */
+  accessToken: z.string().min(1, 'the access token must not be empty').optional(),
+  /** The user for requests without an Authorization header; defaults to the agent's own process user. */
+  defaultUser: z.string().min(1).optional(),
+  brand: z.string().default(DEFAULT_BRAND).refine((b) => {
+    try {
+      brandNames(b);
+      return true;
+    } catch {
+      return false;
+    }
+  }, 'expected a capitalised word of letters and digits, such as Svc'),
+  maxEntries: z.number().int().min(1).default(DEFAULT_MAX_ENTRIES),
+  maxBodyBytes: z.number().int().min(1024).default(DEFAULT_MAX_BODY_BYTES),
+});
+
+export type AgentOptionsInput = z.input<typeof agentOptionsSchema>;
+export type AgentOptions = z.output<typeof agentOptionsSchema> & { defaultUser: string };
+
+export function parseAgentOptions(input: AgentOptionsInput): AgentOptions {
+  const result = agentOptionsSchema.safeParse(input);
+  if (!result.success) {
+    const problems = result.error.issues.map((i) => `${i.path.join('.') || 'options'}: ${i.message}`);
+    throw new Error(`invalid agent options: ${problems.join('; ')}`);
+  }
+  return { ...result.data, defaultUser: result.data.defaultUser ?? os.userInfo().username };
+}

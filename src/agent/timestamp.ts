@@ -1,0 +1,34 @@
+/**
+ * Timestamp text as protobuf's JSON mapping writes google.protobuf.Timestamp: RFC 3339 in UTC with `Z`, and a
+ * fraction of 0, 3, 6 or 9 digits (trailing zeros dropped in 3-digit steps). Times outside the type's range
+ * (0001-01-01T00:00:00Z .. 9999-12-31T23:59:59.999999999Z) are clamped to it, so a client never rejects a
+ * whole listing over one file with an absurd mtime.
+ */
+const MIN_SECONDS = -62135596800n;
+const MAX_SECONDS = 253402300799n;
+const NS_PER_S = 1_000_000_000n;
+
+export function formatTimestampNs(totalNs: bigint): string {
+  let seconds = totalNs / NS_PER_S;
+  let nanos = totalNs % NS_PER_S;
+  if (nanos < 0n) {
+    nanos += NS_PER_S;
+    seconds -= 1n;
+  }
+  if (seconds < MIN_SECONDS) {
+    seconds = MIN_SECONDS;
+    nanos = 0n;
+  } else if (seconds > MAX_SECONDS) {
+    seconds = MAX_SECONDS;
+    nanos = NS_PER_S - 1n;
+  }
+  const iso = new Date(Number(seconds) * 1000).toISOString(); // YYYY-MM-DDTHH:MM:SS.000Z within the range
+  return `${iso.slice(0, 19)}${fraction(Number(nanos))}Z`;
+}
+
+function fraction(nanos: number): string {
+  if (nanos === 0) return '';
+  if (nanos % 1_000_000 === 0) return `.${String(nanos / 1_000_000).padStart(3, '0')}`;
+  if (nanos % 1_000 === 0) return `.${String(nanos / 1_000).padStart(6, '0')}`;
+  return `.${String(nanos).padStart(9, '0')}`;
+}

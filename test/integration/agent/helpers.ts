@@ -1,0 +1,100 @@
+/** Shared by the agent's integration tests: a fixture tree, a test user, raw HTTP calls, and the Connect client. */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { createClient, type Client } from '@connectrpc/connect';
+import { createConnectTransport } from '@connectrpc/connect-node';
+import { Filesystem } from '../../../src/agent/gen/filesystem_pb';
+
+export const REPO = path.resolve(__dirname, '../../..');
+export const CLI = path.join(REPO, 'dist/src/cli/main.js');
+
+export function sh(cmd: string, args: string[]): string {
+  return execFileSync(cmd, args, { encoding: 'utf8' });
+}
+
+/** A system user made for one test file (and its group), removed with `remove()`. */
+export function createUser(prefix: string, home: string): { name: string; uid: number; gid: number; home: string; remove(): void } {
+  const name = `${prefix}${process.pid.toString(36)}${Math.floor(Math.random() * 1e6).toString(36)}`.slice(0, 30);
+  sh('useradd', ['--system', '--no-create-home', '--home-dir', home, '--shell', '/usr/sbin/nologin', '--user-group', name]);
+  const uid = Number(sh('id', ['-u', name]).trim());
+  const gid = Number(sh('id', ['-g', name]).trim());
+  return {
+    name,
+    uid,
+    gid,
+    home,
+    remove: () => {
+      try {
+        sh('userdel', [name]);
+      } catch {
+        /* already gone */
+      }
+    },
+  };
+}
+
+export function basic(user: string): string {
+  return `Basic ${Buffer.from(`${user}:`).toString('base64')}`;
+}
+
+export interface RawResponse {
+  status: number;
+  headers: Headers;
+  text: string;
+  json: any;
+}
+
+/** A raw Connect call: POST JSON with the protocol header unless `headers` overrides it. */
+export async function rawCall(baseUrl: string, procedure: string, body: string | Buffer, headers: Record<string, string> = {}): Promise<RawResponse> {
+  const res = await fetch(`${baseUrl}/filesystem.Filesystem/${procedure}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'connect-protocol-version': '1', ...headers },
+    body,
+  });
+  const text = await res.text();
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: res.status, headers: res.headers, text, json };
+}
+
+export function connectClient(baseUrl: string): Client<typeof Filesystem> {
+  return createClient(Filesystem, createConnectTransport({ baseUrl, httpVersion: '1.1', useBinaryFormat: false }));
+}
+
+/** Starts `sandbox-kit agent` from the built dist and waits for its "agent listening on" line. */
+export async function startCliAgent(args: string[], wrap: string[] = []): Promise<{ child: ChildProcess; port: number; stop(): Promise<void> }> {
+  if (!fs.existsSync(CLI)) throw new Error(`${CLI} is missing: run 'npm run build' first (npm test does)`);
+  const argv = [...wrap, process.execPath, CLI, 'agent', '--host', '127.0.0.1', '--port', '0', ...args];
+  const child = spawn(argv[0]!, argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  const port = await new Promise<number>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      const m = /agent listening on [^\s]+:(\d+)/.exec(out);
+      if (m) resolve(Number(m[1]));
+    });
+    child.once('exit', (code) => reject(new Error(`agent exited with ${code} before listening: ${stderr}`)));
+  });
+  return {
+    child,
+    port,
+    stop: async () => {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+export function tempDir(prefix: string): string {
+  return fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), prefix)));
+}
