@@ -29,8 +29,21 @@ grouped in objects (\`proxy\`, \`client\`, ...): write them as nested YAML, or s
 \`proxy.port\`, which is refused). Values set from the command line arrive as strings: numbers and \`true\`/\`false\` are
 accepted in either form. Unknown keys are errors, so a misspelt key never silently falls back to its default.
 
-\`sandbox-kit check-config [--stack NAME]\` validates a stack and lists every problem at once, each with its key, the
-value given and what is accepted.
+## Checking and rendering a stack
+
+\`sandbox-kit\` finds the project the way the Pulumi CLI does (the nearest directory at or above the working directory
+holding \`Pulumi.yaml\`) and reads \`Pulumi.<stack>.yaml\` beside it. The stack is \`--stack NAME\`, default \`dev\`; Pulumi's
+selected stack is not followed, so a command always says which file it read.
+
+- \`sandbox-kit check-config [--stack NAME]\` validates the stack and lists every problem at once, one line each:
+  \`key: got <value given>; expected <what is accepted>\`. Exit 0 when valid, 1 otherwise. It also says whether the proxy
+  password is available to \`render\`.
+- \`sandbox-kit render [--stack NAME] --out DIR --server-ip IP [--egress-bind IP] [--host-network CIDR]...\` writes every
+  artifact (server and client configs, NAT-chain script, sysctl file, server ACL, systemd unit, cloud-init user-data,
+  client start scripts; \`egress-address.sh\` with \`--egress-bind\`). \`--server-ip\` is required: the client configs and
+  the NAT chain's bypass rule contain the proxy's address, and there is no placeholder that would be correct. A new
+  output directory is created 0700; in an existing one only these file names are replaced. Nothing is written when
+  the config, the password or a flag is invalid.
 
 | key | accepts | default | what it does |
 |---|---|---|---|
