@@ -1,0 +1,71 @@
+/** The supervisor's unit parser (pure; no namespaces needed). */
+import { parseServiceUnit, parseTimeSpan, shouldRestart, splitCommandLine } from '../../../src/lab/unit-file';
+import { cappedLimit, withFileLimit } from '../../../src/lab/supervisor';
+import { renderServerUnit, serverCommand } from '../../../src/render';
+
+test('reads the rendered ss-server unit: pre-start script, command, restart policy and file limit', () => {
+  const unit = parseServiceUnit(renderServerUnit({ egressBindAddress: '198.18.1.11' }));
+  expect(unit.execStartPre.map((c) => c.argv)).toEqual([['/etc/sandbox-kit/egress-address.sh']]);
+  expect(unit.execStart.argv).toEqual(serverCommand({ egressBindAddress: '198.18.1.11' }).split(' '));
+  expect(unit.restart).toBe('always');
+  expect(unit.restartSec).toBe(2);
+  expect(unit.limitNoFile).toEqual({ soft: 51200, hard: 51200 });
+  expect(parseServiceUnit(renderServerUnit()).execStartPre).toEqual([]);
+});
+
+test('follows systemd for quoting, prefixes, continuation lines, sections and defaults', () => {
+  const unit = parseServiceUnit(
+    [
+      '[Unit]',
+      'ExecStart=/not/the/service',
+      '[Service]',
+      '# comment',
+      'ExecStartPre=-/bin/prep "a b" \'c d\' e\\ f',
+      'ExecStart=/usr/bin/x \\',
+      '  --flag',
+      'LimitNOFILE=1024:4096',
+      '[Install]',
+      'Restart=always',
+    ].join('\n'),
+  );
+  expect(unit.execStartPre).toEqual([{ argv: ['/bin/prep', 'a b', 'c d', 'e f'], ignoreFailure: true }]);
+  expect(unit.execStart).toEqual({ argv: ['/usr/bin/x', '--flag'], ignoreFailure: false });
+  expect(unit.limitNoFile).toEqual({ soft: 1024, hard: 4096 });
+  expect(unit.restart).toBe('no');
+  expect(unit.restartSec).toBe(0.1);
+  expect(splitCommandLine('  a  "b c"  ')).toEqual(['a', 'b c']);
+});
+
+test('time spans', () => {
+  expect(parseTimeSpan('2')).toBe(2);
+  expect(parseTimeSpan('500ms')).toBe(0.5);
+  expect(parseTimeSpan('1min 30s')).toBe(90);
+  expect(() => parseTimeSpan('soon')).toThrow(/invalid time span "soon"/);
+});
+
+test('bad units are refused with the line and key', () => {
+  expect(() => parseServiceUnit('[Service]\nRestart=always\n', 'x.service')).toThrow(/x\.service: no ExecStart=/);
+  expect(() => parseServiceUnit('[Service]\nExecStart=/a\nRestart=sometimes\n', 'x.service')).toThrow(/line 3: Restart: .*one of no, always/);
+  expect(() => parseServiceUnit('[Service]\nExecStart=relative/path\n')).toThrow(/absolute path/);
+  expect(() => parseServiceUnit('[Service]\nExecStart=/a\nLimitNOFILE=lots\n')).toThrow(/LimitNOFILE/);
+  expect(() => parseServiceUnit('[Service]\nExecStart=/a "open\n')).toThrow(/unterminated/);
+  expect(() => parseServiceUnit('[Service]\nExecStart=/a\nExecStart=/b\n')).toThrow(/given twice/);
+});
+
+test('restart decisions per policy', () => {
+  expect(shouldRestart('always', 0, null)).toBe(true);
+  expect(shouldRestart('no', null, 'SIGKILL')).toBe(false);
+  expect(shouldRestart('on-failure', 1, null)).toBe(true);
+  expect(shouldRestart('on-failure', 0, null)).toBe(false);
+  expect(shouldRestart('on-failure', null, 'SIGKILL')).toBe(true);
+  expect(shouldRestart('on-success', null, 'SIGTERM')).toBe(true);
+  expect(shouldRestart('on-abnormal', 1, null)).toBe(false);
+  expect(shouldRestart('on-abnormal', null, 'SIGSEGV')).toBe(true);
+});
+
+test('the file limit wraps the command with prlimit, capped at the hard limit when it cannot be raised', () => {
+  expect(withFileLimit({ soft: 51200, hard: 51200 }, ['/usr/bin/ss-server', '-c', 'f'])).toEqual(['prlimit', '--nofile=51200:51200', '--', '/usr/bin/ss-server', '-c', 'f']);
+  expect(withFileLimit(undefined, ['/a'])).toEqual(['/a']);
+  expect(cappedLimit({ soft: 51200, hard: 51200 }, 20000)).toEqual({ soft: 20000, hard: 20000 });
+  expect(cappedLimit({ soft: 1024, hard: 4096 }, 20000)).toEqual({ soft: 1024, hard: 4096 });
+});
