@@ -117,3 +117,11 @@ describe('sandbox-kit check-config', () => {
     expect(result.stderr).toContain('--stack');
   });
 });
+
+describe("the project's own example stack", () => {
+  it('Pulumi.dev.yaml passes check-config', () => {
+    const result = sandboxKit(join(__dirname, '..', '..', '..'), ['check-config']);
+    expect(result.stderr).toBe('');
+    expect(result.status).toBe(0);
+  });
+});
