@@ -5,8 +5,8 @@
  *
  * The fast path is @napi-rs/xattr, which takes UTF-8 path strings and fails the whole listing when one attribute
  * name is not UTF-8. For those two rare cases (a path that is not UTF-8, an attribute name that is not) the
- * agent opens the file and asks GNU getfattr (package `attr`) about /proc/<pid>/fd/<n>, which it can name in
- * ASCII; without getfattr such a file shows no metadata.
+ * agent opens the file and hands it to GNU getfattr (package `attr`) as its stdin, named /dev/stdin; without
+ * getfattr such a file shows no metadata.
  */
 import { spawnSync } from 'node:child_process';
 import { isUtf8 } from 'node:buffer';
@@ -59,7 +59,9 @@ function viaGetfattr(target: Buffer, prefix: string): Metadata {
   }
   try {
     const pattern = `^${prefix.replace(/\./g, '\\.')}`;
-    const r = spawnSync('getfattr', ['--absolute-names', '-d', '-e', 'hex', '-m', pattern, `/proc/${process.pid}/fd/${fd}`], {
+    // The open file is getfattr's stdin: /dev/stdin names it in ASCII, whatever its path and our dumpable flag.
+    const r = spawnSync('getfattr', ['--absolute-names', '-d', '-e', 'hex', '-m', pattern, '/dev/stdin'], {
+      stdio: [fd, 'pipe', 'pipe'],
       encoding: 'latin1',
       timeout: 5000,
     });

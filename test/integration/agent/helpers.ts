@@ -67,10 +67,36 @@ export function connectClient(baseUrl: string): Client<typeof Filesystem> {
   return createClient(Filesystem, createConnectTransport({ baseUrl, httpVersion: '1.1', useBinaryFormat: false }));
 }
 
+export interface AgentProcess {
+  child: ChildProcess;
+  port: number;
+  stop(): Promise<void>;
+}
+
 /** Starts `sandbox-kit agent` from the built dist and waits for its "agent listening on" line. */
-export async function startCliAgent(args: string[], wrap: string[] = []): Promise<{ child: ChildProcess; port: number; stop(): Promise<void> }> {
+export function startCliAgent(args: string[]): Promise<AgentProcess> {
   if (!fs.existsSync(CLI)) throw new Error(`${CLI} is missing: run 'npm run build' first (npm test does)`);
-  const argv = [...wrap, process.execPath, CLI, 'agent', '--host', '127.0.0.1', '--port', '0', ...args];
+  return spawnAgent([process.execPath, CLI, 'agent', '--host', '127.0.0.1', '--port', '0', ...args]);
+}
+
+/**
+ * Starts the built agent as an unprivileged user: node loads every module as root (the checkout may sit where
+ * that user cannot read), then drops to the user's uid/gid with no supplementary groups before listening.
+ */
+export function startAgentAsUser(uid: number, gid: number, options: Record<string, unknown>): Promise<AgentProcess> {
+  const entry = path.join(REPO, 'dist/src/agent/index.js');
+  if (!fs.existsSync(entry)) throw new Error(`${entry} is missing: run 'npm run build' first (npm test does)`);
+  const script = `
+    const { startAgent } = require(${JSON.stringify(entry)});
+    process.setgroups([]); process.setgid(${gid}); process.setuid(${uid});
+    startAgent(${JSON.stringify({ host: '127.0.0.1', port: 0, ...options })}).then((a) => {
+      console.log('agent listening on 127.0.0.1:' + a.port);
+      process.once('SIGTERM', () => a.close().then(() => process.exit(0)));
+    }, (e) => { console.error(e.message); process.exit(1); });`;
+  return spawnAgent([process.execPath, '-e', script]);
+}
+
+async function spawnAgent(argv: string[]): Promise<AgentProcess> {
   const child = spawn(argv[0]!, argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));

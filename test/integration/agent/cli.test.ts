@@ -1,0 +1,96 @@
+/**
+ * `sandbox-kit agent` as a process (from the built dist): its flags, its ready line, and the permission errors
+ * of an agent that runs as an unprivileged user.
+ */
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { CLI, createUser, rawCall, startAgentAsUser, startCliAgent, tempDir } from './helpers';
+
+let root: string;
+let secrets: string; // token files, kept out of the listed tree
+let user: ReturnType<typeof createUser>;
+
+beforeAll(() => {
+  root = tempDir('agent-cli-');
+  secrets = tempDir('agent-cli-tokens-');
+  fs.chmodSync(root, 0o755);
+  user = createUser('skcli', root);
+  fs.mkdirSync(path.join(root, 'open'));
+  fs.writeFileSync(path.join(root, 'open/readme.txt'), 'hi');
+  fs.mkdirSync(path.join(root, 'secret'), { mode: 0o700 });
+  fs.writeFileSync(path.join(root, 'secret/key.txt'), 'k');
+  fs.mkdirSync(path.join(root, 'listonly'));
+  fs.writeFileSync(path.join(root, 'listonly/a.txt'), 'a');
+  fs.chmodSync(path.join(root, 'listonly'), 0o744); // others may read the names but not stat them
+  fs.writeFileSync(path.join(root, 'file.txt'), 'x');
+  spawnSync('setfattr', ['-n', 'user.e2b.tag', '-v', 'yes', path.join(root, 'file.txt')]);
+});
+
+afterAll(() => {
+  user?.remove();
+  if (root) fs.rmSync(root, { recursive: true, force: true });
+  if (secrets) fs.rmSync(secrets, { recursive: true, force: true });
+});
+
+test('--token-file (trailing newline trimmed), --brand, --max-entries, --default-user', async () => {
+  const tokenFile = path.join(secrets, 'token');
+  fs.writeFileSync(tokenFile, 'tok-123\n', { mode: 0o600 });
+  const agent = await startCliAgent(['--token-file', tokenFile, '--brand', 'E2b', '--max-entries', '2', '--default-user', user.name]);
+  try {
+    const url = `http://127.0.0.1:${agent.port}`;
+    const body = JSON.stringify({ path: 'file.txt' });
+    expect((await rawCall(url, 'Stat', body)).status).toBe(401);
+    const ok = await rawCall(url, 'Stat', body, { 'x-access-token': 'tok-123' });
+    expect(ok.status).toBe(200);
+    expect(ok.json.entry.path).toBe(path.join(root, 'file.txt')); // relative to the default user's home
+    expect(ok.json.entry.metadata).toEqual({ tag: 'yes' });
+    const many = await rawCall(url, 'ListDir', JSON.stringify({ path: root }), { 'x-access-token': 'tok-123' });
+    expect(many.json.code).toBe('resource_exhausted');
+    const health = await fetch(`${url}/health`);
+    expect(health.status).toBe(204);
+  } finally {
+    await agent.stop();
+  }
+  expect(agent.child.exitCode).toBe(0);
+});
+
+test('bad flags and a missing default user exit non-zero with a clear message', () => {
+  const run = (...args: string[]) => spawnSync(process.execPath, [CLI, 'agent', ...args], { encoding: 'utf8', timeout: 20_000 });
+  const port = run('--port', 'http');
+  expect(port.status).not.toBe(0);
+  expect(port.stderr).toContain('--port');
+  const unknown = run('--bogus');
+  expect(unknown.status).not.toBe(0);
+  expect(unknown.stderr).toContain('--token-file');
+  const nobody = run('--port', '0', '--default-user', 'no-such-user-anywhere');
+  expect(nobody.status).not.toBe(0);
+  expect(nobody.stderr).toContain('no-such-user-anywhere');
+  const empty = path.join(secrets, 'empty-token');
+  fs.writeFileSync(empty, '\n');
+  const noToken = run('--port', '0', '--token-file', empty);
+  expect(noToken.status).not.toBe(0);
+  expect(noToken.stderr).toContain('empty');
+  const help = run('--help');
+  expect(help.status).toBe(0);
+  expect(help.stdout).toContain('--max-entries');
+});
+
+test('as an unprivileged user: an unreadable listed directory is permission_denied, unreadable subdirectories are listed but not descended', async () => {
+  const agent = await startAgentAsUser(user.uid, user.gid, { defaultUser: user.name });
+  try {
+    const url = `http://127.0.0.1:${agent.port}`;
+    const denied = await rawCall(url, 'ListDir', JSON.stringify({ path: path.join(root, 'secret') }));
+    expect([denied.status, denied.json.code]).toEqual([403, 'permission_denied']);
+    const walk = await rawCall(url, 'ListDir', JSON.stringify({ path: root, depth: 2 }));
+    expect(walk.status).toBe(200);
+    const rel = walk.json.entries.map((e: { path: string }) => path.relative(root, e.path));
+    expect(rel).toEqual(['file.txt', 'listonly', 'open', 'open/readme.txt', 'secret']);
+    const listonly = await rawCall(url, 'ListDir', JSON.stringify({ path: path.join(root, 'listonly') }));
+    expect([listonly.status, listonly.json.entries]).toEqual([200, []]);
+    const statDenied = await rawCall(url, 'Stat', JSON.stringify({ path: path.join(root, 'secret/key.txt') }));
+    expect([statDenied.status, statDenied.json.code]).toEqual([403, 'permission_denied']);
+  } finally {
+    await agent.stop();
+  }
+});

@@ -1,0 +1,107 @@
+import { parseGroup, parsePasswd } from '../../../src/agent/accounts';
+import { AgentError, CONNECT_HTTP_STATUS, errorBody, fsError } from '../../../src/agent/errors';
+import { decodeRequest, listDirRequestSchema, statRequestSchema } from '../../../src/agent/messages';
+import { parseGetfattrHex } from '../../../src/agent/metadata';
+import { baseName, joinBytes, lexicalTarget, resolveRequestPath } from '../../../src/agent/paths';
+import { parseAgentOptions } from '../../../src/agent/options';
+
+describe('request messages', () => {
+  const bad = (schema: typeof statRequestSchema | typeof listDirRequestSchema, body: unknown) => {
+    try {
+      decodeRequest(schema, body, 'Req');
+    } catch (err) {
+      expect(err).toBeInstanceOf(AgentError);
+      return (err as AgentError).code + ': ' + (err as AgentError).message;
+    }
+    throw new Error('accepted');
+  };
+
+  test('defaults, nulls and string integers', () => {
+    expect(decodeRequest(listDirRequestSchema, {}, 'R')).toEqual({ path: '', depth: 0 });
+    expect(decodeRequest(listDirRequestSchema, { path: null, depth: null }, 'R')).toEqual({ path: '', depth: 0 });
+    expect(decodeRequest(listDirRequestSchema, { path: '/x', depth: '3' }, 'R')).toEqual({ path: '/x', depth: 3 });
+    expect(decodeRequest(listDirRequestSchema, { depth: 4294967295 }, 'R').depth).toBe(4294967295);
+  });
+
+  test('unknown fields and wrong types name the field', () => {
+    expect(bad(statRequestSchema, { path: '/', depth: 1 })).toMatch(/^invalid_argument: .*unknown field "depth"/);
+    expect(bad(statRequestSchema, { path: 1 })).toMatch(/field "path": expected a string/);
+    expect(bad(listDirRequestSchema, { depth: 4294967296 })).toMatch(/field "depth"/);
+    expect(bad(listDirRequestSchema, { depth: '1.5' })).toMatch(/field "depth"/);
+    expect(bad(listDirRequestSchema, { depth: -1 })).toMatch(/field "depth"/);
+    expect(bad(listDirRequestSchema, [])).toMatch(/must be a JSON object/);
+    expect(bad(listDirRequestSchema, null)).toMatch(/must be a JSON object/);
+  });
+});
+
+describe('errors', () => {
+  test('Connect HTTP status mapping', () => {
+    expect(CONNECT_HTTP_STATUS).toMatchObject({ invalid_argument: 400, unauthenticated: 401, permission_denied: 403, not_found: 404, resource_exhausted: 429, deadline_exceeded: 504, unimplemented: 501, internal: 500 });
+    expect(errorBody(new AgentError('not_found', 'gone'))).toBe('{"code":"not_found","message":"gone"}');
+  });
+
+  test('errno -> code', () => {
+    const e = (code: string) => fsError(Object.assign(new Error(code), { code }), 'Stat /x').code;
+    expect([e('ENOENT'), e('ENOTDIR'), e('EACCES'), e('EPERM'), e('ELOOP'), e('EIO')]).toEqual(['not_found', 'not_found', 'permission_denied', 'permission_denied', 'invalid_argument', 'internal']);
+  });
+});
+
+describe('paths', () => {
+  const home = '/home/u';
+  test('relative, ~ and absolute', () => {
+    const r = (p: string) => resolveRequestPath(p, home).toString();
+    expect(r('')).toBe('/home/u');
+    expect(r('a/b')).toBe('/home/u/a/b');
+    expect(r('~')).toBe('/home/u');
+    expect(r('~/x/../y/')).toBe('/home/u/y');
+    expect(r('~other')).toBe('/home/u/~other');
+    expect(r('/etc//passwd')).toBe('/etc/passwd');
+    expect(r('/../..')).toBe('/');
+  });
+
+  test('escaped bytes resolve to raw bytes; NUL is invalid_argument', () => {
+    expect(resolveRequestPath('/t/\uefff', home)).toEqual(Buffer.from([0x2f, 0x74, 0x2f, 0xff]));
+    expect(() => resolveRequestPath('/a\0', home)).toThrow(AgentError);
+  });
+
+  test('join, base name, lexical symlink target', () => {
+    expect(joinBytes(Buffer.from('/'), Buffer.from('x')).toString()).toBe('/x');
+    expect(joinBytes(Buffer.from('/a'), Buffer.from('x')).toString()).toBe('/a/x');
+    expect(baseName(Buffer.from('/')).toString()).toBe('/');
+    expect(baseName(Buffer.from('/a/b')).toString()).toBe('b');
+    expect(lexicalTarget(Buffer.from('/a/b/link'), Buffer.from('../c')).toString()).toBe('/a/c');
+    expect(lexicalTarget(Buffer.from('/a/link'), Buffer.from('/abs')).toString()).toBe('/abs');
+  });
+});
+
+describe('accounts', () => {
+  test('passwd and group files; first entry wins; comments and NIS lines skipped', () => {
+    const pw = parsePasswd('root:x:0:0:root:/root:/bin/bash\n# c\n+nis::::::\nuser:x:1000:1000::/home/user:/bin/sh\ndup:x:1000:1000::/d:/bin/sh\nbad:x:z:1::/:/bin/sh\n');
+    expect(pw.byName.get('user')).toEqual({ name: 'user', uid: 1000, gid: 1000, home: '/home/user' });
+    expect(pw.nameById.get(1000)).toBe('user');
+    expect(pw.byName.has('bad')).toBe(false);
+    const gr = parseGroup('root:x:0:\nstaff:x:50:a,b\n');
+    expect(gr.get(50)).toBe('staff');
+  });
+});
+
+describe('getfattr output', () => {
+  test('hex values, octal-escaped names, prefix filter, UTF-8 only', () => {
+    const out = ['# file: /dev/stdin', 'user.svc.a=0x6869', 'user.svc.\\303\\251t\\303\\251=0x78', 'user.svc.\\303\\050=0x78', 'user.svc.bin=0xfffe', 'user.svc.e=""', 'user.other=0x31', ''].join('\n');
+    expect(parseGetfattrHex(out, 'user.svc.')).toEqual([
+      ['a', 'hi'],
+      ['e', ''],
+      ['été', 'x'],
+    ]);
+  });
+});
+
+describe('options', () => {
+  test('defaults and validation', () => {
+    const o = parseAgentOptions({ defaultUser: 'root' });
+    expect(o).toMatchObject({ port: 49983, host: '0.0.0.0', brand: 'Svc', maxEntries: 500000, maxBodyBytes: 65536, defaultUser: 'root' });
+    expect(() => parseAgentOptions({ brand: 'lower' })).toThrow(/brand/);
+    expect(() => parseAgentOptions({ port: 70000 })).toThrow(/port/);
+    expect(() => parseAgentOptions({ accessToken: '' })).toThrow(/accessToken/);
+  });
+});
