@@ -1,5 +1,68 @@
-// Placeholder until this command's issue lands; replaced by its real implementation.
-export async function run(_argv: string[]): Promise<number> {
-  console.error('sandbox-kit verify: not available yet');
-  return 1;
+/** `sandbox-kit verify`: checks a deployed proxy host over SSH and prints one PASS/FAIL line per check. */
+import { loadStackConfig, readStackFile, stackFilePath, type StackConfig } from '../../config';
+import { connectSsh, expectationsFor, formatResult, runChecks } from '../../verify';
+import { parseFlags } from '../args';
+
+const USAGE = `usage: sandbox-kit verify --host HOST --ssh-key FILE [--user USER] [--port 22] [--stack NAME] [--project-dir DIR]
+
+Connects to a proxy host over SSH (key authentication) and checks: the sysctls, ss-server running and listening on the
+proxy port (TCP and UDP), its open-files limit (51200), the server config's mode (0600), and the egress bind address.
+Commands run as root: directly when USER is root, else through 'sudo -n'.
+
+  --host         address of the proxy host (the stack output sshHost)
+  --ssh-key      private key file for USER
+  --user         login user (default: the stack's host.sshUser, else admin)
+  --port         SSH port (default 22)
+  --stack        read the expected port, modes and egress mode from Pulumi.<stack>.yaml
+  --project-dir  where Pulumi.<stack>.yaml lives (default: the current directory)
+
+Exit status: 0 when every check passes, 1 otherwise.`;
+
+const OPTIONS = {
+  host: { type: 'string' },
+  'ssh-key': { type: 'string' },
+  user: { type: 'string' },
+  port: { type: 'string' },
+  stack: { type: 'string' },
+  'project-dir': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+function stackConfig(stack: string | undefined, projectDir: string): StackConfig {
+  if (stack === undefined) return loadStackConfig({});
+  return loadStackConfig(readStackFile(stackFilePath(projectDir, stack)).values);
+}
+
+export async function run(argv: string[]): Promise<number> {
+  const { values } = parseFlags('verify', argv, OPTIONS);
+  if (values.help) {
+    console.log(USAGE);
+    return 0;
+  }
+  const missing = (['host', 'ssh-key'] as const).filter((k) => !values[k]);
+  if (missing.length > 0) {
+    console.error(`sandbox-kit verify: missing ${missing.map((k) => `--${k}`).join(' and ')}\n\n${USAGE}`);
+    return 2;
+  }
+  const port = Number(values.port ?? '22');
+  if (!Number.isInteger(port) || port < 1 || port > 65535) {
+    console.error(`sandbox-kit verify: --port: expected an integer from 1 to 65535, got ${JSON.stringify(values.port)}`);
+    return 2;
+  }
+  const config = stackConfig(values.stack, values['project-dir'] ?? process.cwd());
+  const expected = expectationsFor(config, { egressModeKnown: values.stack !== undefined });
+  const username = values.user ?? config.host.sshUser;
+  const host = values.host!;
+
+  console.log(`verifying ${username}@${host}:${port}${values.stack ? ` against stack ${values.stack}` : ' against the default config'}`);
+  const remote = await connectSsh({ host, port, username, privateKeyPath: values['ssh-key']! });
+  try {
+    const results = await runChecks(remote, expected);
+    for (const result of results) console.log(formatResult(result));
+    const failed = results.filter((r) => !r.ok).length;
+    console.log(failed === 0 ? `all ${results.length} checks passed` : `${failed} of ${results.length} checks failed`);
+    return failed === 0 ? 0 : 1;
+  } finally {
+    remote.close();
+  }
 }

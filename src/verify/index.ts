@@ -1,0 +1,4 @@
+export * from './checks';
+export * from './parse';
+export * from './remote';
+export * from './ssh';
