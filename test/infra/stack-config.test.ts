@@ -1,8 +1,7 @@
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { z } from 'zod';
-import { ConfigError, parseStackConfig, readStackFile, stackConfigSchema } from '../../src/config';
+import { ConfigError, configFields, parseStackConfig, readStackFile } from '../../src/config';
 import { loadInfraConfig, namespaceValues, PASSWORD_KEY } from '../../infra/stack-config';
 
 const ROOT = join(__dirname, '..', '..');
@@ -52,19 +51,6 @@ describe('loadInfraConfig', () => {
   });
 });
 
-/** Every key path of the schema, e.g. `host.subnetId`. */
-function schemaKeys(): string[] {
-  const keys: string[] = [];
-  for (const [top, field] of Object.entries(stackConfigSchema.shape)) {
-    // Objects sit behind a prefault wrapper: unwrap to their shape.
-    let inner: unknown = field;
-    while (inner && !(inner instanceof z.ZodObject) && (inner as { unwrap?: () => unknown }).unwrap) inner = (inner as { unwrap: () => unknown }).unwrap();
-    if (inner instanceof z.ZodObject) for (const k of Object.keys(inner.shape)) keys.push(`${top}.${k}`);
-    else keys.push(top);
-  }
-  return keys;
-}
-
 describe('Pulumi.dev.yaml', () => {
   const path = join(ROOT, 'Pulumi.dev.yaml');
 
@@ -89,7 +75,7 @@ describe('Pulumi.dev.yaml', () => {
       if (value !== null && typeof value === 'object' && !Array.isArray(value)) for (const k of Object.keys(value)) present.add(`${top}.${k}`);
       else present.add(top);
     }
-    const keys = schemaKeys();
+    const keys = configFields().map((f) => f.path);
     expect(keys.length).toBeGreaterThan(20);
     expect(keys.filter((k) => !present.has(k))).toEqual([]);
   });

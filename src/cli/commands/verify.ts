@@ -1,20 +1,22 @@
 /** `sandbox-kit verify`: checks a deployed proxy host over SSH and prints one PASS/FAIL line per check. */
-import { loadStackConfig, readStackFile, stackFilePath, type StackConfig } from '../../config';
+import { ConfigError, loadStackConfig, type StackConfig } from '../../config';
 import { connectSsh, expectationsFor, formatResult, runChecks } from '../../verify';
 import { parseFlags } from '../args';
+import { loadStack } from '../stack';
 
-const USAGE = `usage: sandbox-kit verify --host HOST --ssh-key FILE [--user USER] [--port 22] [--stack NAME] [--project-dir DIR]
+const USAGE = `usage: sandbox-kit verify --host HOST --ssh-key FILE [--user USER] [--port 22] [--stack NAME]
 
 Connects to a proxy host over SSH (key authentication) and checks: the sysctls, ss-server running and listening on the
 proxy port (TCP and UDP), its open-files limit (51200), the server config's mode (0600), and the egress bind address.
 Commands run as root: directly when USER is root, else through 'sudo -n'.
 
-  --host         address of the proxy host (the stack output sshHost)
-  --ssh-key      private key file for USER
-  --user         login user (default: the stack's host.sshUser, else admin)
-  --port         SSH port (default 22)
-  --stack        read the expected port, modes and egress mode from Pulumi.<stack>.yaml
-  --project-dir  where Pulumi.<stack>.yaml lives (default: the current directory)
+  --host       address of the proxy host (the stack output sshHost)
+  --ssh-key    private key file for USER
+  --user       login user (default: the stack's host.sshUser, else admin)
+  --port       SSH port (default 22)
+  --stack      read the expected port, modes and egress mode from Pulumi.<stack>.yaml of the project
+               (the nearest directory holding Pulumi.yaml); without it, the defaults, and the egress
+               check accepts whichever mode the host runs
 
 Exit status: 0 when every check passes, 1 otherwise.`;
 
@@ -24,13 +26,14 @@ const OPTIONS = {
   user: { type: 'string' },
   port: { type: 'string' },
   stack: { type: 'string' },
-  'project-dir': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-function stackConfig(stack: string | undefined, projectDir: string): StackConfig {
+function stackConfig(stack: string | undefined): StackConfig {
   if (stack === undefined) return loadStackConfig({});
-  return loadStackConfig(readStackFile(stackFilePath(projectDir, stack)).values);
+  const loaded = loadStack(stack);
+  if (!loaded.config) throw new ConfigError(loaded.issues);
+  return loaded.config;
 }
 
 export async function run(argv: string[]): Promise<number> {
@@ -49,7 +52,7 @@ export async function run(argv: string[]): Promise<number> {
     console.error(`sandbox-kit verify: --port: expected an integer from 1 to 65535, got ${JSON.stringify(values.port)}`);
     return 2;
   }
-  const config = stackConfig(values.stack, values['project-dir'] ?? process.cwd());
+  const config = stackConfig(values.stack);
   const expected = expectationsFor(config, { egressModeKnown: values.stack !== undefined });
   const username = values.user ?? config.host.sshUser;
   const host = values.host!;
