@@ -1,0 +1,186 @@
+/**
+ * Gateway benchmark: the same Stat workload (wrk, 32 connections) sent straight to the agent, through the
+ * gateway, and through nginx routing by the same header to the same agent. Reports requests/s and p50/p99
+ * for the three, and the gateway/nginx ratios. Rounds alternate the order so drift hits every target alike.
+ *
+ *   node dist/scripts/bench/gateway.js [--seconds 8] [--warmup 2] [--rounds 3] [--connections 32] [--json FILE]
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { request } from 'node:http';
+import { createServer } from 'node:net';
+import { tmpdir, userInfo } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { brandNames } from '../../src/config/brand';
+import { startNginx } from './gateway-nginx';
+import { runWrk, type LoadResult } from './gateway-wrk';
+
+const CLI = resolve(__dirname, '..', '..', 'src', 'cli', 'main.js');
+const SANDBOX_ID = 'benchsandbox';
+const TOKEN = 'bench-access-token';
+const TARGETS = ['direct', 'gateway', 'nginx'] as const;
+type Target = (typeof TARGETS)[number];
+
+const children: ChildProcess[] = [];
+
+function freePort(): Promise<number> {
+  return new Promise((res, rej) => {
+    const s = createServer();
+    s.once('error', rej);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => res(port));
+    });
+  });
+}
+
+/** Starts a sandbox-kit command and waits for its "<what> listening on HOST:PORT" line. */
+function startCli(args: string[], what: string): Promise<number> {
+  const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  children.push(child);
+  let output = '';
+  return new Promise((res, rej) => {
+    const timer = setTimeout(() => rej(new Error(`${what} did not start:\n${output}`)), 15_000);
+    child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
+    child.stdout?.on('data', (d: Buffer) => {
+      output += d.toString();
+      const m = new RegExp(`${what} listening on \\S+:(\\d+)`).exec(output);
+      if (m) {
+        clearTimeout(timer);
+        res(Number(m[1]));
+      }
+    });
+    child.once('exit', (code) => rej(new Error(`${what} exited with ${code}:\n${output}`)));
+  });
+}
+
+/** One Stat call, to check a route answers 200 before it is measured. */
+function statOnce(port: number, headers: Record<string, string>, body: string): Promise<number> {
+  return new Promise((res, rej) => {
+    const req = request({ host: '127.0.0.1', port, method: 'POST', path: '/filesystem.Filesystem/Stat', headers, agent: false }, (r) => {
+      r.resume();
+      r.on('end', () => res(r.statusCode ?? 0));
+    });
+    req.on('error', rej);
+    req.end(body);
+  });
+}
+
+async function waitFor200(port: number, headers: Record<string, string>, body: string, what: string): Promise<void> {
+  const until = Date.now() + 10_000;
+  let last: unknown;
+  while (Date.now() < until) {
+    try {
+      const status = await statOnce(port, headers, body);
+      if (status === 200) return;
+      last = `HTTP ${status}`;
+    } catch (err) {
+      last = err;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${what} does not answer Stat with 200: ${String(last)}`);
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      seconds: { type: 'string', default: '8' },
+      warmup: { type: 'string', default: '2' },
+      rounds: { type: 'string', default: '3' },
+      connections: { type: 'string', default: '32' },
+      threads: { type: 'string', default: '1' },
+      json: { type: 'string' },
+    },
+    strict: true,
+  });
+  const seconds = Number(values.seconds);
+  const warmup = Number(values.warmup);
+  const rounds = Number(values.rounds);
+  const connections = Number(values.connections);
+  const threads = Number(values.threads);
+  for (const [name, v] of Object.entries({ seconds, rounds, connections, threads })) {
+    if (!Number.isInteger(v) || v < 1) throw new Error(`--${name} must be a positive integer`);
+  }
+  if (!Number.isInteger(warmup) || warmup < 0) throw new Error('--warmup must be a non-negative integer');
+
+  const dir = await mkdtemp(join(tmpdir(), 'sk-bench-gateway-'));
+  try {
+    const names = brandNames();
+    const statPath = join(dir, 'stat-me.txt');
+    await writeFile(statPath, 'benchmark target\n');
+    const tokenFile = join(dir, 'token');
+    await writeFile(tokenFile, TOKEN, { mode: 0o600 });
+
+    console.log('bench gateway: starting the agent');
+    const agentPort = await startCli(['agent', '--host', '127.0.0.1', '--port', '0', '--token-file', tokenFile, '--default-user', userInfo().username], 'agent');
+    const catalogFile = join(dir, 'catalog.json');
+    await writeFile(catalogFile, JSON.stringify([{ sandboxID: SANDBOX_ID, host: '127.0.0.1', agentPort, token: TOKEN, state: 'running' }]));
+    console.log('bench gateway: starting the gateway');
+    const gatewayPort = await startCli(['gateway', '--host', '127.0.0.1', '--port', '0', '--catalog', `file:${catalogFile}`], 'gateway');
+    console.log('bench gateway: starting nginx');
+    const nginxPort = await freePort();
+    children.push(
+      await startNginx({ dir: join(dir, 'nginx'), listenPort: nginxPort, idHeader: names.sandboxIdHeader, sandboxID: SANDBOX_ID, agentHost: '127.0.0.1', agentPort, accessToken: TOKEN }),
+    );
+
+    const body = JSON.stringify({ path: statPath });
+    const headers: Record<string, string> = {
+      'Content-Type': 'application/json',
+      'Connect-Protocol-Version': '1',
+      [names.sandboxIdHeader]: SANDBOX_ID,
+      'X-Access-Token': TOKEN,
+    };
+    const ports: Record<Target, number> = { direct: agentPort, gateway: gatewayPort, nginx: nginxPort };
+    for (const t of TARGETS) await waitFor200(ports[t], headers, body, t);
+
+    const script = join(dir, 'stat.lua');
+    await writeFile(
+      script,
+      [`wrk.method = "POST"`, `wrk.body = ${JSON.stringify(body)}`, ...Object.entries(headers).map(([k, v]) => `wrk.headers[${JSON.stringify(k)}] = ${JSON.stringify(v)}`)].join('\n') + '\n',
+    );
+
+    const results: Record<Target, LoadResult[]> = { direct: [], gateway: [], nginx: [] };
+    for (let round = 0; round < rounds; round++) {
+      const order = round % 2 === 0 ? [...TARGETS] : [...TARGETS].reverse();
+      for (const target of order) {
+        const url = `http://127.0.0.1:${ports[target]}/filesystem.Filesystem/Stat`;
+        if (warmup > 0) await runWrk(url, script, connections, warmup, threads);
+        const r = await runWrk(url, script, connections, seconds, threads);
+        if (r.failures > 0) throw new Error(`${target}: ${r.failures} failed requests out of ${r.requests}`);
+        results[target].push(r);
+        console.log(`bench gateway: round ${round + 1}/${rounds} ${target.padEnd(7)} ${r.rps.toFixed(0)} req/s  p50 ${r.p50Ms.toFixed(2)} ms  p99 ${r.p99Ms.toFixed(2)} ms`);
+      }
+    }
+
+    const summary = Object.fromEntries(
+      TARGETS.map((t) => [t, { rps: median(results[t].map((r) => r.rps)), p50Ms: median(results[t].map((r) => r.p50Ms)), p99Ms: median(results[t].map((r) => r.p99Ms)) }]),
+    ) as Record<Target, { rps: number; p50Ms: number; p99Ms: number }>;
+    const ratios = {
+      rps: summary.gateway.rps / summary.nginx.rps,
+      p50: summary.gateway.p50Ms / summary.nginx.p50Ms,
+      p99: summary.gateway.p99Ms / summary.nginx.p99Ms,
+    };
+
+    console.log(`\nStat workload, wrk ${connections} connections, ${threads} thread(s), ${seconds}s x ${rounds} rounds (median), cores: ${require('node:os').cpus().length}`);
+    console.log('| target  | req/s | p50 ms | p99 ms |');
+    console.log('|---------|------:|-------:|-------:|');
+    for (const t of TARGETS) console.log(`| ${t.padEnd(7)} | ${summary[t].rps.toFixed(0)} | ${summary[t].p50Ms.toFixed(2)} | ${summary[t].p99Ms.toFixed(2)} |`);
+    console.log(`\ngateway / nginx: req/s ${ratios.rps.toFixed(2)}x, p50 ${ratios.p50.toFixed(2)}x, p99 ${ratios.p99.toFixed(2)}x`);
+    console.log(`gateway / direct: req/s ${(summary.gateway.rps / summary.direct.rps).toFixed(2)}x; nginx / direct: req/s ${(summary.nginx.rps / summary.direct.rps).toFixed(2)}x`);
+    if (values.json) await writeFile(values.json, JSON.stringify({ connections, threads, seconds, rounds, summary, ratios, runs: results }, null, 2));
+  } finally {
+    for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 300));
+    for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(`bench gateway: ${err instanceof Error ? err.message : String(err)}`);
+  process.exitCode = 1;
+});
