@@ -4,7 +4,6 @@
  * are written to the socket.
  */
 import type { ServerResponse } from 'node:http';
-import { once } from 'node:events';
 
 const CHUNK_CHARS = 64 * 1024;
 
@@ -42,10 +41,22 @@ export class JsonChunks {
       const chunk = this.chunks.shift()!;
       if (!res.write(chunk)) {
         if (res.destroyed) return;
-        await Promise.race([once(res, 'drain'), once(res, 'close')]);
+        await drainOrClose(res);
         if (res.destroyed) return;
       }
     }
     res.end();
   }
+}
+
+function drainOrClose(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });
 }

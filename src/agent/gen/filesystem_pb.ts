@@ -2,7 +2,7 @@
 // Connect protocol with JSON bodies. Field numbers follow the ones in common use for this service, so
 // clients generated from other copies of the schema interoperate.
 //
-// The server does not use code generated from this file: it writes its own JSON (see src/agent/entry-json.ts)
+// The server does not use code generated from this file: it writes its own JSON (see src/agent/entry.ts)
 // because the spec wants `size` as a JSON number up to 2^53-1, where protobuf JSON would give int64 as a
 // string. The generated descriptor in src/agent/gen/ is for clients (tests, tools, the gateway's checks).
 //
