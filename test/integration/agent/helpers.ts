@@ -1,6 +1,7 @@
 /** Shared by the agent's integration tests: a fixture tree, a test user, raw HTTP calls, and the Connect client. */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as http from 'node:http';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { createClient, type Client } from '@connectrpc/connect';
@@ -61,6 +62,29 @@ export async function rawCall(baseUrl: string, procedure: string, body: string |
     json = undefined;
   }
   return { status: res.status, headers: res.headers, text, json };
+}
+
+/**
+ * A raw call whose body the server may refuse before reading it all (the agent answers and closes): node:http
+ * resolves on the response and ignores the write error that the closed connection then gives.
+ */
+export function rawCallEarlyAnswer(baseUrl: string, procedure: string, body: Buffer | string, headers: Record<string, string> = {}): Promise<{ status: number; json: any }> {
+  const url = new URL(`${baseUrl}/filesystem.Filesystem/${procedure}`);
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      { host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: { 'content-type': 'application/json', 'connect-protocol-version': '1', ...headers } },
+      (res) => {
+        const parts: Buffer[] = [];
+        res.on('data', (d: Buffer) => parts.push(d));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, json: JSON.parse(Buffer.concat(parts).toString()) }));
+        res.on('error', reject);
+      },
+    );
+    req.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EPIPE' && err.code !== 'ECONNRESET') reject(err);
+    });
+    req.end(body);
+  });
 }
 
 export function connectClient(baseUrl: string): Client<typeof Filesystem> {

@@ -2,6 +2,7 @@
 import * as fs from 'node:fs';
 import { Accounts } from '../../../src/agent/accounts';
 import { AgentError } from '../../../src/agent/errors';
+import { describeEntry } from '../../../src/agent/entry';
 import { JsonChunks } from '../../../src/agent/json-chunks';
 import { walk, type WalkFs } from '../../../src/agent/list-dir';
 
@@ -76,4 +77,14 @@ test('a stop reason (deadline, client gone) ends a long walk at the next slice',
   for (let i = 0; i < 20000; i++) dir[`f${i}`] = { file: true };
   const stop = () => new AgentError('deadline_exceeded', 'late');
   await expect(walk(Buffer.from('/r'), 1, ctx, limits(100000, stop), new JsonChunks(), fakeFs(wide))).rejects.toMatchObject({ code: 'deadline_exceeded' });
+});
+
+test('size: a JSON number up to 2^53-1, a decimal string above', () => {
+  const real = fs.lstatSync('/', { bigint: true });
+  const withSize = (size: bigint) =>
+    JSON.parse(describeEntry(Buffer.from('/nonexistent/x'), Buffer.from('x'), Object.assign(Object.create(Object.getPrototypeOf(real)), real, { mode: 0o100644n, size }), ctx));
+  expect(withSize(9007199254740991n).size).toBe(9007199254740991);
+  expect(withSize(9007199254740992n).size).toBe('9007199254740992');
+  expect(withSize(9223372036854775807n).size).toBe('9223372036854775807');
+  expect(withSize(0n).size).toBe(0);
 });
