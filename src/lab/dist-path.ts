@@ -1,4 +1,4 @@
-/** Finds the built entry points the lab runs inside namespaces (supervisor, what-is-my-IP), from src or from dist. */
+/** Finds built entry points that run as their own processes (inside namespaces or not), from src or from dist. */
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
@@ -12,9 +12,14 @@ function projectRoot(): string {
   return dir;
 }
 
-/** Path of dist/src/lab/<name>.js; fails with the fix when the project has not been built. */
-export function labScript(name: 'supervisor' | 'whoami'): string {
-  const path = join(projectRoot(), 'dist', 'src', 'lab', `${name}.js`);
-  if (!existsSync(path)) throw new Error(`${path} not found: run 'npm run build' first (the lab runs the built files inside its namespaces)`);
+/** Path of dist/src/<relative>.js; fails with the fix when the project has not been built. */
+export function builtEntry(relative: string): string {
+  const path = join(projectRoot(), 'dist', 'src', `${relative}.js`);
+  if (!existsSync(path)) throw new Error(`${path} not found: run 'npm run build' first (these processes run the built files)`);
   return path;
+}
+
+/** Path of dist/src/lab/<name>.js. */
+export function labScript(name: 'supervisor' | 'whoami'): string {
+  return builtEntry(`lab/${name}`);
 }

@@ -8,5 +8,6 @@ export type { LabProgress, ProgressFn } from './progress';
 export type { RunResult } from './run';
 export type { LabMode, LabState } from './state';
 export type { SupervisorStatus } from './supervisor';
+export { builtEntry } from './dist-path';
 export { findLeftovers, hasLeftovers, removeLab } from './teardown';
 export { parseServiceUnit, type ServiceUnit } from './unit-file';

@@ -4,7 +4,7 @@
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
-import { attachLab, findLeftovers, hostLinkName, labUp, namespaceName, type Lab } from '../../../src/lab';
+import { attachLab, findLeftovers, labUp, namespaceName, type Lab } from '../../../src/lab';
 import { labDir } from '../../../src/lab/names';
 import { isAlive, must, run, spawnDetached } from '../../../src/lab/run';
 import { CLI, cli, namespacesOf, recorder, requireBuilt, uniqueLabName } from '../../helpers/lab';
@@ -147,39 +147,5 @@ describe('leftovers of a crashed run', () => {
     } finally {
       await run(['ip', 'netns', 'delete', ns]);
     }
-  });
-});
-
-describe('host link', () => {
-  const name = uniqueLabName('hst');
-  let lab: Lab | undefined;
-
-  afterAll(async () => {
-    await lab?.down();
-    expect(await namespacesOf(name)).toEqual([]);
-    expect((await run(['ip', 'link', 'show', 'dev', hostLinkName(name)])).code).not.toBe(0);
-  });
-
-  test('with hostLink, the root namespace reaches a service in a sandbox through one veth; down removes it', async () => {
-    lab = await labUp({ name, hostLink: true });
-    const device = hostLinkName(name);
-    expect((await run(['ip', 'link', 'show', 'dev', device])).code).toBe(0);
-    const server = lab.spawnIn('sb1', ['node', '-e', 'require("http").createServer((q,s)=>s.end(q.socket.remoteAddress+"\\n")).listen(18081,"0.0.0.0")']);
-    try {
-      const url = `http://${lab.sandboxAddress('sb1')}:18081/`;
-      let answer = '';
-      for (let i = 0; i < 50 && answer === ''; i++) {
-        const r = await run(['curl', '-sS', '--max-time', '2', url]);
-        if (r.code === 0) answer = r.stdout.trim();
-        else await new Promise((res) => setTimeout(res, 100));
-      }
-      expect(answer).toBe(lab.plan.hostLinkRoot);
-    } finally {
-      server.kill();
-    }
-    await lab.down();
-    lab = undefined;
-    expect((await run(['ip', 'link', 'show', 'dev', device])).code).not.toBe(0);
-    expect((await run(['ip', 'route', 'show', '198.18.2.0/24'])).stdout.trim()).toBe('');
   });
 });
