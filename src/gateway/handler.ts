@@ -7,6 +7,9 @@ import { forward, type ForwardSettings } from './forward';
 import type { SingleFlightResumer } from './resume';
 import { decideRoute, parseConnectTimeoutMs, type RoutingSettings } from './routing';
 
+/** How long the catalog may take to show a resumed sandbox as running. */
+const RESUME_SETTLE_MS = 5000;
+
 export interface HandlerDeps {
   catalog: Catalog;
   routing: RoutingSettings;
@@ -67,16 +70,21 @@ export function createHandler(deps: HandlerDeps): (req: IncomingMessage, res: Se
     }
     try {
       await resumer.resumeOnce(sandboxID);
-      const after = await catalog.get(sandboxID);
-      if (!after) {
-        sendError(res, sandboxNotFound(sandboxID));
-        return undefined;
+      // The platform records "running" in the catalog; a file or Redis catalog shows it a moment later.
+      const settleBy = Date.now() + RESUME_SETTLE_MS;
+      for (;;) {
+        const after = await catalog.get(sandboxID);
+        if (!after) {
+          sendError(res, sandboxNotFound(sandboxID));
+          return undefined;
+        }
+        if (after.state === 'running') return after;
+        if (Date.now() >= settleBy) {
+          sendError(res, sandboxPaused(sandboxID, 'auto-resume finished but the catalog still says paused'));
+          return undefined;
+        }
+        await new Promise((r) => setTimeout(r, 50));
       }
-      if (after.state !== 'running') {
-        sendError(res, sandboxPaused(sandboxID, 'auto-resume finished but the catalog still says paused'));
-        return undefined;
-      }
-      return after;
     } catch (err) {
       log(`auto-resume of ${sandboxID} failed: ${(err as Error).message}`);
       sendError(res, sandboxPaused(sandboxID, `auto-resume failed: ${(err as Error).message}`));

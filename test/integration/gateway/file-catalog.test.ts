@@ -81,4 +81,29 @@ describe('file catalog (sandbox-kit gateway --catalog file:PATH)', () => {
     await writeFile(file, JSON.stringify([{ sandboxID: 'ok', host: '127.0.0.1', token: 't' }, { sandboxID: 'bad', host: '127.0.0.1', token: 't', state: 'frozen' }]));
     await expect(spawnGateway(['--catalog', `file:${file}`])).rejects.toThrow('[1].state');
   });
+
+  it('auto-resumes through the platform API (--resume-url, --api-key-file) and then serves the request', async () => {
+    const dir = await catalogDir();
+    const file = join(dir, 'catalog.json');
+    const keyFile = join(dir, 'api-key');
+    await writeFile(keyFile, 'platform-key\n', { mode: 0o600 });
+    const agent = await upstreamNamed('awake');
+    const entry = { sandboxID: 'nap', host: '127.0.0.1', agentPort: agent.port, token: 'tok', autoResume: true };
+    await writeFile(file, JSON.stringify([{ ...entry, state: 'paused' }]));
+    // A stand-in for the platform API: resuming marks the sandbox running in the catalog.
+    const seen: string[] = [];
+    const platform = await startUpstream((req, res) => {
+      seen.push(`${req.method} ${req.url} ${String(req.headers['x-api-key'])}`);
+      void writeFile(file, JSON.stringify([{ ...entry, state: 'running' }])).then(() => res.end('{}'));
+    });
+    cleanup.add(() => platform.close());
+    const gateway = await spawnGateway(['--catalog', `file:${file}`, '--resume-url', `http://127.0.0.1:${platform.port}/`, '--api-key-file', keyFile]);
+    cleanup.add(() => gateway.stop());
+
+    expect((await ask(gateway.port, 'nap', 'wrong')).status).toBe(401);
+    expect(seen).toEqual([]);
+    const reply = await ask(gateway.port, 'nap', 'tok');
+    expect(reply.body).toBe('awake');
+    expect(seen).toEqual(['POST /sandboxes/nap/resume platform-key']);
+  });
 });
