@@ -1,29 +1,38 @@
 /**
- * Writes docs/config.md from the stack schema, or with --check exits 1 when the file is out of date.
- * Run after a build: node dist/scripts/config-reference.js [--check] [--out FILE]
+ * Writes the config reference from the stack schema: docs/config.md whole, and the table section of README.md.
+ * With --check it writes nothing and exits 1 when either is out of date.
+ * Run after a build: node dist/scripts/config-reference.js [--check]
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { renderConfigReference } from '../src/config/reference';
+import { renderConfigReference, withConfigTable } from '../src/config/reference';
 
-const { values } = parseArgs({ options: { check: { type: 'boolean', default: false }, out: { type: 'string', default: 'docs/config.md' } } });
-const out = values.out;
-const expected = renderConfigReference();
+const { values } = parseArgs({ options: { check: { type: 'boolean', default: false } } });
 
-if (values.check) {
-  let current = '';
+function read(path: string): string {
   try {
-    current = readFileSync(out, 'utf8');
+    return readFileSync(path, 'utf8');
   } catch {
-    // Missing counts as out of date.
+    return ''; // Missing counts as out of date.
   }
-  if (current !== expected) {
-    console.error(`${out} is out of date with src/config/schema.ts; regenerate it: node dist/scripts/config-reference.js`);
-    process.exitCode = 1;
-  } else {
-    console.log(`${out} is up to date`);
+}
+
+const targets: { path: string; expected: string }[] = [
+  { path: 'docs/config.md', expected: renderConfigReference() },
+  { path: 'README.md', expected: withConfigTable(read('README.md')) },
+];
+
+for (const { path, expected } of targets) {
+  const current = read(path);
+  if (values.check) {
+    if (current !== expected) {
+      console.error(`${path} is out of date with src/config/schema.ts; regenerate it: npm run docs:config`);
+      process.exitCode = 1;
+    } else {
+      console.log(`${path} is up to date`);
+    }
+  } else if (current !== expected) {
+    writeFileSync(path, expected);
+    console.log(`wrote ${path}`);
   }
-} else {
-  writeFileSync(out, expected);
-  console.log(`wrote ${out}`);
 }

@@ -16,10 +16,26 @@ function showDefault(field: ConfigField): string {
   return `\`${JSON.stringify(field.defaultValue)}\``;
 }
 
-export function renderConfigReference(): string {
+/** The table of every key, what it accepts, its default and what it does: in docs/config.md and in the README. */
+export function renderConfigTable(): string {
   const rows = configFields().map(
     (f) => `| \`${CONFIG_NAMESPACE}:${f.path}\` | ${cell(f.accepts)} | ${showDefault(f)} | ${cell(f.description)} |`,
   );
+  return `| key | accepts | default | what it does |\n|---|---|---|---|\n${rows.join('\n')}\n`;
+}
+
+export const TABLE_START = '<!-- config-reference:start (generated from src/config/schema.ts; do not edit by hand) -->';
+export const TABLE_END = '<!-- config-reference:end -->';
+
+/** A document with its generated table (between TABLE_START and TABLE_END) replaced by the current one. */
+export function withConfigTable(doc: string): string {
+  const start = doc.indexOf(TABLE_START);
+  const end = doc.indexOf(TABLE_END);
+  if (start < 0 || end < start) throw new Error(`the document has no ${TABLE_START} ... ${TABLE_END} section`);
+  return `${doc.slice(0, start + TABLE_START.length)}\n${renderConfigTable()}${doc.slice(end)}`;
+}
+
+export function renderConfigReference(): string {
   return `<!-- Generated from src/config/schema.ts by scripts/config-reference.ts; do not edit by hand. -->
 # Stack configuration reference
 
@@ -45,10 +61,7 @@ selected stack is not followed, so a command always says which file it read.
   output directory is created 0700; in an existing one only these file names are replaced. Nothing is written when
   the config, the password or a flag is invalid.
 
-| key | accepts | default | what it does |
-|---|---|---|---|
-${rows.join('\n')}
-
+${renderConfigTable()}
 ## Secrets
 
 | key | what it is |

@@ -1,11 +1,17 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { configFields, keysAt, loadStackConfig, renderConfigReference } from '../../../src/config';
+import { withConfigTable } from '../../../src/config/reference';
 
 describe('config reference (docs/config.md)', () => {
   it('is up to date with the schema (regenerate: npm run build && node dist/scripts/config-reference.js)', () => {
     const doc = readFileSync(join(__dirname, '..', '..', '..', 'docs', 'config.md'), 'utf8');
     expect(doc).toBe(renderConfigReference());
+  });
+
+  it('the README carries the same generated table (regenerate: npm run docs:config)', () => {
+    const readme = readFileSync(join(__dirname, '..', '..', '..', 'README.md'), 'utf8');
+    expect(readme).toBe(withConfigTable(readme));
   });
 
   it('documents every settable key, with a description and what it accepts', () => {

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Runs every benchmark in turn. Each one measures against a peer in the same run and prints ratios.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+echo "== agent: ListDir 100,000 entries vs find -printf; Stat latency =="
+bash scripts/bench/agent-listdir.sh "$@"
+echo
+echo "== gateway: Stat straight to the agent vs through the gateway vs through nginx =="
+bash scripts/bench/gateway.sh "$@"
