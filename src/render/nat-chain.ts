@@ -6,7 +6,7 @@ export const ALWAYS_BYPASSED = ['0.0.0.0/8', '127.0.0.0/8', '169.254.0.0/16'] as
 
 /**
  * The transparent-mode NAT chain: every outgoing TCP connection goes to ss-redir, except to the proxy itself and the
- * bypassed ranges. `up` rebuilds the chain in place, so running it again leaves one chain and one OUTPUT jump;
+ * bypassed ranges. `up` rebuilds the chain atomically, so running it again leaves one chain and one OUTPUT jump;
  * `down` removes both.
  */
 export function renderNatChain(config: StackConfig, serverIp: string): string {
@@ -21,12 +21,17 @@ REDIRECT_PORT=${config.client.redirectPort}
 BYPASS="${bypass.join(' ')}"
 
 up() {
-  # Create the chain, or empty it if it exists, then fill it: a re-run never duplicates rules.
-  iptables -w -t nat -N "$CHAIN" 2>/dev/null || iptables -w -t nat -F "$CHAIN"
-  for cidr in $BYPASS; do
-    iptables -w -t nat -A "$CHAIN" -d "$cidr" -j RETURN
-  done
-  iptables -w -t nat -A "$CHAIN" -p tcp -j REDIRECT --to-ports "$REDIRECT_PORT"
+  # One iptables-restore transaction creates or empties the chain and refills it: a re-run never duplicates a rule
+  # and never leaves a moment in which the attached chain is empty and connections bypass the proxy.
+  {
+    echo '*nat'
+    echo ":$CHAIN - [0:0]"
+    for cidr in $BYPASS; do
+      echo "-A $CHAIN -d $cidr -j RETURN"
+    done
+    echo "-A $CHAIN -p tcp -j REDIRECT --to-ports $REDIRECT_PORT"
+    echo 'COMMIT'
+  } | iptables-restore -w --noflush
   iptables -w -t nat -C OUTPUT -p tcp -j "$CHAIN" 2>/dev/null || iptables -w -t nat -A OUTPUT -p tcp -j "$CHAIN"
 }
 

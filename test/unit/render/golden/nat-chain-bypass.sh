@@ -8,12 +8,17 @@ REDIRECT_PORT=12346
 BYPASS="203.0.113.10/32 0.0.0.0/8 127.0.0.0/8 169.254.0.0/16 192.0.2.0/24 198.51.100.7/32"
 
 up() {
-  # Create the chain, or empty it if it exists, then fill it: a re-run never duplicates rules.
-  iptables -w -t nat -N "$CHAIN" 2>/dev/null || iptables -w -t nat -F "$CHAIN"
-  for cidr in $BYPASS; do
-    iptables -w -t nat -A "$CHAIN" -d "$cidr" -j RETURN
-  done
-  iptables -w -t nat -A "$CHAIN" -p tcp -j REDIRECT --to-ports "$REDIRECT_PORT"
+  # One iptables-restore transaction creates or empties the chain and refills it: a re-run never duplicates a rule
+  # and never leaves a moment in which the attached chain is empty and connections bypass the proxy.
+  {
+    echo '*nat'
+    echo ":$CHAIN - [0:0]"
+    for cidr in $BYPASS; do
+      echo "-A $CHAIN -d $cidr -j RETURN"
+    done
+    echo "-A $CHAIN -p tcp -j REDIRECT --to-ports $REDIRECT_PORT"
+    echo 'COMMIT'
+  } | iptables-restore -w --noflush
   iptables -w -t nat -C OUTPUT -p tcp -j "$CHAIN" 2>/dev/null || iptables -w -t nat -A OUTPUT -p tcp -j "$CHAIN"
 }
 
