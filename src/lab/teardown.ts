@@ -83,15 +83,19 @@ export async function removeLab(lab: string, base?: string): Promise<RemovedLab>
   const state = readState(lab, base);
   const leftovers = await findLeftovers(lab, base);
   const processes = await stopProcesses(leftovers.namespaces, state ? state.processes.map((p) => p.pid) : []);
+  // The host link goes first: its peer lives in the sandbox-host namespace, whose deletion the kernel finishes in the
+  // background, so a link seen before that deletion may vanish under our feet after it.
+  const hostLink = hostLinkName(lab);
+  if (await linkExists(hostLink)) {
+    const result = await run(['ip', 'link', 'delete', 'dev', hostLink]);
+    if (result.code !== 0 && (await linkExists(hostLink))) throw new Error(`cannot delete the host link ${hostLink}: ${result.stderr.trim()}`);
+  }
   for (const ns of leftovers.namespaces) {
     const result = await run(['ip', 'netns', 'delete', ns]);
     if (result.code !== 0 && (await listNamespaces()).includes(ns)) {
       throw new Error(`cannot delete namespace ${ns}: ${result.stderr.trim()}`);
     }
   }
-  // The host link's peer lives in the sandbox-host namespace, so deleting that removed it; this is for a half-built lab.
-  const hostLink = await linkExists(hostLinkName(lab));
-  if (hostLink) await must(['ip', 'link', 'delete', 'dev', hostLinkName(lab)]);
   if (leftovers.stateDir) rmSync(labDir(lab, base), { recursive: true, force: true });
   return { namespaces: leftovers.namespaces, processes, hostLink: leftovers.hostLink, stateDir: leftovers.stateDir };
 }
