@@ -147,7 +147,11 @@ async function checkRunning(shell: HostShell, expected: Expectations, sockets: L
   const name = 'ss-server running';
   const pid1 = await shell.tryRun('cat /proc/1/comm');
   const init = pid1.ok ? pid1.stdout.trim() : 'unknown';
-  if (init === 'systemd') {
+  // systemd runs the unit only when it knows it: a host whose unit file systemd cannot see (the lab's proxy host, which
+  // shares a machine's systemd but has its own /etc view) runs ss-server some other way, so the process decides there.
+  const loadState = init === 'systemd' ? await shell.tryRun(`systemctl show -p LoadState --value ${expected.unit}`) : undefined;
+  const unitKnown = loadState !== undefined && !(loadState.ok && loadState.stdout.trim() === 'not-found');
+  if (unitKnown) {
     const state = await shell.tryRun(`systemctl is-active ${expected.unit} || true`);
     const active = state.ok ? state.stdout.trim() : state.error;
     if (active !== 'active') return { result: { name, ok: false, detail: `systemd unit ${expected.unit} is ${active || 'unknown'}` } };
@@ -159,7 +163,7 @@ async function checkRunning(shell: HostShell, expected: Expectations, sockets: L
     };
   }
   const pids = typeof sockets === 'string' ? [] : serverPids(sockets.filter((s) => s.port === expected.port));
-  const how = `no systemd (PID 1 is ${init}), process check`;
+  const how = init === 'systemd' ? `systemd does not know ${expected.unit}, process check` : `no systemd (PID 1 is ${init}), process check`;
   if (pids.length === 0) return { result: { name, ok: false, detail: `${how}: no ${SERVER_PROCESS} process owns port ${expected.port}` } };
   return { result: { name, ok: true, detail: `${how}: ${SERVER_PROCESS} pid ${pids.join(', ')} owns port ${expected.port}` }, pid: pids[0] };
 }

@@ -12,6 +12,8 @@ interface FakeHost {
   tc: string;
   ss: string;
   unitState?: string;
+  /** systemctl show -p LoadState (default loaded). */
+  loadState?: string;
   mainPid?: number;
   limits: Record<number, string>;
   stat: string;
@@ -47,6 +49,7 @@ function fakeRemote(host: FakeHost): Remote & { commands: string[] } {
       if (script.startsWith('tc qdisc show dev ')) return ok(host.tc);
       if (script === 'ss -H -lntup') return ok(host.ss);
       if (script === 'cat /proc/1/comm') return ok(`${host.init}\n`);
+      if (script.startsWith('systemctl show -p LoadState --value ')) return ok(`${host.loadState ?? 'loaded'}\n`);
       if (script.startsWith('systemctl is-active ')) return ok(`${host.unitState ?? 'inactive'}\n`);
       if (script.startsWith('systemctl show -p MainPID --value ')) return ok(`${host.mainPid ?? 0}\n`);
       if ((m = /^cat \/proc\/(\d+)\/limits$/.exec(script))) {
@@ -141,6 +144,14 @@ describe('runChecks', () => {
     const { failed, byName } = await check({ ...AWS_HOST, sysctl: captured.SYSCTL_APPLIED.replace('ip_forward = 1', 'ip_forward = 0').replace('bbr', 'cubic') });
     expect(failed).toEqual(['sysctl net.ipv4.ip_forward=1', 'sysctl net.ipv4.tcp_congestion_control=bbr']);
     expect(byName('sysctl net.ipv4.tcp_congestion_control=bbr').detail).toBe('reads cubic');
+  });
+
+  it('checks the process when systemd is PID 1 but does not know the unit (the lab on a systemd machine)', async () => {
+    const { failed, byName } = await check({ ...LAB_HOST, init: 'systemd', loadState: 'not-found' });
+    expect(failed).toEqual([]);
+    expect(byName('ss-server running').detail).toBe('systemd does not know ss-server.service, process check: ss-server pid 812 owns port 8388');
+    const stopped = await check({ ...LAB_HOST, init: 'systemd', loadState: 'not-found', ss: '' });
+    expect(stopped.byName('ss-server running')).toMatchObject({ ok: false, detail: 'systemd does not know ss-server.service, process check: no ss-server process owns port 8388' });
   });
 
   it('fails an inactive unit and everything that needs the process', async () => {
