@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { accessTokenMatches } from './access-token';
+import { AccessTokenChecker } from './access-token';
 import type { CatalogEntry } from './catalog/entry';
 import type { Catalog } from './catalog/types';
 import { accessDenied, sandboxNotFound, sandboxPaused, sendError } from './error-response';
@@ -18,44 +18,81 @@ export interface HandlerDeps {
   log: (line: string) => void;
 }
 
+type Lookup = CatalogEntry | undefined;
+
+function isPromise(value: Lookup | Promise<Lookup>): value is Promise<Lookup> {
+  return typeof (value as Promise<Lookup> | undefined)?.then === 'function';
+}
+
 /**
  * The gateway's decision for one request, in order: where to (400), which sandbox (502 unknown),
  * may the caller (401, checked before anything reveals or changes state), is it running (502 paused or
  * auto-resume), then stream it to the sandbox's own host.
+ *
+ * In-process catalogs (memory, file, a warm Redis cache) answer synchronously; such requests are decided
+ * and forwarded without a promise or a microtask hop. Only lookups that really wait go through promises.
  */
 export function createHandler(deps: HandlerDeps): (req: IncomingMessage, res: ServerResponse) => void {
   const { catalog, routing, forwarding, resumer, log } = deps;
+  const tokens = new AccessTokenChecker();
 
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const internalError = (res: ServerResponse) => (err: unknown) => {
+    log(`internal error: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
+    sendError(res, { message: 'internal gateway error', code: 500 });
+  };
+
+  function catalogUnavailable(res: ServerResponse, sandboxID: string, err: unknown): void {
+    log(`catalog lookup of ${sandboxID} failed: ${(err as Error).message}`);
+    sendError(res, { sandboxID, message: 'the sandbox catalog is unavailable; try again shortly', code: 503 });
+  }
+
+  function handle(req: IncomingMessage, res: ServerResponse): void {
     const route = decideRoute(req.headers, req.url, routing);
     if (!route.ok) {
       sendError(res, { message: route.message, code: route.status });
       return;
     }
     const { sandboxID } = route;
-    let entry: CatalogEntry | undefined;
+    let lookup: Lookup | Promise<Lookup>;
     try {
-      entry = await catalog.get(sandboxID);
+      lookup = catalog.get(sandboxID);
     } catch (err) {
-      log(`catalog lookup of ${sandboxID} failed: ${(err as Error).message}`);
-      sendError(res, { sandboxID, message: 'the sandbox catalog is unavailable; try again shortly', code: 503 });
+      catalogUnavailable(res, sandboxID, err);
       return;
     }
+    if (isPromise(lookup)) {
+      lookup.then(
+        (entry) => proceed(req, res, sandboxID, route.port, entry),
+        (err: unknown) => catalogUnavailable(res, sandboxID, err),
+      ).catch(internalError(res));
+      return;
+    }
+    proceed(req, res, sandboxID, route.port, lookup);
+  }
+
+  function proceed(req: IncomingMessage, res: ServerResponse, sandboxID: string, port: number | undefined, entry: Lookup): void {
     if (!entry) {
       sendError(res, sandboxNotFound(sandboxID));
       return;
     }
     const token = req.headers['x-access-token'];
-    if (!accessTokenMatches(token, entry.tokenHash)) {
+    if (!tokens.matches(token, entry.tokenHash)) {
       sendError(res, accessDenied(sandboxID, token !== undefined && token !== ''));
       return;
     }
     if (entry.state === 'paused') {
-      const running = await resumeIfAllowed(entry, res);
-      if (!running) return;
-      entry = running;
+      resumeIfAllowed(entry, res)
+        .then((running) => {
+          if (running) send(req, res, sandboxID, port, running);
+        })
+        .catch(internalError(res));
+      return;
     }
-    forward(req, res, { sandboxID, host: entry.host, port: route.port ?? entry.agentPort }, forwarding, parseConnectTimeoutMs(req.headers['connect-timeout-ms']));
+    send(req, res, sandboxID, port, entry);
+  }
+
+  function send(req: IncomingMessage, res: ServerResponse, sandboxID: string, port: number | undefined, entry: CatalogEntry): void {
+    forward(req, res, { sandboxID, host: entry.host, port: port ?? entry.agentPort }, forwarding, parseConnectTimeoutMs(req.headers['connect-timeout-ms']));
   }
 
   async function resumeIfAllowed(entry: CatalogEntry, res: ServerResponse): Promise<CatalogEntry | undefined> {
@@ -93,9 +130,10 @@ export function createHandler(deps: HandlerDeps): (req: IncomingMessage, res: Se
   }
 
   return (req, res) => {
-    handle(req, res).catch((err: unknown) => {
-      log(`internal error: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
-      sendError(res, { message: 'internal gateway error', code: 500 });
-    });
+    try {
+      handle(req, res);
+    } catch (err) {
+      internalError(res)(err);
+    }
   };
 }

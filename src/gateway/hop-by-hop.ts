@@ -17,9 +17,14 @@ const ALWAYS_DROPPED = new Set([
   'expect',
 ]);
 
+/** Connection values that list no field beyond the ones always dropped. */
+const NOTHING_LISTED = new Set(['keep-alive', 'close', 'Keep-Alive', 'Close', '']);
+
 /** Names a Connection header lists are hop-by-hop too (RFC 9110 section 7.6.1). */
 function listedInConnection(connection: string | string[] | undefined): Set<string> | undefined {
   if (connection === undefined) return undefined;
+  // The usual values name no extra field; skip the split for them.
+  if (typeof connection === 'string' && NOTHING_LISTED.has(connection)) return undefined;
   const text = Array.isArray(connection) ? connection.join(',') : connection;
   const names = text
     .split(',')
