@@ -1,11 +1,13 @@
 /**
  * Gateway benchmark: the same Stat workload (wrk, 32 connections) sent straight to the agent, through the
  * gateway, and through nginx routing by the same header to the same agent. Reports requests/s and p50/p99
- * for the three, and the gateway/nginx ratios. Rounds alternate the order so drift hits every target alike.
+ * for the three, the CPU time per request of the proxy (gateway or nginx) and of the agent, and the
+ * gateway/nginx ratios. Rounds alternate the order so drift hits every target alike.
  *
  *   node dist/scripts/bench/gateway.js [--seconds 8] [--warmup 2] [--rounds 3] [--connections 32] [--json FILE]
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import { createServer } from 'node:net';
@@ -35,8 +37,30 @@ function freePort(): Promise<number> {
   });
 }
 
+/** Clock ticks per second of /proc/PID/stat (getconf CLK_TCK; 100 on Linux when getconf is missing). */
+function clockTicks(): number {
+  try {
+    const n = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
+    return Number.isInteger(n) && n > 0 ? n : 100;
+  } catch {
+    return 100;
+  }
+}
+
+/** CPU seconds (user + system) a process has used so far, from /proc; NaN where /proc is not available. */
+function cpuSeconds(pid: number | undefined, ticks: number): number {
+  if (pid === undefined) return NaN;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / ticks;
+  } catch {
+    return NaN;
+  }
+}
+
 /** Starts a sandbox-kit command and waits for its "<what> listening on HOST:PORT" line. */
-function startCli(args: string[], what: string): Promise<number> {
+function startCli(args: string[], what: string): Promise<{ port: number; pid: number | undefined }> {
   const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
   let output = '';
@@ -48,7 +72,7 @@ function startCli(args: string[], what: string): Promise<number> {
       const m = new RegExp(`${what} listening on \\S+:(\\d+)`).exec(output);
       if (m) {
         clearTimeout(timer);
-        res(Number(m[1]));
+        res({ port: Number(m[1]), pid: child.pid });
       }
     });
     child.once('exit', (code) => rej(new Error(`${what} exited with ${code}:\n${output}`)));
@@ -83,6 +107,8 @@ async function waitFor200(port: number, headers: Record<string, string>, body: s
   throw new Error(`${what} does not answer Stat with 200: ${String(last)}`);
 }
 
+const fmtUs = (us: number) => (Number.isNaN(us) ? '-' : us.toFixed(0));
+
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
 async function main(): Promise<void> {
@@ -116,16 +142,17 @@ async function main(): Promise<void> {
     await writeFile(tokenFile, TOKEN, { mode: 0o600 });
 
     console.log('bench gateway: starting the agent');
-    const agentPort = await startCli(['agent', '--host', '127.0.0.1', '--port', '0', '--token-file', tokenFile, '--default-user', userInfo().username], 'agent');
+    const agent = await startCli(['agent', '--host', '127.0.0.1', '--port', '0', '--token-file', tokenFile, '--default-user', userInfo().username], 'agent');
+    const agentPort = agent.port;
     const catalogFile = join(dir, 'catalog.json');
     await writeFile(catalogFile, JSON.stringify([{ sandboxID: SANDBOX_ID, host: '127.0.0.1', agentPort, token: TOKEN, state: 'running' }]));
     console.log('bench gateway: starting the gateway');
-    const gatewayPort = await startCli(['gateway', '--host', '127.0.0.1', '--port', '0', '--catalog', `file:${catalogFile}`], 'gateway');
+    const gateway = await startCli(['gateway', '--host', '127.0.0.1', '--port', '0', '--catalog', `file:${catalogFile}`], 'gateway');
+    const gatewayPort = gateway.port;
     console.log('bench gateway: starting nginx');
     const nginxPort = await freePort();
-    children.push(
-      await startNginx({ dir: join(dir, 'nginx'), listenPort: nginxPort, idHeader: names.sandboxIdHeader, sandboxID: SANDBOX_ID, agentHost: '127.0.0.1', agentPort, accessToken: TOKEN }),
-    );
+    const nginx = await startNginx({ dir: join(dir, 'nginx'), listenPort: nginxPort, idHeader: names.sandboxIdHeader, sandboxID: SANDBOX_ID, agentHost: '127.0.0.1', agentPort, accessToken: TOKEN });
+    children.push(nginx);
 
     const body = JSON.stringify({ path: statPath });
     const headers: Record<string, string> = {
@@ -143,22 +170,42 @@ async function main(): Promise<void> {
       [`wrk.method = "POST"`, `wrk.body = ${JSON.stringify(body)}`, ...Object.entries(headers).map(([k, v]) => `wrk.headers[${JSON.stringify(k)}] = ${JSON.stringify(v)}`)].join('\n') + '\n',
     );
 
-    const results: Record<Target, LoadResult[]> = { direct: [], gateway: [], nginx: [] };
+    // CPU time per request of the proxy in the path (none for direct) and of the agent: steadier than req/s
+    // on a small machine, where the proxy, the agent and wrk share the cores.
+    const proxyPid: Record<Target, number | undefined> = { direct: undefined, gateway: gateway.pid, nginx: nginx.pid };
+    const ticks = clockTicks();
+    type Run = LoadResult & { proxyCpuUs: number; agentCpuUs: number };
+    const results: Record<Target, Run[]> = { direct: [], gateway: [], nginx: [] };
     for (let round = 0; round < rounds; round++) {
       const order = round % 2 === 0 ? [...TARGETS] : [...TARGETS].reverse();
       for (const target of order) {
         const url = `http://127.0.0.1:${ports[target]}/filesystem.Filesystem/Stat`;
         if (warmup > 0) await runWrk(url, script, connections, warmup, threads);
-        const r = await runWrk(url, script, connections, seconds, threads);
+        const proxyBefore = cpuSeconds(proxyPid[target], ticks);
+        const agentBefore = cpuSeconds(agent.pid, ticks);
+        const load = await runWrk(url, script, connections, seconds, threads);
+        const perRequestUs = (before: number, after: number) => ((after - before) * 1e6) / load.requests;
+        const r: Run = { ...load, proxyCpuUs: perRequestUs(proxyBefore, cpuSeconds(proxyPid[target], ticks)), agentCpuUs: perRequestUs(agentBefore, cpuSeconds(agent.pid, ticks)) };
         if (r.failures > 0) throw new Error(`${target}: ${r.failures} failed requests out of ${r.requests}`);
         results[target].push(r);
-        console.log(`bench gateway: round ${round + 1}/${rounds} ${target.padEnd(7)} ${r.rps.toFixed(0)} req/s  p50 ${r.p50Ms.toFixed(2)} ms  p99 ${r.p99Ms.toFixed(2)} ms`);
+        console.log(
+          `bench gateway: round ${round + 1}/${rounds} ${target.padEnd(7)} ${r.rps.toFixed(0)} req/s  p50 ${r.p50Ms.toFixed(2)} ms  p99 ${r.p99Ms.toFixed(2)} ms  CPU/req proxy ${fmtUs(r.proxyCpuUs)} agent ${fmtUs(r.agentCpuUs)}`,
+        );
       }
     }
 
     const summary = Object.fromEntries(
-      TARGETS.map((t) => [t, { rps: median(results[t].map((r) => r.rps)), p50Ms: median(results[t].map((r) => r.p50Ms)), p99Ms: median(results[t].map((r) => r.p99Ms)) }]),
-    ) as Record<Target, { rps: number; p50Ms: number; p99Ms: number }>;
+      TARGETS.map((t) => [
+        t,
+        {
+          rps: median(results[t].map((r) => r.rps)),
+          p50Ms: median(results[t].map((r) => r.p50Ms)),
+          p99Ms: median(results[t].map((r) => r.p99Ms)),
+          proxyCpuUs: median(results[t].map((r) => r.proxyCpuUs)),
+          agentCpuUs: median(results[t].map((r) => r.agentCpuUs)),
+        },
+      ]),
+    ) as Record<Target, { rps: number; p50Ms: number; p99Ms: number; proxyCpuUs: number; agentCpuUs: number }>;
     const ratios = {
       rps: summary.gateway.rps / summary.nginx.rps,
       p50: summary.gateway.p50Ms / summary.nginx.p50Ms,
@@ -166,9 +213,12 @@ async function main(): Promise<void> {
     };
 
     console.log(`\nStat workload, wrk ${connections} connections, ${threads} thread(s), ${seconds}s x ${rounds} rounds (median), cores: ${require('node:os').cpus().length}`);
-    console.log('| target  | req/s | p50 ms | p99 ms |');
-    console.log('|---------|------:|-------:|-------:|');
-    for (const t of TARGETS) console.log(`| ${t.padEnd(7)} | ${summary[t].rps.toFixed(0)} | ${summary[t].p50Ms.toFixed(2)} | ${summary[t].p99Ms.toFixed(2)} |`);
+    console.log('| target  | req/s | p50 ms | p99 ms | proxy CPU us/req | agent CPU us/req |');
+    console.log('|---------|------:|-------:|-------:|-----------------:|-----------------:|');
+    for (const t of TARGETS) {
+      const s = summary[t];
+      console.log(`| ${t.padEnd(7)} | ${s.rps.toFixed(0)} | ${s.p50Ms.toFixed(2)} | ${s.p99Ms.toFixed(2)} | ${fmtUs(s.proxyCpuUs)} | ${fmtUs(s.agentCpuUs)} |`);
+    }
     console.log(`\ngateway / nginx: req/s ${ratios.rps.toFixed(2)}x, p50 ${ratios.p50.toFixed(2)}x, p99 ${ratios.p99.toFixed(2)}x`);
     console.log(`gateway / direct: req/s ${(summary.gateway.rps / summary.direct.rps).toFixed(2)}x; nginx / direct: req/s ${(summary.nginx.rps / summary.direct.rps).toFixed(2)}x`);
     if (values.json) await writeFile(values.json, JSON.stringify({ connections, threads, seconds, rounds, summary, ratios, runs: results }, null, 2));
