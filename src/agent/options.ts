@@ -2,8 +2,9 @@
 import * as os from 'node:os';
 import { z } from 'zod';
 import { brandNames, DEFAULT_BRAND } from '../config/brand';
+import { DEFAULT_AGENT_PORT } from '../config/ports';
 
-export const DEFAULT_AGENT_PORT = 49983;
+export { DEFAULT_AGENT_PORT };
 /** ~150 MB of response at ~300 bytes an entry: fits a 1 GiB sandbox with room to spare. */
 export const DEFAULT_MAX_ENTRIES = 500_000;
 /** A request is a path and a depth; 64 KiB holds the longest Linux path escaped several times over. */

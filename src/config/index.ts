@@ -6,3 +6,4 @@ export * from './stack-file';
 export * from './brand';
 export * from './schema-walk';
 export * from './reference';
+export * from './ports';

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { cidrList, flag, integer, ipv4, oneOf, port, text } from './fields';
 import { AEAD_METHODS, SS_MODES } from './methods';
+import { DEFAULT_AGENT_PORT } from './ports';
 
 /**
  * The whole stack configuration: the `sandbox-kit:` namespace of Pulumi.<stack>.yaml, one object per key.
@@ -68,7 +69,7 @@ const template = z
 
 const agent = z
   .strictObject({
-    port: port().default(49983).describe('Port the in-sandbox agent listens on (the default of the `Svc-Sandbox-Port` header).'),
+    port: port().default(DEFAULT_AGENT_PORT).describe('Port the in-sandbox agent listens on (the default of the `Svc-Sandbox-Port` header).'),
     defaultUser: text(/^[a-z_][a-z0-9_-]*$/, 'a Unix user name').default('user').describe('Sandbox user when a request names none (Basic auth).'),
   })
   .prefault({});

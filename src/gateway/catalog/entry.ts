@@ -1,9 +1,10 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
+import { DEFAULT_AGENT_PORT } from '../../config/ports';
 import { hashAccessToken } from '../access-token';
 
-/** The agent's port inside every sandbox unless a catalog entry says otherwise (seed: default agent port). */
-export const DEFAULT_AGENT_PORT = 49983;
+/** The agent's port inside every sandbox unless a catalog entry says otherwise. */
+export { DEFAULT_AGENT_PORT };
 
 export const SANDBOX_STATES = ['running', 'paused'] as const;
 export type SandboxState = (typeof SANDBOX_STATES)[number];
