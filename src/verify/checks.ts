@@ -104,9 +104,9 @@ async function checkSysctls(shell: HostShell, expected: Expectations): Promise<C
     const got = values[key];
     if (got === want) {
       results.push({ name, ok: true });
-    } else if (key === 'net.core.default_qdisc' && got !== undefined) {
-      // default_qdisc is one global setting; a host in a network namespace shows fq on its device instead.
-      results.push({ name, ...(await qdiscOnDefaultDevice(shell, want, got)) });
+    } else if (key === 'net.core.default_qdisc') {
+      // default_qdisc is one global setting, absent inside a network namespace: there the device's own qdisc counts.
+      results.push({ name, ...(await qdiscOnDefaultDevice(shell, want, got ?? 'nothing (not a setting of this network namespace)')) });
     } else {
       results.push({ name, ok: false, detail: got === undefined ? (read.ok ? 'not readable on this host' : read.error) : `reads ${got}` });
     }

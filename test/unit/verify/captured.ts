@@ -36,8 +36,11 @@ net.ipv4.tcp_congestion_control = bbr
 net.ipv4.tcp_fastopen = 3
 `;
 
-/** In a network namespace default_qdisc shows the machine's global value. */
-export const SYSCTL_NAMESPACE = SYSCTL_APPLIED.replace('default_qdisc = fq', 'default_qdisc = pfifo_fast');
+/** Inside a network namespace net.core.default_qdisc does not exist: `sysctl -e` prints nothing for it. */
+export const SYSCTL_NAMESPACE = SYSCTL_APPLIED.replace('net.core.default_qdisc = fq\n', '');
+
+/** A host whose global default_qdisc was never changed. */
+export const SYSCTL_GLOBAL_PFIFO = SYSCTL_APPLIED.replace('default_qdisc = fq', 'default_qdisc = pfifo_fast');
 
 export const ROUTE_DEFAULT = 'default via 172.31.16.1 dev ens5 proto dhcp src 172.31.16.10 metric 100 \n';
 

@@ -128,16 +128,24 @@ describe('runChecks', () => {
   it('passes the lab host: root without sudo, no systemd, fq on the device instead of the global sysctl', async () => {
     const { failed, byName, commands } = await check(LAB_HOST, DEDICATED);
     expect(failed).toEqual([]);
-    expect(byName('sysctl net.core.default_qdisc=fq').detail).toBe('reads pfifo_fast, but the default-route device px0 uses fq');
+    expect(byName('sysctl net.core.default_qdisc=fq').detail).toBe('reads nothing (not a setting of this network namespace), but the default-route device px0 uses fq');
     expect(byName('ss-server running').detail).toBe('no systemd (PID 1 is node), process check: ss-server pid 812 owns port 8388');
     expect(byName('egress bind').detail).toMatch(/198\.18\.0\.2 \(on px0\)/);
     expect(commands.some((c) => c.startsWith('sudo'))).toBe(false);
   });
 
   it('fails a qdisc that is fq neither globally nor on the default-route device', async () => {
-    const { failed, byName } = await check({ ...LAB_HOST, tc: captured.TC_PFIFO });
+    const { failed, byName } = await check({ ...LAB_HOST, sysctl: captured.SYSCTL_GLOBAL_PFIFO, tc: captured.TC_PFIFO });
     expect(failed).toEqual(['sysctl net.core.default_qdisc=fq']);
     expect(byName('sysctl net.core.default_qdisc=fq').detail).toBe('reads pfifo_fast, and the default-route device px0 uses pfifo_fast');
+    const inNamespace = await check({ ...LAB_HOST, tc: captured.TC_PFIFO });
+    expect(inNamespace.failed).toEqual(['sysctl net.core.default_qdisc=fq']);
+  });
+
+  it('passes a host whose global default_qdisc is not fq when its default-route device uses fq', async () => {
+    const { failed, byName } = await check({ ...LAB_HOST, sysctl: captured.SYSCTL_GLOBAL_PFIFO });
+    expect(failed).toEqual([]);
+    expect(byName('sysctl net.core.default_qdisc=fq').detail).toBe('reads pfifo_fast, but the default-route device px0 uses fq');
   });
 
   it('fails sysctls that were not applied, saying what they read', async () => {
