@@ -10,11 +10,11 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
-import { createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { brandNames } from '../../src/config/brand';
+import { freePort } from '../../src/platform/free-port';
 import { startNginx } from './gateway-nginx';
 import { runWrk, type LoadResult } from './gateway-wrk';
 
@@ -26,16 +26,6 @@ type Target = (typeof TARGETS)[number];
 
 const children: ChildProcess[] = [];
 
-function freePort(): Promise<number> {
-  return new Promise((res, rej) => {
-    const s = createServer();
-    s.once('error', rej);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => res(port));
-    });
-  });
-}
 
 /** Clock ticks per second of /proc/PID/stat (getconf CLK_TCK; 100 on Linux when getconf is missing). */
 function clockTicks(): number {

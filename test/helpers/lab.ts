@@ -2,6 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { curlArgv } from '../../src/lab/egress-check';
 import { run, type RunResult } from '../../src/lab/run';
 import type { Lab, LabProgress } from '../../src/lab';
 
@@ -25,7 +26,7 @@ export function recorder(): { events: LabProgress[]; onProgress: (e: LabProgress
 
 /** curl from a lab node; `socks` goes through a SOCKS5 proxy. Resolves with curl's exit code and output. */
 export function curlFrom(lab: Lab, node: string, url: string, socks?: string): Promise<RunResult> {
-  return lab.exec(node, ['curl', '-sS', '--max-time', '5', ...(socks ? ['--socks5-hostname', socks] : []), url]);
+  return lab.exec(node, curlArgv(url, socks));
 }
 
 export async function whoamiFrom(lab: Lab, node: string, socks?: string): Promise<string> {

@@ -1,11 +1,12 @@
 import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, connect, type Server } from 'node:net';
+import { connect, type Server } from 'node:net';
 import { createServer as createHttpServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AEAD_METHODS, loadStackConfig } from '../../../src/config';
 import { renderClientConfig, renderServerAcl, renderServerConfig } from '../../../src/render';
+import { freePort } from '../../../src/platform/free-port';
 
 /**
  * The rendered configs and ACL driven through the real shadowsocks-libev binaries, on loopback only: ss-local ->
@@ -14,13 +15,6 @@ import { renderClientConfig, renderServerAcl, renderServerConfig } from '../../.
  */
 const PASSWORD = 'ss-server-test-password-42';
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 async function waitForPort(port: number): Promise<void> {
   for (let i = 0; i < 100; i++) {

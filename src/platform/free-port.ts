@@ -1,0 +1,13 @@
+import { createServer } from 'node:net';
+
+/** A TCP port on 127.0.0.1 that was free a moment ago, for a server that must be told its port up front. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
+}
