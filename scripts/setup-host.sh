@@ -13,6 +13,10 @@ packages=(
   nginx-light         # peer in the gateway benchmark
   attr                # setfattr/getfattr for agent metadata
   wrk                 # load generator for benchmarks
+  crun                # the sandbox runtime (OCI)
+  runc                # the drop-in runtime, and the one that handles hybrid cgroups natively
+  mmdebstrap          # base root filesystems for templates, from the Debian mirror
+  tini                # tini-static: PID 1 of every sandbox, reaps what the agent's children leave
   curl
   netcat-openbsd
   procps

@@ -13,7 +13,7 @@ import { request } from 'node:http';
 import { tmpdir, userInfo } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { brandNames } from '../../src/config/brand';
+import { brandNames } from '../../src/contract/brand';
 import { freePort } from '../../src/platform/free-port';
 import { startNginx } from './gateway-nginx';
 import { runWrk, type LoadResult } from './gateway-wrk';

@@ -1,8 +1,8 @@
 /** The agent's settings, validated once at the edge (CLI flags or an in-process caller). */
 import * as os from 'node:os';
 import { z } from 'zod';
-import { brandNames, DEFAULT_BRAND } from '../config/brand';
-import { DEFAULT_AGENT_PORT } from '../config/ports';
+import { brandNames, DEFAULT_BRAND } from '../contract/brand';
+import { DEFAULT_AGENT_PORT } from '../contract/agent-port';
 
 export { DEFAULT_AGENT_PORT };
 /** ~150 MB of response at ~300 bytes an entry: fits a 1 GiB sandbox with room to spare. */

@@ -13,7 +13,7 @@ import { AgentError, errorBody } from './errors';
 import { listDir, stat } from './handlers';
 import { decodeRequest, listDirRequestSchema, statRequestSchema } from './messages';
 import { parseAgentOptions, type AgentOptions, type AgentOptionsInput } from './options';
-import { brandNames } from '../config/brand';
+import { brandNames } from '../contract/brand';
 
 export const SERVICE_PREFIX = '/filesystem.Filesystem/';
 const PROCEDURES = ['Stat', 'ListDir'] as const;

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { cidrList, flag, integer, ipv4, oneOf, port, text } from './fields';
 import { AEAD_METHODS, SS_MODES } from './methods';
-import { DEFAULT_AGENT_PORT } from './ports';
+import { DEFAULT_AGENT_PORT } from '../contract/agent-port';
 
 /**
  * The whole stack configuration: the `sandbox-kit:` namespace of Pulumi.<stack>.yaml, one object per key.

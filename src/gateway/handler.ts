@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { AccessTokenChecker } from './access-token';
-import type { CatalogEntry } from './catalog/entry';
-import type { Catalog } from './catalog/types';
+import { AccessTokenChecker } from '../contract/access-token';
+import type { CatalogEntry } from '../catalog/entry';
+import type { Catalog } from '../catalog/types';
 import { accessDenied, sandboxNotFound, sandboxPaused, sendError } from './error-response';
 import { forward, type ForwardSettings } from './forward';
 import type { SingleFlightResumer } from './resume';

@@ -1,5 +1,5 @@
-import { DEFAULT_BRAND } from '../config/brand';
-import type { Catalog } from './catalog/types';
+import { DEFAULT_BRAND } from '../contract/brand';
+import type { Catalog } from '../catalog/types';
 import type { ResumeSandbox } from './resume';
 
 /** Protections against slow or oversized clients, and bounds on waiting for sandboxes. */

@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { SANDBOX_ID_PATTERN } from './catalog/entry';
+import { SANDBOX_ID_PATTERN } from '../contract';
 
 export interface RoutingSettings {
   /** Header names as Node presents them (lower case), e.g. `svc-sandbox-id`. */

@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { brandNames } from '../config/brand';
+import { brandNames } from '../contract/brand';
 import { rawErrorResponse } from './error-response';
 import { createHandler } from './handler';
 import { DEFAULT_LIMITS, DEFAULTS, type GatewayLimits, type GatewayOptions } from './options';

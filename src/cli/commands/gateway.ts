@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { DEFAULT_BRAND } from '../../config/brand';
-import { DEFAULT_LIMITS, openCatalog, startGateway, type GatewayLimits } from '../../gateway';
+import { DEFAULT_BRAND } from '../../contract/brand';
+import { DEFAULT_LIMITS, startGateway, type GatewayLimits } from '../../gateway';
+import { openCatalog } from '../../catalog';
 import { platformResumer } from '../../gateway/platform-resumer';
 import { parseFlags } from '../args';
 

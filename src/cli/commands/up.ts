@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { formatIssues, loadStackConfig, stackFilePath, type StackConfig } from '../../config';
 import type { LabMode } from '../../lab';
-import { startLocalSystem, type LocalSystem } from '../../platform/local-system';
+import { startLocalSystem, type LocalSystem } from '../../local/local-system';
 import { parseFlags } from '../args';
 import { DEFAULT_STACK, findProjectDir, loadStack } from '../stack';
 

@@ -1,7 +1,7 @@
 import { mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { hashAccessToken } from '../../../src/gateway';
+import { hashAccessToken } from '../../../src/contract';
 import { call, Cleanup, eventually, spawnGateway, startUpstream, type Upstream } from './support';
 
 const cleanup = new Cleanup();

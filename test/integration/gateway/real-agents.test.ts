@@ -1,7 +1,8 @@
 import { mkdtemp, rm, writeFile, mkdir } from 'node:fs/promises';
 import { userInfo, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CachedCatalog, RedisCatalog, startGateway } from '../../../src/gateway';
+import { startGateway } from '../../../src/gateway';
+import { CachedCatalog, RedisCatalog } from '../../../src/catalog';
 import { startRedis } from '../../helpers/redis';
 import { call, Cleanup, eventually, spawnAgent, spawnGateway, type CliAgent } from './support';
 

@@ -1,5 +1,7 @@
 import Redis from 'ioredis';
-import { CachedCatalog, hashAccessToken, RedisCatalog, startGateway, type RunningGateway } from '../../../src/gateway';
+import { startGateway, type RunningGateway } from '../../../src/gateway';
+import { CachedCatalog, RedisCatalog } from '../../../src/catalog';
+import { hashAccessToken } from '../../../src/contract';
 import { startRedis, type ThrowawayRedis } from '../../helpers/redis';
 import { call, Cleanup, closedPort, eventually, openStream, spawnGateway, startUpstream, type Reply, type Upstream } from './support';
 

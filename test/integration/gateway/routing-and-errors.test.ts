@@ -1,4 +1,5 @@
-import { MemoryCatalog, startGateway, type GatewayOptions, type RunningGateway } from '../../../src/gateway';
+import { startGateway, type GatewayOptions, type RunningGateway } from '../../../src/gateway';
+import { MemoryCatalog } from '../../../src/catalog';
 import { call, Cleanup, closedPort, eventually, startUpstream, type Upstream } from './support';
 
 const TOKEN = 'token-of-sb1';

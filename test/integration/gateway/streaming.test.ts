@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { MemoryCatalog, startGateway, type RunningGateway } from '../../../src/gateway';
+import { startGateway, type RunningGateway } from '../../../src/gateway';
+import { MemoryCatalog } from '../../../src/catalog';
 import { call, Cleanup, eventually, openStream, startUpstream, type Upstream } from './support';
 
 const TOKEN = 'stream-token';

@@ -1,5 +1,5 @@
-import { hashAccessToken } from '../../../src/gateway/access-token';
-import { parseCatalogFile } from '../../../src/gateway/catalog/file-format';
+import { hashAccessToken } from '../../../src/contract/access-token';
+import { parseCatalogFile } from '../../../src/catalog/file-format';
 
 describe('parseCatalogFile', () => {
   it('hashes plain tokens, fills defaults and keeps given fields', () => {

@@ -1,8 +1,8 @@
-import { hashAccessToken } from '../../../src/gateway/access-token';
-import { CachedCatalog } from '../../../src/gateway/catalog/cached';
-import { ChangeListeners } from '../../../src/gateway/catalog/change-listeners';
-import type { CatalogEntry } from '../../../src/gateway/catalog/entry';
-import type { Catalog, ChangeListener } from '../../../src/gateway/catalog/types';
+import { hashAccessToken } from '../../../src/contract/access-token';
+import { CachedCatalog } from '../../../src/catalog/cached';
+import { ChangeListeners } from '../../../src/catalog/change-listeners';
+import type { CatalogEntry } from '../../../src/catalog/entry';
+import type { Catalog, ChangeListener } from '../../../src/catalog/types';
 
 /** A source whose writes notify only when asked to, to tell TTL expiry apart from invalidation. */
 class CountingSource implements Catalog {

@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadStackConfig, type StackConfig } from '../config';
-import { MemoryCatalog, startGateway, type RunningGateway } from '../gateway';
+import { startGateway, type RunningGateway } from '../gateway';
+import { MemoryCatalog } from '../catalog';
 import { builtEntry, labUp, type Lab, type LabMode, type ProgressFn } from '../lab';
 import { waitForHttp } from './wait-http';
 

@@ -1,19 +1,9 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
-import { DEFAULT_AGENT_PORT } from '../../config/ports';
-import { hashAccessToken } from '../access-token';
-
-/** The agent's port inside every sandbox unless a catalog entry says otherwise. */
-export { DEFAULT_AGENT_PORT };
+import { DEFAULT_AGENT_PORT, hashAccessToken, SANDBOX_ID_PATTERN } from '../contract';
 
 export const SANDBOX_STATES = ['running', 'paused'] as const;
 export type SandboxState = (typeof SANDBOX_STATES)[number];
-
-/**
- * Sandbox IDs are one DNS label's worth of letters, digits, `_` and `-`, so that the host form
- * `{port}-{sandboxID}.{domain}` can carry them and no ID can smuggle separators into keys or logs.
- */
-export const SANDBOX_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/;
 
 /** What the gateway knows about one sandbox. */
 export interface CatalogEntry {

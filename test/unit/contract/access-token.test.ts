@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { accessTokenMatches, hashAccessToken } from '../../../src/gateway/access-token';
+import { accessTokenMatches, hashAccessToken } from '../../../src/contract/access-token';
 
 describe('access token', () => {
   it('stores the sha256 hex of the token', () => {

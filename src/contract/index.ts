@@ -1,0 +1,7 @@
+/** The facts both ends of the sandbox wire share: the agent, the gateway, the platform and the catalog import them. */
+export * from './access-token';
+export * from './agent-port';
+export * from './brand';
+export * from './connect-timeout';
+export * from './headers';
+export * from './sandbox-id';
