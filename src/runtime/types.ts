@@ -1,0 +1,103 @@
+/**
+ * The runtime's surface, as the platform and the template builder see it. A sandbox is an OCI container (crun, or
+ * runc as a drop-in) over an overlayfs root: read-only layers below, a per-sandbox upper dir. Everything here is
+ * implemented in src/runtime; the platform never calls an OCI runtime or mounts anything itself.
+ */
+
+/** Which OCI runtime CLI drives containers; `auto` picks what works with this host's cgroup layout. */
+export type RuntimeChoice = 'crun' | 'runc' | 'auto';
+
+/** Where a sandbox's network comes from: a network namespace on the sandbox network, made by a SandboxNetwork. */
+export interface NetworkAttachment {
+  /** Path of the network namespace the container joins, e.g. /run/netns/<name>. */
+  netnsPath: string;
+  /** The sandbox's address on the sandbox network: the gateway and the platform reach the agent here. */
+  address: string;
+}
+
+/** Gives each sandbox a network namespace on a bridge (the lab's sandbox host, or the host itself on AWS). */
+export interface SandboxNetwork {
+  attach(sandboxID: string): Promise<NetworkAttachment>;
+  /** Idempotent: removing what is already gone is not an error. */
+  detach(sandboxID: string): Promise<void>;
+  /** Attachments that exist now (found from the system, so they survive a platform restart). */
+  list(): Promise<Map<string, NetworkAttachment>>;
+}
+
+/** How to start one sandbox. */
+export interface SandboxSpec {
+  /** Lower-case letters and digits (the platform makes it). */
+  sandboxID: string;
+  /** Read-only root filesystem layers, topmost first; the last is a base root filesystem. */
+  layers: string[];
+  memoryMB: number;
+  cpuCount: number;
+  network: NetworkAttachment;
+  /** Extra arguments for the agent after the runtime's own (port). */
+  agentArgs?: string[];
+  /** Hostname inside the sandbox; default the sandbox ID. */
+  hostname?: string;
+}
+
+export type ContainerState = 'running' | 'paused' | 'stopped';
+
+export interface SandboxStatus {
+  sandboxID: string;
+  state: ContainerState;
+  /** The container's init (its PID on the host), when running or paused. */
+  pid?: number;
+}
+
+export interface SandboxRuntime {
+  /** Which CLI was chosen, for messages and status. */
+  readonly name: 'crun' | 'runc';
+  /**
+   * Mounts the root filesystem, writes the bundle and starts the container with the agent as its service (under
+   * tini as PID 1). Resolves once the container runs; the caller probes the agent over HTTP. On failure nothing
+   * is left behind (mount, upper dir, cgroup, runtime state).
+   */
+  create(spec: SandboxSpec): Promise<SandboxStatus>;
+  /** Freezes every process of the sandbox (cgroup freezer). */
+  pause(sandboxID: string): Promise<void>;
+  resume(sandboxID: string): Promise<void>;
+  /** Removes every trace: processes, cgroups, mounts, the upper dir, the runtime's state. Idempotent. */
+  kill(sandboxID: string): Promise<void>;
+  status(sandboxID: string): Promise<SandboxStatus | undefined>;
+  /** Every sandbox this runtime's state dir knows, to reconcile after a restart. */
+  list(): Promise<SandboxStatus[]>;
+}
+
+/** One template build step run in a one-shot container; its changes to the root filesystem become a layer. */
+export interface StepRun {
+  /** Read-only layers below, topmost first. */
+  layers: string[];
+  /** Empty directory that receives the step's changes (the overlay upper dir): the new layer. */
+  layerDir: string;
+  /** argv inside the container, e.g. ['/bin/bash', '-c', 'apt-get install -y curl']. */
+  argv: string[];
+  user: string;
+  workdir: string;
+  env: Record<string, string>;
+  /** Read-only host paths bound into the step (a COPY's extracted files), host path -> container path. */
+  binds?: Array<{ source: string; target: string }>;
+  /** Template builds use the host network (they need the Debian mirror). */
+  network: 'host';
+  memoryMB: number;
+  cpuCount: number;
+  timeoutMs: number;
+  /** Every line of stdout and stderr as it comes. */
+  onLine(stream: 'stdout' | 'stderr', line: string): void;
+}
+
+export interface StepExecutor {
+  /** Resolves to the exit code; rejects only when the step could not be run at all. */
+  run(step: StepRun): Promise<number>;
+}
+
+/** Base root filesystems made by mmdebstrap, cached per suite (and package set). */
+export interface BaseImages {
+  /** Debian suites this kit can make offline from the Debian mirror, e.g. ['bookworm', 'stable', 'trixie']. */
+  readonly supported: readonly string[];
+  /** The root filesystem directory for `debian:<tag>`; builds it the first time (progress through onLine). */
+  rootfs(image: string, onLine?: (line: string) => void): Promise<string>;
+}
