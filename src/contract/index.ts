@@ -5,3 +5,4 @@ export * from './brand';
 export * from './connect-timeout';
 export * from './headers';
 export * from './sandbox-id';
+export * from './envd-version';
