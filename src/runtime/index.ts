@@ -1,0 +1,6 @@
+/** The runtime: sandboxes as OCI containers over overlayfs layers, their networks, base images, template steps. */
+export * from './types';
+export { createOciRuntime, OciSandboxRuntime, type OciRuntimeOptions } from './oci-runtime';
+export { BridgeNetwork, type BridgeNetworkOptions } from './network/bridge-network';
+export { createSandboxHostNetwork, type SandboxHostNetwork } from './network/host-network';
+export { CHILD_OOM_SCORE_ADJ, CHILD_OOM_SCORE_ADJ_ENV } from './oom';
