@@ -61,18 +61,24 @@ export function cgroupPids(relative: string, mounts: CgroupMount[] = hostCgroupM
   return [...pids];
 }
 
-/** Thaws `relative` (v1 freezer or v2 cgroup.freeze), so killed processes can die. */
+/** Thaws `relative` and everything below it (v1 freezer or v2 cgroup.freeze), so killed processes can die. */
 export function thawCgroup(relative: string, mounts: CgroupMount[] = hostCgroupMounts()): void {
-  for (const dir of cgroupDirs(relative, mounts)) {
+  const walk = (d: string): void => {
     for (const [file, value] of [
       ['freezer.state', 'THAWED'],
       ['cgroup.freeze', '0'],
     ] as const) {
       try {
-        fs.writeFileSync(path.join(dir, file), value);
+        fs.writeFileSync(path.join(d, file), value);
       } catch {
         // not this kind of hierarchy
       }
     }
-  }
+    try {
+      for (const e of fs.readdirSync(d, { withFileTypes: true })) if (e.isDirectory()) walk(path.join(d, e.name));
+    } catch {
+      // gone meanwhile
+    }
+  };
+  for (const dir of cgroupDirs(relative, mounts)) walk(dir);
 }

@@ -4,3 +4,5 @@ export { createOciRuntime, OciSandboxRuntime, type OciRuntimeOptions } from './o
 export { BridgeNetwork, type BridgeNetworkOptions } from './network/bridge-network';
 export { createSandboxHostNetwork, type SandboxHostNetwork } from './network/host-network';
 export { CHILD_OOM_SCORE_ADJ, CHILD_OOM_SCORE_ADJ_ENV } from './oom';
+export { cleanupLeftovers, type CleanupOptions, type CleanupReport } from './cleanup';
+export { MmdebstrapImages, debianSuite, BASE_PACKAGES, DEFAULT_USER, type MmdebstrapImagesOptions } from './base-images';
