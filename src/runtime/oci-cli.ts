@@ -125,6 +125,11 @@ export class OciCli {
     return (JSON.parse(out) as Array<{ id: string; status: string; pid: number }>).map(toState);
   }
 
+  /** argv of `exec` in a running container (for diagnostics and tests; sandboxes are driven through the agent). */
+  execArgv(id: string, argv: string[]): string[] {
+    return inPrivateMountNamespace({ hideUnified: this.selection.hideUnified }, this.argv(['exec', id, ...argv]));
+  }
+
   pause(id: string): Promise<string> {
     return this.callOk(['pause', id]);
   }
