@@ -138,6 +138,10 @@ export class OciCli {
     return this.callOk(['resume', id]);
   }
 
+  kill(id: string, signal = 'KILL'): Promise<string> {
+    return this.callOk(['kill', id, signal]);
+  }
+
   /** Kills every process of the container and removes its state and cgroup; a container that is gone is fine. */
   async remove(id: string): Promise<void> {
     const r = await this.call(['delete', '--force', id]);
