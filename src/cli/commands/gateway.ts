@@ -15,7 +15,7 @@ options:
   --port P                    listen port (default 0: a free port, printed)
   --host H                    listen address (default 0.0.0.0)
   --catalog SPEC              where sandboxes are looked up (required)
-  --brand B                   header brand token shared with the agent (default ${DEFAULT_BRAND})
+  --brand B                   header brand token shared with the agent (default ${DEFAULT_BRAND}); E2b-Sandbox-Id/-Port always work too
   --domain D                  domain of the host form (default localhost)
   --catalog-cache-ms N        how long a Redis lookup is reused (default 2000; changes invalidate at once)
   --redis-prefix P            key prefix in Redis (default sandbox-kit:)
