@@ -107,13 +107,3 @@ export function routeFromHost(host: string | undefined, domain: string): { sandb
   const port = parsePort(match[1]);
   return port === undefined ? undefined : { sandboxID: match[2], port };
 }
-
-/**
- * `Connect-Timeout-Ms`: a positive integer of at most 10 digits (Connect protocol). Anything else is left
- * for the agent to reject; the gateway then applies only its own upstream timeout.
- */
-export function parseConnectTimeoutMs(value: string | string[] | undefined): number | undefined {
-  if (typeof value !== 'string' || !/^[0-9]{1,10}$/.test(value)) return undefined;
-  const ms = Number(value);
-  return ms > 0 ? ms : undefined;
-}

@@ -30,7 +30,7 @@ function parserErrorResponse(code: string | undefined): string {
 export async function startGateway(options: GatewayOptions): Promise<RunningGateway> {
   const limits: GatewayLimits = { ...DEFAULT_LIMITS, ...options.limits };
   const log = options.log ?? (() => {});
-  const pools = new UpstreamPools(limits.maxSocketsPerUpstream);
+  const pools = new UpstreamPools({ maxSocketsPerUpstream: limits.maxSocketsPerUpstream, connectTimeoutMs: limits.connectTimeoutMs, upstreamTimeoutMs: limits.upstreamTimeoutMs });
   const handler = createHandler({
     catalog: options.catalog,
     routing: { brands: routingHeadersFor(options.brand ?? DEFAULTS.brand), domain: options.domain ?? DEFAULTS.domain },
@@ -68,7 +68,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(options.port ?? 0, options.host ?? DEFAULTS.host, () => {
+    server.listen({ port: options.port ?? 0, host: options.host ?? DEFAULTS.host, backlog: limits.listenBacklog }, () => {
       server.off('error', reject);
       resolve();
     });

@@ -27,7 +27,8 @@ options:
   --idle-timeout-ms N         close connections idle this long (default ${DEFAULT_LIMITS.idleTimeoutMs})
   --upstream-timeout-ms N     wait for a sandbox's response head (default ${DEFAULT_LIMITS.upstreamTimeoutMs})
   --connect-timeout-ms N      wait for a TCP connection to a sandbox (default ${DEFAULT_LIMITS.connectTimeoutMs})
-  --max-sockets-per-upstream N  connections to one sandbox port at most (default ${DEFAULT_LIMITS.maxSocketsPerUpstream})`;
+  --max-sockets-per-upstream N  connections to one sandbox port at most (default ${DEFAULT_LIMITS.maxSocketsPerUpstream})
+  --listen-backlog N          queue of accepted-but-not-taken connections (default ${DEFAULT_LIMITS.listenBacklog}; the kernel caps it at net.core.somaxconn)`;
 
 const count = (flag: string, min: number) =>
   z.coerce
@@ -52,6 +53,7 @@ const flagsSchema = z.object({
   'upstream-timeout-ms': count('--upstream-timeout-ms', 1).optional(),
   'connect-timeout-ms': count('--connect-timeout-ms', 1).optional(),
   'max-sockets-per-upstream': count('--max-sockets-per-upstream', 1).optional(),
+  'listen-backlog': count('--listen-backlog', 1).max(65535, { message: '--listen-backlog: expected 1 to 65535' }).optional(),
 });
 
 export async function run(argv: string[]): Promise<number> {
@@ -75,6 +77,7 @@ export async function run(argv: string[]): Promise<number> {
     upstreamTimeoutMs: flags['upstream-timeout-ms'],
     connectTimeoutMs: flags['connect-timeout-ms'],
     maxSocketsPerUpstream: flags['max-sockets-per-upstream'],
+    listenBacklog: flags['listen-backlog'],
   };
   for (const key of Object.keys(limits) as (keyof GatewayLimits)[]) if (limits[key] === undefined) delete limits[key];
 

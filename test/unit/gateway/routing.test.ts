@@ -1,4 +1,4 @@
-import { decideRoute, parseConnectTimeoutMs, routeFromHost, routingHeadersFor, type RoutingSettings } from '../../../src/gateway/routing';
+import { decideRoute, routeFromHost, routingHeadersFor, type RoutingSettings } from '../../../src/gateway/routing';
 
 const svc: RoutingSettings = { brands: routingHeadersFor('Svc'), domain: 'example.test' };
 
@@ -105,17 +105,5 @@ describe('routeFromHost', () => {
 
   it('does not mistake a longer domain that merely ends the same way', () => {
     expect(routeFromHost('49983-abc.notexample.test', 'example.test')).toBeUndefined();
-  });
-});
-
-describe('parseConnectTimeoutMs', () => {
-  it.each([
-    ['1500', 1500],
-    ['1', 1],
-    ['9999999999', 9999999999],
-  ])('reads %j', (text, ms) => expect(parseConnectTimeoutMs(text)).toBe(ms));
-
-  it.each(['0', '-5', '1.5', 'soon', '', '12345678901', undefined])('leaves %j to the agent', (text) => {
-    expect(parseConnectTimeoutMs(text)).toBeUndefined();
   });
 });
