@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { Pool } from 'undici';
+import { upstreamConnector } from './upstream-socket';
 
 export interface UpstreamPoolSettings {
   /** Connections the gateway opens to one sandbox port at most; further requests queue. */
@@ -34,7 +35,7 @@ export class UpstreamPools {
         connections: this.settings.maxSocketsPerUpstream,
         // One request per connection at a time: a sandbox service need not support pipelining.
         pipelining: 1,
-        connect: { timeout: this.settings.connectTimeoutMs },
+        connect: upstreamConnector(this.settings.connectTimeoutMs),
         headersTimeout: this.settings.upstreamTimeoutMs,
         // Streams (process output, file downloads) may pause for as long as they like; idle clients are bounded by
         // the server side's idle timeout instead.
