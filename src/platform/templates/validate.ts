@@ -2,7 +2,7 @@
  * The last phase of a build: start the new template once, run its start command and poll its ready command until it
  * exits 0, within a timeout. A template whose start command never becomes ready is not registered.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { TemplateForSandbox } from '../types';
 import type { StepExecutor } from '../../runtime/types';
@@ -47,8 +47,11 @@ echo "ready command succeeded: ${ready.replace(/[\\$`"]/g, '\\$&')}"
 export function stepValidator(executor: StepExecutor, scratchDir: string): TemplateValidator {
   return {
     async validate(t, io) {
+      await mkdir(scratchDir, { recursive: true });
       const layerDir = await mkdtemp(join(scratchDir, 'validate-'));
       try {
+        // The upper dir's mode becomes the mode of the sandbox's `/`: everyone must be able to enter it.
+        await chmod(layerDir, 0o755);
         const code = await executor.run({
           layers: t.layers,
           layerDir,
