@@ -17,7 +17,8 @@ import { templateRoutes } from './routes';
 import { DEFAULT_KEY_PREFIX, TemplateStore, type BuildRecord, type TemplateRecord } from './store';
 import { checkUpload, signUpload } from './upload-url';
 import { stepValidator, type TemplateValidator } from './validate';
-import type { BuildReason, BuildStatus, CreateTemplateBody, ListedTemplate, LogEntry, StartBuildBody } from './wire';
+import { debianImage, planSteps, type StepProblem } from './plan';
+import { BASE_STEP, type BuildReason, type BuildStatus, type CreateTemplateBody, type ListedTemplate, type LogEntry, type StartBuildBody, type Step } from './wire';
 
 export interface TemplateServiceOptions {
   /** The platform's Redis; everything goes under `keyPrefix`. */
@@ -161,18 +162,41 @@ export class TemplateService {
 
   async startBuild(templateID: string, buildID: string, body: StartBuildBody): Promise<void> {
     const build = await this.build(templateID, buildID);
+    const problems = this.inputProblems(body);
+    if (problems.length > 0) {
+      const message = problems.map((p) => p.message).join('; ');
+      if (build.status === 'waiting') await this.fail(build, { message, step: problems[0]!.step });
+      throw new ApiError(400, message);
+    }
     if (build.status !== 'waiting') throw new ApiError(409, `build ${buildID} of template ${templateID} was already started (status ${build.status}); request a new build with POST /v3/templates`);
     if (!(await this.store.claimRunning(templateID, buildID))) {
       const other = await this.store.runningBuild(templateID);
       const message = `template ${templateID} already has a build running (${other}); wait for it to finish, then build again`;
-      build.status = 'error';
-      build.reason = { message };
-      build.updatedAt = new Date().toISOString();
-      await this.store.putBuild(build);
+      await this.fail(build, { message });
       throw new ApiError(409, message);
     }
     const job = this.runner.run(build, body).finally(() => this.running.delete(job));
     this.running.add(job);
+  }
+
+  /** What can be told from the request alone: the base image and every step's shape. */
+  private inputProblems(body: StartBuildBody): StepProblem[] {
+    const problems: StepProblem[] = [];
+    if (body.fromTemplate === undefined) {
+      const image = debianImage(body.fromImage ?? 'e2bdev/base', this.o.baseImages.supported);
+      if (!image.ok) problems.push({ step: BASE_STEP, message: image.message });
+    }
+    const planned = planSteps(body.steps as Step[]);
+    if (!planned.ok) problems.push(...planned.problems);
+    return problems;
+  }
+
+  private async fail(build: BuildRecord, reason: BuildReason): Promise<void> {
+    build.status = 'error';
+    build.reason = reason;
+    build.updatedAt = new Date().toISOString();
+    await this.store.putBuild(build);
+    await this.store.appendLog(build.buildID, { timestamp: build.updatedAt, level: 'error', message: `Build failed: ${reason.message}`, ...(reason.step ? { step: reason.step } : {}) });
   }
 
   async buildStatus(templateID: string, buildID: string, offset: number, limit: number): Promise<BuildStatusResult> {

@@ -6,8 +6,8 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runScript } from './node-script';
-import { API_KEY, runIn, startTemplatePlatform, type TemplatePlatform } from './setup';
+import { sdkBuild, succeeded } from './sdk-run';
+import { runIn, startTemplatePlatform, type TemplatePlatform } from './setup';
 
 jest.setTimeout(600_000);
 
@@ -25,28 +25,17 @@ afterAll(async () => {
   if (context) await rm(context, { recursive: true, force: true });
 });
 
-type Message = Record<string, unknown> & { t: string; message?: string };
-
-async function build(alias: string, probeOn?: string): Promise<{ messages: Message[]; done?: Message; error?: Message }> {
-  const messages: Message[] = [];
-  const result = await runScript(join(__dirname, 'sdk-client.ts'), { apiUrl: platform.url, apiKey: API_KEY, alias, context, probeOn }, (m) => messages.push(m as Message));
-  if (result.code !== 0) throw new Error(`sdk client exited ${result.code}: ${result.stderr}`);
-  const error = messages.find((m) => m.t === 'error');
-  if (error) throw new Error(`build failed: ${error.message}\n${messages.filter((m) => m.t === 'log').slice(-40).map((m) => m.message).join('\n')}`);
-  return { messages, done: messages.find((m) => m.t === 'done'), error: messages.find((m) => m.t === 'error') };
-}
-
 test('the SDK builds a template; logs stream while it runs; the template has the file, the package and the env; a rebuild is all cache', async () => {
   const alias = `sdk-${Date.now().toString(36)}`;
-  const first = await build(alias, '^Get:\\d+ ');
-  const info = first.done!.info as { templateId: string; buildId: string };
+  const first = await sdkBuild(platform.url, 'sample', alias, context, '^Get:\\d+ ');
+  const info = succeeded(first);
 
   // Apt's first download line reached onBuildLogs while the build was still running: logs are not held to the end.
   const probe = first.messages.find((m) => m.t === 'probe');
   expect(probe).toMatchObject({ status: 'building' });
 
   // In order: each step's header, then its output, then the next step; the ready check last.
-  const logs = first.messages.filter((m) => m.t === 'log').map((m) => m.message!);
+  const logs = first.logs;
   const order = [/^Requesting build/, /FROM debian:bookworm/, /^\[1\/4\] RUN apt-get update/, /Setting up jq/, /^\[2\/4\] COPY hello.txt/, /^\[3\/4\] ENV/, /^\[4\/4\] WORKDIR/, /ready command succeeded/, /is ready/];
   const positions = order.map((re) => logs.findIndex((m) => re.test(m)));
   expect(positions.filter((p) => p < 0)).toEqual([]);
@@ -59,12 +48,12 @@ test('the SDK builds a template; logs stream while it runs; the template has the
   expect(probeRun.code).toBe(0);
 
   // The same definition again: every layer comes from the cache, no step runs.
-  const second = await build(alias);
-  const again = second.messages.filter((m) => m.t === 'log').map((m) => m.message!);
+  const second = await sdkBuild(platform.url, 'sample', alias, context);
+  const again = second.logs;
   expect(again.filter((m) => /^CACHED /.test(m)).length).toBe(t!.layers.length - 1);
   expect(again.filter((m) => /Setting up|^Get:\d/.test(m))).toEqual([]);
   const t2 = await platform.service.resolve(alias);
   expect(t2!.templateID).toBe(info.templateId);
-  expect(t2!.buildID).toBe((second.done!.info as { buildId: string }).buildId);
+  expect(t2!.buildID).toBe(succeeded(second).buildId);
   expect(t2!.layers).toEqual(t!.layers);
 });

@@ -1,15 +1,17 @@
 /**
- * The SDK side of the template tests, run in a plain Node process (see node-script.ts): builds the sample template
+ * The SDK side of the template tests, run in a plain Node process (see node-script.ts): builds one of the test definitions
  * with the unmodified E2B SDK and reports every log line as it arrives, with the build's status at that moment when
  * asked, then the build result.
  */
-import { Template, waitForPort } from 'e2b';
+import { Template } from 'e2b';
+import { DEFINITIONS, type DefinitionName } from './definitions';
 
 interface Input {
   apiUrl: string;
   apiKey: string;
   alias: string;
   context: string;
+  definition: DefinitionName;
   /** Ask the status endpoint when the first line matching this arrives. */
   probeOn?: string;
   skipCache?: boolean;
@@ -18,22 +20,12 @@ interface Input {
 const input = JSON.parse(process.argv[2]!) as Input;
 const emit = (m: Record<string, unknown>) => process.stdout.write(`${JSON.stringify(m)}\n`);
 
-export function sampleTemplate(context: string) {
-  return Template({ fileContextPath: context })
-    .fromDebianImage('bookworm')
-    .aptInstall(['jq', 'socat'])
-    .copy('hello.txt', '/app/', { mode: 0o640 })
-    .setEnvs({ GREETING: 'hi there', APP_HOME: '/app' })
-    .setWorkdir('/app')
-    .setStartCmd('socat TCP-LISTEN:8080,fork,reuseaddr SYSTEM:"echo pong" &', waitForPort(8080));
-}
-
 async function main(): Promise<void> {
   let ids: { templateID: string; buildID: string } | undefined;
   let probed = false;
   const probes: Array<Promise<void>> = [];
   try {
-    const info = await Template.build(sampleTemplate(input.context), {
+    const info = await Template.build(DEFINITIONS[input.definition](input.context), {
       alias: input.alias,
       cpuCount: 1,
       memoryMB: 1024,
