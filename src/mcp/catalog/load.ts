@@ -18,7 +18,12 @@ export function parseCatalog(doc: unknown, source: string): Catalog {
   if (result.success) return result.data;
   throw new CatalogError(
     source,
-    result.error.issues.map((i) => `${i.path.map(String).join('.') || '(document)'}: ${i.message}`),
+    result.error.issues.map((i) => {
+      const where = i.path.map(String).join('.') || '(document)';
+      // A bad server name: say what is wrong with the name itself, not just "Invalid key".
+      const message = i.code === 'invalid_key' ? i.issues.map((k) => k.message).join('; ') : i.message;
+      return `${where}: ${message}`;
+    }),
   );
 }
 

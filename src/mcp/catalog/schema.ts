@@ -75,12 +75,16 @@ export const catalogEntrySchema = z
   });
 
 /** The whole document. `custom` is reserved for user-defined servers. */
+const serverName = z
+  .string()
+  .regex(CAMEL_CASE, 'expected a camelCase server name')
+  .refine((name) => name !== 'custom', '"custom" is reserved for user-defined servers');
+
 export const catalogSchema = z
-  .record(z.string().regex(CAMEL_CASE, 'expected a camelCase server name'), catalogEntrySchema)
+  .record(serverName, catalogEntrySchema)
   .superRefine((doc, ctx) => {
     const seen = new Map<string, string>();
     for (const [name, entry] of Object.entries(doc)) {
-      if (name === 'custom') ctx.addIssue({ code: 'custom', path: [name], message: '"custom" is reserved for user-defined servers' });
       for (const n of [name, ...(entry.aliases ?? [])]) {
         const owner = seen.get(n);
         if (owner !== undefined && owner !== name) ctx.addIssue({ code: 'custom', path: [name], message: `name ${n} is already used by ${owner}` });
