@@ -196,7 +196,7 @@ export function validateMcpConfig(input: unknown, catalog: Catalog = builtinCata
       const near = closest(given, index.keys());
       const hint = near ? `did you mean ${near}? ` : '';
       const github = given.startsWith('github/') ? 'servers cloned from GitHub are not supported; put the server under custom with its runCmd; ' : '';
-      issues.push({ key: keyOf([given]), server: given, given: show(value), expected: `a server of the catalog or custom (${github}${hint}${index.size} servers known; \`sandbox-kit mcp list\` shows them)` });
+      issues.push({ key: keyOf([given]), server: given, given: show(value), expected: `a server of the catalog or custom (${github}${hint}${Object.keys(catalog).length} servers known; \`sandbox-kit mcp list\` shows them)` });
       continue;
     }
     if (config.servers[found.name] !== undefined) {
