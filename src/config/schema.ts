@@ -131,7 +131,7 @@ export const stackConfigSchema = z.strictObject({
 }).superRefine((config, ctx) => {
   // A hosted zone serves one real domain; the default `localhost` has no public records.
   if (config.dns.zoneId !== undefined && config.gateway.domain === 'localhost') {
-    ctx.addIssue({ code: 'custom', path: ['gateway', 'domain'], input: config.gateway.domain, message: 'expected the domain of dns.zoneId (a public DNS domain, not localhost) when dns.zoneId is set' });
+    ctx.addIssue({ code: 'custom', path: ['gateway', 'domain'], input: config.gateway.domain, message: 'expected the domain of dns.zoneId (a public DNS domain, not the default localhost) when dns.zoneId is set' });
   }
 });
 
