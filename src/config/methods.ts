@@ -2,13 +2,7 @@
  * The AEAD ciphers shadowsocks-libev accepts (stream ciphers are deprecated and insecure; they are refused).
  * The same list is what `ss-server -h` prints under "Encrypt method" for the AEAD family.
  */
-export const AEAD_METHODS = [
-  'aes-128-gcm',
-  'aes-192-gcm',
-  'aes-256-gcm',
-  'chacha20-ietf-poly1305',
-  'xchacha20-ietf-poly1305',
-] as const;
+export const AEAD_METHODS = ['aes-128-gcm', 'aes-192-gcm', 'aes-256-gcm', 'chacha20-ietf-poly1305', 'xchacha20-ietf-poly1305'] as const;
 
 export type AeadMethod = (typeof AEAD_METHODS)[number];
 

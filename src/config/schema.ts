@@ -17,12 +17,16 @@ const proxy = z
     mode: oneOf(SS_MODES).default('tcp_and_udp').describe('Transports ss-server relays (`mode`).'),
     timeout: integer(1, 86400, 'a timeout in seconds, an integer from 1 to 86400').default(300).describe('Idle timeout in seconds.'),
     fastOpen: flag().default(true).describe('TCP Fast Open (`fast_open`); also sets net.ipv4.tcp_fastopen=3 on the host.'),
-    blockedCidrs: cidrList().default([]).describe('Destinations the proxy refuses on top of loopback, RFC 1918, link-local and the other private ranges.'),
+    blockedCidrs: cidrList()
+      .default([])
+      .describe('Destinations the proxy refuses on top of loopback, RFC 1918, link-local and the other private ranges.'),
   })
   .prefault({});
 
 /** `tcp` is what the spec writes for the client; libev's name for it is `tcp_only`. */
-const clientMode = oneOf(['tcp', ...SS_MODES], `one of ${SS_MODES.join(', ')}, or tcp (alias of tcp_only)`).transform((m) => (m === 'tcp' ? 'tcp_only' : m));
+const clientMode = oneOf(['tcp', ...SS_MODES], `one of ${SS_MODES.join(', ')}, or tcp (alias of tcp_only)`).transform((m) =>
+  m === 'tcp' ? 'tcp_only' : m,
+);
 
 const client = z
   .strictObject({
@@ -30,29 +34,52 @@ const client = z
     localPort: port().default(1080).describe('SOCKS5 port inside the sandbox (`local_port`).'),
     redirectPort: port().default(12345).describe('ss-redir port inside the sandbox, transparent mode.'),
     mode: clientMode.default('tcp_only').describe('Transports the sandbox client relays (`mode`); `tcp` is rendered `tcp_only`.'),
-    bypassCidrs: cidrList().default([]).describe('Extra destinations the NAT chain returns (never redirects), on top of the spec\'s four.'),
+    bypassCidrs: cidrList().default([]).describe("Extra destinations the NAT chain returns (never redirects), on top of the spec's four."),
   })
   .prefault({});
 
 const host = z
   .strictObject({
-    instanceType: text(/^[a-z0-9]+\.[a-z0-9]+$/, 'an EC2 instance type such as t3.micro').default('t3.micro').describe('EC2 instance type of the proxy host.'),
-    sshPublicKey: text(/^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp(256|384|521)) [A-Za-z0-9+/=]+( .*)?$/, 'an OpenSSH public key line (ssh-ed25519 AAAA... comment)')
-      .optional().describe('OpenSSH public key installed for the SSH user; without it the host has no key pair.'),
+    instanceType: text(/^[a-z0-9]+\.[a-z0-9]+$/, 'an EC2 instance type such as t3.micro')
+      .default('t3.micro')
+      .describe('EC2 instance type of the proxy host.'),
+    sshPublicKey: text(
+      /^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp(256|384|521)) [A-Za-z0-9+/=]+( .*)?$/,
+      'an OpenSSH public key line (ssh-ed25519 AAAA... comment)',
+    )
+      .optional()
+      .describe('OpenSSH public key installed for the SSH user; without it the host has no key pair.'),
     adminCidrs: cidrList().default([]).describe('Who may reach SSH (22/tcp). Empty: no SSH rule at all.'),
-    clientCidrs: cidrList().min(1, { message: 'expected at least one CIDR (0.0.0.0/0 for anyone)' }).default(['0.0.0.0/0']).describe('Who may reach the proxy port (TCP and UDP).'),
-    sshUser: text(/^[a-z_][a-z0-9_-]*$/, 'a Unix user name').default('admin').describe('Login user of the Debian cloud image.'),
-    subnetId: text(/^subnet-[0-9a-f]{8,17}$/, 'a subnet id such as subnet-0123456789abcdef0').optional().describe('Subnet for the host; default: a default-for-AZ subnet of the region\'s default VPC.'),
-    amiId: text(/^ami-[0-9a-f]{8,17}$/, 'an AMI id such as ami-0123456789abcdef0').optional().describe('Pins the image; default: the newest official Debian 12 image, looked up once (later releases do not replace the host).'),
-    architecture: oneOf(['amd64', 'arm64']).default('amd64').describe('CPU architecture of the Debian image; must match the instance type (arm64 for t4g, c7g, ...).'),
-    generation: integer(0, 1_000_000, 'an integer from 0 to 1000000').default(1).describe('Bump to recreate the host with a new ingress address (clients and the template must then be rebuilt).'),
+    clientCidrs: cidrList()
+      .min(1, { message: 'expected at least one CIDR (0.0.0.0/0 for anyone)' })
+      .default(['0.0.0.0/0'])
+      .describe('Who may reach the proxy port (TCP and UDP).'),
+    sshUser: text(/^[a-z_][a-z0-9_-]*$/, 'a Unix user name')
+      .default('admin')
+      .describe('Login user of the Debian cloud image.'),
+    subnetId: text(/^subnet-[0-9a-f]{8,17}$/, 'a subnet id such as subnet-0123456789abcdef0')
+      .optional()
+      .describe("Subnet for the host; default: a default-for-AZ subnet of the region's default VPC."),
+    amiId: text(/^ami-[0-9a-f]{8,17}$/, 'an AMI id such as ami-0123456789abcdef0')
+      .optional()
+      .describe('Pins the image; default: the newest official Debian 12 image, looked up once (later releases do not replace the host).'),
+    architecture: oneOf(['amd64', 'arm64'])
+      .default('amd64')
+      .describe('CPU architecture of the Debian image; must match the instance type (arm64 for t4g, c7g, ...).'),
+    generation: integer(0, 1_000_000, 'an integer from 0 to 1000000')
+      .default(1)
+      .describe('Bump to recreate the host with a new ingress address (clients and the template must then be rebuilt).'),
   })
   .prefault({});
 
 const egress = z
   .strictObject({
-    mode: oneOf(['dedicated', 'shared']).default('dedicated').describe('dedicated: a second address just for outbound traffic (rotatable); shared: ingress = egress, as in the spec.'),
-    generation: integer(0, 1_000_000, 'an integer from 0 to 1000000').default(1).describe('Bump to rotate the egress address; nothing else changes.'),
+    mode: oneOf(['dedicated', 'shared'])
+      .default('dedicated')
+      .describe('dedicated: a second address just for outbound traffic (rotatable); shared: ingress = egress, as in the spec.'),
+    generation: integer(0, 1_000_000, 'an integer from 0 to 1000000')
+      .default(1)
+      .describe('Bump to rotate the egress address; nothing else changes.'),
   })
   .prefault({});
 
@@ -61,16 +88,24 @@ const template = z
     alias: text(/^[a-z0-9][a-z0-9_-]{0,62}$/, 'lower-case letters, digits, - and _, at most 63 characters')
       .default('sandbox-kit-proxy')
       .describe('Template name (`alias`) sandboxes are created from.'),
-    mode: oneOf(['local', 'transparent']).default('local').describe('Which client mode the template starts: local (SOCKS5 on localPort) or transparent (all TCP).'),
-    memoryMB: integer(128, 65536, 'memory in MB, an integer from 128 to 65536').default(1024).describe('Template build memory (`memoryMB`).'),
+    mode: oneOf(['local', 'transparent'])
+      .default('local')
+      .describe('Which client mode the template starts: local (SOCKS5 on localPort) or transparent (all TCP).'),
+    memoryMB: integer(128, 65536, 'memory in MB, an integer from 128 to 65536')
+      .default(1024)
+      .describe('Template build memory (`memoryMB`).'),
     cpuCount: integer(1, 64, 'an integer from 1 to 64').default(1).describe('Template build CPUs (`cpuCount`).'),
   })
   .prefault({});
 
 const agent = z
   .strictObject({
-    port: port().default(DEFAULT_AGENT_PORT).describe('Port the in-sandbox agent listens on (the default of the `Svc-Sandbox-Port` header).'),
-    defaultUser: text(/^[a-z_][a-z0-9_-]*$/, 'a Unix user name').default('user').describe('Sandbox user when a request names none (Basic auth).'),
+    port: port()
+      .default(DEFAULT_AGENT_PORT)
+      .describe('Port the in-sandbox agent listens on (the default of the `Svc-Sandbox-Port` header).'),
+    defaultUser: text(/^[a-z_][a-z0-9_-]*$/, 'a Unix user name')
+      .default('user')
+      .describe('Sandbox user when a request names none (Basic auth).'),
   })
   .prefault({});
 
@@ -78,7 +113,8 @@ const gateway = z
   .strictObject({
     port: port().default(3000).describe('Port the shared sandbox gateway listens on.'),
     domain: text(/^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/, 'a DNS domain such as sandbox.example.com')
-      .default('localhost').describe('Sandbox API host is `sandbox.{domain}`; per-port hosts are `{port}-{sandboxID}.{domain}`.'),
+      .default('localhost')
+      .describe('Sandbox API host is `sandbox.{domain}`; per-port hosts are `{port}-{sandboxID}.{domain}`.'),
   })
   .prefault({});
 
@@ -91,7 +127,8 @@ export const stackConfigSchema = z.strictObject({
   agent,
   gateway,
   brand: text(/^[A-Z][A-Za-z0-9]{0,31}$/, 'a capitalised word of letters and digits, such as Svc')
-    .default('Svc').describe('Header and xattr brand: `Svc` gives Svc-Sandbox-Id and user.svc.*; `E2b` speaks to the E2B SDK.'),
+    .default('Svc')
+    .describe('Header and xattr brand: `Svc` gives Svc-Sandbox-Id and user.svc.*; `E2b` speaks to the E2B SDK.'),
 });
 
 /** The keys of the `sandbox-kit:` namespace that are secrets, never part of the plain config object. */

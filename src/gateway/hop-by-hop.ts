@@ -38,7 +38,7 @@ export function endToEndHeaders(headers: IncomingHttpHeaders, via: string): Outg
   const extra = listedInConnection(headers.connection);
   const out: OutgoingHttpHeaders = {};
   for (const name in headers) {
-    if (ALWAYS_DROPPED.has(name) || (extra !== undefined && extra.has(name))) continue;
+    if (ALWAYS_DROPPED.has(name) || (extra?.has(name))) continue;
     out[name] = headers[name];
   }
   out.via = headers.via === undefined ? via : `${headers.via}, ${via}`;

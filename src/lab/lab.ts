@@ -15,7 +15,15 @@ import type { ElasticIpMapping } from './eip-nat';
 import { writeLayerFiles } from './etc-layer';
 import { DEFAULT_LAB_NAME, checkLabName, labDir, LABS_DIR } from './names';
 import { silent, type ProgressFn } from './progress';
-import { applySysctls, defaultRouteDevice, hostFilesToLayer, readSupervisorStatus, startSshd, startSupervisor, waitListening } from './proxy-host';
+import {
+  applySysctls,
+  defaultRouteDevice,
+  hostFilesToLayer,
+  readSupervisorStatus,
+  startSshd,
+  startSupervisor,
+  waitListening,
+} from './proxy-host';
 import { inNamespace, isAlive, run, spawnAttached, spawnDetached, type RunOptions, type RunResult } from './run';
 import { sandboxClientFiles, startClient } from './sandbox-client';
 import { readState, writeState, type LabMode, type LabState } from './state';
@@ -55,7 +63,22 @@ export interface LabStatus {
 }
 
 /** Tools the lab runs; checked up front so a missing package is one clear message, not a failure halfway. */
-const REQUIRED_TOOLS = ['ip', 'iptables', 'iptables-restore', 'tc', 'sysctl', 'ss', 'curl', 'prlimit', 'ssh-keygen', '/usr/sbin/sshd', 'ss-server', 'ss-local', 'ss-redir', 'mount'];
+const REQUIRED_TOOLS = [
+  'ip',
+  'iptables',
+  'iptables-restore',
+  'tc',
+  'sysctl',
+  'ss',
+  'curl',
+  'prlimit',
+  'ssh-keygen',
+  '/usr/sbin/sshd',
+  'ss-server',
+  'ss-local',
+  'ss-redir',
+  'mount',
+];
 
 async function checkPrerequisites(): Promise<void> {
   if (typeof process.getuid === 'function' && process.getuid() !== 0) {
@@ -163,7 +186,9 @@ export class Lab {
     const from = this.egressEip;
     const { ingress, egress } = this.state.eips;
     if (egress.privateAddress === ingress.privateAddress) {
-      throw new Error('this lab runs with egress.mode=shared: the egress address is the ingress address, so re-pointing it would change what clients dial');
+      throw new Error(
+        'this lab runs with egress.mode=shared: the egress address is the ingress address, so re-pointing it would change what clients dial',
+      );
     }
     const target = checkElasticIp(to ?? nextElasticIp(from, this.plan), this.plan);
     if (target === from) throw new Error(`the egress Elastic IP is already ${from}`);
@@ -226,7 +251,8 @@ export function attachLab(name = DEFAULT_LAB_NAME, stateBase?: string): Lab {
 export async function labUp(options: LabOptions = {}): Promise<Lab> {
   const name = checkLabName(options.name ?? DEFAULT_LAB_NAME);
   const mode: LabMode = options.mode ?? 'local';
-  if (mode !== 'local' && mode !== 'transparent') throw new Error(`invalid lab mode ${JSON.stringify(mode)}: expected local or transparent`);
+  if (mode !== 'local' && mode !== 'transparent')
+    throw new Error(`invalid lab mode ${JSON.stringify(mode)}: expected local or transparent`);
   const sandboxCount = options.sandboxes ?? 1;
   if (!Number.isInteger(sandboxCount) || sandboxCount < 1 || sandboxCount > 200) {
     throw new Error(`invalid sandbox count ${sandboxCount}: expected an integer from 1 to 200`);
@@ -241,7 +267,10 @@ export async function labUp(options: LabOptions = {}): Promise<Lab> {
 
   const leftovers = await findLeftovers(name, stateBase);
   if (hasLeftovers(leftovers)) {
-    progress({ step: 'cleanup', message: `leftovers of an earlier lab ${name}: ${leftovers.namespaces.length} namespaces${leftovers.hostLink ? ', host link' : ''}${leftovers.stateDir ? ', state directory' : ''}; removing` });
+    progress({
+      step: 'cleanup',
+      message: `leftovers of an earlier lab ${name}: ${leftovers.namespaces.length} namespaces${leftovers.hostLink ? ', host link' : ''}${leftovers.stateDir ? ', state directory' : ''}; removing`,
+    });
     await removeLab(name, stateBase);
   }
 
@@ -251,7 +280,9 @@ export async function labUp(options: LabOptions = {}): Promise<Lab> {
   const dedicated = config.egress.mode === 'dedicated';
   const eips = {
     ingress: { publicAddress: plan.ingressEip, privateAddress: plan.proxyPrimary },
-    egress: dedicated ? { publicAddress: plan.egressEip, privateAddress: plan.proxyEgress } : { publicAddress: plan.ingressEip, privateAddress: plan.proxyPrimary },
+    egress: dedicated
+      ? { publicAddress: plan.egressEip, privateAddress: plan.proxyEgress }
+      : { publicAddress: plan.ingressEip, privateAddress: plan.proxyPrimary },
   };
 
   // A fresh random password per lab, kept only in a root-only file and in the 0600 rendered configs.
@@ -313,10 +344,32 @@ export async function labUp(options: LabOptions = {}): Promise<Lab> {
       writeState(state);
       await waitListening(ns(node), 'tcp', port, role);
     };
-    await startService('whoami', 'web', [process.execPath, whoamiScript, '--http', `${plan.web}:${plan.webHttpPort}`, '--udp', `${plan.web}:${plan.webUdpPort}`, '--name', 'internet'], plan.webHttpPort);
+    await startService(
+      'whoami',
+      'web',
+      [
+        process.execPath,
+        whoamiScript,
+        '--http',
+        `${plan.web}:${plan.webHttpPort}`,
+        '--udp',
+        `${plan.web}:${plan.webUdpPort}`,
+        '--name',
+        'internet',
+      ],
+      plan.webHttpPort,
+    );
     progress({ step: 'services', message: `what-is-my-IP on ${plan.web}: HTTP ${plan.webHttpPort}/tcp, UDP echo ${plan.webUdpPort}/udp` });
-    await startService('private-service', 'inet', [process.execPath, whoamiScript, '--http', `0.0.0.0:${plan.webHttpPort}`, '--name', 'private'], plan.webHttpPort);
-    progress({ step: 'services', message: `private service on ${plan.edgePrivate}:${plan.webHttpPort} and metadata stand-in on ${plan.metadata}:${plan.webHttpPort}` });
+    await startService(
+      'private-service',
+      'inet',
+      [process.execPath, whoamiScript, '--http', `0.0.0.0:${plan.webHttpPort}`, '--name', 'private'],
+      plan.webHttpPort,
+    );
+    progress({
+      step: 'services',
+      message: `private service on ${plan.edgePrivate}:${plan.webHttpPort} and metadata stand-in on ${plan.metadata}:${plan.webHttpPort}`,
+    });
 
     // The proxy host.
     const proxyLayer = join(dir, 'etc', 'proxy');
@@ -327,13 +380,17 @@ export async function labUp(options: LabOptions = {}): Promise<Lab> {
     const device = await defaultRouteDevice(ns('proxy'));
     state.sysctls = await applySysctls(ns('proxy'), sysctlSettings(config.proxy), device);
     for (const [k, v] of Object.entries(state.sysctls.applied)) progress({ step: 'proxy', message: `sysctl ${k}=${v}` });
-    for (const [k, why] of Object.entries(state.sysctls.notApplied)) progress({ step: 'proxy', message: `sysctl ${k} not applied: ${why}` });
+    for (const [k, why] of Object.entries(state.sysctls.notApplied))
+      progress({ step: 'proxy', message: `sysctl ${k} not applied: ${why}` });
 
     const supervisor = await startSupervisor(ns('proxy'), proxyLayer, dir, config.proxy.port);
     state.processes.push({ role: 'supervisor', node: 'proxy', pid: supervisor.pid, log: supervisor.log });
     writeState(state);
     if (config.proxy.mode !== 'tcp_only') await waitListening(ns('proxy'), 'udp', config.proxy.port, 'ss-server');
-    progress({ step: 'proxy', message: `ss-server running under the supervisor (unit ${hostFiles.find((f) => f.path.endsWith('.service'))!.path}), pid ${readSupervisorStatus(supervisor.statusFile)?.pid}` });
+    progress({
+      step: 'proxy',
+      message: `ss-server running under the supervisor (unit ${hostFiles.find((f) => f.path.endsWith('.service'))!.path}), pid ${readSupervisorStatus(supervisor.statusFile)?.pid}`,
+    });
 
     const ssh = await startSshd(ns('proxy'), proxyLayer, dir);
     state.processes.push({ role: 'sshd', node: 'proxy', pid: ssh.pid, log: ssh.log });
@@ -352,15 +409,24 @@ export async function labUp(options: LabOptions = {}): Promise<Lab> {
       await startClient(ns(node), layer, runDir, mode, join(dir, 'logs', `client-${node}.log`));
       progress({
         step: 'sandbox',
-        message: mode === 'local' ? `${node}: ss-local on 1080 (SOCKS5) -> ${eips.ingress.publicAddress}:${config.proxy.port}` : `${node}: ss-redir on ${config.client.redirectPort}, ss-local on ${config.client.localPort}, NAT chain up -> ${eips.ingress.publicAddress}:${config.proxy.port}`,
+        message:
+          mode === 'local'
+            ? `${node}: ss-local on 1080 (SOCKS5) -> ${eips.ingress.publicAddress}:${config.proxy.port}`
+            : `${node}: ss-redir on ${config.client.redirectPort}, ss-local on ${config.client.localPort}, NAT chain up -> ${eips.ingress.publicAddress}:${config.proxy.port}`,
       });
     }
 
     const lab = new Lab(state);
     const check = await lab.egressCheck();
     progress({ step: 'check', message: `direct from ${check.directFrom}: ${check.direct}` });
-    progress({ step: 'check', message: `through the proxy from ${topology.sandboxes[0]}: ${check.proxied} (egress Elastic IP ${check.expectedEgress})` });
-    if (!check.ok) throw new Error(`egress check failed: through the proxy ${check.proxied}, directly ${check.direct}, expected the proxied address to be ${check.expectedEgress}`);
+    progress({
+      step: 'check',
+      message: `through the proxy from ${topology.sandboxes[0]}: ${check.proxied} (egress Elastic IP ${check.expectedEgress})`,
+    });
+    if (!check.ok)
+      throw new Error(
+        `egress check failed: through the proxy ${check.proxied}, directly ${check.direct}, expected the proxied address to be ${check.expectedEgress}`,
+      );
     return lab;
   } catch (err) {
     progress({ step: 'cleanup', message: `lab up failed; removing what was built` });

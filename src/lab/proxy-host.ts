@@ -82,7 +82,11 @@ async function listening(ns: string, proto: 'tcp' | 'udp', port: number): Promis
 }
 
 export function waitListening(ns: string, proto: 'tcp' | 'udp', port: number, what: string, timeoutMs = 10_000): Promise<true> {
-  return waitFor(`${what} to listen on ${port}/${proto} in ${ns}`, async () => ((await listening(ns, proto, port)) ? true : undefined), timeoutMs);
+  return waitFor(
+    `${what} to listen on ${port}/${proto} in ${ns}`,
+    async () => ((await listening(ns, proto, port)) ? true : undefined),
+    timeoutMs,
+  );
 }
 
 export interface SupervisorStart {
@@ -95,7 +99,10 @@ export interface SupervisorStart {
 export async function startSupervisor(ns: string, etcLayer: string, dir: string, serverPort: number): Promise<SupervisorStart> {
   const statusFile = join(dir, 'supervisor.json');
   const log = join(dir, 'logs', 'supervisor.log');
-  const pid = spawnDetached(inNamespace(ns, [process.execPath, labScript('supervisor'), HOST_PATHS.unit, '--status', statusFile], etcLayer), log);
+  const pid = spawnDetached(
+    inNamespace(ns, [process.execPath, labScript('supervisor'), HOST_PATHS.unit, '--status', statusFile], etcLayer),
+    log,
+  );
   try {
     await waitListening(ns, 'tcp', serverPort, 'ss-server');
   } catch (err) {

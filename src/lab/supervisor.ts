@@ -149,7 +149,9 @@ export async function supervise(unitPath: string, statusPath: string): Promise<v
     }
     if (stopping) break;
     const ignored = !preFailed && exit.code !== 0 && unit.execStart.ignoreFailure;
-    const restart = preFailed ? unit.restart !== 'no' && unit.restart !== 'on-success' : shouldRestart(unit.restart, ignored ? 0 : exit.code, exit.signal);
+    const restart = preFailed
+      ? unit.restart !== 'no' && unit.restart !== 'on-success'
+      : shouldRestart(unit.restart, ignored ? 0 : exit.code, exit.signal);
     if (!restart) {
       status.state = exit.code === 0 ? 'stopped' : 'failed';
       save();

@@ -88,7 +88,8 @@ export async function removeLab(lab: string, base?: string): Promise<RemovedLab>
   const hostLink = hostLinkName(lab);
   if (await linkExists(hostLink)) {
     const result = await run(['ip', 'link', 'delete', 'dev', hostLink]);
-    if (result.code !== 0 && (await linkExists(hostLink))) throw new Error(`cannot delete the host link ${hostLink}: ${result.stderr.trim()}`);
+    if (result.code !== 0 && (await linkExists(hostLink)))
+      throw new Error(`cannot delete the host link ${hostLink}: ${result.stderr.trim()}`);
   }
   for (const ns of leftovers.namespaces) {
     const result = await run(['ip', 'netns', 'delete', ns]);
