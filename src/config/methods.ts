@@ -9,3 +9,10 @@ export type AeadMethod = (typeof AEAD_METHODS)[number];
 /** Transport modes of shadowsocks-libev's `mode` key. */
 export const SS_MODES = ['tcp_only', 'udp_only', 'tcp_and_udp'] as const;
 export type SsMode = (typeof SS_MODES)[number];
+
+/** The transport protocols ss-server serves in a mode: the firewall opens exactly these and verify expects them. */
+export function proxyProtocols(mode: SsMode): Array<'tcp' | 'udp'> {
+  if (mode === 'tcp_only') return ['tcp'];
+  if (mode === 'udp_only') return ['udp'];
+  return ['tcp', 'udp'];
+}

@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { HOST_PATHS } from '../render';
 import { labScript } from './dist-path';
 import type { LayerFile } from './etc-layer';
-import { inNamespace, must, run, spawnDetached, waitFor } from './run';
+import { waitFor } from '../util/poll';
+import { inNamespace, must, run, spawnDetached } from './run';
 import type { SupervisorStatus } from './supervisor';
 
 /** proxyHostFiles() gives octal text permissions; the layer wants numbers. */
@@ -82,11 +83,9 @@ async function listening(ns: string, proto: 'tcp' | 'udp', port: number): Promis
 }
 
 export function waitListening(ns: string, proto: 'tcp' | 'udp', port: number, what: string, timeoutMs = 10_000): Promise<true> {
-  return waitFor(
-    `${what} to listen on ${port}/${proto} in ${ns}`,
-    async () => ((await listening(ns, proto, port)) ? true : undefined),
+  return waitFor(`${what} to listen on ${port}/${proto} in ${ns}`, async () => ((await listening(ns, proto, port)) ? true : undefined), {
     timeoutMs,
-  );
+  });
 }
 
 export interface SupervisorStart {

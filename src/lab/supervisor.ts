@@ -11,6 +11,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { parseServiceUnit, shouldRestart, type UnitCommand } from './unit-file';
+import { sleep } from '../util/poll';
 
 export interface SupervisorStatus {
   supervisorPid: number;
@@ -78,10 +79,6 @@ function runToEnd(command: UnitCommand): Promise<{ code: number | null; signal: 
     });
     child.on('exit', (code, signal) => resolve({ code, signal }));
   });
-}
-
-function sleep(seconds: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, seconds * 1000));
 }
 
 export async function supervise(unitPath: string, statusPath: string): Promise<void> {
@@ -159,7 +156,7 @@ export async function supervise(unitPath: string, statusPath: string): Promise<v
     }
     status.state = 'waiting-restart';
     save();
-    await Promise.race([sleep(unit.restartSec), new Promise<void>((resolve) => (wake = resolve))]);
+    await Promise.race([sleep(unit.restartSec * 1000), new Promise<void>((resolve) => (wake = resolve))]);
     wake = undefined;
   }
   status.state = 'stopped';

@@ -6,7 +6,8 @@
  */
 import { existsSync, rmSync } from 'node:fs';
 import { hostLinkName, labDir, namespacePrefix } from './names';
-import { isAlive, must, run, sleep } from './run';
+import { sleep } from '../util/poll';
+import { isAlive, must, run } from './run';
 import { readState } from './state';
 
 export interface Leftovers {
