@@ -75,7 +75,7 @@ async function up(argv: string[]): Promise<number> {
     console.log(JSON.stringify({ ...summary(lab, status), egressCheck: check }, null, 2));
   } else {
     console.log(
-      `lab ${lab.name} is up (${lab.mode} mode). Try: sandbox-kit lab exec ${lab.sandboxes[0]} -- curl -s ${lab.mode === 'local' ? '--socks5-hostname 127.0.0.1:1080 ' : ''}http://${lab.plan.web}/`,
+      `lab ${lab.name} is up (${lab.mode} mode). Try: sandbox-kit lab exec ${lab.sandboxes[0]} -- curl -s ${lab.mode === 'local' ? `--socks5-hostname 127.0.0.1:${lab.socksPort} ` : ''}http://${lab.plan.web}/`,
     );
     console.log(`remove it with: sandbox-kit lab down${lab.name === DEFAULT_LAB_NAME ? '' : ` --name ${lab.name}`}`);
   }

@@ -46,7 +46,7 @@ Try:
   curl -s ${url}/filesystem.Filesystem/ListDir -H 'Content-Type: application/json' \\
     -H 'Connect-Protocol-Version: 1' -H '${idHeader}: ${first.sandboxID}' \\
     -H "X-Access-Token: $(node -p "require('${system.catalogFile}')[0].token")" -d '{"path": "/", "depth": 1}'
-  npm run sandbox-kit -- lab exec ${first.node} --name ${system.lab.name} -- curl -s ${system.lab.mode === 'local' ? '--socks5-hostname 127.0.0.1:1080 ' : ''}http://${system.lab.plan.web}/
+  npm run sandbox-kit -- lab exec ${first.node} --name ${system.lab.name} -- curl -s ${system.lab.mode === 'local' ? `--socks5-hostname 127.0.0.1:${system.lab.socksPort} ` : ''}http://${system.lab.plan.web}/
 
 Press Ctrl-C to stop and remove everything.`);
 }
