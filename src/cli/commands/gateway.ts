@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { DEFAULT_BRAND } from '../../contract/brand';
-import { DEFAULT_LIMITS, startGateway, type GatewayLimits } from '../../gateway';
+import { DEFAULT_LIMITS, startGateway, type GatewayLimits, type RunningGateway } from '../../gateway';
 import { openCatalog } from '../../catalog';
 import { platformResumer } from '../../gateway/platform-resumer';
 import { parseFlags } from '../args';
@@ -85,7 +85,7 @@ export async function run(argv: string[]): Promise<number> {
   const apiKey = flags['api-key-file'] === undefined ? undefined : readFileSync(flags['api-key-file'], 'utf8').trim();
   const catalog = await openCatalog(flags.catalog, { cacheTtlMs: flags['catalog-cache-ms'], redisPrefix: flags['redis-prefix'], onError: log });
   if (flags.catalog === 'memory') log('the memory catalog starts empty; it is meant for an in-process gateway filled by the platform');
-  let gateway;
+  let gateway: RunningGateway;
   try {
     gateway = await startGateway({
       catalog,
