@@ -1,7 +1,8 @@
 /**
  * Template build steps as one-shot foreground containers: the layers so far below, the new (empty) layer directory
  * as the overlay's upper dir, the host network and the host's /etc/resolv.conf (builds need the Debian mirror).
- * The overlay is mounted in the runtime call's private mount namespace, so nothing stays mounted afterwards. The
+ * With network 'none' the step gets a network namespace of its own with only loopback (a template's start and ready
+ * check, which may listen anywhere or change firewall rules). The overlay is mounted in the runtime call's private mount namespace, so nothing stays mounted afterwards. The
  * container's stdout and stderr are pipes: every process of the step dies with its PID namespace when the step's
  * first process exits, so the pipes always reach EOF.
  *
@@ -76,7 +77,7 @@ export class OciStepExecutor implements StepExecutor {
     if (!layerStat?.isDirectory()) problems.push(`layerDir ${step.layerDir} is not a directory`);
     else if (fs.readdirSync(step.layerDir).length > 0) problems.push(`layerDir ${step.layerDir} is not empty`);
     if (step.argv.length === 0) problems.push('argv is empty');
-    if (step.network !== 'host') problems.push(`network ${JSON.stringify(step.network)}: only 'host' is supported for build steps`);
+    if (step.network !== 'host' && step.network !== 'none') problems.push(`network ${JSON.stringify(step.network)}: expected 'host' or 'none'`);
     for (const b of step.binds ?? []) if (!fs.existsSync(b.source)) problems.push(`bind source ${b.source} does not exist`);
     if (problems.length > 0) throw new Error(`cannot run build step: ${problems.join('; ')}`);
     const account = lookupAccount(step.layers, step.user);
@@ -87,7 +88,7 @@ export class OciStepExecutor implements StepExecutor {
     // The work dir must be on the upper dir's file system.
     const work = path.join(path.dirname(path.resolve(step.layerDir)), `.${path.basename(step.layerDir)}.work-${id}`);
     const binds: BindMount[] = [
-      { source: '/etc/resolv.conf', target: '/etc/resolv.conf', readonly: true },
+      ...(step.network === 'host' ? [{ source: '/etc/resolv.conf', target: '/etc/resolv.conf', readonly: true }] : []),
       ...(step.binds ?? []).map((b) => ({ source: path.resolve(b.source), target: b.target, readonly: true })),
     ];
     const stubs = binds.flatMap((b) => newPaths(step.layers, step.layerDir, b.target));
@@ -99,11 +100,13 @@ export class OciStepExecutor implements StepExecutor {
         rootfs,
         args: step.argv,
         env: { HOME: account.home, ...step.env },
-        cwd: step.workdir || '/',
+        // A workdir that does not exist yet would be created by the runtime inside the layer: start in / then.
+        cwd: step.workdir && newPaths(step.layers, step.layerDir, step.workdir).length === 0 ? step.workdir : '/',
         uid: account.uid,
         gid: account.gid,
         additionalGids: account.additionalGids,
         hostname: 'build',
+        privateNetwork: step.network === 'none',
         memoryBytes: step.memoryMB * 1024 * 1024,
         cpuCount: step.cpuCount,
         pidsLimit: DEFAULT_PIDS_LIMIT,

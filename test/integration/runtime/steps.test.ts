@@ -150,6 +150,17 @@ describe.each(['crun', 'runc'] as const)('%s', (runtimeName) => {
     expect(fs.existsSync(path.join(layer, 'ctx'))).toBe(false);
   });
 
+  test("network 'none': a namespace of the step's own with loopback up; a missing workdir starts in /", async () => {
+    const { lines, done } = step([rootfs], newLayer(), 'readlink /proc/self/ns/net; ip -o link show | cut -d" " -f2; ip -o addr show lo | grep -c "inet 127.0.0.1"; pwd', {
+      network: 'none',
+      workdir: '/does/not/exist',
+    });
+    expect(await done).toBe(0);
+    const [ns, ...rest] = lines.map(([, l]) => l);
+    expect(ns).not.toBe(fs.readlinkSync('/proc/self/ns/net'));
+    expect(rest).toEqual(['lo:', '1', '/']);
+  });
+
   test('the exit code comes back; a step past its timeout is killed (124); bad input is a clear error', async () => {
     expect(await step([rootfs], newLayer(), 'echo failing; exit 3').done).toBe(3);
     const slow = step([rootfs], newLayer(), 'echo started; sleep 60', { timeoutMs: 1500 });
