@@ -9,6 +9,8 @@ export { DEFAULT_AGENT_PORT };
 export const DEFAULT_MAX_ENTRIES = 500_000;
 /** A request is a path and a depth; 64 KiB holds the longest Linux path escaped several times over. */
 export const DEFAULT_MAX_BODY_BYTES = 64 * 1024;
+/** Unsent ListDir answers of all calls together: a quarter of a 1 GiB sandbox at most. */
+export const DEFAULT_MAX_RESPONSE_BYTES = 256 * 1024 * 1024;
 
 export const agentOptionsSchema = z.strictObject({
   port: z.number().int().min(0).max(65535).default(DEFAULT_AGENT_PORT),
@@ -27,6 +29,7 @@ export const agentOptionsSchema = z.strictObject({
   }, 'expected a capitalised word of letters and digits, such as Svc'),
   maxEntries: z.number().int().min(1).default(DEFAULT_MAX_ENTRIES),
   maxBodyBytes: z.number().int().min(1024).default(DEFAULT_MAX_BODY_BYTES),
+  maxResponseBytes: z.number().int().min(64 * 1024).default(DEFAULT_MAX_RESPONSE_BYTES),
 });
 
 export type AgentOptionsInput = z.input<typeof agentOptionsSchema>;

@@ -15,7 +15,7 @@ export const COMMANDS: Command[] = [
   { name: 'check-config', summary: 'validate a stack config and list every problem', load: () => import('./check-config') },
   { name: 'render', summary: 'write every proxy artifact of a stack to a directory', load: () => import('./render') },
   { name: 'lab', summary: 'the local network-namespace lab: up, status, exec, down', load: () => import('./lab') },
-  { name: 'agent', summary: 'run the in-sandbox filesystem agent (Connect, JSON)', load: () => import('./agent') },
+  { name: 'agent', summary: 'run the in-sandbox agent (filesystem, processes, files, init)', load: () => import('./agent') },
   { name: 'gateway', summary: 'run the shared sandbox gateway that routes by header', load: () => import('./gateway') },
   { name: 'verify', summary: 'check a deployed proxy host over SSH', load: () => import('./verify') },
 ];
