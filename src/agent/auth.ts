@@ -3,18 +3,21 @@
  * digest check) and the sandbox user (HTTP Basic, username only; the default user when absent).
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import { accessTokenMatches } from '../contract/access-token';
+import { checkAccessToken as verifyToken } from '../contract/access-token';
 import type { Accounts, UserAccount } from './accounts';
 import { AgentError } from './errors';
 
 export function checkAccessToken(headers: IncomingHttpHeaders, tokenHash: string | undefined): void {
   if (tokenHash === undefined) return;
-  const given = headers['x-access-token'];
-  if (typeof given !== 'string' || given === '') {
-    throw new AgentError('unauthenticated', 'missing X-Access-Token header: this sandbox requires its access token');
-  }
-  if (!accessTokenMatches(given, tokenHash)) throw new AgentError('unauthenticated', "X-Access-Token does not match this sandbox's access token");
+  const verdict = verifyToken(headers['x-access-token'], tokenHash);
+  if (verdict !== 'ok') throw new AgentError('unauthenticated', TOKEN_MESSAGES[verdict]);
 }
+
+export const TOKEN_MESSAGES = {
+  missing: 'missing X-Access-Token header: this sandbox requires its access token',
+  malformed: 'X-Access-Token is not a well-formed access token (one header of visible ASCII characters)',
+  mismatch: "X-Access-Token does not match this sandbox's access token",
+} as const;
 
 /** The user named by `Authorization: Basic base64(user:)`, or the default user when the header is absent. */
 export function requestUser(authorization: string | undefined | null, accounts: Accounts, defaultUser: string): UserAccount {

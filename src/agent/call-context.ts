@@ -17,9 +17,9 @@ export interface AgentServices {
   entries: EntryContext;
   processes: ProcessRegistry;
   watchers: WatcherRegistry;
-  /** The agent's own uid and OOM score, read once at start. */
+  /** The agent's own uid, and the OOM score its children get (read once at start). */
   agentUid: number;
-  agentOomScoreAdj: number;
+  childOomScoreAdj: number | undefined;
 }
 
 /** The call's Connect-Timeout-Ms in milliseconds, or undefined when the client set none. */

@@ -7,7 +7,7 @@
  * `GET /envs`: the sandbox env vars /init set, as a JSON object.
  */
 import { z } from 'zod';
-import { ACCESS_TOKEN_PATTERN } from '../contract/access-token';
+import { ACCESS_TOKEN_PATTERN, ACCESS_TOKEN_RULE } from '../contract/access-token';
 import type { Accounts } from './accounts';
 import { AgentError } from './errors';
 import type { AgentState } from './state';
@@ -15,7 +15,7 @@ import type { AgentState } from './state';
 const initBody = z.looseObject({
   accessToken: z
     .string({ error: 'expected a string' })
-    .regex(ACCESS_TOKEN_PATTERN, 'expected 1 to 512 printable ASCII characters without spaces')
+    .regex(ACCESS_TOKEN_PATTERN, `expected ${ACCESS_TOKEN_RULE}`)
     .nullish(),
   envVars: z.record(z.string(), z.string({ error: 'expected string values' }), { error: 'expected an object of strings' }).nullish(),
   defaultUser: z.string({ error: 'expected a string' }).min(1, 'expected a user name').nullish(),

@@ -25,7 +25,7 @@ import { ProcessRegistry } from './process/registry';
 import { agentRoutes } from './router';
 import { sendError } from './send-error';
 import { AgentState } from './state';
-import { readOwnOomScoreAdj } from './oom';
+import { childOomScoreAdj } from './oom';
 
 export const SERVICE_PREFIX = '/filesystem.Filesystem/';
 const HEAD_TIMEOUT_MS = 20_000;
@@ -53,7 +53,7 @@ export async function startAgent(input: AgentOptionsInput = {}): Promise<Running
     processes: new ProcessRegistry(),
     watchers: new WatcherRegistry(),
     agentUid: process.getuid?.() ?? 0,
-    agentOomScoreAdj: readOwnOomScoreAdj(),
+    childOomScoreAdj: childOomScoreAdj(),
   };
   const budget = new ResponseBudget(options.maxResponseBytes);
   const deadlines = new WeakMap<http.IncomingMessage, number>();

@@ -98,10 +98,3 @@ function remember<V>(map: Map<string, V>, key: string, value: V, capacity: numbe
   if (map.size >= capacity) map.delete(map.keys().next().value as string);
   map.set(key, value);
 }
-
-/**
- * What an access token may contain: printable ASCII without spaces, 1 to 512 characters. HTTP header values reach a
- * server as bytes (Node reads them as latin1), so a token outside ASCII would never compare equal to what was set;
- * the agent's /init and the platform refuse such tokens where they are created.
- */
-export const ACCESS_TOKEN_PATTERN = /^[\x21-\x7e]{1,512}$/;

@@ -9,9 +9,8 @@
  * (`username`, else the default user) resolves relative paths and owns what is written.
  */
 import type * as http from 'node:http';
-import { accessTokenMatches } from '../../contract/access-token';
 import type { UserAccount } from '../accounts';
-import { userNamed } from '../auth';
+import { checkAccessToken, userNamed } from '../auth';
 import type { AgentServices } from '../call-context';
 import { AgentError } from '../errors';
 import { sendError } from '../send-error';
@@ -54,9 +53,5 @@ function authorise(req: http.IncomingMessage, query: URLSearchParams, operation:
     if (problem) throw new AgentError('unauthenticated', `signed URL refused: ${problem}`);
     return;
   }
-  const given = req.headers['x-access-token'];
-  if (typeof given !== 'string' || given === '') {
-    throw new AgentError('unauthenticated', 'missing X-Access-Token header (or a signed URL): this sandbox requires its access token');
-  }
-  if (!accessTokenMatches(given, svc.state.tokenHash)) throw new AgentError('unauthenticated', "X-Access-Token does not match this sandbox's access token");
+  checkAccessToken(req.headers, svc.state.tokenHash);
 }

@@ -7,9 +7,9 @@
  *   else the user's home. It must exist (checked by the caller).
  * - User: when it is not the agent's own, `setpriv` switches uid, gid and supplementary groups before exec (Node's
  *   own uid/gid options drop every supplementary group).
- * - OOM score: the runtime gives the agent -1000 so the kernel never picks it; a child would inherit that, so
- *   when the agent's score is not 0 a shell sets the child's to 0 before anything of the user's runs (setting it
- *   from the agent after spawn would leave a window in which the child can already fork).
+ * - OOM score: the runtime gives the agent -1000 so the kernel never picks it, and names the score its children
+ *   must have instead (src/runtime/oom.ts); a shell sets it in the child before anything of the user's runs
+ *   (writing it from the agent after spawn would leave a window in which the child can already fork).
  * - Terminal: `pty` runs the command under util-linux `script`, which owns the pseudo-terminal; the inner shell
  *   sets the requested size with `stty` before exec, so the program sees it from its first instruction.
  */
@@ -30,8 +30,8 @@ export interface LaunchInput {
   pty: { cols: number; rows: number } | undefined;
   /** The uid the agent runs as: no user switch is needed for that user. */
   agentUid: number;
-  /** The agent's own /proc/self/oom_score_adj; not 0 means children must reset it. */
-  agentOomScoreAdj: number;
+  /** The oom_score_adj every child gets, when the runtime asked for one. */
+  childOomScoreAdj: number | undefined;
 }
 
 export interface LaunchPlan {
@@ -65,8 +65,8 @@ export function planLaunch(input: LaunchInput): LaunchPlan {
     const groups = input.supplementaryGroups.length > 0 ? ['--groups', input.supplementaryGroups.join(',')] : ['--clear-groups'];
     argv = ['setpriv', '--reuid', String(user.uid), '--regid', String(user.gid), ...groups, '--', ...argv];
   }
-  if (input.agentOomScoreAdj !== 0) {
-    argv = ['/bin/sh', '-c', 'echo 0 >/proc/self/oom_score_adj && exec "$@"', 'sh', ...argv];
+  if (input.childOomScoreAdj !== undefined) {
+    argv = ['/bin/sh', '-c', `echo ${input.childOomScoreAdj} >/proc/self/oom_score_adj && exec "$@"`, 'sh', ...argv];
   }
   return { file: argv[0]!, args: argv.slice(1), env, cwd };
 }

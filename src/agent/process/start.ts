@@ -32,7 +32,7 @@ export async function* start(svc: AgentServices, req: StartRequest, ctx: Handler
     defaultWorkdir: svc.state.defaultWorkdir,
     pty: req.pty ? { cols: size?.cols || 80, rows: size?.rows || 24 } : undefined,
     agentUid: svc.agentUid,
-    agentOomScoreAdj: svc.agentOomScoreAdj,
+    childOomScoreAdj: svc.childOomScoreAdj,
   });
   if (config.cwd) checkCwd(plan.cwd);
   else if (!isDirectory(plan.cwd)) plan.cwd = '/'; // a user without a home (nobody) still runs, as login does

@@ -35,8 +35,8 @@ const scenarios = {
   },
 
   async background(sbx) {
-    const handle = await sbx.commands.run('cat', { background: true, stdin: true, tag: 'bg' });
-    const listed = (await sbx.commands.list()).map((p) => ({ pid: p.pid, cmd: p.cmd, args: p.args, tag: p.tag }));
+    const handle = await sbx.commands.run('cat', { background: true, stdin: true });
+    const listed = (await sbx.commands.list()).map((p) => ({ pid: p.pid, cmd: p.cmd, args: p.args }));
     await sbx.commands.sendStdin(handle.pid, 'hello stdin\n');
     let seen = '';
     for (let i = 0; i < 100 && !seen.includes('hello stdin'); i++) {

@@ -1,5 +1,5 @@
 /**
- * The agent as the SDK meets it: main.ts bundled by esbuild into one file (as the runtime ships it) and run as a
+ * The agent as the SDK meets it: main.ts bundled by esbuild (as the runtime ships it) and run as a
  * child process on a free port, /init'ed like the platform does, plus a stand-in for the one platform call the
  * SDK makes before talking to an agent (`POST /v2/sandboxes/{id}/connect`), answering with this agent's token.
  */
@@ -9,16 +9,16 @@ import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { bundleAgent } from '../../../src/agent/bundle';
+import { bundle, bundleEntries } from '../../../scripts/bundle';
 import { ENVD_VERSION } from '../../../src/contract/envd-version';
 
 const REPO = path.resolve(__dirname, '../../..');
 
-/** Bundles the agent into `dir/agent.js` as the runtime does (src/agent/bundle.ts); returns its path. */
+/** Bundles the agent into `dir/agent.js` as the runtime ships it (scripts/bundle.ts); returns its path. */
 export async function bundledAgent(dir: string): Promise<string> {
-  const outfile = path.join(dir, 'agent.js');
-  await bundleAgent(outfile);
-  return outfile;
+  const entry = bundleEntries().find((e) => e.name === 'agent');
+  if (!entry) throw new Error('scripts/bundle.ts has no agent bundle');
+  return bundle(entry, dir);
 }
 
 export interface AgentChild {
