@@ -27,7 +27,9 @@ export function findProjectDir(start: string): string {
     if (existsSync(join(dir, 'Pulumi.yaml'))) return dir;
     const parent = dirname(dir);
     if (parent === dir) {
-      throw new Error(`no Pulumi.yaml in ${resolve(start)} or any directory above it: run sandbox-kit inside the project (the directory holding Pulumi.yaml)`);
+      throw new Error(
+        `no Pulumi.yaml in ${resolve(start)} or any directory above it: run sandbox-kit inside the project (the directory holding Pulumi.yaml)`,
+      );
     }
     dir = parent;
   }
@@ -49,7 +51,9 @@ export interface LoadedStack {
 export function loadStack(stack: string, cwd: string = process.cwd()): LoadedStack {
   const path = stackFilePath(findProjectDir(cwd), stack);
   if (!existsSync(path)) {
-    throw new Error(`stack ${JSON.stringify(stack)} has no settings file ${path}: create it (pulumi stack init ${stack}) or pick another stack with --stack NAME`);
+    throw new Error(
+      `stack ${JSON.stringify(stack)} has no settings file ${path}: create it (pulumi stack init ${stack}) or pick another stack with --stack NAME`,
+    );
   }
   const file = readStackFile(path);
   const parsed = parseStackConfig(file.values);

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { DEFAULT_BRAND } from '../../contract/brand';
-import { DEFAULT_LIMITS, startGateway, type GatewayLimits } from '../../gateway';
+import { DEFAULT_LIMITS, startGateway, type GatewayLimits, type RunningGateway } from '../../gateway';
 import { openCatalog } from '../../catalog';
 import { platformResumer } from '../../gateway/platform-resumer';
 import { parseFlags } from '../args';
@@ -15,7 +15,7 @@ options:
   --port P                    listen port (default 0: a free port, printed)
   --host H                    listen address (default 0.0.0.0)
   --catalog SPEC              where sandboxes are looked up (required)
-  --brand B                   header brand token shared with the agent (default ${DEFAULT_BRAND})
+  --brand B                   header brand token shared with the agent (default ${DEFAULT_BRAND}); E2b-Sandbox-Id/-Port always work too
   --domain D                  domain of the host form (default localhost)
   --catalog-cache-ms N        how long a Redis lookup is reused (default 2000; changes invalidate at once)
   --redis-prefix P            key prefix in Redis (default sandbox-kit:)
@@ -27,7 +27,8 @@ options:
   --idle-timeout-ms N         close connections idle this long (default ${DEFAULT_LIMITS.idleTimeoutMs})
   --upstream-timeout-ms N     wait for a sandbox's response head (default ${DEFAULT_LIMITS.upstreamTimeoutMs})
   --connect-timeout-ms N      wait for a TCP connection to a sandbox (default ${DEFAULT_LIMITS.connectTimeoutMs})
-  --max-sockets-per-upstream N  connections to one sandbox port at most (default ${DEFAULT_LIMITS.maxSocketsPerUpstream})`;
+  --max-sockets-per-upstream N  connections to one sandbox port at most (default ${DEFAULT_LIMITS.maxSocketsPerUpstream})
+  --listen-backlog N          queue of accepted-but-not-taken connections (default ${DEFAULT_LIMITS.listenBacklog}; the kernel caps it at net.core.somaxconn)`;
 
 const count = (flag: string, min: number) =>
   z.coerce
@@ -52,6 +53,7 @@ const flagsSchema = z.object({
   'upstream-timeout-ms': count('--upstream-timeout-ms', 1).optional(),
   'connect-timeout-ms': count('--connect-timeout-ms', 1).optional(),
   'max-sockets-per-upstream': count('--max-sockets-per-upstream', 1).optional(),
+  'listen-backlog': count('--listen-backlog', 1).max(65535, { message: '--listen-backlog: expected 1 to 65535' }).optional(),
 });
 
 export async function run(argv: string[]): Promise<number> {
@@ -75,6 +77,7 @@ export async function run(argv: string[]): Promise<number> {
     upstreamTimeoutMs: flags['upstream-timeout-ms'],
     connectTimeoutMs: flags['connect-timeout-ms'],
     maxSocketsPerUpstream: flags['max-sockets-per-upstream'],
+    listenBacklog: flags['listen-backlog'],
   };
   for (const key of Object.keys(limits) as (keyof GatewayLimits)[]) if (limits[key] === undefined) delete limits[key];
 
@@ -82,7 +85,7 @@ export async function run(argv: string[]): Promise<number> {
   const apiKey = flags['api-key-file'] === undefined ? undefined : readFileSync(flags['api-key-file'], 'utf8').trim();
   const catalog = await openCatalog(flags.catalog, { cacheTtlMs: flags['catalog-cache-ms'], redisPrefix: flags['redis-prefix'], onError: log });
   if (flags.catalog === 'memory') log('the memory catalog starts empty; it is meant for an in-process gateway filled by the platform');
-  let gateway;
+  let gateway: RunningGateway;
   try {
     gateway = await startGateway({
       catalog,

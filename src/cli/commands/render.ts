@@ -52,14 +52,21 @@ export async function run(argv: string[]): Promise<number> {
     flagIssues.push({ key: '--egress-bind', given: JSON.stringify(egressBind), expected: 'an IPv4 address such as 10.0.1.20' });
   }
   for (const network of values['host-network']) {
-    if (!isCidr(network)) flagIssues.push({ key: '--host-network', given: JSON.stringify(network), expected: 'an IPv4 CIDR such as 10.0.0.0/16' });
+    if (!isCidr(network))
+      flagIssues.push({ key: '--host-network', given: JSON.stringify(network), expected: 'an IPv4 CIDR such as 10.0.0.0/16' });
   }
 
   const loaded = loadStack(values.stack);
   const env = passwordFromEnv();
   const passwordIssues: ConfigIssue[] =
     env.password === undefined && env.issues.length === 0
-      ? [{ key: PASSWORD_ENV, given: '(not set)', expected: 'the proxy password (at least 16 printable ASCII characters) in the environment' }]
+      ? [
+          {
+            key: PASSWORD_ENV,
+            given: '(not set)',
+            expected: 'the proxy password (at least 16 printable ASCII characters) in the environment',
+          },
+        ]
       : env.issues;
 
   const issues = [...loaded.issues, ...passwordIssues, ...flagIssues];

@@ -46,7 +46,7 @@ Try:
   curl -s ${url}/filesystem.Filesystem/ListDir -H 'Content-Type: application/json' \\
     -H 'Connect-Protocol-Version: 1' -H '${idHeader}: ${first.sandboxID}' \\
     -H "X-Access-Token: $(node -p "require('${system.catalogFile}')[0].token")" -d '{"path": "/", "depth": 1}'
-  npm run sandbox-kit -- lab exec ${first.node} --name ${system.lab.name} -- curl -s ${system.lab.mode === 'local' ? '--socks5-hostname 127.0.0.1:1080 ' : ''}http://${system.lab.plan.web}/
+  npm run sandbox-kit -- lab exec ${first.node} --name ${system.lab.name} -- curl -s ${system.lab.mode === 'local' ? `--socks5-hostname 127.0.0.1:${system.lab.socksPort} ` : ''}http://${system.lab.plan.web}/
 
 Press Ctrl-C to stop and remove everything.`);
 }
@@ -68,7 +68,8 @@ export async function run(argv: string[]): Promise<number> {
     throw new Error(`up: --mode ${JSON.stringify(mode)}: expected local or transparent`);
   }
   const count = values.sandboxes === undefined ? 2 : Number(values.sandboxes);
-  if (!Number.isInteger(count) || count < 1 || count > 50) throw new Error(`up: --sandboxes ${values.sandboxes}: expected an integer from 1 to 50`);
+  if (!Number.isInteger(count) || count < 1 || count > 50)
+    throw new Error(`up: --sandboxes ${values.sandboxes}: expected an integer from 1 to 50`);
   const gatewayPort = values['gateway-port'] === undefined ? undefined : Number(values['gateway-port']);
   if (gatewayPort !== undefined && (!Number.isInteger(gatewayPort) || gatewayPort < 0 || gatewayPort > 65535)) {
     throw new Error(`up: --gateway-port ${values['gateway-port']}: expected a port from 0 to 65535`);
@@ -96,7 +97,9 @@ export async function run(argv: string[]): Promise<number> {
   };
   try {
     const check = await system.lab.egressCheck();
-    console.log(`[check] direct from ${check.directFrom}: ${check.direct}; through the proxy: ${check.proxied} (expected ${check.expectedEgress}) -> ${check.ok ? 'ok' : 'FAILED'}`);
+    console.log(
+      `[check] direct from ${check.directFrom}: ${check.direct}; through the proxy: ${check.proxied} (expected ${check.expectedEgress}) -> ${check.ok ? 'ok' : 'FAILED'}`,
+    );
     if (!check.ok) throw new Error('the egress check failed: the sandbox does not leave through the proxy');
     printSummary(system, config);
     console.log('ready');

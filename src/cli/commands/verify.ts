@@ -1,5 +1,6 @@
 /** `sandbox-kit verify`: checks a deployed proxy host over SSH and prints one PASS/FAIL line per check. */
 import { ConfigError, loadStackConfig, type StackConfig } from '../../config';
+import { SERVER_OPEN_FILES } from '../../render';
 import { connectSsh, expectationsFor, formatResult, runChecks } from '../../verify';
 import { parseFlags } from '../args';
 import { loadStack } from '../stack';
@@ -7,7 +8,7 @@ import { loadStack } from '../stack';
 const USAGE = `usage: sandbox-kit verify --host HOST --ssh-key FILE [--user USER] [--port 22] [--stack NAME]
 
 Connects to a proxy host over SSH (key authentication) and checks: the sysctls, ss-server running and listening on the
-proxy port (TCP and UDP), its open-files limit (51200), the server config's mode (0600), and the egress bind address.
+proxy port (TCP and UDP), its open-files limit (${SERVER_OPEN_FILES}), the server config's mode (0600), and the egress bind address.
 Commands run as root: directly when USER is root, else through 'sudo -n'.
 
   --host       address of the proxy host (the stack output sshHost)

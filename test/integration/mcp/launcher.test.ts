@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { build } from 'esbuild';
-import { freePort } from '../../../src/platform/free-port';
+import { freePort } from '../../helpers/free-port';
 import { connect, ECHO_SERVER, REPO, tempDir, text } from './support';
 
 /** The launcher as the sandbox runs it: the esbuild bundle, started by `mcp-gateway --config JSON`. */
