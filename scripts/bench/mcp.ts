@@ -20,7 +20,7 @@ import { builtinCatalog, parseCatalog } from '../../src/mcp/catalog/load';
 import { parseMcpConfig, validateMcpConfig } from '../../src/mcp/config/validate';
 import { startMcpGateway } from '../../src/mcp/gateway/server';
 import { binResolver } from '../../src/mcp/launch/resolve-bin';
-import { freePort } from '../../src/platform/free-port';
+import { freePort } from '../../test/helpers/free-port';
 import { syntheticCatalog, syntheticConfig } from './mcp-synthetic-catalog';
 
 const ROOT = path.resolve(__dirname, fs.existsSync(path.resolve(__dirname, '../../package.json')) ? '../..' : '../../..');
