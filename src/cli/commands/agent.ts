@@ -4,7 +4,8 @@
  * Runs the in-sandbox filesystem agent until SIGINT/SIGTERM. Prints "agent listening on HOST:PORT" once ready.
  */
 import * as fs from 'node:fs';
-import { parseFlags } from '../args';
+import { integer, text } from '../../config';
+import { parseFlags, valueFlag } from '../args';
 import { DEFAULT_AGENT_PORT, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_ENTRIES, startAgent } from '../../agent';
 
 const HELP = `usage: sandbox-kit agent [options]
@@ -20,12 +21,6 @@ options:
   --max-entries N     largest ListDir answer, in entries; more is resource_exhausted (default ${DEFAULT_MAX_ENTRIES})
   --max-body-bytes N  largest request body (default ${DEFAULT_MAX_BODY_BYTES})`;
 
-function integerFlag(name: string, value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  if (!/^\d+$/.test(value)) throw new Error(`agent: --${name} must be a non-negative integer, got ${JSON.stringify(value)}`);
-  return Number(value);
-}
-
 function readToken(file: string): string {
   let text: string;
   try {
@@ -39,28 +34,27 @@ function readToken(file: string): string {
 }
 
 export async function run(argv: string[]): Promise<number> {
-  const { values } = parseFlags('agent', argv, {
-    port: { type: 'string' },
-    host: { type: 'string' },
-    'token-file': { type: 'string' },
-    'default-user': { type: 'string' },
-    brand: { type: 'string' },
-    'max-entries': { type: 'string' },
-    'max-body-bytes': { type: 'string' },
-    help: { type: 'boolean', short: 'h' },
+  const { values, help } = parseFlags('agent', argv, {
+    port: valueFlag(integer(0, 65535, 'a port from 0 to 65535 (0 picks a free one)').optional()),
+    host: valueFlag(text(/^\S+$/, 'an address to listen on, such as 0.0.0.0').optional()),
+    'token-file': valueFlag(text(/.+/, 'a file path').optional()),
+    'default-user': valueFlag(text(/^[a-z_][a-z0-9_-]*$/, 'a Unix user name').optional()),
+    brand: valueFlag(text(/^[A-Z][A-Za-z0-9]{0,31}$/, 'a capitalised word of letters and digits, such as Svc').optional()),
+    'max-entries': valueFlag(integer(0, Number.MAX_SAFE_INTEGER, 'a non-negative integer').optional()),
+    'max-body-bytes': valueFlag(integer(0, Number.MAX_SAFE_INTEGER, 'a non-negative integer').optional()),
   });
-  if (values.help) {
+  if (help) {
     console.log(HELP);
     return 0;
   }
   const agent = await startAgent({
-    port: integerFlag('port', values.port),
+    port: values.port,
     host: values.host,
     accessToken: values['token-file'] === undefined ? undefined : readToken(values['token-file']),
     defaultUser: values['default-user'],
     brand: values.brand,
-    maxEntries: integerFlag('max-entries', values['max-entries']),
-    maxBodyBytes: integerFlag('max-body-bytes', values['max-body-bytes']),
+    maxEntries: values['max-entries'],
+    maxBodyBytes: values['max-body-bytes'],
   });
   console.log(`agent listening on ${agent.host}:${agent.port}`);
 
