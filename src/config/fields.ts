@@ -65,3 +65,20 @@ export const ipv4 = () =>
 
 const CIDR_LIST = 'a list of IPv4 CIDRs such as [198.51.100.0/24]';
 export const cidrList = () => accepting(z.array(cidr(), { error: `expected ${CIDR_LIST}` }), CIDR_LIST);
+
+const SSH_CIDR_LIST = 'a list of IPv4 CIDRs no wider than /8, such as [198.51.100.7/32]';
+/**
+ * Who may reach SSH. Each entry must be a CIDR of at most /8: SSH is never open to the whole internet (0.0.0.0/0),
+ * and never to a slice of it wide enough to amount to the same.
+ */
+export const sshCidrList = () =>
+  accepting(
+    z.array(
+      cidr().refine((v) => Number(v.split('/')[1]) >= 8, { error: 'expected a CIDR no wider than /8: SSH is never open to the whole internet' }),
+      { error: `expected ${SSH_CIDR_LIST}` },
+    ),
+    SSH_CIDR_LIST,
+  );
+
+/** Each entry a CIDR; at least one (`0.0.0.0/0` for anyone). */
+export const openCidrList = () => cidrList().min(1, { message: 'expected at least one CIDR (0.0.0.0/0 for anyone)' });

@@ -15,7 +15,7 @@ options:
   --port P                    listen port (default 0: a free port, printed)
   --host H                    listen address (default 0.0.0.0)
   --catalog SPEC              where sandboxes are looked up (required)
-  --brand B                   header brand token shared with the agent (default ${DEFAULT_BRAND})
+  --brand B                   header brand token shared with the agent (default ${DEFAULT_BRAND}); E2b-Sandbox-Id/-Port always work too
   --domain D                  domain of the host form (default localhost)
   --catalog-cache-ms N        how long a Redis lookup is reused (default 2000; changes invalidate at once)
   --redis-prefix P            key prefix in Redis (default sandbox-kit:)
@@ -27,7 +27,8 @@ options:
   --idle-timeout-ms N         close connections idle this long (default ${DEFAULT_LIMITS.idleTimeoutMs})
   --upstream-timeout-ms N     wait for a sandbox's response head (default ${DEFAULT_LIMITS.upstreamTimeoutMs})
   --connect-timeout-ms N      wait for a TCP connection to a sandbox (default ${DEFAULT_LIMITS.connectTimeoutMs})
-  --max-sockets-per-upstream N  connections to one sandbox port at most (default ${DEFAULT_LIMITS.maxSocketsPerUpstream})`;
+  --max-sockets-per-upstream N  connections to one sandbox port at most (default ${DEFAULT_LIMITS.maxSocketsPerUpstream})
+  --listen-backlog N          queue of accepted-but-not-taken connections (default ${DEFAULT_LIMITS.listenBacklog}; the kernel caps it at net.core.somaxconn)`;
 
 const atLeast = (min: number) => integer(min, Number.MAX_SAFE_INTEGER, `an integer of at least ${min}`);
 const word = (what: string) => text(/^\S+$/, what);
@@ -49,6 +50,7 @@ const FLAGS = {
   'upstream-timeout-ms': valueFlag(atLeast(1).optional()),
   'connect-timeout-ms': valueFlag(atLeast(1).optional()),
   'max-sockets-per-upstream': valueFlag(atLeast(1).optional()),
+  'listen-backlog': valueFlag(integer(1, 65535, 'an integer from 1 to 65535').optional()),
 };
 
 export async function run(argv: string[]): Promise<number> {
@@ -65,6 +67,7 @@ export async function run(argv: string[]): Promise<number> {
     upstreamTimeoutMs: flags['upstream-timeout-ms'],
     connectTimeoutMs: flags['connect-timeout-ms'],
     maxSocketsPerUpstream: flags['max-sockets-per-upstream'],
+    listenBacklog: flags['listen-backlog'],
   };
   for (const key of Object.keys(limits) as (keyof GatewayLimits)[]) if (limits[key] === undefined) delete limits[key];
 

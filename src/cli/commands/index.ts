@@ -17,5 +17,7 @@ export const COMMANDS: Command[] = [
   { name: 'lab', summary: 'the local network-namespace lab: up, status, exec, down', load: () => import('./lab') },
   { name: 'agent', summary: 'run the in-sandbox filesystem agent (Connect, JSON)', load: () => import('./agent') },
   { name: 'gateway', summary: 'run the shared sandbox gateway that routes by header', load: () => import('./gateway') },
+  { name: 'rootfs', summary: 'build or find the cached base root file systems (mmdebstrap)', load: () => import('./rootfs') },
+  { name: 'mcp', summary: 'MCP tool servers: list the catalog, check a config, run the in-sandbox gateway', load: () => import('./mcp') },
   { name: 'verify', summary: 'check a deployed proxy host over SSH', load: () => import('./verify') },
 ];

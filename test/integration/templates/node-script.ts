@@ -1,0 +1,41 @@
+/**
+ * Runs a TypeScript entry point in a plain Node process: the E2B SDK imports `tar` and `glob` dynamically and chalk
+ * as ESM, which jest's module system cannot load. esbuild bundles the entry (our sources inlined, packages left to
+ * Node), and the child prints one JSON object per line.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { buildSync } from 'esbuild';
+
+const ROOT = join(__dirname, '..', '..', '..');
+
+export interface ScriptResult {
+  code: number;
+  stderr: string;
+}
+
+export async function runScript(entry: string, input: unknown, onMessage: (message: Record<string, unknown>) => void, timeoutMs = 600_000): Promise<ScriptResult> {
+  const dir = await mkdtemp(join(tmpdir(), 'sk-tpl-script-'));
+  try {
+    const outfile = join(dir, 'script.js');
+    buildSync({ entryPoints: [entry], bundle: true, packages: 'external', platform: 'node', format: 'cjs', target: 'node20', outfile, logLevel: 'error' });
+    const child = spawn(process.execPath, [outfile, JSON.stringify(input)], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, NODE_PATH: join(ROOT, 'node_modules') },
+    });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      if (line.startsWith('{')) onMessage(JSON.parse(line) as Record<string, unknown>);
+    });
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    const code = await new Promise<number>((resolve) => child.once('close', (c) => resolve(c ?? 1)));
+    clearTimeout(timer);
+    return { code, stderr };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
