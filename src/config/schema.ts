@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { cidrList, flag, integer, ipv4, oneOf, port, text } from './fields';
+import { cidr, cidrList, flag, integer, ipv4, oneOf, openCidrList, port, sshCidrList, text } from './fields';
 import { AEAD_METHODS, SS_MODES } from './methods';
 import { DEFAULT_AGENT_PORT } from '../contract/agent-port';
 
@@ -39,8 +39,8 @@ const host = z
     instanceType: text(/^[a-z0-9]+\.[a-z0-9]+$/, 'an EC2 instance type such as t3.micro').default('t3.micro').describe('EC2 instance type of the proxy host.'),
     sshPublicKey: text(/^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp(256|384|521)) [A-Za-z0-9+/=]+( .*)?$/, 'an OpenSSH public key line (ssh-ed25519 AAAA... comment)')
       .optional().describe('OpenSSH public key installed for the SSH user; without it the host has no key pair.'),
-    adminCidrs: cidrList().default([]).describe('Who may reach SSH (22/tcp). Empty: no SSH rule at all.'),
-    clientCidrs: cidrList().min(1, { message: 'expected at least one CIDR (0.0.0.0/0 for anyone)' }).default(['0.0.0.0/0']).describe('Who may reach the proxy port (TCP and UDP).'),
+    adminCidrs: sshCidrList().default([]).describe('Who may reach SSH (22/tcp) on the proxy host and the sandbox hosts. Empty: no SSH rule at all (and no template build, which runs over SSH).'),
+    clientCidrs: openCidrList().default(['0.0.0.0/0']).describe('Who may reach the proxy port (TCP and UDP).'),
     sshUser: text(/^[a-z_][a-z0-9_-]*$/, 'a Unix user name').default('admin').describe('Login user of the Debian cloud image.'),
     subnetId: text(/^subnet-[0-9a-f]{8,17}$/, 'a subnet id such as subnet-0123456789abcdef0').optional().describe('Subnet for the host; default: a default-for-AZ subnet of the region\'s default VPC.'),
     amiId: text(/^ami-[0-9a-f]{8,17}$/, 'an AMI id such as ami-0123456789abcdef0').optional().describe('Pins the image; default: the newest official Debian 12 image, looked up once (later releases do not replace the host).'),
@@ -82,6 +82,39 @@ const gateway = z
   })
   .prefault({});
 
+const INSTANCE_TYPE = 'an EC2 instance type such as t3.large';
+const instanceType = () => text(/^[a-z0-9-]+\.[a-z0-9]+$/, INSTANCE_TYPE);
+
+const sandboxHost = z
+  .strictObject({
+    instanceType: instanceType().default('t3.large').describe('EC2 instance type of each sandbox host (platform, runtime, gateway); sandboxes share its memory and CPUs.'),
+    diskGb: integer(20, 16384, 'a disk size in GiB, an integer from 20 to 16384').default(40).describe('Root volume (gp3, encrypted) of each sandbox host: templates, layers and sandbox writes live here.'),
+    apiPort: port().default(3001).describe('Port of the platform API (`E2B_API_URL`); with a domain, the TLS listener of the load balancer uses the same port.'),
+    apiCidrs: openCidrList().default(['0.0.0.0/0']).describe('Who may reach the platform API (every request still needs the API key).'),
+    gatewayCidrs: openCidrList().default(['0.0.0.0/0']).describe('Who may reach the sandbox gateway (`E2B_SANDBOX_URL`; every request still needs the sandbox\'s access token).'),
+    sandboxCidr: cidr().default('10.88.0.0/22').describe('The sandbox network of a single host: the bridge takes the first address, sandboxes the rest; NAT to the internet. Must not overlap the VPC.'),
+    generation: integer(0, 1_000_000, 'an integer from 0 to 1000000').default(1).describe('Bump to recreate the sandbox host(s): sandboxes are lost, the template is rebuilt.'),
+  })
+  .prefault({});
+
+const fleet = z
+  .strictObject({
+    hosts: integer(1, 100, 'an integer from 1 to 100').default(1).describe('Sandbox hosts. 1: a single host running everything (the default). More: an Auto Scaling group of hosts behind a load balancer, sharing a Redis catalog.'),
+    gateways: integer(1, 20, 'an integer from 1 to 20').default(2).describe('Gateway instances behind the load balancer when hosts > 1.'),
+    gatewayInstanceType: instanceType().default('t3.small').describe('EC2 instance type of each fleet gateway.'),
+    redisNodeType: text(/^cache\.[a-z0-9]+\.[a-z0-9]+$/, 'an ElastiCache node type such as cache.t4g.micro').default('cache.t4g.micro').describe('ElastiCache node type of the fleet\'s shared catalog and platform state.'),
+    prefixesPerHost: integer(1, 16, 'an integer from 1 to 16').default(2).describe('IPv4 /28 prefixes delegated to each fleet host\'s network interface: its sandboxes\' addresses (15 each), routable in the VPC so any gateway reaches any sandbox.'),
+  })
+  .prefault({});
+
+const dns = z
+  .strictObject({
+    zoneId: text(/^Z[A-Z0-9]{1,31}$/, 'a Route 53 hosted zone id such as Z0123456789ABCDEFGHIJ')
+      .optional()
+      .describe('Hosted zone of `gateway.domain`. When set: api.{domain}, sandbox.{domain} and *.{domain} records, an ACM certificate, and TLS on a load balancer.'),
+  })
+  .prefault({});
+
 export const stackConfigSchema = z.strictObject({
   proxy,
   client,
@@ -90,12 +123,27 @@ export const stackConfigSchema = z.strictObject({
   template,
   agent,
   gateway,
+  sandboxHost,
+  fleet,
+  dns,
   brand: text(/^[A-Z][A-Za-z0-9]{0,31}$/, 'a capitalised word of letters and digits, such as Svc')
     .default('Svc').describe('Header and xattr brand: `Svc` gives Svc-Sandbox-Id and user.svc.*; `E2b` speaks to the E2B SDK.'),
+}).superRefine((config, ctx) => {
+  // A hosted zone serves one real domain; the default `localhost` has no public records.
+  if (config.dns.zoneId !== undefined && config.gateway.domain === 'localhost') {
+    ctx.addIssue({ code: 'custom', path: ['gateway', 'domain'], input: config.gateway.domain, message: 'expected the domain of dns.zoneId (a public DNS domain, not the default localhost) when dns.zoneId is set' });
+  }
 });
 
 /** The keys of the `sandbox-kit:` namespace that are secrets, never part of the plain config object. */
-export const SECRET_KEYS = ['proxyPassword'] as const;
+export const SECRET_KEYS = ['proxyPassword', 'sshPrivateKey'] as const;
+
+/** What each secret is, for the config reference. */
+export const SECRET_DESCRIPTIONS: Record<(typeof SECRET_KEYS)[number], string> = {
+  proxyPassword: 'the Shadowsocks password, at least 16 printable ASCII characters without spaces. Unset: the program generates one.',
+  sshPrivateKey:
+    'the OpenSSH private key matching `host.sshPublicKey` (`pulumi config set --secret sandbox-kit:sshPrivateKey < ~/.ssh/id_ed25519`). The program logs in with it to build the proxy template on the sandbox host; unset: the template is not built by `pulumi up`.',
+};
 
 export type StackConfigInput = z.input<typeof stackConfigSchema>;
 export type StackConfig = z.output<typeof stackConfigSchema>;
