@@ -335,7 +335,7 @@ export class SandboxService {
       const id = record.sandboxID;
       const container = byID.get(id);
       const attached = attachments.get(id);
-      if (record.state === 'creating' || !container || container.state === 'stopped' || !attached) {
+      if (record.state === 'creating' || !container || container.state === 'stopped' || !attached || attached.address === '') {
         await this.destroy(record, record.state === 'creating' ? 'the platform stopped during its create' : 'it was no longer running');
         removed.push(id);
         continue;

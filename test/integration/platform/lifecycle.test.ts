@@ -6,7 +6,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MemoryCatalog } from '../../../src/catalog/memory';
-import { freePort } from '../../../src/platform/free-port';
+import { freePort } from '../../helpers/free-port';
 import { startPlatform, type RunningPlatform } from '../../../src/platform';
 import type { TemplateForSandbox } from '../../../src/platform/types';
 import { hashAccessToken } from '../../../src/contract';
