@@ -168,7 +168,7 @@ async function main(): Promise<number> {
   for (const e of bundleEntries()) await bundle(e);
   const scratch = fs.mkdtempSync('/var/tmp/sk-bench-start-');
   const net = await createSandboxHostNetwork(instance);
-  const rt = createOciRuntime({ instance, runtime: values.runtime as RuntimeChoice, stateRoot: path.join(scratch, 'state'), dataRoot: path.join(scratch, 'data') });
+  const rt = createOciRuntime({ instance, runtime: values.runtime as RuntimeChoice, stateRoot: path.join(scratch, 'state'), dataRoot: path.join(scratch, 'data'), network: net.network });
   const env: Env = { rootfs, net, rt, scratch };
   const columns = [kitColumn(env), floorColumn(env)];
   const background: string[] = [];

@@ -82,7 +82,7 @@ describe('mounts and argv', () => {
   });
 
   test('agent argv and payload binds', () => {
-    expect(agentArgv(49983, ['--brand', 'Svc'])).toEqual(['/opt/sandbox-kit/tini', '-s', '--', '/opt/sandbox-kit/node', '/opt/sandbox-kit/bundle/agent.js', '--port', '49983', '--brand', 'Svc']);
+    expect(agentArgv(49983, ['--brand', 'Svc'])).toEqual(['/opt/sandbox-kit/tini', '-s', '--', '/opt/sandbox-kit/node', '/opt/sandbox-kit/bundle/run.js', 'agent', '--port', '49983', '--brand', 'Svc']);
     expect(payloadBinds({ bundleDir: '/b', node: '/n', tini: '/t' }).map((b) => [b.source, b.target, b.readonly])).toEqual([
       ['/b', '/opt/sandbox-kit/bundle', true],
       ['/n', '/opt/sandbox-kit/node', true],
