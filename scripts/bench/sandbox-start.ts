@@ -148,6 +148,17 @@ function percentile(sorted: number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
 }
 
+/** A container's memory cgroup usage (v1 memory.usage_in_bytes or v2 memory.current), found from its init pid. */
+function memcgUsageBytes(pid: number): number {
+  for (const line of fs.readFileSync(`/proc/${pid}/cgroup`, 'utf8').split('\n')) {
+    const [, ctrls, rel] = line.split(':');
+    if (rel === undefined) continue;
+    if (ctrls!.split(',').includes('memory')) return Number(fs.readFileSync(`/sys/fs/cgroup/memory${rel}/memory.usage_in_bytes`, 'utf8'));
+    if (ctrls === '' && fs.existsSync(`/sys/fs/cgroup${rel}/memory.current`)) return Number(fs.readFileSync(`/sys/fs/cgroup${rel}/memory.current`, 'utf8'));
+  }
+  return NaN;
+}
+
 function memAvailableKB(): number {
   return Number(/MemAvailable:\s+(\d+)/.exec(fs.readFileSync('/proc/meminfo', 'utf8'))![1]);
 }
@@ -172,8 +183,10 @@ async function main(): Promise<number> {
   const env: Env = { rootfs, net, rt, scratch };
   const columns = [kitColumn(env), floorColumn(env)];
   const background: string[] = [];
+  const backgroundPids: number[] = [];
   const results: Array<{ running: number; column: string; p50: number; p95: number; n: number }> = [];
   let memPerSandboxKB: number | undefined;
+  let memcgPerSandboxKB: number | undefined;
   try {
     log(`runtime ${rt.name}; warming up each column once`);
     for (const c of columns) await (await c.start(`warm${columns.indexOf(c)}`)).stop();
@@ -182,13 +195,15 @@ async function main(): Promise<number> {
       while (background.length < level) {
         const id = `bg${background.length}`;
         const network = await net.network.attach(id);
-        await rt.create({ sandboxID: id, layers: [rootfs], memoryMB: 512, cpuCount: 1, network });
+        const status = await rt.create({ sandboxID: id, layers: [rootfs], memoryMB: 512, cpuCount: 1, network });
         await until204(network.address);
         background.push(id);
+        backgroundPids.push(status.pid!);
       }
       if (level === Math.max(...levels) && level > 0) {
         await new Promise((r) => setTimeout(r, 3000));
         memPerSandboxKB = (memBefore - memAvailableKB()) / level;
+        memcgPerSandboxKB = backgroundPids.reduce((sum, pid) => sum + memcgUsageBytes(pid), 0) / 1024 / level;
       }
       for (const c of columns) {
         const times: number[] = [];
@@ -219,8 +234,10 @@ async function main(): Promise<number> {
     const [kit, floor] = [row[0]!, row[1]!];
     console.log(`| ${level} | ` + row.map((r) => `${r.p50.toFixed(1)} / ${r.p95.toFixed(1)} ms`).join(' | ') + ` | ${(kit.p50 / floor.p50).toFixed(2)}x |`);
   }
-  if (memPerSandboxKB !== undefined) console.log(`\nidle memory per sandbox (MemAvailable drop / ${Math.max(...levels)}): ${(memPerSandboxKB / 1024).toFixed(1)} MiB`);
-  if (values.json) fs.writeFileSync(values.json, JSON.stringify({ runtime: rt.name, samples, results, memPerSandboxKB }, null, 2));
+  if (memPerSandboxKB !== undefined) {
+    console.log(`\nidle memory per sandbox, ${Math.max(...levels)} running: MemAvailable drop / N ${(memPerSandboxKB / 1024).toFixed(1)} MiB; memory cgroup usage (anonymous + the sandbox's own page cache) ${((memcgPerSandboxKB ?? NaN) / 1024).toFixed(1)} MiB`);
+  }
+  if (values.json) fs.writeFileSync(values.json, JSON.stringify({ runtime: rt.name, samples, results, memPerSandboxKB, memcgPerSandboxKB }, null, 2));
   return 0;
 }
 
