@@ -2,6 +2,7 @@
  * The agent's HTTP server, one listener for everything:
  * - `GET /health` (204), `POST /init`, `GET /envs`, and `GET|POST /files` (files.ts);
  * - `POST /filesystem.Filesystem/{Stat,ListDir}`: the fast path (fast-path.ts), bounded-memory JSON writers;
+ * - `POST /process.Process/{Start,Connect}` in JSON streaming form: process/stream-path.ts (native base64);
  * - every other procedure of the filesystem and process services through @connectrpc/connect's node adapter.
  * Every failure is a Connect error body with its HTTP status; nothing a client sends can end the process.
  */
@@ -22,6 +23,7 @@ import { WatcherRegistry } from './filesystem/watchers';
 import { applyInit } from './init';
 import { parseAgentOptions, type AgentOptions, type AgentOptionsInput } from './options';
 import { ProcessRegistry } from './process/registry';
+import { isJsonStream, serveJsonStream } from './process/stream-path';
 import { agentRoutes } from './router';
 import { sendError } from './send-error';
 import { AgentState } from './state';
@@ -151,6 +153,15 @@ async function handle(
 
   if (pathname.startsWith(SERVICE_PREFIX) && FAST_PROCEDURES.has(pathname.slice(SERVICE_PREFIX.length))) {
     return fastPath(req, res, pathname.slice(SERVICE_PREFIX.length), ms, svc, budget);
+  }
+  if (isJsonStream(req, pathname)) {
+    try {
+      await serveJsonStream(req, res, pathname, ms, svc);
+    } catch (err) {
+      if (!(err instanceof AgentError)) throw err;
+      sendError(req, res, err);
+    }
+    return;
   }
   // The router gets the deadline parsed by the contract's rule, not the header (its own parser differs).
   delete req.headers['connect-timeout-ms'];
