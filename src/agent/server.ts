@@ -30,7 +30,6 @@ import { AgentState } from './state';
 import { childOomScoreAdj } from './oom';
 
 export const SERVICE_PREFIX = '/filesystem.Filesystem/';
-const HEAD_TIMEOUT_MS = 20_000;
 const INIT_MAX_BODY = 1024 * 1024;
 
 export interface RunningAgent {
@@ -65,14 +64,14 @@ export async function startAgent(input: AgentOptionsInput = {}): Promise<Running
     contextValues: (req) => createContextValues().set(deadlineKey, deadlines.get(req as http.IncomingMessage)),
   });
 
-  const server = http.createServer({ keepAliveTimeout: 65_000, headersTimeout: HEAD_TIMEOUT_MS, requestTimeout: 0 }, (req, res) => {
+  const server = http.createServer({ keepAliveTimeout: 65_000, headersTimeout: options.headTimeoutMs, requestTimeout: 0, connectionsCheckingInterval: Math.min(1000, options.headTimeoutMs) }, (req, res) => {
     handle(req, res, svc, budget, adapter, deadlines).catch((err: unknown) => {
       // Only a bug gets here: answer if we still can, and keep serving.
       const e = err instanceof AgentError ? err : new AgentError('internal', `internal error: ${(err as Error)?.message ?? String(err)}`);
       sendError(req, res, e);
     });
   });
-  server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => answerParserError(err, socket));
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => answerParserError(err, socket, options.headTimeoutMs));
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -173,7 +172,7 @@ async function handle(
  * Parser errors (malformed request line or headers, a head that is too large or too slow) get their own status
  * and a Connect JSON body, then the connection closes: nothing after a malformed head can be trusted.
  */
-function answerParserError(err: NodeJS.ErrnoException, socket: Socket): void {
+function answerParserError(err: NodeJS.ErrnoException, socket: Socket, headTimeoutMs: number): void {
   if (!socket.writable) {
     socket.destroy();
     return;
@@ -188,7 +187,7 @@ function answerParserError(err: NodeJS.ErrnoException, socket: Socket): void {
   } else if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT' || err.code === 'ERR_HTTP_HEADERS_TIMEOUT') {
     status = 408;
     code = 'deadline_exceeded';
-    message = `request head not received within ${HEAD_TIMEOUT_MS / 1000} s`;
+    message = `request head not received within ${headTimeoutMs} ms`;
   }
   const body = JSON.stringify({ code, message });
   const reason = http.STATUS_CODES[status] ?? 'Error';
