@@ -3,12 +3,11 @@
  * or any other) with the E2B SDK, printing the build's logs as they come. Thin: flags and the stack in, templates/proxy.
  */
 import { readFileSync } from 'node:fs';
-import { isIPv4 } from 'node:net';
 import type { LogEntry } from 'e2b';
 import { buildProxyTemplate, type ProxyMode } from '../../../templates/proxy';
-import { formatIssues, type ConfigIssue } from '../../config';
-import { parseFlags } from '../args';
-import { DEFAULT_STACK, PASSWORD_ENV, loadStack, passwordFromEnv } from '../stack';
+import { type ConfigIssue, formatIssues, ipv4, oneOf, text } from '../../config';
+import { parseFlags, requiredFlag, switchFlag, valueFlag } from '../args';
+import { DEFAULT_STACK, loadStack, PASSWORD_ENV, passwordFromEnv, stackName } from '../stack';
 
 const USAGE = `usage: sandbox-kit template build [--stack NAME] [--mode local|transparent] --server-ip IP
                                 [--api-url URL] [--api-key-file FILE] [--alias NAME] [--skip-cache]
@@ -43,41 +42,25 @@ export async function run(argv: string[]): Promise<number> {
     console.error(`template: unknown subcommand ${JSON.stringify(sub)}; expected build\n\n${USAGE}`);
     return 2;
   }
-  let values;
-  try {
-    ({ values } = parseFlags('template build', rest, {
-      stack: { type: 'string', default: DEFAULT_STACK },
-      mode: { type: 'string' },
-      'server-ip': { type: 'string' },
-      'api-url': { type: 'string' },
-      'api-key-file': { type: 'string' },
-      alias: { type: 'string' },
-      'skip-cache': { type: 'boolean', default: false },
-      help: { type: 'boolean', short: 'h', default: false },
-    }));
-  } catch (err) {
-    console.error(`${(err as Error).message}\n\n${USAGE}`);
-    return 2;
-  }
-  if (values.help) {
+  const { values, help } = parseFlags('template build', rest, {
+    stack: valueFlag(stackName().default(DEFAULT_STACK)),
+    mode: valueFlag(oneOf(['local', 'transparent']).optional()),
+    'server-ip': requiredFlag(ipv4(), "the proxy's public IPv4 address that clients dial, such as 203.0.113.10"),
+    'api-url': valueFlag(text(/^https?:\/\/[^\s/]+/, 'an http(s) URL such as http://127.0.0.1:3000').optional()),
+    'api-key-file': valueFlag(text(/.+/, 'a file path').optional()),
+    alias: valueFlag(text(/^[a-z0-9][a-z0-9_-]{0,62}$/, 'lower-case letters, digits, - and _, at most 63 characters').optional()),
+    'skip-cache': switchFlag(),
+  });
+  if (help) {
     console.log(USAGE);
     return 0;
   }
 
   const usageIssues: ConfigIssue[] = [];
-  if (values.mode !== undefined && values.mode !== 'local' && values.mode !== 'transparent') {
-    usageIssues.push({ key: '--mode', given: JSON.stringify(values.mode), expected: 'local or transparent' });
-  }
   const serverIp = values['server-ip'];
-  if (serverIp === undefined || !isIPv4(serverIp)) {
-    usageIssues.push({ key: '--server-ip', given: serverIp === undefined ? '(missing)' : JSON.stringify(serverIp), expected: "the proxy's public IPv4 address that clients dial, such as 203.0.113.10" });
-  }
   const apiUrl = values['api-url'] ?? process.env.E2B_API_URL;
   if (apiUrl !== undefined && !/^https?:\/\/[^\s/]+/.test(apiUrl)) {
     usageIssues.push({ key: values['api-url'] !== undefined ? '--api-url' : 'E2B_API_URL', given: JSON.stringify(apiUrl), expected: 'an http(s) URL such as http://127.0.0.1:3000' });
-  }
-  if (values.alias !== undefined && !/^[a-z0-9][a-z0-9_-]{0,62}$/.test(values.alias)) {
-    usageIssues.push({ key: '--alias', given: JSON.stringify(values.alias), expected: 'lower-case letters, digits, - and _, at most 63 characters' });
   }
   let apiKey: string | undefined;
   const keyFile = values['api-key-file'];
