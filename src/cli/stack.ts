@@ -6,6 +6,7 @@ import {
   readStackFile,
   stackFileIssues,
   stackFilePath,
+  text,
   type ConfigIssue,
   type StackConfig,
 } from '../config';
@@ -81,3 +82,6 @@ export function passwordFromEnv(env: NodeJS.ProcessEnv = process.env): PasswordL
   const issues = checkPassword(value, PASSWORD_ENV);
   return issues.length === 0 ? { password: value, issues } : { issues };
 }
+
+/** What `--stack` accepts: a Pulumi stack name. */
+export const stackName = () => text(/^[A-Za-z0-9_.-]+$/, 'a stack name such as dev (letters, digits, -, _ and .)');

@@ -136,7 +136,14 @@ export const stackConfigSchema = z.strictObject({
 });
 
 /** The keys of the `sandbox-kit:` namespace that are secrets, never part of the plain config object. */
-export const SECRET_KEYS = ['proxyPassword'] as const;
+export const SECRET_KEYS = ['proxyPassword', 'sshPrivateKey'] as const;
+
+/** What each secret is, for the config reference. */
+export const SECRET_DESCRIPTIONS: Record<(typeof SECRET_KEYS)[number], string> = {
+  proxyPassword: 'the Shadowsocks password, at least 16 printable ASCII characters without spaces. Unset: the program generates one.',
+  sshPrivateKey:
+    'the OpenSSH private key matching `host.sshPublicKey` (`pulumi config set --secret sandbox-kit:sshPrivateKey < ~/.ssh/id_ed25519`). The program logs in with it to build the proxy template on the sandbox host; unset: the template is not built by `pulumi up`.',
+};
 
 export type StackConfigInput = z.input<typeof stackConfigSchema>;
 export type StackConfig = z.output<typeof stackConfigSchema>;

@@ -7,7 +7,10 @@ import type { Catalog } from '../../mcp/catalog/schema';
 import { formatMcpIssues, validateMcpConfig } from '../../mcp/config/validate';
 import { TYPE_WORDS } from '../../mcp/config/server-schema';
 import { runMcpGateway } from '../../mcp/gateway/cli';
-import { parseFlags } from '../args';
+import { text as textField } from '../../config';
+import { parseFlags, switchFlag, UsageError, valueFlag } from '../args';
+
+const file = () => valueFlag(textField(/.+/, 'a file path').optional());
 
 const HELP = `usage: sandbox-kit mcp list [--catalog F] [--json]
        sandbox-kit mcp check (--config JSON | --config-file F) [--catalog F]
@@ -28,7 +31,7 @@ export function describeCatalog(catalog: Catalog) {
 }
 
 function list(argv: string[]): number {
-  const { values } = parseFlags('mcp list', argv, { catalog: { type: 'string' }, json: { type: 'boolean', default: false } });
+  const { values } = parseFlags('mcp list', argv, { catalog: file(), json: switchFlag() });
   const servers = describeCatalog(loadCatalog(values.catalog));
   if (values.json) {
     console.log(JSON.stringify(servers, null, 2));
@@ -44,7 +47,7 @@ function list(argv: string[]): number {
 }
 
 function check(argv: string[]): number {
-  const { values } = parseFlags('mcp check', argv, { config: { type: 'string' }, 'config-file': { type: 'string' }, catalog: { type: 'string' } });
+  const { values } = parseFlags('mcp check', argv, { config: valueFlag(textField(/.+/, 'a JSON object').optional()), 'config-file': file(), catalog: file() });
   const text = values['config-file'] !== undefined ? fs.readFileSync(values['config-file'], 'utf8') : values.config;
   if (text === undefined) {
     console.error('mcp check: --config JSON or --config-file F is required');
@@ -73,8 +76,11 @@ export async function run(argv: string[]): Promise<number> {
     if (sub === 'list') return list(rest);
     if (sub === 'check') return check(rest);
   } catch (err) {
-    console.error(`sandbox-kit ${(err as Error).message}`);
-    return 2;
+    if (err instanceof UsageError) {
+      console.error(`sandbox-kit ${err.message}`);
+      return 2;
+    }
+    throw err;
   }
   if (sub === 'gateway') return runMcpGateway(rest, [process.execPath, ...process.execArgv, process.argv[1], 'mcp', 'gateway']);
   if (sub === '--help' || sub === '-h') {

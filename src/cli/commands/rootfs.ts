@@ -2,7 +2,8 @@
  * `sandbox-kit rootfs [debian:<tag>...]` builds (or finds in the cache) the base root file systems of the built-in
  * templates, so tests and the platform start from a warm cache. Prints each path.
  */
-import { parseFlags } from '../args';
+import { text } from '../../config';
+import { parseFlags, valueFlag } from '../args';
 import { debianSuite, MmdebstrapImages } from '../../runtime/base-images';
 
 const HELP = `usage: sandbox-kit rootfs [--cache DIR] [debian:<tag>...]
@@ -11,14 +12,8 @@ Builds the base root file systems with mmdebstrap (default debian:bookworm) into
 (default $SANDBOX_KIT_CACHE or /var/cache/sandbox-kit) and prints their paths. A cached one is reused.`;
 
 export async function run(argv: string[]): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseFlags('rootfs', argv, { cache: { type: 'string' }, help: { type: 'boolean', short: 'h' } }, true);
-  } catch (err) {
-    console.error((err as Error).message);
-    return 2;
-  }
-  if (parsed.values.help) {
+  const parsed = parseFlags('rootfs', argv, { cache: valueFlag(text(/.+/, 'a directory').optional()) }, { min: 0, max: 16, what: 'image names such as debian:bookworm' });
+  if (parsed.help) {
     console.log(HELP);
     return 0;
   }
