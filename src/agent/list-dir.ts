@@ -15,7 +15,7 @@ import * as fs from 'node:fs';
 import { describeEntry, type EntryContext } from './entry';
 import { AgentError, fsError } from './errors';
 import { kindOf } from './file-mode';
-import { JsonChunks } from './json-chunks';
+import type { JsonChunks } from './json-chunks';
 import { joinBytes } from './paths';
 import { bytesToText } from './bytes-text';
 

@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
-import { DEFAULT_AGENT_PORT, hashAccessToken, SANDBOX_ID_PATTERN } from '../contract';
+import { ACCESS_TOKEN_PATTERN, ACCESS_TOKEN_RULE, DEFAULT_AGENT_PORT, hashAccessToken, SANDBOX_ID_PATTERN } from '../contract';
 
 export const SANDBOX_STATES = ['running', 'paused'] as const;
 export type SandboxState = (typeof SANDBOX_STATES)[number];
@@ -38,7 +38,7 @@ export const catalogEntryInputSchema = z
     }),
     host: hostname,
     agentPort: z.number().int().min(1).max(65535).default(DEFAULT_AGENT_PORT),
-    token: z.string().min(1).optional(),
+    token: z.string().regex(ACCESS_TOKEN_PATTERN, { message: `expected ${ACCESS_TOKEN_RULE}` }).optional(),
     tokenHash: z
       .string()
       .regex(/^[0-9a-f]{64}$/, { message: 'expected the sha256 of the token as 64 lowercase hex digits' })

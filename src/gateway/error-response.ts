@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import { ACCESS_TOKEN_RULE, type TokenVerdict } from '../contract/access-token';
 
 /** Body of every error the gateway itself answers: JSON, with the status repeated as `code`. */
 export type GatewayErrorBody =
@@ -7,7 +8,7 @@ export type GatewayErrorBody =
   | { message: string; code: number };
 
 export function sandboxNotFound(sandboxID: string): GatewayErrorBody {
-  // Exactly these three fields: clients of the seed's sandbox API match on them.
+  // Exactly these three fields: E2B-style clients match on them (docs/gateway.md).
   return { sandboxID, message: `The sandbox ${sandboxID} was not found`, code: 502 };
 }
 
@@ -23,10 +24,13 @@ export function upstreamTimedOut(sandboxID: string, port: number, afterMs: numbe
   return { sandboxID, message: `The sandbox ${sandboxID} did not answer on port ${port} within ${afterMs} ms`, port, code: 504 };
 }
 
-export function accessDenied(sandboxID: string, tokenGiven: boolean): GatewayErrorBody {
-  const message = tokenGiven
-    ? `X-Access-Token does not match the access token of sandbox ${sandboxID}`
-    : `missing header X-Access-Token: requests to sandbox ${sandboxID} need its access token (envdAccessToken)`;
+export function accessDenied(sandboxID: string, verdict: Exclude<TokenVerdict, 'ok'>): GatewayErrorBody {
+  const message =
+    verdict === 'missing'
+      ? `missing header X-Access-Token: requests to sandbox ${sandboxID} need its access token (envdAccessToken)`
+      : verdict === 'malformed'
+        ? `X-Access-Token is not a valid access token: tokens are ${ACCESS_TOKEN_RULE}, sent once`
+        : `X-Access-Token does not match the access token of sandbox ${sandboxID}`;
   return { sandboxID, message, code: 401 };
 }
 

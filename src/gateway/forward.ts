@@ -1,6 +1,9 @@
-import { request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
-import { sendError, upstreamTimedOut, upstreamUnreachable } from './error-response';
-import { endToEndHeaders } from './hop-by-hop';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Dispatcher } from 'undici';
+import { timerDelay } from '../contract/connect-timeout';
+import { sendError, upstreamTimedOut, upstreamUnreachable, type GatewayErrorBody } from './error-response';
+import { requestFraming } from './framing';
+import { forwardedRequestHeaders, forwardedResponseHeaders } from './hop-by-hop';
 import type { UpstreamPools } from './upstream-pool';
 
 export interface ForwardTarget {
@@ -12,9 +15,9 @@ export interface ForwardTarget {
 export interface ForwardSettings {
   pools: UpstreamPools;
   via: string;
-  /** Longest wait for the upstream's response head (the client's Connect-Timeout-Ms may shorten it). */
+  /** Longest wait for the upstream's response head (the pools apply it; named in the 504). */
   upstreamTimeoutMs: number;
-  /** Longest wait for a new TCP connection to the upstream. */
+  /** Longest wait for a new TCP connection to the upstream (the pools apply it; named in the 504). */
   connectTimeoutMs: number;
 }
 
@@ -23,85 +26,126 @@ const REFUSED = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'EHOSTDO
 
 /**
  * Streams one request to the sandbox and its response back, without buffering either body.
- * Before the response head is sent, failures become JSON errors (502 refused, 504 timeout); after it,
- * the client connection is cut so the client sees an incomplete response instead of a silently short one.
- * `callTimeoutMs` (Connect-Timeout-Ms) bounds the whole call, body included.
+ *
+ * Framing: the body is forwarded with exactly the framing the parser established (Content-Length or chunked,
+ * whatever the method), or the request is refused with 400; see framing.ts.
+ *
+ * Errors: until the response head has arrived, failures become JSON errors (502 refused or broken, 504 timed out).
+ * Once the head has arrived it is the answer: a sandbox that answers early (a 429 while the body is still being
+ * sent) and closes is passed through, not turned into a 502. A failure after the head cuts the client connection,
+ * so the client sees an incomplete response instead of a silently short one.
+ *
+ * `callTimeoutMs` (Connect-Timeout-Ms) bounds the whole call, body included; a deadline longer than any timer can
+ * hold simply never fires.
  */
 export function forward(req: IncomingMessage, res: ServerResponse, target: ForwardTarget, settings: ForwardSettings, callTimeoutMs: number | undefined): void {
-  const headers = endToEndHeaders(req.headers, settings.via);
-  const remote = req.socket.remoteAddress;
-  if (remote !== undefined) {
-    const prior = req.headers['x-forwarded-for'];
-    headers['x-forwarded-for'] = prior === undefined ? remote : `${String(prior)}, ${remote}`;
+  const framing = requestFraming(req.headers);
+  if (framing.kind === 'refused') {
+    // The body's extent is unknown: this connection cannot carry another request.
+    res.shouldKeepAlive = false;
+    sendError(res, { message: framing.message, code: 400 });
+    return;
   }
-  const upstream = httpRequest({
-    host: target.host,
-    port: target.port,
-    method: req.method,
-    path: req.url,
-    headers,
-    agent: settings.pools.poolFor(target.host, target.port),
-  });
+  const headers = forwardedRequestHeaders(req.rawHeaders, req.headers, settings.via, req.socket.remoteAddress);
+  if (framing.kind === 'length') headers.push('content-length', String(framing.length));
+  const handler = new ForwardHandler(res, target, settings, callTimeoutMs);
+  settings.pools.poolFor(target.host, target.port).dispatch(
+    { path: req.url as string, method: req.method as Dispatcher.HttpMethod, headers, body: framing.kind === 'none' ? null : req },
+    handler,
+  );
+}
 
-  const waitMs = callTimeoutMs === undefined ? settings.upstreamTimeoutMs : Math.min(callTimeoutMs, settings.upstreamTimeoutMs);
-  let finished = false;
-  let timedOut = false;
-  const deadline = setTimeout(() => {
-    timedOut = true;
-    upstream.destroy();
-  }, waitMs);
-  const done = () => {
-    finished = true;
-    clearTimeout(deadline);
-  };
+/** One forwarded call, as undici's dispatch handler: a class rather than closures, one allocation per call. */
+class ForwardHandler implements Dispatcher.DispatchHandlers {
+  private abort: ((err?: Error) => void) | undefined;
+  private resume: (() => void) | undefined;
+  private deadline: NodeJS.Timeout | undefined;
+  private timedOut = false;
+  private finished = false;
 
-  upstream.on('socket', (socket) => {
-    if (!socket.connecting) return;
-    const connectTimer = setTimeout(() => {
-      timedOut = true;
-      upstream.destroy();
-    }, settings.connectTimeoutMs);
-    socket.once('connect', () => clearTimeout(connectTimer));
-    socket.once('close', () => clearTimeout(connectTimer));
-  });
-
-  upstream.on('error', (err: NodeJS.ErrnoException) => {
-    done();
-    if (res.headersSent) {
-      res.destroy();
-      return;
-    }
-    if (timedOut) {
-      sendError(res, upstreamTimedOut(target.sandboxID, target.port, waitMs));
-      return;
-    }
-    const reason = err.code !== undefined && REFUSED.has(err.code) ? 'connection refused' : `connection failed: ${err.code ?? err.message}`;
-    sendError(res, upstreamUnreachable(target.sandboxID, target.port, reason));
-  });
-
-  upstream.on('response', (upstreamRes: IncomingMessage) => {
-    // Without Connect-Timeout-Ms the deadline covers only the wait for the head; the body may take its time.
-    if (callTimeoutMs === undefined) clearTimeout(deadline);
-    res.writeHead(upstreamRes.statusCode ?? 502, endToEndHeaders(upstreamRes.headers, settings.via));
-    // pipe() rather than stream.pipeline(): pipeline allocates an AbortController (and a DOMException on
-    // completion) per call, a measurable cost on this hot path. Breakage is handled by the listeners below.
-    upstreamRes.pipe(res);
-    upstreamRes.on('end', done);
-    // The upstream died mid-body: cut the client connection so it sees an incomplete response.
-    upstreamRes.on('error', () => {
-      done();
-      res.destroy();
+  constructor(
+    private readonly res: ServerResponse,
+    private readonly target: ForwardTarget,
+    private readonly settings: ForwardSettings,
+    private readonly callTimeoutMs: number | undefined,
+  ) {
+    const delay = callTimeoutMs === undefined ? undefined : timerDelay(callTimeoutMs);
+    if (delay !== undefined) this.deadline = setTimeout(() => this.expire(), delay);
+    // The client went away before the call finished: stop the upstream work too.
+    res.once('close', () => {
+      if (!this.finished) this.stop(new Error('the client closed the connection'));
     });
-    upstreamRes.on('aborted', () => res.destroy());
-  });
+  }
 
-  // The client went away before the call finished: stop the upstream work too.
-  res.on('close', () => {
-    if (!finished && !res.writableFinished) {
-      done();
-      upstream.destroy();
+  onConnect(abort: (err?: Error) => void): void {
+    this.abort = abort;
+    if (this.finished || this.res.destroyed) abort(new Error('the call is over'));
+  }
+
+  onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void): boolean {
+    // 1xx interim answers (103 Early Hints) are not passed on; the final answer follows.
+    if (statusCode < 200 || this.finished) return true;
+    this.resume = resume;
+    this.res.writeHead(statusCode, forwardedResponseHeaders(rawHeaders, this.settings.via));
+    return true;
+  }
+
+  onData(chunk: Buffer): boolean {
+    if (this.finished) return false;
+    const more = this.res.write(chunk);
+    if (!more) this.res.once('drain', this.resume as () => void);
+    return more;
+  }
+
+  onComplete(): void {
+    if (this.finished) return;
+    this.finish();
+    this.res.end();
+  }
+
+  onError(err: Error & { code?: string }): void {
+    if (this.finished) return;
+    this.finish();
+    const { res, target, settings } = this;
+    if (res.headersSent) {
+      // The upstream died mid-body: cut the client connection so it sees an incomplete response.
+      res.destroy();
+      return;
     }
-  });
-  req.on('error', () => upstream.destroy());
-  req.pipe(upstream);
+    let body: GatewayErrorBody;
+    if (this.timedOut) body = upstreamTimedOut(target.sandboxID, target.port, this.callTimeoutMs as number);
+    else if (err.code === 'UND_ERR_HEADERS_TIMEOUT') body = upstreamTimedOut(target.sandboxID, target.port, settings.upstreamTimeoutMs);
+    else if (err.code === 'UND_ERR_CONNECT_TIMEOUT') body = upstreamTimedOut(target.sandboxID, target.port, settings.connectTimeoutMs);
+    else {
+      const cause = (err as { cause?: { code?: string } }).cause;
+      const code = err.code ?? cause?.code;
+      const reason = code !== undefined && REFUSED.has(code) ? 'connection refused' : `connection failed: ${code ?? err.message}`;
+      body = upstreamUnreachable(target.sandboxID, target.port, reason);
+    }
+    sendError(res, body);
+  }
+
+  private expire(): void {
+    this.timedOut = true;
+    this.deadline = undefined;
+    if (this.res.headersSent) {
+      // Connect-Timeout-Ms covers the body too: the call is over, the client sees it cut.
+      this.finish();
+      this.abort?.(new Error('Connect-Timeout-Ms elapsed'));
+      this.res.destroy();
+      return;
+    }
+    if (this.abort) this.abort(new Error('Connect-Timeout-Ms elapsed'));
+    else this.onError(new Error('Connect-Timeout-Ms elapsed'));
+  }
+
+  private stop(err: Error): void {
+    this.finish();
+    this.abort?.(err);
+  }
+
+  private finish(): void {
+    this.finished = true;
+    if (this.deadline !== undefined) clearTimeout(this.deadline);
+  }
 }

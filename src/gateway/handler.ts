@@ -1,11 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AccessTokenChecker } from '../contract/access-token';
+import { CONNECT_TIMEOUT_HEADER, parseConnectTimeoutMs } from '../contract/connect-timeout';
 import type { CatalogEntry } from '../catalog/entry';
 import type { Catalog } from '../catalog/types';
 import { accessDenied, sandboxNotFound, sandboxPaused, sendError } from './error-response';
 import { forward, type ForwardSettings } from './forward';
 import type { SingleFlightResumer } from './resume';
-import { decideRoute, parseConnectTimeoutMs, type RoutingSettings } from './routing';
+import { decideRoute, type RoutingSettings } from './routing';
 
 /** How long the catalog may take to show a resumed sandbox as running. */
 const RESUME_SETTLE_MS = 5000;
@@ -27,10 +28,10 @@ function isPromise(value: Lookup | Promise<Lookup>): value is Promise<Lookup> {
 /**
  * The gateway's decision for one request, in order: where to (400), which sandbox (502 unknown),
  * may the caller (401, checked before anything reveals or changes state), is it running (502 paused or
- * auto-resume), then stream it to the sandbox's own host.
+ * auto-resume), is its Connect-Timeout-Ms valid (400), then stream it to the sandbox's own host.
  *
- * In-process catalogs (memory, file, a warm Redis cache) answer synchronously; such requests are decided
- * and forwarded without a promise or a microtask hop. Only lookups that really wait go through promises.
+ * A catalog that answers synchronously (memory, file, or a Redis cache holding a settled lookup) is used without
+ * a promise or a microtask hop; only lookups that really wait go through promises.
  */
 export function createHandler(deps: HandlerDeps): (req: IncomingMessage, res: ServerResponse) => void {
   const { catalog, routing, forwarding, resumer, log } = deps;
@@ -75,9 +76,9 @@ export function createHandler(deps: HandlerDeps): (req: IncomingMessage, res: Se
       sendError(res, sandboxNotFound(sandboxID));
       return;
     }
-    const token = req.headers['x-access-token'];
-    if (!tokens.matches(token, entry.tokenHash)) {
-      sendError(res, accessDenied(sandboxID, token !== undefined && token !== ''));
+    const verdict = tokens.check(req.headers['x-access-token'], entry.tokenHash);
+    if (verdict !== 'ok') {
+      sendError(res, accessDenied(sandboxID, verdict));
       return;
     }
     if (entry.state === 'paused') {
@@ -92,7 +93,12 @@ export function createHandler(deps: HandlerDeps): (req: IncomingMessage, res: Se
   }
 
   function send(req: IncomingMessage, res: ServerResponse, sandboxID: string, port: number | undefined, entry: CatalogEntry): void {
-    forward(req, res, { sandboxID, host: entry.host, port: port ?? entry.agentPort }, forwarding, parseConnectTimeoutMs(req.headers['connect-timeout-ms']));
+    const timeout = parseConnectTimeoutMs(req.headers[CONNECT_TIMEOUT_HEADER]);
+    if (!timeout.ok) {
+      sendError(res, { sandboxID, message: timeout.message, code: 400 });
+      return;
+    }
+    forward(req, res, { sandboxID, host: entry.host, port: port ?? entry.agentPort }, forwarding, timeout.ms);
   }
 
   async function resumeIfAllowed(entry: CatalogEntry, res: ServerResponse): Promise<CatalogEntry | undefined> {

@@ -1,9 +1,10 @@
-import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
+import type { IncomingHttpHeaders } from 'node:http';
 
 /**
- * Fields that describe one connection and must not be forwarded (RFC 9110 section 7.6.1), plus
- * Proxy-Authorization (meant for this proxy) and Expect (the gateway already answered 100-continue).
- * Node writes its own Connection, Keep-Alive and Transfer-Encoding on each side.
+ * Fields that describe one connection and are never forwarded (RFC 9110 section 7.6.1), plus
+ * Proxy-Authorization (meant for this proxy), Expect (the gateway already answered 100-continue) and the two
+ * framing fields: the gateway frames every message it forwards itself (see framing.ts), so a client's or a
+ * sandbox's Content-Length / Transfer-Encoding is never copied, and no Connection list can remove the framing.
  */
 const ALWAYS_DROPPED = new Set([
   'connection',
@@ -11,36 +12,93 @@ const ALWAYS_DROPPED = new Set([
   'proxy-connection',
   'te',
   'transfer-encoding',
+  'content-length',
   'upgrade',
   'proxy-authorization',
   'proxy-authenticate',
   'expect',
+  'trailer',
 ]);
 
-/** Connection values that list no field beyond the ones always dropped. */
+/** Connection values that list no field beyond the ones always dropped (the usual ones, checked without a split). */
 const NOTHING_LISTED = new Set(['keep-alive', 'close', 'Keep-Alive', 'Close', '']);
 
-/** Names a Connection header lists are hop-by-hop too (RFC 9110 section 7.6.1). */
-function listedInConnection(connection: string | string[] | undefined): Set<string> | undefined {
+/**
+ * Names a Connection header lists are hop-by-hop too (RFC 9110 section 7.6.1). The framing fields are never taken
+ * from this list: they are already handled by the gateway, and dropping one of them here is how a body used to
+ * reach a sandbox without its framing.
+ */
+export function listedInConnection(connection: string | string[] | undefined): Set<string> | undefined {
   if (connection === undefined) return undefined;
-  // The usual values name no extra field; skip the split for them.
   if (typeof connection === 'string' && NOTHING_LISTED.has(connection)) return undefined;
   const text = Array.isArray(connection) ? connection.join(',') : connection;
   const names = text
     .split(',')
     .map((n) => n.trim().toLowerCase())
-    .filter((n) => n !== '' && n !== 'close' && n !== 'keep-alive');
+    .filter((n) => n !== '' && n !== 'close' && !ALWAYS_DROPPED.has(n));
   return names.length > 0 ? new Set(names) : undefined;
 }
 
-/** Copies end-to-end fields only; `via` is appended (RFC 9110 section 7.6.3). */
-export function endToEndHeaders(headers: IncomingHttpHeaders, via: string): OutgoingHttpHeaders {
+/**
+ * The request fields to send upstream, as a flat [name, value, ...] list in the client's order and spelling:
+ * end-to-end fields only, X-Forwarded-For and Via appended (RFC 9110 section 7.6.3). The framing is added by the
+ * caller from what the parser established, never from these fields.
+ */
+export function forwardedRequestHeaders(rawHeaders: readonly string[], headers: IncomingHttpHeaders, via: string, remote: string | undefined): string[] {
   const extra = listedInConnection(headers.connection);
-  const out: OutgoingHttpHeaders = {};
-  for (const name in headers) {
-    if (ALWAYS_DROPPED.has(name) || (extra !== undefined && extra.has(name))) continue;
-    out[name] = headers[name];
+  const out: string[] = [];
+  let priorVia: string | undefined;
+  let priorFor: string | undefined;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i];
+    const lower = name.toLowerCase();
+    if (ALWAYS_DROPPED.has(lower) || (extra !== undefined && extra.has(lower))) continue;
+    if (lower === 'via') {
+      priorVia = priorVia === undefined ? rawHeaders[i + 1] : `${priorVia}, ${rawHeaders[i + 1]}`;
+      continue;
+    }
+    if (lower === 'x-forwarded-for') {
+      priorFor = priorFor === undefined ? rawHeaders[i + 1] : `${priorFor}, ${rawHeaders[i + 1]}`;
+      continue;
+    }
+    out.push(name, rawHeaders[i + 1]);
   }
-  out.via = headers.via === undefined ? via : `${headers.via}, ${via}`;
+  if (remote !== undefined) out.push('x-forwarded-for', priorFor === undefined ? remote : `${priorFor}, ${remote}`);
+  else if (priorFor !== undefined) out.push('x-forwarded-for', priorFor);
+  out.push('via', priorVia === undefined ? via : `${priorVia}, ${via}`);
+  return out;
+}
+
+/**
+ * The response fields to send to the client, from the sandbox's raw response head (names and values as bytes):
+ * end-to-end fields plus the sandbox's Content-Length, which tells Node how to frame the body to the client
+ * (without it Node frames the body chunked). Via is appended.
+ */
+export function forwardedResponseHeaders(rawHeaders: readonly Buffer[], via: string): string[] {
+  const out: string[] = [];
+  let connection: string | undefined;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    if (rawHeaders[i].length === 10 && rawHeaders[i].toString('latin1').toLowerCase() === 'connection') {
+      connection = connection === undefined ? rawHeaders[i + 1].toString('latin1') : `${connection},${rawHeaders[i + 1].toString('latin1')}`;
+    }
+  }
+  const extra = listedInConnection(connection);
+  let priorVia: string | undefined;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i].toString('latin1');
+    const lower = name.toLowerCase();
+    if (lower === 'content-length') {
+      out.push(name, rawHeaders[i + 1].toString('latin1'));
+      continue;
+    }
+    if (ALWAYS_DROPPED.has(lower) || (extra !== undefined && extra.has(lower))) continue;
+    if (lower === 'via') {
+      const value = rawHeaders[i + 1].toString('latin1');
+      priorVia = priorVia === undefined ? value : `${priorVia}, ${value}`;
+      continue;
+    }
+    out.push(name, rawHeaders[i + 1].toString('latin1'));
+  }
+  out.push('via', priorVia === undefined ? via : `${priorVia}, ${via}`);
   return out;
 }

@@ -22,6 +22,11 @@ export interface GatewayLimits {
   resumeTimeoutMs: number;
   /** Connections the gateway opens to one sandbox port at most; further requests queue. */
   maxSocketsPerUpstream: number;
+  /**
+   * Length of the queue of connections the kernel has accepted but the gateway not yet taken (listen backlog).
+   * Bursts of new connections beyond it are dropped by the kernel; Linux caps it at net.core.somaxconn.
+   */
+  listenBacklog: number;
 }
 
 export const DEFAULT_LIMITS: GatewayLimits = {
@@ -34,6 +39,8 @@ export const DEFAULT_LIMITS: GatewayLimits = {
   connectTimeoutMs: 5_000,
   resumeTimeoutMs: 60_000,
   maxSocketsPerUpstream: 1024,
+  // Node's default is 511, which a burst of 2,000 new connections overflowed; 4096 is somaxconn's default since Linux 5.4.
+  listenBacklog: 4096,
 };
 
 export interface GatewayOptions {

@@ -1,13 +1,21 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { SANDBOX_ID_PATTERN } from '../contract';
+import { brandNames } from '../contract/brand';
+import { E2B_BRAND } from '../contract/headers';
+import { SANDBOX_ID_PATTERN } from '../contract/sandbox-id';
 
-export interface RoutingSettings {
-  /** Header names as Node presents them (lower case), e.g. `svc-sandbox-id`. */
+/** The two routing headers of one brand, as Node presents them (lower case) and as messages name them. */
+export interface RoutingHeaders {
+  /** e.g. `svc-sandbox-id` */
   idHeader: string;
   portHeader: string;
-  /** Display names for messages, e.g. `Svc-Sandbox-Id`. */
+  /** e.g. `Svc-Sandbox-Id` */
   idHeaderName: string;
   portHeaderName: string;
+}
+
+export interface RoutingSettings {
+  /** The configured brand's headers first, then the E2B SDK's (once, when the brand is E2B's own). */
+  brands: readonly RoutingHeaders[];
   /** The sandbox domain: the host form is `{port}-{sandboxID}.{domain}`. */
   domain: string;
 }
@@ -19,34 +27,65 @@ export type RouteDecision =
 
 const PORT_TEXT = /^[0-9]{1,5}$/;
 
+/** Routing headers for a brand plus the E2B SDK's, so the unmodified SDK works whatever the brand. */
+export function routingHeadersFor(brand: string): RoutingHeaders[] {
+  const list = [brand, E2B_BRAND].filter((b, i, all) => all.indexOf(b) === i);
+  return list.map((b) => {
+    const names = brandNames(b);
+    return {
+      idHeader: names.sandboxIdHeader.toLowerCase(),
+      portHeader: names.sandboxPortHeader.toLowerCase(),
+      idHeaderName: names.sandboxIdHeader,
+      portHeaderName: names.sandboxPortHeader,
+    };
+  });
+}
+
 /**
- * Decides, from the request alone, which sandbox and port a request is for. The header form wins; without
- * the ID header the Host may name the target as `{port}-{sandboxID}.{domain}`. Nothing here can name an
- * address: the address always comes from the catalog entry of the sandbox.
+ * Decides, from the request alone, which sandbox and port a request is for. The header form wins (either brand's
+ * pair; the port header of the brand whose ID header named the sandbox); without an ID header the Host may name the
+ * target as `{port}-{sandboxID}.{domain}`. Two ID headers naming different sandboxes are refused rather than
+ * guessed. Nothing here can name an address: the address always comes from the catalog entry of the sandbox.
  */
 export function decideRoute(headers: IncomingHttpHeaders, url: string | undefined, settings: RoutingSettings): RouteDecision {
   if (url === undefined || !url.startsWith('/')) {
     return { ok: false, status: 400, message: 'the request target must be an absolute path such as /filesystem.Filesystem/Stat' };
   }
-  const idValue = headers[settings.idHeader];
-  if (idValue !== undefined) {
-    if (typeof idValue !== 'string' || !SANDBOX_ID_PATTERN.test(idValue)) {
-      return { ok: false, status: 400, message: `header ${settings.idHeaderName} must be one sandbox ID (letters, digits, "_" or "-")` };
+  let chosen: RoutingHeaders | undefined;
+  let idValue: string | string[] | undefined;
+  for (const brand of settings.brands) {
+    const value = headers[brand.idHeader];
+    if (value === undefined) continue;
+    if (chosen === undefined) {
+      chosen = brand;
+      idValue = value;
+    } else if (value !== idValue) {
+      return {
+        ok: false,
+        status: 400,
+        message: `headers ${chosen.idHeaderName} and ${brand.idHeaderName} name different sandboxes (${JSON.stringify(idValue)} and ${JSON.stringify(value)}); send one`,
+      };
     }
-    const portValue = headers[settings.portHeader];
+  }
+  if (chosen !== undefined) {
+    if (typeof idValue !== 'string' || !SANDBOX_ID_PATTERN.test(idValue)) {
+      return { ok: false, status: 400, message: `header ${chosen.idHeaderName} must be one sandbox ID (letters, digits, "_" or "-")` };
+    }
+    const portValue = headers[chosen.portHeader];
     if (portValue === undefined) return { ok: true, sandboxID: idValue, port: undefined };
     const port = parsePort(portValue);
     if (port === undefined) {
-      return { ok: false, status: 400, message: `header ${settings.portHeaderName} must be an integer from 1 to 65535, got ${JSON.stringify(portValue)}` };
+      return { ok: false, status: 400, message: `header ${chosen.portHeaderName} must be an integer from 1 to 65535, got ${JSON.stringify(portValue)}` };
     }
     return { ok: true, sandboxID: idValue, port };
   }
   const fromHost = routeFromHost(headers.host, settings.domain);
   if (fromHost) return { ok: true, ...fromHost };
+  const names = settings.brands.map((b) => b.idHeaderName).join(' or ');
   return {
     ok: false,
     status: 400,
-    message: `missing header ${settings.idHeaderName}: it names the sandbox to route to (or use the host ${'{port}'}-${'{sandboxID}'}.${settings.domain})`,
+    message: `missing header ${names}: it names the sandbox to route to (or use the host ${'{port}'}-${'{sandboxID}'}.${settings.domain})`,
   };
 }
 
@@ -67,14 +106,4 @@ export function routeFromHost(host: string | undefined, domain: string): { sandb
   if (!match || !SANDBOX_ID_PATTERN.test(match[2])) return undefined;
   const port = parsePort(match[1]);
   return port === undefined ? undefined : { sandboxID: match[2], port };
-}
-
-/**
- * `Connect-Timeout-Ms`: a positive integer of at most 10 digits (Connect protocol). Anything else is left
- * for the agent to reject; the gateway then applies only its own upstream timeout.
- */
-export function parseConnectTimeoutMs(value: string | string[] | undefined): number | undefined {
-  if (typeof value !== 'string' || !/^[0-9]{1,10}$/.test(value)) return undefined;
-  const ms = Number(value);
-  return ms > 0 ? ms : undefined;
 }

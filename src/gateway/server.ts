@@ -1,10 +1,10 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { brandNames } from '../contract/brand';
 import { rawErrorResponse } from './error-response';
 import { createHandler } from './handler';
 import { DEFAULT_LIMITS, DEFAULTS, type GatewayLimits, type GatewayOptions } from './options';
 import { SingleFlightResumer } from './resume';
+import { routingHeadersFor } from './routing';
 import { UpstreamPools } from './upstream-pool';
 
 export interface RunningGateway {
@@ -29,18 +29,11 @@ function parserErrorResponse(code: string | undefined): string {
 /** Starts the gateway in this process. The catalog stays the caller's: close() does not close it. */
 export async function startGateway(options: GatewayOptions): Promise<RunningGateway> {
   const limits: GatewayLimits = { ...DEFAULT_LIMITS, ...options.limits };
-  const names = brandNames(options.brand ?? DEFAULTS.brand);
   const log = options.log ?? (() => {});
-  const pools = new UpstreamPools(limits.maxSocketsPerUpstream);
+  const pools = new UpstreamPools({ maxSocketsPerUpstream: limits.maxSocketsPerUpstream, connectTimeoutMs: limits.connectTimeoutMs, upstreamTimeoutMs: limits.upstreamTimeoutMs });
   const handler = createHandler({
     catalog: options.catalog,
-    routing: {
-      idHeader: names.sandboxIdHeader.toLowerCase(),
-      portHeader: names.sandboxPortHeader.toLowerCase(),
-      idHeaderName: names.sandboxIdHeader,
-      portHeaderName: names.sandboxPortHeader,
-      domain: options.domain ?? DEFAULTS.domain,
-    },
+    routing: { brands: routingHeadersFor(options.brand ?? DEFAULTS.brand), domain: options.domain ?? DEFAULTS.domain },
     forwarding: { pools, via: '1.1 sandbox-kit-gateway', upstreamTimeoutMs: limits.upstreamTimeoutMs, connectTimeoutMs: limits.connectTimeoutMs },
     resumer: options.resumeSandbox ? new SingleFlightResumer(options.resumeSandbox, limits.resumeTimeoutMs) : undefined,
     log,
@@ -75,7 +68,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(options.port ?? 0, options.host ?? DEFAULTS.host, () => {
+    server.listen({ port: options.port ?? 0, host: options.host ?? DEFAULTS.host, backlog: limits.listenBacklog }, () => {
       server.off('error', reject);
       resolve();
     });

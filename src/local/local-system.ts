@@ -71,11 +71,17 @@ export async function startLocalSystem(options: LocalSystemOptions = {}): Promis
       const tokenFile = join(dir, `${node}.token`);
       writeFileSync(tokenFile, `${sandbox.accessToken}\n`, { mode: 0o600 });
       const agent = lab.spawnIn(node, [
-        process.execPath, cli, 'agent',
-        '--port', String(sandbox.agentPort),
-        '--token-file', tokenFile,
-        '--default-user', options.defaultUser ?? 'root',
-        '--brand', config.brand,
+        process.execPath,
+        cli,
+        'agent',
+        '--port',
+        String(sandbox.agentPort),
+        '--token-file',
+        tokenFile,
+        '--default-user',
+        options.defaultUser ?? 'root',
+        '--brand',
+        config.brand,
       ]);
       agent.unref();
       await waitForHttp(`http://${sandbox.address}:${sandbox.agentPort}/health`, 204);
@@ -84,7 +90,13 @@ export async function startLocalSystem(options: LocalSystemOptions = {}): Promis
     }
 
     const catalogFile = join(lab.snapshot.dir, 'sandboxes.json');
-    const entries = sandboxes.map((s) => ({ sandboxID: s.sandboxID, host: s.address, agentPort: s.agentPort, token: s.accessToken, state: 'running' as const }));
+    const entries = sandboxes.map((s) => ({
+      sandboxID: s.sandboxID,
+      host: s.address,
+      agentPort: s.agentPort,
+      token: s.accessToken,
+      state: 'running' as const,
+    }));
     writeFileSync(catalogFile, `${JSON.stringify(entries, null, 2)}\n`, { mode: 0o600 });
     const catalog = new MemoryCatalog(entries);
     gateway = await startGateway({

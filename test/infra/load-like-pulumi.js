@@ -2,8 +2,8 @@
 // the Node language host, started in the project directory, registers ts-node (the project's, else the copy bundled
 // with @pulumi/pulumi) with the tsconfig.json of that directory over its own defaults, then requires the main path.
 // Here the program then runs against mocks, and what it registered and exported is printed as JSON.
-'use strict';
-const path = require('path');
+
+const path = require('node:path');
 
 const root = process.cwd();
 const fromRoot = (id) => require(require.resolve(id, { paths: [root] }));

@@ -1,8 +1,10 @@
 import { existsSync } from 'node:fs';
 import { formatIssues, loadStackConfig, stackFilePath, type StackConfig } from '../../config';
-import type { LabMode } from '../../lab';
 import { startLocalSystem, type LocalSystem } from '../../local/local-system';
-import { parseFlags } from '../args';
+import { integer } from '../../config';
+import { parseFlags, valueFlag } from '../args';
+import { labModeFlag, labNameFlag, sandboxCountFlag } from '../lab-flags';
+import { stackName } from '../stack';
 import { DEFAULT_STACK, findProjectDir, loadStack } from '../stack';
 
 const HELP = `usage: sandbox-kit up [--mode local|transparent] [--sandboxes N] [--gateway-port P] [--stack NAME] [--name NAME]
@@ -46,39 +48,32 @@ Try:
   curl -s ${url}/filesystem.Filesystem/ListDir -H 'Content-Type: application/json' \\
     -H 'Connect-Protocol-Version: 1' -H '${idHeader}: ${first.sandboxID}' \\
     -H "X-Access-Token: $(node -p "require('${system.catalogFile}')[0].token")" -d '{"path": "/", "depth": 1}'
-  npm run sandbox-kit -- lab exec ${first.node} --name ${system.lab.name} -- curl -s ${system.lab.mode === 'local' ? '--socks5-hostname 127.0.0.1:1080 ' : ''}http://${system.lab.plan.web}/
+  npm run sandbox-kit -- lab exec ${first.node} --name ${system.lab.name} -- curl -s ${system.lab.mode === 'local' ? `--socks5-hostname 127.0.0.1:${system.lab.socksPort} ` : ''}http://${system.lab.plan.web}/
 
 Press Ctrl-C to stop and remove everything.`);
 }
 
 export async function run(argv: string[]): Promise<number> {
-  if (argv.includes('--help') || argv.includes('-h')) {
+  const { values, help } = parseFlags('up', argv, {
+    mode: labModeFlag(),
+    sandboxes: sandboxCountFlag(2),
+    'gateway-port': valueFlag(integer(0, 65535, 'a port from 0 to 65535 (0 picks a free one)').optional()),
+    stack: valueFlag(stackName().default(DEFAULT_STACK)),
+    name: labNameFlag('local'),
+  });
+  if (help) {
     console.log(HELP);
     return 0;
   }
-  const { values } = parseFlags('up', argv, {
-    mode: { type: 'string' },
-    sandboxes: { type: 'string' },
-    'gateway-port': { type: 'string' },
-    stack: { type: 'string' },
-    name: { type: 'string' },
-  });
   const mode = values.mode;
-  if (mode !== undefined && mode !== 'local' && mode !== 'transparent') {
-    throw new Error(`up: --mode ${JSON.stringify(mode)}: expected local or transparent`);
-  }
-  const count = values.sandboxes === undefined ? 2 : Number(values.sandboxes);
-  if (!Number.isInteger(count) || count < 1 || count > 50) throw new Error(`up: --sandboxes ${values.sandboxes}: expected an integer from 1 to 50`);
-  const gatewayPort = values['gateway-port'] === undefined ? undefined : Number(values['gateway-port']);
-  if (gatewayPort !== undefined && (!Number.isInteger(gatewayPort) || gatewayPort < 0 || gatewayPort > 65535)) {
-    throw new Error(`up: --gateway-port ${values['gateway-port']}: expected a port from 0 to 65535`);
-  }
+  const count = values.sandboxes;
+  const gatewayPort = values['gateway-port'];
 
-  const { config, source } = localConfig(values.stack ?? DEFAULT_STACK);
+  const { config, source } = localConfig(values.stack);
   console.log(`[config] ${source === 'defaults' ? 'no stack file: using the defaults' : `stack config from ${source}`}`);
   const system = await startLocalSystem({
     name: values.name,
-    mode: mode as LabMode | undefined,
+    mode,
     sandboxes: count,
     gatewayPort,
     config,
@@ -96,7 +91,9 @@ export async function run(argv: string[]): Promise<number> {
   };
   try {
     const check = await system.lab.egressCheck();
-    console.log(`[check] direct from ${check.directFrom}: ${check.direct}; through the proxy: ${check.proxied} (expected ${check.expectedEgress}) -> ${check.ok ? 'ok' : 'FAILED'}`);
+    console.log(
+      `[check] direct from ${check.directFrom}: ${check.direct}; through the proxy: ${check.proxied} (expected ${check.expectedEgress}) -> ${check.ok ? 'ok' : 'FAILED'}`,
+    );
     if (!check.ok) throw new Error('the egress check failed: the sandbox does not leave through the proxy');
     printSummary(system, config);
     console.log('ready');

@@ -1,13 +1,15 @@
 /** `sandbox-kit verify`: checks a deployed proxy host over SSH and prints one PASS/FAIL line per check. */
 import { ConfigError, loadStackConfig, type StackConfig } from '../../config';
+import { SERVER_OPEN_FILES } from '../../render';
 import { connectSsh, expectationsFor, formatResult, runChecks } from '../../verify';
-import { parseFlags } from '../args';
-import { loadStack } from '../stack';
+import { port, text } from '../../config';
+import { parseFlags, requiredFlag, valueFlag } from '../args';
+import { loadStack, stackName } from '../stack';
 
 const USAGE = `usage: sandbox-kit verify --host HOST --ssh-key FILE [--user USER] [--port 22] [--stack NAME]
 
 Connects to a proxy host over SSH (key authentication) and checks: the sysctls, ss-server running and listening on the
-proxy port (TCP and UDP), its open-files limit (51200), the server config's mode (0600), and the egress bind address.
+proxy port (TCP and UDP), its open-files limit (${SERVER_OPEN_FILES}), the server config's mode (0600), and the egress bind address.
 Commands run as root: directly when USER is root, else through 'sudo -n'.
 
   --host       address of the proxy host (the stack output sshHost)
@@ -21,13 +23,12 @@ Commands run as root: directly when USER is root, else through 'sudo -n'.
 Exit status: 0 when every check passes, 1 otherwise.`;
 
 const OPTIONS = {
-  host: { type: 'string' },
-  'ssh-key': { type: 'string' },
-  user: { type: 'string' },
-  port: { type: 'string' },
-  stack: { type: 'string' },
-  help: { type: 'boolean', short: 'h' },
-} as const;
+  host: requiredFlag(text(/^\S+$/, 'a host name or address'), 'the address of the proxy host (the stack output sshHost)'),
+  'ssh-key': requiredFlag(text(/.+/, 'a file path'), 'the private key file for the SSH user'),
+  user: valueFlag(text(/^[a-z_][a-z0-9_-]*$/, 'a Unix user name').optional()),
+  port: valueFlag(port().default(22)),
+  stack: valueFlag(stackName().optional()),
+};
 
 function stackConfig(stack: string | undefined): StackConfig {
   if (stack === undefined) return loadStackConfig({});
@@ -37,28 +38,19 @@ function stackConfig(stack: string | undefined): StackConfig {
 }
 
 export async function run(argv: string[]): Promise<number> {
-  const { values } = parseFlags('verify', argv, OPTIONS);
-  if (values.help) {
+  const { values, help } = parseFlags('verify', argv, OPTIONS);
+  if (help) {
     console.log(USAGE);
     return 0;
   }
-  const missing = (['host', 'ssh-key'] as const).filter((k) => !values[k]);
-  if (missing.length > 0) {
-    console.error(`sandbox-kit verify: missing ${missing.map((k) => `--${k}`).join(' and ')}\n\n${USAGE}`);
-    return 2;
-  }
-  const port = Number(values.port ?? '22');
-  if (!Number.isInteger(port) || port < 1 || port > 65535) {
-    console.error(`sandbox-kit verify: --port: expected an integer from 1 to 65535, got ${JSON.stringify(values.port)}`);
-    return 2;
-  }
+  const port = values.port;
   const config = stackConfig(values.stack);
   const expected = expectationsFor(config, { egressModeKnown: values.stack !== undefined });
   const username = values.user ?? config.host.sshUser;
-  const host = values.host!;
+  const host = values.host;
 
   console.log(`verifying ${username}@${host}:${port}${values.stack ? ` against stack ${values.stack}` : ' against the default config'}`);
-  const remote = await connectSsh({ host, port, username, privateKeyPath: values['ssh-key']! });
+  const remote = await connectSsh({ host, port, username, privateKeyPath: values['ssh-key'] });
   try {
     const results = await runChecks(remote, expected);
     for (const result of results) console.log(formatResult(result));

@@ -26,7 +26,11 @@ describe('host link', () => {
     lab = await labUp({ name, hostLink: true });
     const device = hostLinkName(name);
     expect((await run(['ip', 'link', 'show', 'dev', device])).code).toBe(0);
-    const server = lab.spawnIn('sb1', ['node', '-e', 'require("http").createServer((q,s)=>s.end(q.socket.remoteAddress+"\\n")).listen(18081,"0.0.0.0")']);
+    const server = lab.spawnIn('sb1', [
+      'node',
+      '-e',
+      'require("http").createServer((q,s)=>s.end(q.socket.remoteAddress+"\\n")).listen(18081,"0.0.0.0")',
+    ]);
     try {
       const url = `http://${lab.sandboxAddress('sb1')}:18081/`;
       let answer = '';
@@ -53,12 +57,15 @@ interface Answer {
 
 function post(port: number, path: string, headers: Record<string, string>, body: string): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path, method: 'POST', headers: { 'content-type': 'application/json', ...headers } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
-    });
+    const req = request(
+      { host: '127.0.0.1', port, path, method: 'POST', headers: { 'content-type': 'application/json', ...headers } },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -79,10 +86,17 @@ describe('sandbox-kit up: the whole local system', () => {
   });
 
   test('brings up proxy, sandboxes, agents and gateway; requests route to the agents; SIGTERM removes everything', async () => {
-    child = spawn(process.execPath, [CLI, 'up', '--name', name, '--gateway-port', '0', '--sandboxes', '2'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    child = spawn(process.execPath, [CLI, 'up', '--name', name, '--gateway-port', '0', '--sandboxes', '2'], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     child.stdout!.on('data', (c: Buffer) => (output += c.toString()));
     child.stderr!.on('data', (c: Buffer) => (output += c.toString()));
-    await waitUntil('the ready line', () => (/^ready$/m.test(output) ? true : child!.exitCode !== null ? Promise.reject(new Error(output)) : undefined), 90_000);
+    await waitUntil(
+      'the ready line',
+      () => (/^ready$/m.test(output) ? true : child!.exitCode !== null ? Promise.reject(new Error(output)) : undefined),
+      90_000,
+    );
 
     // The egress check it printed is the real one: direct from the sandbox host, proxied from the egress EIP.
     expect(output).toMatch(/\[check\] direct from sb1: 203\.0\.113\.100; through the proxy: (203\.0\.113\.\d+) \(expected \1\) -> ok/);
@@ -97,19 +111,43 @@ describe('sandbox-kit up: the whole local system', () => {
 
     const connect = { 'connect-protocol-version': '1' };
     for (const s of sandboxes) {
-      const ok = await post(port, '/filesystem.Filesystem/Stat', { ...connect, 'svc-sandbox-id': s.sandboxID, 'x-access-token': s.token }, '{"path":"/etc"}');
+      const ok = await post(
+        port,
+        '/filesystem.Filesystem/Stat',
+        { ...connect, 'svc-sandbox-id': s.sandboxID, 'x-access-token': s.token },
+        '{"path":"/etc"}',
+      );
       expect(ok.status).toBe(200);
       expect(JSON.parse(ok.body).entry).toMatchObject({ name: 'etc', path: '/etc', type: 'FILE_TYPE_DIRECTORY' });
     }
     const [first, second] = sandboxes as [{ sandboxID: string; token: string }, { sandboxID: string; token: string }];
-    const crossed = await post(port, '/filesystem.Filesystem/Stat', { ...connect, 'svc-sandbox-id': first.sandboxID, 'x-access-token': second.token }, '{"path":"/etc"}');
+    const crossed = await post(
+      port,
+      '/filesystem.Filesystem/Stat',
+      { ...connect, 'svc-sandbox-id': first.sandboxID, 'x-access-token': second.token },
+      '{"path":"/etc"}',
+    );
     expect(crossed.status).toBe(401);
     const unknown = await post(port, '/filesystem.Filesystem/Stat', { ...connect, 'svc-sandbox-id': 'no-such-sandbox' }, '{"path":"/etc"}');
     expect(unknown.status).toBe(502);
     expect(JSON.parse(unknown.body)).toEqual({ sandboxID: 'no-such-sandbox', message: expect.any(String), code: 502 });
 
     // The sandboxes it built are the lab's: reachable with `lab exec`, leaving through the proxy.
-    const proxied = await cli(['lab', 'exec', 'sb2', '--name', name, '--', 'curl', '-sS', '--max-time', '5', '--socks5-hostname', '127.0.0.1:1080', 'http://203.0.113.1/']);
+    const proxied = await cli([
+      'lab',
+      'exec',
+      'sb2',
+      '--name',
+      name,
+      '--',
+      'curl',
+      '-sS',
+      '--max-time',
+      '5',
+      '--socks5-hostname',
+      '127.0.0.1:1080',
+      'http://203.0.113.1/',
+    ]);
     expect(proxied.stdout.trim()).toBe(/through the proxy: (\S+)/.exec(output)![1]);
 
     child.kill('SIGTERM');

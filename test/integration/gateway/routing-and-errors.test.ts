@@ -84,12 +84,27 @@ describe('gateway routing', () => {
     expect(JSON.parse(other.body).message).toContain('E2b-Sandbox-Id');
   });
 
+  it('answers to the E2B SDK headers E2b-Sandbox-Id / E2b-Sandbox-Port with the default brand', async () => {
+    const agent = await echoUpstream('127.0.0.1', 'agent');
+    const tool = await echoUpstream('127.0.0.1', 'tool');
+    const catalog = new MemoryCatalog([{ sandboxID: 'sb1', host: '127.0.0.1', agentPort: agent.port, token: TOKEN }]);
+    const gateway = await gatewayWith(catalog);
+    const toAgent = await call(gateway.port, { headers: { 'E2b-Sandbox-Id': 'sb1', 'X-Access-Token': TOKEN } });
+    expect(toAgent.status).toBe(200);
+    expect(JSON.parse(toAgent.body).name).toBe('agent');
+    const toTool = await call(gateway.port, { headers: { 'E2b-Sandbox-Id': 'sb1', 'E2b-Sandbox-Port': String(tool.port), 'X-Access-Token': TOKEN } });
+    expect(JSON.parse(toTool.body).name).toBe('tool');
+    const conflicting = await call(gateway.port, { headers: { 'E2b-Sandbox-Id': 'sb1', 'Svc-Sandbox-Id': 'sb2', 'X-Access-Token': TOKEN } });
+    expect(conflicting.status).toBe(400);
+    expect(JSON.parse(conflicting.body).message).toContain('name different sandboxes');
+  });
+
   it('answers 400 JSON naming the header when Svc-Sandbox-Id is missing, and for a bad port', async () => {
     const gateway = await gatewayWith(new MemoryCatalog());
     const missing = await call(gateway.port, { headers: { 'X-Access-Token': TOKEN } });
     expect(missing.status).toBe(400);
     expect(missing.headers['content-type']).toBe('application/json');
-    expect(JSON.parse(missing.body)).toEqual({ message: expect.stringContaining('Svc-Sandbox-Id'), code: 400 });
+    expect(JSON.parse(missing.body)).toEqual({ message: expect.stringContaining('Svc-Sandbox-Id or E2b-Sandbox-Id'), code: 400 });
     const badPort = await call(gateway.port, { headers: { 'Svc-Sandbox-Id': 'sb1', 'Svc-Sandbox-Port': '70000' } });
     expect(badPort.status).toBe(400);
     expect(JSON.parse(badPort.body).message).toContain('Svc-Sandbox-Port');

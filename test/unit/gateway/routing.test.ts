@@ -1,12 +1,6 @@
-import { decideRoute, parseConnectTimeoutMs, routeFromHost, type RoutingSettings } from '../../../src/gateway/routing';
+import { decideRoute, routeFromHost, routingHeadersFor, type RoutingSettings } from '../../../src/gateway/routing';
 
-const svc: RoutingSettings = {
-  idHeader: 'svc-sandbox-id',
-  portHeader: 'svc-sandbox-port',
-  idHeaderName: 'Svc-Sandbox-Id',
-  portHeaderName: 'Svc-Sandbox-Port',
-  domain: 'example.test',
-};
+const svc: RoutingSettings = { brands: routingHeadersFor('Svc'), domain: 'example.test' };
 
 describe('decideRoute', () => {
   it('takes the sandbox from the ID header and leaves the port to the catalog when none is named', () => {
@@ -52,10 +46,39 @@ describe('decideRoute', () => {
     expect(decideRoute({ host: '3000-other.example.test', 'svc-sandbox-id': 'abc' }, '/', svc)).toEqual({ ok: true, sandboxID: 'abc', port: undefined });
   });
 
-  it('uses the header names of the configured brand only', () => {
-    const e2b: RoutingSettings = { ...svc, idHeader: 'e2b-sandbox-id', portHeader: 'e2b-sandbox-port', idHeaderName: 'E2b-Sandbox-Id', portHeaderName: 'E2b-Sandbox-Port' };
-    expect(decideRoute({ 'e2b-sandbox-id': 'abc', 'e2b-sandbox-port': '3000' }, '/', e2b)).toEqual({ ok: true, sandboxID: 'abc', port: 3000 });
-    expect(decideRoute({ 'svc-sandbox-id': 'abc' }, '/', e2b)).toMatchObject({ ok: false });
+  it('answers to the E2B SDK headers beside the configured brand', () => {
+    expect(decideRoute({ 'e2b-sandbox-id': 'abc', 'e2b-sandbox-port': '3000' }, '/', svc)).toEqual({ ok: true, sandboxID: 'abc', port: 3000 });
+    expect(decideRoute({ 'e2b-sandbox-id': 'abc' }, '/', svc)).toEqual({ ok: true, sandboxID: 'abc', port: undefined });
+  });
+
+  it('names the E2B header in errors about it', () => {
+    const decision = decideRoute({ 'e2b-sandbox-id': 'abc', 'e2b-sandbox-port': '99999' }, '/', svc);
+    expect(decision).toMatchObject({ ok: false, status: 400 });
+    if (!decision.ok) expect(decision.message).toContain('E2b-Sandbox-Port');
+  });
+
+  it('takes the port header of the brand whose ID header named the sandbox', () => {
+    expect(decideRoute({ 'e2b-sandbox-id': 'abc', 'svc-sandbox-port': '3000' }, '/', svc)).toEqual({ ok: true, sandboxID: 'abc', port: undefined });
+    expect(decideRoute({ 'svc-sandbox-id': 'abc', 'e2b-sandbox-port': '3000' }, '/', svc)).toEqual({ ok: true, sandboxID: 'abc', port: undefined });
+  });
+
+  it('refuses two ID headers that name different sandboxes, and accepts them when they agree', () => {
+    const decision = decideRoute({ 'svc-sandbox-id': 'abc', 'e2b-sandbox-id': 'xyz' }, '/', svc);
+    expect(decision).toMatchObject({ ok: false, status: 400 });
+    if (!decision.ok) expect(decision.message).toMatch(/Svc-Sandbox-Id and E2b-Sandbox-Id name different sandboxes/);
+    expect(decideRoute({ 'svc-sandbox-id': 'abc', 'e2b-sandbox-id': 'abc', 'svc-sandbox-port': '8' }, '/', svc)).toEqual({ ok: true, sandboxID: 'abc', port: 8 });
+  });
+
+  it('does not answer to an unrelated brand', () => {
+    const other: RoutingSettings = { brands: routingHeadersFor('Acme'), domain: 'example.test' };
+    expect(decideRoute({ 'svc-sandbox-id': 'abc' }, '/', other)).toMatchObject({ ok: false });
+    expect(decideRoute({ 'acme-sandbox-id': 'abc' }, '/', other)).toMatchObject({ ok: true, sandboxID: 'abc' });
+    expect(decideRoute({ 'e2b-sandbox-id': 'abc' }, '/', other)).toMatchObject({ ok: true, sandboxID: 'abc' });
+  });
+
+  it('lists the E2B pair once when the brand is E2B itself', () => {
+    expect(routingHeadersFor('E2b').map((b) => b.idHeaderName)).toEqual(['E2b-Sandbox-Id']);
+    expect(routingHeadersFor('Svc').map((b) => b.idHeaderName)).toEqual(['Svc-Sandbox-Id', 'E2b-Sandbox-Id']);
   });
 
   it.each(['http://127.0.0.1:22/', '*', 'evil.example:443', undefined])('refuses request target %j that is not a path', (url) => {
@@ -82,17 +105,5 @@ describe('routeFromHost', () => {
 
   it('does not mistake a longer domain that merely ends the same way', () => {
     expect(routeFromHost('49983-abc.notexample.test', 'example.test')).toBeUndefined();
-  });
-});
-
-describe('parseConnectTimeoutMs', () => {
-  it.each([
-    ['1500', 1500],
-    ['1', 1],
-    ['9999999999', 9999999999],
-  ])('reads %j', (text, ms) => expect(parseConnectTimeoutMs(text)).toBe(ms));
-
-  it.each(['0', '-5', '1.5', 'soon', '', '12345678901', undefined])('leaves %j to the agent', (text) => {
-    expect(parseConnectTimeoutMs(text)).toBeUndefined();
   });
 });
