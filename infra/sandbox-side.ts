@@ -1,7 +1,7 @@
 import * as aws from '@pulumi/aws';
 import * as pulumi from '@pulumi/pulumi';
 import type { StackConfig } from '../src/config';
-import { renderTemplateFiles } from '../src/render';
+import { renderStackFile } from '../src/render';
 import { platformApiKey } from './api-key';
 import type { BundleFiles } from './bundle-files';
 import { HTTPS_PORT } from './constants';
@@ -70,9 +70,7 @@ export function createSandboxSide(args: SandboxSideArgs): SandboxOutputs {
   const apiKey = platformApiKey('api-key');
   const bundle = new ReleaseBundle('bundle', { files: args.bundle }, opts);
   const placement = vpcPlacement(config.host.subnetId, config.sandboxHost.instanceType, {});
-  const templateFiles = pulumi.secret(
-    pulumi.all([args.proxyIngressIp, args.password]).apply(([serverIp, password]) => renderTemplateFiles(config, { serverIp, password })),
-  );
+  const target = pulumi.secret(pulumi.all([args.proxyIngressIp, args.password]).apply(([serverIp, password]) => ({ serverIp, password })));
 
   const groups = createSandboxGroups('sandbox', placement.vpcId, fleet ? ['host', 'gateway', 'redis'] : ['host'], {});
   // The rules name the VPC's blocks (a load balancer's health checks come from there). They come from lookups, which
@@ -121,7 +119,7 @@ export function createSandboxSide(args: SandboxSideArgs): SandboxOutputs {
           config,
           host: host.publicIp,
           instanceId: host.instanceId,
-          files: templateFiles,
+          target,
           sshUser: config.host.sshUser,
           privateKey: args.sshPrivateKey,
           dependsOn: [host.reachable],
@@ -142,7 +140,7 @@ export function createSandboxSide(args: SandboxSideArgs): SandboxOutputs {
         bundle: bundle.source,
         instanceProfileName: bundle.instanceProfileName,
         proxyIngressIp: args.proxyIngressIp,
-        templateFiles,
+        templateInput: target.apply((t) => ({ ...t, stackFile: renderStackFile(config) })),
         subnetIds: placement.subnetIds,
         vpcNetworks: placement.networks,
         hostSecurityGroupId: groups.host!.id,

@@ -1,6 +1,6 @@
 import * as pulumi from '@pulumi/pulumi';
 import { ConfigError, loadStackConfig } from '../../src/config';
-import { renderSandboxCloudInit, renderTemplateFiles, SANDBOX_HOST_PATHS } from '../../src/render';
+import { renderSandboxCloudInit, renderStackFile, SANDBOX_HOST_PATHS } from '../../src/render';
 import { createStack } from '../../infra/program';
 import { bundleDigest, readBundle } from '../../infra/bundle-files';
 import { mockCloud, MOCK_VPC } from './mock-cloud';
@@ -142,7 +142,7 @@ describe('proxy template', () => {
     const build = resource(run, COMMAND, 'proxy-template-build');
     const config = loadStackConfig(BASE);
     expect(build.inputs.create).toBe(`sudo -n ${SANDBOX_HOST_PATHS.buildTemplate}`);
-    expect(JSON.parse(build.inputs.stdin as string)).toEqual(renderTemplateFiles(config, { serverIp: ingressOf(run), password: PASSWORD.value }));
+    expect(JSON.parse(build.inputs.stdin as string)).toEqual({ serverIp: ingressOf(run), password: PASSWORD.value, stackFile: renderStackFile(config) });
     expect(build.inputs.connection).toEqual({ host: resource(run, 'aws:ec2/eip:Eip', 'sandbox-eip').state.publicIp, user: 'admin', port: 22, privateKey: SSH_PRIVATE_KEY });
     // The triggers are digests of secret files, so they are kept secret too.
     expect(build.secretInputs.sort()).toEqual(['connection', 'stdin', 'triggers']);
@@ -245,12 +245,12 @@ describe('fleet', () => {
     const gatewayLt = resource(run, LT, 'fleet-gateways-lt');
     const decode = (lt: typeof hostLt) => Buffer.from(lt.inputs.userData as string, 'base64').toString();
     expect(decode(hostLt)).toBe(
-      renderSandboxCloudInit(config, { role: 'fleet-host', ...common, templateFiles: renderTemplateFiles(config, { serverIp: ingressOf(run), password: PASSWORD.value }) }),
+      renderSandboxCloudInit(config, { role: 'fleet-host', ...common, templateInput: { serverIp: ingressOf(run), password: PASSWORD.value, stackFile: renderStackFile(config) } }),
     );
     expect(decode(gatewayLt)).toBe(renderSandboxCloudInit(config, { role: 'fleet-gateway', ...common, resumeUrl: `http://${nlb.state.dnsName}:3001` }));
     expect(hostLt.secretInputs).toEqual(['userData']);
     expect(gatewayLt.secretInputs).toEqual(['userData']);
-    expect((hostLt.inputs.networkInterfaces as Record<string, unknown>[])[0]).toMatchObject({ ipv4PrefixCount: 2, associatePublicIpAddress: 'true' });
+    expect((hostLt.inputs.networkInterfaces as Record<string, unknown>[])[0]).toMatchObject({ ipv4PrefixCount: 1, associatePublicIpAddress: 'true' });
     expect(run.values.apiUrl).toBe(`http://${nlb.state.dnsName}:3001`);
     expect(run.values.sandboxUrl).toBe(`http://${nlb.state.dnsName}:3000`);
   });
