@@ -5,7 +5,7 @@ import { DEFAULT_AGENT_PORT } from '../contract/agent-port';
 
 /**
  * The whole stack configuration: the `sandbox-kit:` namespace of Pulumi.<stack>.yaml, one object per key.
- * Defaults are the spec's values. The proxy password is not here: it is a secret, read separately
+ * Defaults are the values of the proxy setup docs/design.md#proxy-host describes. The proxy password is not here: it is a secret, read separately
  * (`sandbox-kit:proxyPassword`, or SANDBOX_KIT_PROXY_PASSWORD for the CLI), so it never travels with plain config.
  */
 
@@ -23,7 +23,7 @@ const proxy = z
   })
   .prefault({});
 
-/** `tcp` is what the spec writes for the client; libev's name for it is `tcp_only`. */
+/** `tcp` is what common client configs write; libev's name for it is `tcp_only` (docs/design.md#proxy). */
 const clientMode = oneOf(['tcp', ...SS_MODES], `one of ${SS_MODES.join(', ')}, or tcp (alias of tcp_only)`).transform((m) =>
   m === 'tcp' ? 'tcp_only' : m,
 );
@@ -34,7 +34,7 @@ const client = z
     localPort: port().default(1080).describe('SOCKS5 port inside the sandbox (`local_port`).'),
     redirectPort: port().default(12345).describe('ss-redir port inside the sandbox, transparent mode.'),
     mode: clientMode.default('tcp_only').describe('Transports the sandbox client relays (`mode`); `tcp` is rendered `tcp_only`.'),
-    bypassCidrs: cidrList().default([]).describe("Extra destinations the NAT chain returns (never redirects), on top of the spec's four."),
+    bypassCidrs: cidrList().default([]).describe("Extra destinations the NAT chain returns (never redirects), on top of the proxy, 0.0.0.0/8, 127.0.0.0/8 and 169.254.0.0/16."),
   })
   .prefault({});
 
@@ -77,7 +77,7 @@ const egress = z
   .strictObject({
     mode: oneOf(['dedicated', 'shared'])
       .default('dedicated')
-      .describe('dedicated: a second address just for outbound traffic (rotatable); shared: ingress = egress, as in the spec.'),
+      .describe('dedicated: a second address just for outbound traffic (rotatable); shared: ingress = egress, one address for both.'),
     generation: integer(0, 1_000_000, 'an integer from 0 to 1000000')
       .default(1)
       .describe('Bump to rotate the egress address; nothing else changes.'),
