@@ -26,7 +26,7 @@ function agentEntry(): BundleEntry {
 }
 
 export function bundleEntries(): BundleEntry[] {
-  return [agentEntry()];
+  return [agentEntry(), { name: 'mcp-gateway', entry: 'src/mcp/gateway/main.ts' }];
 }
 
 export const BUNDLE_DIR = path.join(ROOT, 'dist', 'bundle');

@@ -68,7 +68,7 @@ export function describeEntry(p: Buffer, name: Buffer, st: fs.BigIntStats, ctx: 
     `,"owner":${JSON.stringify(ctx.accounts.userName(Number(st.uid)))},"group":${JSON.stringify(ctx.accounts.groupName(Number(st.gid)))}` +
     `,"modifiedTime":"${formatTimestampNs(st.mtimeNs)}"`;
   if (symlinkTarget) json += `,"symlinkTarget":${JSON.stringify(bytesToText(symlinkTarget))}`;
-  const metadata = metadataPath ? readMetadata(metadataPath, ctx.xattrPrefix, type !== 'none') : [];
+  const metadata = metadataPath ? readMetadata(metadataPath, ctx.xattrPrefix) : [];
   json += `,"metadata":{${metadata.map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v)}`).join(',')}}}`;
   return json;
 }

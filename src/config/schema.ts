@@ -5,8 +5,9 @@ import { DEFAULT_AGENT_PORT } from '../contract/agent-port';
 
 /**
  * The whole stack configuration: the `sandbox-kit:` namespace of Pulumi.<stack>.yaml, one object per key.
- * Defaults are the values of the proxy setup docs/design.md#proxy-host describes. The proxy password is not here: it is a secret, read separately
- * (`sandbox-kit:proxyPassword`, or SANDBOX_KIT_PROXY_PASSWORD for the CLI), so it never travels with plain config.
+ * Defaults are the values of the proxy setup docs/design.md#proxy-host describes. The proxy password is not here: it
+ * is a secret, read separately (`sandbox-kit:proxyPassword`, or SANDBOX_KIT_PROXY_PASSWORD for the CLI), so it never
+ * travels with plain config.
  */
 
 const proxy = z
@@ -34,7 +35,11 @@ const client = z
     localPort: port().default(1080).describe('SOCKS5 port inside the sandbox (`local_port`).'),
     redirectPort: port().default(12345).describe('ss-redir port inside the sandbox, transparent mode.'),
     mode: clientMode.default('tcp_only').describe('Transports the sandbox client relays (`mode`); `tcp` is rendered `tcp_only`.'),
-    bypassCidrs: cidrList().default([]).describe("Extra destinations the NAT chain returns (never redirects), on top of the proxy, 0.0.0.0/8, 127.0.0.0/8 and 169.254.0.0/16."),
+    bypassCidrs: cidrList()
+      .default([])
+      .describe(
+        'Extra destinations the NAT chain returns (never redirects), on top of the proxy, 0.0.0.0/8, 127.0.0.0/8 and 169.254.0.0/16.',
+      ),
   })
   .prefault({});
 
@@ -208,13 +213,21 @@ export const stackConfigSchema = z
 
 /**
  * Keys that are validated and documented but that nothing reads yet. The generated reference marks them as such, so
- * it never promises an effect the kit does not have. `sandbox-kit template build` reads the template keys: the change
- * that makes it do so removes them here (and regenerates the reference with `npm run docs:config`).
+ * it never promises an effect the kit does not have; the change that makes something read a key removes it here and
+ * regenerates the reference (`npm run docs:config`). Empty since `sandbox-kit template build` reads template.alias,
+ * template.memoryMB and template.cpuCount.
  */
-export const NOT_YET_READ_KEYS: readonly string[] = ['template.alias', 'template.memoryMB', 'template.cpuCount'];
+export const NOT_YET_READ_KEYS: readonly string[] = [];
 
 /** The keys of the `sandbox-kit:` namespace that are secrets, never part of the plain config object. */
-export const SECRET_KEYS = ['proxyPassword'] as const;
+export const SECRET_KEYS = ['proxyPassword', 'sshPrivateKey'] as const;
+
+/** What each secret is, for the config reference. */
+export const SECRET_DESCRIPTIONS: Record<(typeof SECRET_KEYS)[number], string> = {
+  proxyPassword: 'the Shadowsocks password, at least 16 printable ASCII characters without spaces. Unset: the program generates one.',
+  sshPrivateKey:
+    'the OpenSSH private key matching `host.sshPublicKey` (`pulumi config set --secret sandbox-kit:sshPrivateKey < ~/.ssh/id_ed25519`). The program logs in with it to build the proxy template on the sandbox host; unset: the template is not built by `pulumi up`.',
+};
 
 export type StackConfigInput = z.input<typeof stackConfigSchema>;
 export type StackConfig = z.output<typeof stackConfigSchema>;

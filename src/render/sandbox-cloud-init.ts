@@ -4,7 +4,7 @@ import { NODESOURCE_KEY, NODESOURCE_REPOSITORY } from './nodesource-key';
 import { renderSandboxNetworkScript, type SandboxNetworkOptions } from './sandbox-network';
 import { LOCAL_REDIS_CATALOG, SANDBOX_HOST_PATHS as P, SANDBOX_UNITS } from './sandbox-host-paths';
 import { renderCliWrapper, renderGatewayUnit, renderNetworkUnit, renderPlatformUnit } from './service-units';
-import { renderBuildTemplateScript } from './template-build';
+import { renderBuildTemplateScript, type TemplateFiles } from './template-build';
 
 /**
  * Which machine of the sandbox side a user-data is for. `single`: one host running everything (platform, runtime,
@@ -35,7 +35,16 @@ export interface SandboxHostInputs {
   catalog?: string;
   /** Fleet gateway: the platform API it resumes sandboxes through. */
   resumeUrl?: string;
+  /**
+   * Fleet host: the proxy client files, so every host (also one the Auto Scaling group adds later) builds the proxy
+   * template into its own layers at boot. They hold the password: written 0600. A single host gets them from
+   * `pulumi up` over SSH instead, so a password change rebuilds the template without replacing the host.
+   */
+  templateFiles?: TemplateFiles;
 }
+
+/** Where a fleet host keeps the client files it builds its template from at boot (0600). */
+export const BOOT_TEMPLATE_FILES = `${P.templateDir}/files.json`;
 
 export interface HostFile {
   path: string;
@@ -134,6 +143,9 @@ export function sandboxHostFiles(config: StackConfig, inputs: SandboxHostInputs)
       file(P.buildTemplate, '0755', renderBuildTemplateScript(config)),
     );
   }
+  if (inputs.role === 'fleet-host' && inputs.templateFiles) {
+    files.push(file(BOOT_TEMPLATE_FILES, '0600', `${JSON.stringify(inputs.templateFiles)}\n`));
+  }
   if (inputs.role !== 'fleet-host') {
     const resumeUrl = inputs.role === 'single' ? `http://127.0.0.1:${config.sandboxHost.apiPort}` : inputs.resumeUrl;
     if (!resumeUrl) throw new Error('a fleet-gateway needs the platform API URL it resumes sandboxes through');
@@ -171,6 +183,7 @@ export function renderSandboxCloudInit(config: StackConfig, inputs: SandboxHostI
       `ln -sf ${P.wrapper} /usr/local/bin/sandbox-kit`,
       'systemctl daemon-reload',
       `systemctl enable --now ${sandboxUnits(inputs.role).join(' ')}`,
+      ...(inputs.role === 'fleet-host' && inputs.templateFiles ? [`${P.buildTemplate} < ${BOOT_TEMPLATE_FILES}`] : []),
     ],
   };
   return `#cloud-config\n${stringify(doc, { lineWidth: 0, blockQuote: 'literal' })}`;

@@ -1,4 +1,7 @@
 import type { StackConfig } from '../config';
+import { renderClientConfig, type ClientTarget } from './client-config';
+import { renderClientStart } from './client-start';
+import { renderNatChain } from './nat-chain';
 import { SANDBOX_HOST_PATHS as P } from './sandbox-host-paths';
 
 /** The health path of the platform API: the build waits for it before it starts. */
@@ -56,4 +59,22 @@ E2B_API_KEY=$(cat ${P.apiKey})
 export E2B_API_URL E2B_API_KEY
 exec ${P.node} ${P.cli} template build --client-dir "$DIR" --alias ${t.alias} --mode ${t.mode} --memory-mb ${t.memoryMB} --cpu-count ${t.cpuCount}
 `;
+}
+
+/** The file names the proxy template carries (what the template definition copies in). */
+export const TEMPLATE_FILE_NAMES = ['client-local.json', 'client-transparent.json', 'nat-chain.sh', 'client-start-local.sh', 'client-start-transparent.sh'] as const;
+
+/**
+ * The proxy client files of the template, rendered for the proxy's ingress address and password: what the template
+ * build gets on stdin. Their content is the whole client config, so a change of address or password changes them,
+ * and an egress rotation (which touches neither) does not.
+ */
+export function renderTemplateFiles(config: StackConfig, target: ClientTarget): TemplateFiles {
+  return {
+    'client-local.json': renderClientConfig(config, target, 'local'),
+    'client-transparent.json': renderClientConfig(config, target, 'transparent'),
+    'nat-chain.sh': renderNatChain(config, target.serverIp),
+    'client-start-local.sh': renderClientStart(config, 'local'),
+    'client-start-transparent.sh': renderClientStart(config, 'transparent'),
+  };
 }

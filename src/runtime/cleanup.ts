@@ -11,6 +11,7 @@ import { exec } from './exec';
 import { DEFAULT_STATE_ROOT, instancePaths } from './instance';
 import { OciCli } from './oci-cli';
 import type { SandboxNetwork } from './types';
+import { STEPS_SUFFIX } from './step-executor';
 import { findExecutable } from './which';
 
 export interface CleanupOptions {
@@ -39,11 +40,16 @@ export async function cleanupLeftovers(options: CleanupOptions): Promise<Cleanup
   const report: CleanupReport = { containers: [], cgroups: [], mounts: [], networks: [], dirs: [] };
   const layout = classifyCgroupLayout(readCgroupFacts());
 
-  for (const name of ['crun', 'runc'] as const) {
-    const paths = instancePaths(options.instance, name, options);
+  for (const [name, suffix] of [
+    ['crun', ''],
+    ['runc', ''],
+    ['crun', STEPS_SUFFIX],
+    ['runc', STEPS_SUFFIX],
+  ] as const) {
+    const stateDir = `${instancePaths(options.instance, name, options).stateDir}${suffix}`;
     const binary = findExecutable(name);
-    if (!binary || !fs.existsSync(paths.stateDir)) continue;
-    const cli = new OciCli(selectRuntime(name, layout, { crun: true, runc: true }), binary, paths.stateDir);
+    if (!binary || !fs.existsSync(stateDir)) continue;
+    const cli = new OciCli(selectRuntime(name, layout, { crun: true, runc: true }), binary, stateDir);
     for (const c of await cli.list().catch(() => [])) {
       await cli.remove(c.id).catch((err: Error) => say(`cleanup: ${err.message}`));
       report.containers.push(`${name}:${c.id}`);

@@ -125,12 +125,21 @@ export class OciCli {
     return (JSON.parse(out) as Array<{ id: string; status: string; pid: number }>).map(toState);
   }
 
+  /** argv of `exec` in a running container (for diagnostics and tests; sandboxes are driven through the agent). */
+  execArgv(id: string, argv: string[]): string[] {
+    return inPrivateMountNamespace({ hideUnified: this.selection.hideUnified }, this.argv(['exec', id, ...argv]));
+  }
+
   pause(id: string): Promise<string> {
     return this.callOk(['pause', id]);
   }
 
   resume(id: string): Promise<string> {
     return this.callOk(['resume', id]);
+  }
+
+  kill(id: string, signal = 'KILL'): Promise<string> {
+    return this.callOk(['kill', id, signal]);
   }
 
   /** Kills every process of the container and removes its state and cgroup; a container that is gone is fine. */

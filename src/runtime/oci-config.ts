@@ -45,8 +45,10 @@ export interface ContainerConfigInput {
   gid: number;
   additionalGids?: number[];
   hostname: string;
-  /** Network namespace to join; absent: the host's network (template builds). */
+  /** Network namespace to join. Absent: the host's network (template builds), unless privateNetwork. */
   netnsPath?: string;
+  /** A new network namespace of the container's own, loopback only (the runtime brings lo up). */
+  privateNetwork?: boolean;
   memoryBytes: number;
   cpuCount: number;
   pidsLimit: number;
@@ -70,6 +72,7 @@ export interface OciConfig {
 
 function checkInput(input: ContainerConfigInput): void {
   const problems: string[] = [];
+  if (input.netnsPath !== undefined && input.privateNetwork) problems.push('netnsPath and privateNetwork exclude each other');
   if (!input.rootfs.startsWith('/')) problems.push(`rootfs must be an absolute path, got ${JSON.stringify(input.rootfs)}`);
   if (input.args.length === 0) problems.push('args must name a program, got []');
   if (!input.cwd.startsWith('/')) problems.push(`cwd must be an absolute path, got ${JSON.stringify(input.cwd)}`);
@@ -94,6 +97,7 @@ export function renderOciConfig(input: ContainerConfigInput): OciConfig {
   const env = { PATH: DEFAULT_PATH, ...input.env };
   const namespaces: Array<{ type: string; path?: string }> = [{ type: 'pid' }, { type: 'mount' }, { type: 'ipc' }, { type: 'uts' }, { type: 'cgroup' }];
   if (input.netnsPath !== undefined) namespaces.push({ type: 'network', path: input.netnsPath });
+  else if (input.privateNetwork) namespaces.push({ type: 'network' });
 
   return {
     ociVersion: '1.0.2',

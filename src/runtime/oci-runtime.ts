@@ -118,6 +118,7 @@ export class OciSandboxRuntime implements SandboxRuntime {
     const p = sandboxPaths(this.paths, id);
     if (fs.existsSync(p.bundle)) throw new Error(`cannot create sandbox ${id}: it already exists (${p.bundle})`);
     this.inFlight++;
+    let counted = true;
     try {
       fs.mkdirSync(this.paths.dataDir, { recursive: true, mode: 0o700 });
       fs.mkdirSync(p.bundle, { mode: 0o700 });
@@ -149,10 +150,12 @@ export class OciSandboxRuntime implements SandboxRuntime {
       const pid = Number(fs.readFileSync(p.pidFile, 'utf8').trim());
       return { sandboxID: id, state: 'running', ...(pid > 0 ? { pid } : {}) };
     } catch (err) {
+      this.inFlight--;
+      counted = false;
       await this.removeTraces(id).catch(() => undefined);
       throw err;
     } finally {
-      this.inFlight--;
+      if (counted) this.inFlight--;
     }
   }
 

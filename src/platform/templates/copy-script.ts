@@ -17,7 +17,8 @@ export interface CopyPlacement {
 /**
  * The script a COPY step runs as root inside its one-shot container, Dockerfile-style: a directory source copies its
  * contents into the destination; a file source lands at the destination, or inside it when it ends in `/`, exists as a
- * directory, or several sources match. Only what was copied gets the owner (and its primary group) and the mode.
+ * directory, or several sources match. What was copied and the directories made for it get the owner (and its
+ * primary group); the mode applies to the copied files.
  */
 export function renderCopyScript(p: CopyPlacement): string {
   const dest = p.dest.startsWith('/') ? p.dest : `${p.workdir.replace(/\/$/, '')}/${p.dest}`;
@@ -45,26 +46,37 @@ case "$DEST" in */) into_dir=1 ;; esac
 if [ -d "$DEST" ] && [ ! -L "$DEST" ]; then into_dir=1; fi
 if [ "\${#existing[@]}" -gt 1 ]; then into_dir=1; fi
 placed=()
+# Like mkdir -p, but the directories it creates belong to the owner, as a Dockerfile COPY --chown makes them.
+mkdirs() {
+  local cur="" part
+  local -a parts
+  IFS=/ read -ra parts <<< "$1"
+  for part in "\${parts[@]}"; do
+    [ -n "$part" ] || continue
+    cur="$cur/$part"
+    if [ ! -e "$cur" ]; then mkdir "$cur"; chown "$OWNER": "$cur"; fi
+  done
+}
 place() {
   # $1 = source in the context, $2 = target path
   if [ -d "$1" ] && [ ! -L "$1" ]; then
-    mkdir -p "$2"
+    mkdirs "$2"
     for entry in "$1"/*; do
       cp -a --no-preserve=ownership "$entry" "$2/"
       placed+=("$2/$(basename "$entry")")
     done
   else
-    mkdir -p "$(dirname "$2")"
+    mkdirs "$(dirname "$2")"
     cp -a --no-preserve=ownership "$1" "$2"
     placed+=("$2")
   fi
 }
 for m in "\${existing[@]}"; do
   if [ -d "$m" ] && [ ! -L "$m" ]; then
-    [ "$into_dir" -eq 1 ] || mkdir -p "$DEST"
+    [ "$into_dir" -eq 1 ] || mkdirs "$DEST"
     place "$m" "\${DEST%/}"
   elif [ "$into_dir" -eq 1 ]; then
-    mkdir -p "$DEST"
+    mkdirs "$DEST"
     place "$m" "\${DEST%/}/$(basename "$m")"
   else
     place "$m" "$DEST"

@@ -37,6 +37,14 @@ export function bridgePortName(netns: string): string {
   return `v${createHash('sha256').update(netns).digest('hex').slice(0, 12)}`;
 }
 
+/**
+ * The sandbox's MAC address, derived from its IPv4 address (locally administered 02:53:a:b:c:d). An address that
+ * is handed out again comes back with the same MAC, so neighbours' stale ARP entries for it stay right.
+ */
+export function macFor(address: string): string {
+  return ['02', '53', ...address.split('.').map((b) => Number(b).toString(16).padStart(2, '0'))].join(':');
+}
+
 export function parseAlias(alias: string | undefined): { netns: string; address: string } | undefined {
   const m = alias ? /^sandbox-kit (\S+) (\d+\.\d+\.\d+\.\d+)$/.exec(alias) : null;
   return m ? { netns: m[1]!, address: m[2]! } : undefined;
@@ -85,7 +93,7 @@ export class BridgeNetwork implements SandboxNetwork {
     try {
       await execOk(['ip', 'netns', 'add', ns]);
       await execOk(['ip', '-n', o.bridgeNamespace, '-b', '-'], {
-        input: [`link add ${port} type veth peer name eth0 netns ${ns}`, `link set ${port} alias "${ALIAS_TAG} ${ns} ${address}"`, `link set ${port} master ${o.bridge}`, `link set ${port} up`, ''].join('\n'),
+        input: [`link add ${port} type veth peer name eth0 address ${macFor(address)} netns ${ns}`, `link set ${port} alias "${ALIAS_TAG} ${ns} ${address}"`, `link set ${port} master ${o.bridge}`, `link set ${port} up`, ''].join('\n'),
       });
       await execOk(['ip', '-n', ns, '-b', '-'], {
         input: ['link set lo up', `addr add ${address}/${this.subnet.prefix} dev eth0`, 'link set eth0 up', `route add default via ${o.gateway}`, ''].join('\n'),

@@ -14,27 +14,44 @@ const ROOT = join(__dirname, '..', '..', '..');
 
 export interface ScriptResult {
   code: number;
+  stdout: string[];
   stderr: string;
 }
 
+export interface ScriptOptions {
+  args: string[];
+  env?: Record<string, string>;
+  cwd?: string;
+  onLine?: (line: string) => void;
+  timeoutMs?: number;
+}
+
+/** Runs an entry that takes one JSON argument and prints JSON lines; every line that is an object reaches onMessage. */
 export async function runScript(entry: string, input: unknown, onMessage: (message: Record<string, unknown>) => void, timeoutMs = 600_000): Promise<ScriptResult> {
+  return runEntry(entry, { args: [JSON.stringify(input)], timeoutMs, onLine: (line) => line.startsWith('{') && onMessage(JSON.parse(line) as Record<string, unknown>) });
+}
+
+export async function runEntry(entry: string, o: ScriptOptions): Promise<ScriptResult> {
   const dir = await mkdtemp(join(tmpdir(), 'sk-tpl-script-'));
   try {
     const outfile = join(dir, 'script.js');
     buildSync({ entryPoints: [entry], bundle: true, packages: 'external', platform: 'node', format: 'cjs', target: 'node20', outfile, logLevel: 'error' });
-    const child = spawn(process.execPath, [outfile, JSON.stringify(input)], {
+    const child = spawn(process.execPath, [outfile, ...o.args], {
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, NODE_PATH: join(ROOT, 'node_modules') },
+      cwd: o.cwd ?? ROOT,
+      env: { ...process.env, ...o.env, NODE_PATH: join(ROOT, 'node_modules') },
     });
     let stderr = '';
+    const stdout: string[] = [];
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     createInterface({ input: child.stdout }).on('line', (line) => {
-      if (line.startsWith('{')) onMessage(JSON.parse(line) as Record<string, unknown>);
+      stdout.push(line);
+      o.onLine?.(line);
     });
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    const timer = setTimeout(() => child.kill('SIGKILL'), o.timeoutMs ?? 600_000);
     const code = await new Promise<number>((resolve) => child.once('close', (c) => resolve(c ?? 1)));
     clearTimeout(timer);
-    return { code, stderr };
+    return { code, stdout, stderr };
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

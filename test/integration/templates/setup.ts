@@ -7,14 +7,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Redis from 'ioredis';
 import { createTemplateService, type TemplateService } from '../../../src/platform/templates';
+import { ApiKeys } from '../../../src/platform/api-keys';
+import { startApiServer } from '../../../src/platform/server';
+import { MmdebstrapImages } from '../../../src/runtime';
 import type { BaseImages, StepExecutor, StepRun } from '../../../src/runtime/types';
 import { startRedis } from '../../helpers/redis';
-import { startHarnessServer } from './harness/api-server';
-import { chrootExecutor, mmdebstrapBases } from './harness/chroot-executor';
+import { chrootExecutor } from './harness/chroot-executor';
 
 export const API_KEY = 'sk-test-templates';
-/** Debian bases made once and kept between runs (mmdebstrap takes half a minute). */
-export const BASE_CACHE = join(tmpdir(), 'sk-templates-bases');
 
 export interface TemplatePlatform {
   url: string;
@@ -31,9 +31,9 @@ export async function startTemplatePlatform(opts: { readyTimeoutMs?: number; ste
   const redis = new Redis(redisServer.url, { lazyConnect: false, maxRetriesPerRequest: 2 });
   const dataDir = await mkdtemp(join(tmpdir(), 'sk-templates-'));
   const executor = chrootExecutor();
-  const bases = mmdebstrapBases(BASE_CACHE);
+  const bases = new MmdebstrapImages();
   const service = await createTemplateService({ redis, executor, baseImages: bases, dataDir, readyTimeoutMs: opts.readyTimeoutMs, stepTimeoutMs: opts.stepTimeoutMs });
-  const server = await startHarnessServer(service.routes(), API_KEY);
+  const server = await startApiServer({ routes: service.routes(), apiKeys: ApiKeys.fromKeys([API_KEY]) });
   return {
     url: server.url,
     service,

@@ -1,7 +1,6 @@
 import { parseGroup, parsePasswd } from '../../../src/agent/accounts';
 import { AgentError, CONNECT_HTTP_STATUS, errorBody, fsError } from '../../../src/agent/errors';
 import { decodeRequest, listDirRequestSchema, statRequestSchema } from '../../../src/agent/messages';
-import { parseGetfattrHex } from '../../../src/agent/metadata';
 import { baseName, joinBytes, lexicalTarget, resolveRequestPath } from '../../../src/agent/paths';
 import { parseAgentOptions } from '../../../src/agent/options';
 
@@ -82,17 +81,6 @@ describe('accounts', () => {
     expect(pw.byName.has('bad')).toBe(false);
     const gr = parseGroup('root:x:0:\nstaff:x:50:a,b\n');
     expect(gr.get(50)).toBe('staff');
-  });
-});
-
-describe('getfattr output', () => {
-  test('hex values, octal-escaped names, prefix filter, UTF-8 only', () => {
-    const out = ['# file: /dev/stdin', 'user.svc.a=0x6869', 'user.svc.\\303\\251t\\303\\251=0x78', 'user.svc.\\303\\050=0x78', 'user.svc.bin=0xfffe', 'user.svc.e=""', 'user.other=0x31', ''].join('\n');
-    expect(parseGetfattrHex(out, 'user.svc.')).toEqual([
-      ['a', 'hi'],
-      ['e', ''],
-      ['été', 'x'],
-    ]);
   });
 });
 

@@ -1,14 +1,11 @@
 /**
- * A step executor for these tests until the runtime's is merged, and the bench's peer: the same overlay of layers,
- * entered with chroot inside private mount and PID namespaces (mounts vanish with the namespace, a timeout kills
- * everything in it). mmdebstrap makes the Debian base once per suite.
+ * A step executor for these tests until the runtime's is merged: the same overlay of layers, entered with chroot
+ * inside private mount and PID namespaces (mounts vanish with the namespace, a timeout kills everything in it).
  */
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { mkdir, rename, rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, rm } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
-import type { BaseImages, StepExecutor, StepRun } from '../../../../src/runtime/types';
+import type { StepExecutor, StepRun } from '../../../../src/runtime/types';
 import { shellQuote } from '../../../../src/platform/templates/shell';
 
 export function chrootExecutor(): StepExecutor {
@@ -46,30 +43,6 @@ export function chrootExecutor(): StepExecutor {
         await rm(work, { recursive: true, force: true });
         await rm(mnt, { recursive: true, force: true });
       }
-    },
-  };
-}
-
-/** Debian bases made by mmdebstrap under `cacheDir`, once per suite. */
-export function mmdebstrapBases(cacheDir: string): BaseImages {
-  return {
-    supported: ['bookworm', 'stable'],
-    async rootfs(image: string, onLine?: (line: string) => void): Promise<string> {
-      const suite = image.split(':')[1] === 'stable' ? 'bookworm' : image.split(':')[1]!;
-      const dir = join(cacheDir, suite);
-      if (existsSync(dir)) return dir;
-      const partial = `${dir}.${process.pid}.partial`;
-      await mkdir(cacheDir, { recursive: true });
-      const child = spawn('mmdebstrap', ['--variant=minbase', '--include=iproute2,ca-certificates', suite, partial, 'http://deb.debian.org/debian'], { stdio: ['ignore', 'pipe', 'pipe'] });
-      createInterface({ input: child.stderr }).on('line', (l) => onLine?.(l));
-      const code = await new Promise<number>((resolve) => child.once('close', (c) => resolve(c ?? 1)));
-      if (code !== 0) {
-        await rm(partial, { recursive: true, force: true });
-        throw new Error(`mmdebstrap ${suite} failed (exit ${code})`);
-      }
-      if (existsSync(dir)) await rm(partial, { recursive: true, force: true });
-      else await rename(partial, dir);
-      return dir;
     },
   };
 }

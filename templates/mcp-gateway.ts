@@ -1,0 +1,54 @@
+/**
+ * The `mcp-gateway` template: the one the E2B SDK creates a sandbox from when `Sandbox.create({ mcp })` names no
+ * template. Debian with the catalog's npm servers preinstalled (so sandboxes with MCP start without a download) and
+ * the `mcp-gateway` command, which runs the kit's gateway bundle with the node the platform mounts into every
+ * sandbox. Defined with the E2B Template builder: it builds on the kit's platform or any E2B-compatible one.
+ */
+import { type BuildInfo, type BuildOptions, Template, type TemplateClass } from 'e2b';
+import { MCP_TEMPLATE } from '../src/contract/mcp';
+import { builtinCatalog } from '../src/mcp/catalog/load';
+import type { Catalog } from '../src/mcp/catalog/schema';
+import { npmSpecs } from '../src/mcp/gateway/pull';
+import { DEFAULT_SERVERS_DIR } from '../src/mcp/launch/resolve-bin';
+import { GATEWAY_COMMAND_PATH, gatewayWrapperScript } from '../src/mcp/template/wrapper';
+
+/** The build settings (the seed's template options: alias, memoryMB, cpuCount). */
+export const MCP_GATEWAY_TEMPLATE = { alias: MCP_TEMPLATE, memoryMB: 1024, cpuCount: 1 } as const;
+
+export interface McpTemplateOptions {
+  /** Catalog servers to preinstall (default: every npm server of the catalog). */
+  servers?: string[];
+  catalog?: Catalog;
+  /** Debian suite of the base image. */
+  debian?: string;
+}
+
+export function mcpGatewayTemplate(options: McpTemplateOptions = {}): TemplateClass {
+  const catalog = options.catalog ?? builtinCatalog();
+  const servers = options.servers ?? Object.keys(catalog).filter((name) => 'npm' in catalog[name].run);
+  const specs = npmSpecs(servers, catalog);
+  const wrapper = Buffer.from(gatewayWrapperScript()).toString('base64');
+  let template = Template()
+    .fromDebianImage(options.debian ?? 'bookworm')
+    // npm installs the servers at build time; at run time they run with the kit's node, not Debian's.
+    .aptInstall(['ca-certificates', 'nodejs', 'npm'])
+    .runCmd(`echo ${wrapper} | base64 -d > ${GATEWAY_COMMAND_PATH} && chmod 0755 ${GATEWAY_COMMAND_PATH}`, { user: 'root' });
+  if (specs.length > 0) {
+    template = template.runCmd(
+      `mkdir -p ${DEFAULT_SERVERS_DIR} && cd ${DEFAULT_SERVERS_DIR} && echo '{"private":true}' > package.json && npm install --no-audit --no-fund --omit=dev --loglevel=error ${specs.join(' ')}`,
+      { user: 'root' },
+    );
+  }
+  return template;
+}
+
+/**
+ * Builds the template through an E2B-compatible API (the kit's platform by default when E2B_API_URL points at it);
+ * `sandbox-kit template build --template mcp-gateway` calls this.
+ */
+export function buildMcpGatewayTemplate(
+  connection: Pick<BuildOptions, 'apiKey' | 'apiUrl' | 'domain' | 'requestTimeoutMs'> & { onBuildLogs?: BuildOptions['onBuildLogs'] } = {},
+  options: McpTemplateOptions = {},
+): Promise<BuildInfo> {
+  return Template.build(mcpGatewayTemplate(options), { ...MCP_GATEWAY_TEMPLATE, ...connection });
+}
