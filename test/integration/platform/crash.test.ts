@@ -16,7 +16,8 @@ import { hostCgroupMounts } from '../../../src/runtime/cgroups';
 import { cleanupLeftovers } from '../../../src/runtime/cleanup';
 import { DEFAULT_STATE_ROOT } from '../../../src/runtime/instance';
 import { openStandaloneNetwork } from '../../../src/platform/standalone-network';
-import { baseRootfs, freshAgentBundle, ROOTFS_TIMEOUT_MS } from '../runtime/support';
+import { bundle, bundleEntries } from '../../../scripts/bundle';
+import { baseRootfs, ROOTFS_TIMEOUT_MS } from '../runtime/support';
 
 jest.setTimeout(240_000);
 
@@ -105,7 +106,8 @@ function hostTraces(withMounts = true): Record<string, string[]> {
 
 beforeAll(async () => {
   await baseRootfs();
-  await freshAgentBundle();
+  // The CLI places the project's agent bundle (dist/bundle), as an installed kit does.
+  for (const entry of bundleEntries()) await bundle(entry);
   buildSync({ entryPoints: [join(ROOT, 'src', 'cli', 'main.ts')], bundle: true, packages: 'external', platform: 'node', format: 'cjs', target: 'node20', outfile: CLI, logLevel: 'error' });
   stateDir = await mkdtemp(join(tmpdir(), 'skp-'));
 }, ROOTFS_TIMEOUT_MS);
