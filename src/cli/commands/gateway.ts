@@ -4,6 +4,7 @@ import { DEFAULT_BRAND } from '../../contract/brand';
 import { DEFAULT_LIMITS, startGateway, type GatewayLimits } from '../../gateway';
 import { openCatalog } from '../../catalog';
 import { platformResumer } from '../../gateway/platform-resumer';
+import { isGatewayWorker, leaveWorkerPool, startGatewayWorkers } from '../../gateway/workers';
 import { parseFlags } from '../args';
 
 const HELP = `usage: sandbox-kit gateway --catalog memory|file:PATH|redis://HOST:PORT[/DB] [options]
@@ -28,7 +29,8 @@ options:
   --upstream-timeout-ms N     wait for a sandbox's response head (default ${DEFAULT_LIMITS.upstreamTimeoutMs})
   --connect-timeout-ms N      wait for a TCP connection to a sandbox (default ${DEFAULT_LIMITS.connectTimeoutMs})
   --max-sockets-per-upstream N  connections to one sandbox port at most (default ${DEFAULT_LIMITS.maxSocketsPerUpstream})
-  --listen-backlog N          queue of accepted-but-not-taken connections (default ${DEFAULT_LIMITS.listenBacklog}; the kernel caps it at net.core.somaxconn)`;
+  --listen-backlog N          queue of accepted-but-not-taken connections (default ${DEFAULT_LIMITS.listenBacklog}; the kernel caps it at net.core.somaxconn)
+  --workers N                 gateway processes sharing the port (default 1; above 1 needs a file: or redis:// catalog)`;
 
 const count = (flag: string, min: number) =>
   z.coerce
@@ -54,6 +56,7 @@ const flagsSchema = z.object({
   'connect-timeout-ms': count('--connect-timeout-ms', 1).optional(),
   'max-sockets-per-upstream': count('--max-sockets-per-upstream', 1).optional(),
   'listen-backlog': count('--listen-backlog', 1).max(65535, { message: '--listen-backlog: expected 1 to 65535' }).optional(),
+  workers: count('--workers', 1).max(64, { message: '--workers: expected 1 to 64' }).default(1),
 });
 
 export async function run(argv: string[]): Promise<number> {
@@ -69,6 +72,12 @@ export async function run(argv: string[]): Promise<number> {
     return 2;
   }
   const flags = parsed.data;
+  if (flags.workers > 1 && flags.catalog === 'memory') {
+    console.error('sandbox-kit gateway: --workers above 1 needs a shared catalog (file:PATH or redis://...): each worker would have its own empty memory catalog');
+    return 2;
+  }
+  const log = (line: string) => console.error(`gateway: ${line}`);
+  if (flags.workers > 1 && !isGatewayWorker()) return runPrimary(flags.workers, log);
   const limits: Partial<GatewayLimits> = {
     maxHeaderBytes: flags['max-header-bytes'],
     headersTimeoutMs: flags['headers-timeout-ms'],
@@ -81,7 +90,6 @@ export async function run(argv: string[]): Promise<number> {
   };
   for (const key of Object.keys(limits) as (keyof GatewayLimits)[]) if (limits[key] === undefined) delete limits[key];
 
-  const log = (line: string) => console.error(`gateway: ${line}`);
   const apiKey = flags['api-key-file'] === undefined ? undefined : readFileSync(flags['api-key-file'], 'utf8').trim();
   const catalog = await openCatalog(flags.catalog, { cacheTtlMs: flags['catalog-cache-ms'], redisPrefix: flags['redis-prefix'], onError: log });
   if (flags.catalog === 'memory') log('the memory catalog starts empty; it is meant for an in-process gateway filled by the platform');
@@ -101,10 +109,28 @@ export async function run(argv: string[]): Promise<number> {
     await catalog.close();
     throw err;
   }
-  console.log(`gateway listening on ${gateway.host}:${gateway.port}`);
+  // A worker's address is announced by the primary, once for all workers.
+  if (!isGatewayWorker()) console.log(`gateway listening on ${gateway.host}:${gateway.port}`);
 
   const running = gateway;
-  await new Promise<void>((resolve) => {
+  await untilStopSignal();
+  await running.close();
+  await catalog.close();
+  leaveWorkerPool();
+  return 0;
+}
+
+/** The primary of `--workers N`: starts the workers, announces their shared address, stops them on a signal. */
+async function runPrimary(count: number, log: (line: string) => void): Promise<number> {
+  const workers = await startGatewayWorkers(count, log);
+  console.log(`gateway listening on ${workers.host}:${workers.port} (${count} workers: ${workers.pids().join(', ')})`);
+  await untilStopSignal();
+  await workers.stop();
+  return 0;
+}
+
+function untilStopSignal(): Promise<void> {
+  return new Promise<void>((resolve) => {
     const stop = () => {
       process.off('SIGTERM', stop);
       process.off('SIGINT', stop);
@@ -113,7 +139,4 @@ export async function run(argv: string[]): Promise<number> {
     process.on('SIGTERM', stop);
     process.on('SIGINT', stop);
   });
-  await running.close();
-  await catalog.close();
-  return 0;
 }
