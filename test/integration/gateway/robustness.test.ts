@@ -92,6 +92,9 @@ describe('gateway command line', () => {
     [['--catalog', 'memory', '--brand', 'svc'], 'invalid brand'],
     [['--catalog', 'memory', '--bogus'], 'Unknown option'],
     [['--catalog', 'file:/nonexistent/catalog.json'], 'cannot read it (ENOENT)'],
+    [['--catalog', 'memory', '--workers', '2'], '--workers above 1 needs a shared catalog'],
+    [['--catalog', 'memory', '--workers', '0'], '--workers: expected at least 1'],
+    [['--catalog', 'memory', '--listen-backlog', 'lots'], '--listen-backlog: expected an integer'],
   ])('refuses %j with a clear message', async (args, message) => {
     await expect(spawnGateway(args)).rejects.toThrow(message);
   });
