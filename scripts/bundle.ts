@@ -31,7 +31,12 @@ function agentEntry(): BundleEntry {
 }
 
 export function bundleEntries(): BundleEntry[] {
-  return [agentEntry(), { name: 'mcp-gateway', entry: 'src/mcp/gateway/main.ts' }];
+  return [
+    agentEntry(),
+    { name: 'mcp-gateway', entry: 'src/mcp/gateway/main.ts' },
+    // The whole CLI for the sandbox hosts (`platform`, `gateway`, `template build`), installed by their cloud-init.
+    { name: 'sandbox-kit', entry: 'src/cli/main.ts' },
+  ];
 }
 
 export const BUNDLE_DIR = path.join(ROOT, 'dist', 'bundle');
