@@ -47,16 +47,17 @@ describe('sandbox probe of sandbox-kit verify', () => {
     const whoami = createHttpServer((_req, res) => res.end(`${SEEN_AS}\n`));
     const api = createHttpServer(async (req, res) => {
       const body = await read(req);
-      if (req.headers['x-api-key'] !== KEY) return res.writeHead(401).end(JSON.stringify({ code: 401, message: 'bad key' }));
-      if (req.method === 'POST' && req.url === '/sandboxes') {
+      if (req.headers['x-api-key'] !== KEY) {
+        res.writeHead(401).end(JSON.stringify({ code: 401, message: 'bad key' }));
+      } else if (req.method === 'POST' && req.url === '/sandboxes') {
         seen.create = JSON.parse(body.toString());
-        return res.writeHead(201, { 'content-type': 'application/json' }).end(JSON.stringify({ sandboxID: 'sbxprobe01', envdAccessToken: TOKEN }));
-      }
-      if (req.method === 'DELETE') {
+        res.writeHead(201, { 'content-type': 'application/json' }).end(JSON.stringify({ sandboxID: 'sbxprobe01', envdAccessToken: TOKEN }));
+      } else if (req.method === 'DELETE') {
         seen.deleted = req.url;
-        return res.writeHead(204).end();
+        res.writeHead(204).end();
+      } else {
+        res.writeHead(404).end();
       }
-      res.writeHead(404).end();
     });
     // Runs the process the probe asks for, here, and streams it back the way the agent does.
     const gateway = createHttpServer(async (req, res) => {
