@@ -19,12 +19,12 @@ through the proxy (seen from --egress-ip). Commands run as root: directly when U
   --sandbox-host  address of the sandbox host (the stack output sandboxHost)
   --egress-ip     the address a sandbox must be seen from (the stack output egressIp)
   --check-url     a what-is-my-IP URL over plain HTTP (default http://checkip.amazonaws.com/)
-  --ssh-key    private key file for USER
-  --user       login user (default: the stack's host.sshUser, else admin)
-  --port       SSH port (default 22)
-  --stack      read the expected port, modes and egress mode from Pulumi.<stack>.yaml of the project
-               (the nearest directory holding Pulumi.yaml); without it, the defaults, and the egress
-               check accepts whichever mode the host runs
+  --ssh-key       private key file for USER
+  --user          login user (default: the stack's host.sshUser, else admin)
+  --port          SSH port (default 22)
+  --stack         read the expected ports, modes, template and egress mode from Pulumi.<stack>.yaml of the
+                  project (the nearest directory holding Pulumi.yaml); without it, the defaults, and the egress
+                  check accepts whichever mode the host runs
 
 Exit status: 0 when every check passes, 1 otherwise.`;
 
