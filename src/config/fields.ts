@@ -74,7 +74,9 @@ const SSH_CIDR_LIST = 'a list of IPv4 CIDRs no wider than /8, such as [198.51.10
 export const sshCidrList = () =>
   accepting(
     z.array(
-      cidr().refine((v) => Number(v.split('/')[1]) >= 8, { error: 'expected a CIDR no wider than /8: SSH is never open to the whole internet' }),
+      cidr().refine((v) => Number(v.split('/')[1]) >= 8, {
+        error: 'expected a CIDR no wider than /8: SSH is never open to the whole internet',
+      }),
       { error: `expected ${SSH_CIDR_LIST}` },
     ),
     SSH_CIDR_LIST,

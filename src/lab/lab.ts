@@ -26,7 +26,7 @@ export interface LabOptions {
   sandboxes?: number;
   /** One veth from the root namespace into the sandbox host, with a route to the sandbox subnet (for a gateway in the root namespace). */
   hostLink?: boolean;
-  /** Stack config; default: the spec's values. */
+  /** Stack config; default: the schema's defaults. */
   config?: StackConfig;
   onProgress?: ProgressFn;
   /** Where lab state lives; default /run/sandbox-kit/labs. */

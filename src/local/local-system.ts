@@ -1,10 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { chownSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadStackConfig, type StackConfig } from '../config';
 import { startGateway, type RunningGateway } from '../gateway';
 import { MemoryCatalog } from '../catalog';
 import { builtEntry, labUp, type Lab, type LabMode, type ProgressFn } from '../lab';
+import { writeLayerFiles } from '../lab/etc-layer';
+import { sandboxUser } from './sandbox-user';
 import { waitForHttp } from './wait-http';
 
 export interface LocalSystemOptions {
@@ -15,7 +17,7 @@ export interface LocalSystemOptions {
   /** Gateway port on 127.0.0.1; default the stack's gateway.port. 0 picks a free one. */
   gatewayPort?: number;
   config?: StackConfig;
-  /** The Unix user the agents serve when a request names none (it must exist on this machine). */
+  /** The user the agents serve when a request names none; default the stack's agent.defaultUser. */
   defaultUser?: string;
   onProgress?: ProgressFn;
 }
@@ -60,6 +62,18 @@ export async function startLocalSystem(options: LocalSystemOptions = {}): Promis
     const dir = join(lab.snapshot.dir, 'agents');
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     const sandboxes: LocalSandbox[] = [];
+    const user = sandboxUser(
+      options.defaultUser ?? config.agent.defaultUser,
+      readFileSync('/etc/passwd', 'utf8'),
+      readFileSync('/etc/group', 'utf8'),
+      join(lab.snapshot.dir, 'home', options.defaultUser ?? config.agent.defaultUser),
+    );
+    if (user.files.length > 0) {
+      mkdirSync(user.home, { recursive: true, mode: 0o750 });
+      chownSync(user.home, user.uid, user.gid);
+      for (const node of lab.sandboxes) writeLayerFiles(lab.snapshot.etcLayers[node]!, user.files);
+      say({ step: 'agent', message: `sandbox user ${user.name} (uid ${user.uid}, home ${user.home}) added to the sandboxes' /etc` });
+    }
     for (const node of lab.sandboxes) {
       const sandbox: LocalSandbox = {
         sandboxID: `${node}-${randomBytes(4).toString('hex')}`,
@@ -79,7 +93,7 @@ export async function startLocalSystem(options: LocalSystemOptions = {}): Promis
         '--token-file',
         tokenFile,
         '--default-user',
-        options.defaultUser ?? 'root',
+        user.name,
         '--brand',
         config.brand,
       ]);

@@ -19,7 +19,7 @@ It stays in the foreground; Ctrl-C (or SIGTERM) tears everything down.
   --stack         stack whose config to use when Pulumi.<stack>.yaml exists (default ${DEFAULT_STACK}; else the defaults)
   --name          lab name; namespaces are sk-<name>-* (default local)`;
 
-/** The stack's config when the project has Pulumi.<stack>.yaml, else the defaults (the spec's values). */
+/** The stack's config when the project has Pulumi.<stack>.yaml, else the schema's defaults. */
 function localConfig(stack: string): { config: StackConfig; source: string } {
   let path: string | undefined;
   try {

@@ -120,6 +120,17 @@ describe('sandbox-kit up: the whole local system', () => {
       expect(ok.status).toBe(200);
       expect(JSON.parse(ok.body).entry).toMatchObject({ name: 'etc', path: '/etc', type: 'FILE_TYPE_DIRECTORY' });
     }
+    // Without an Authorization header the agents serve the stack's agent.defaultUser ("user" by default): `~` is
+    // that user's home, and the home belongs to that user.
+    const home = await post(
+      port,
+      '/filesystem.Filesystem/Stat',
+      { ...connect, 'svc-sandbox-id': sandboxes[0]!.sandboxID, 'x-access-token': sandboxes[0]!.token },
+      '{"path":"~"}',
+    );
+    expect(home.status).toBe(200);
+    expect(JSON.parse(home.body).entry).toMatchObject({ name: 'user', owner: 'user', type: 'FILE_TYPE_DIRECTORY' });
+
     const [first, second] = sandboxes as [{ sandboxID: string; token: string }, { sandboxID: string; token: string }];
     const crossed = await post(
       port,
@@ -160,8 +171,8 @@ describe('sandbox-kit up: the whole local system', () => {
 
   test('bad flags are refused before anything is built', async () => {
     const bad = await cli(['up', '--name', name, '--mode', 'socks']);
-    expect(bad.code).not.toBe(0);
-    expect(bad.stderr).toContain('--mode "socks": expected local or transparent');
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--mode: got "socks"; expected one of local, transparent');
     expect(await namespacesOf(name)).toEqual([]);
   });
 });

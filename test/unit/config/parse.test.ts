@@ -23,7 +23,7 @@ function onlyIssue(raw: Record<string, unknown>): ConfigIssue {
 }
 
 describe('stack config defaults', () => {
-  it("are the spec's values when nothing is set", () => {
+  it('are the documented proxy settings when nothing is set', () => {
     const config = loadStackConfig({});
     expect(config.proxy).toEqual({
       listenAddress: '0.0.0.0',

@@ -18,7 +18,11 @@ describe('sandbox host, fleet and DNS keys', () => {
   it('refuses SSH from the whole internet, or from anything wider than a /8', () => {
     for (const wide of ['0.0.0.0/0', '0.0.0.0/1', '10.0.0.0/7']) {
       expect(issues({ host: { adminCidrs: ['198.51.100.7/32', wide] } })).toEqual([
-        { key: 'sandbox-kit:host.adminCidrs[1]', given: JSON.stringify(wide), expected: 'a CIDR no wider than /8: SSH is never open to the whole internet' },
+        {
+          key: 'sandbox-kit:host.adminCidrs[1]',
+          given: JSON.stringify(wide),
+          expected: 'a CIDR no wider than /8: SSH is never open to the whole internet',
+        },
       ]);
     }
     expect(issues({ host: { adminCidrs: ['10.0.0.0/8', '198.51.100.7/32'] } })).toEqual([]);
