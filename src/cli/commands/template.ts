@@ -60,7 +60,11 @@ export async function run(argv: string[]): Promise<number> {
   const serverIp = values['server-ip'];
   const apiUrl = values['api-url'] ?? process.env.E2B_API_URL;
   if (apiUrl !== undefined && !/^https?:\/\/[^\s/]+/.test(apiUrl)) {
-    usageIssues.push({ key: values['api-url'] !== undefined ? '--api-url' : 'E2B_API_URL', given: JSON.stringify(apiUrl), expected: 'an http(s) URL such as http://127.0.0.1:3000' });
+    usageIssues.push({
+      key: values['api-url'] !== undefined ? '--api-url' : 'E2B_API_URL',
+      given: JSON.stringify(apiUrl),
+      expected: 'an http(s) URL such as http://127.0.0.1:3000',
+    });
   }
   let apiKey: string | undefined;
   const keyFile = values['api-key-file'];
@@ -69,11 +73,20 @@ export async function run(argv: string[]): Promise<number> {
       apiKey = readFileSync(keyFile, 'utf8').trim();
       if (apiKey === '') usageIssues.push({ key: '--api-key-file', given: keyFile, expected: 'a file holding the API key (it is empty)' });
     } catch (err) {
-      usageIssues.push({ key: '--api-key-file', given: keyFile, expected: `a readable file holding the API key (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})` });
+      usageIssues.push({
+        key: '--api-key-file',
+        given: keyFile,
+        expected: `a readable file holding the API key (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
+      });
     }
   } else {
     apiKey = process.env.E2B_API_KEY;
-    if (!apiKey) usageIssues.push({ key: '--api-key-file', given: '(missing, and E2B_API_KEY is not set)', expected: 'a file holding the platform API key, or E2B_API_KEY' });
+    if (!apiKey)
+      usageIssues.push({
+        key: '--api-key-file',
+        given: '(missing, and E2B_API_KEY is not set)',
+        expected: 'a file holding the platform API key, or E2B_API_KEY',
+      });
   }
   if (usageIssues.length > 0) {
     console.error(`template build: ${formatIssues(usageIssues)}\nNothing was built.`);
@@ -84,7 +97,13 @@ export async function run(argv: string[]): Promise<number> {
   const env = passwordFromEnv();
   const passwordIssues: ConfigIssue[] =
     env.password === undefined && env.issues.length === 0
-      ? [{ key: PASSWORD_ENV, given: '(not set)', expected: 'the proxy password (at least 16 printable ASCII characters) in the environment' }]
+      ? [
+          {
+            key: PASSWORD_ENV,
+            given: '(not set)',
+            expected: 'the proxy password (at least 16 printable ASCII characters) in the environment',
+          },
+        ]
       : env.issues;
   const issues = [...loaded.issues, ...passwordIssues];
   if (issues.length > 0 || !loaded.config || env.password === undefined || serverIp === undefined) {
@@ -94,7 +113,9 @@ export async function run(argv: string[]): Promise<number> {
 
   const mode = (values.mode ?? loaded.config.template.mode) as ProxyMode;
   const alias = values.alias ?? loaded.config.template.alias;
-  console.log(`template build: ${alias} (${mode} mode, ${loaded.config.template.cpuCount} CPU, ${loaded.config.template.memoryMB} MB) from stack ${loaded.stack} via ${apiUrl ?? 'the SDK default API'}`);
+  console.log(
+    `template build: ${alias} (${mode} mode, ${loaded.config.template.cpuCount} CPU, ${loaded.config.template.memoryMB} MB) from stack ${loaded.stack} via ${apiUrl ?? 'the SDK default API'}`,
+  );
   try {
     const info = await buildProxyTemplate({
       config: loaded.config,
