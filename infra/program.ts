@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import * as pulumi from '@pulumi/pulumi';
 import { CONFIG_NAMESPACE, SECRET_KEYS } from '../src/config';
 import { renderClientConfig, renderNatChain } from '../src/render';
+import { readBundle } from './bundle-files';
 import { EgressAddress } from './egress-address';
 import { proxyPassword } from './password';
 import { ProxyHost } from './proxy-host';
@@ -43,6 +44,8 @@ export const DEFAULT_BUNDLE_DIR = join(__dirname, '..', 'dist', 'bundle');
 export function createStack(options: CreateStackOptions = {}): StackOutputs {
   const { config, passwordSet, sshKeySet } = loadInfraConfig(pulumi.runtime.allConfig());
   const stackConfig = new pulumi.Config(CONFIG_NAMESPACE);
+  // The bundle is read before anything is created: a missing build stops the program with the fix, not halfway.
+  const bundle = readBundle(options.bundleDir ?? DEFAULT_BUNDLE_DIR);
   const stackSecret = passwordSet ? stackConfig.requireSecret(SECRET_KEYS[0]) : undefined;
   const password = proxyPassword('proxy-password', stackSecret);
 
@@ -74,7 +77,7 @@ export function createStack(options: CreateStackOptions = {}): StackOutputs {
     config,
     password,
     proxyIngressIp: host.ingressIp,
-    bundleDir: options.bundleDir ?? DEFAULT_BUNDLE_DIR,
+    bundle,
     sshPrivateKey: sshKeySet ? stackConfig.requireSecret(SECRET_KEYS[1]) : undefined,
     componentOptions: options.componentOptions,
   });

@@ -1,7 +1,7 @@
 import * as aws from '@pulumi/aws';
 import * as pulumi from '@pulumi/pulumi';
 import type { StackConfig } from '../src/config';
-import { renderSandboxCloudInit, type BundleSource, type SandboxRole, type TemplateFiles } from '../src/render';
+import { renderSandboxCloudInit, type BundleSource, type SandboxRole, type TemplateBuildInput } from '../src/render';
 import { REDIS_PORT, SANDBOX_GENERATION_TAG, TYPE_SANDBOX_FLEET } from './constants';
 import { debianAmiQuery } from './placement';
 
@@ -11,8 +11,8 @@ export interface SandboxFleetArgs {
   bundle: pulumi.Input<BundleSource>;
   instanceProfileName: pulumi.Input<string>;
   proxyIngressIp: pulumi.Input<string>;
-  /** The proxy client files every host builds its template from at boot (a secret). */
-  templateFiles: pulumi.Input<TemplateFiles>;
+  /** What every host builds its template from at boot (holds the password: a secret). */
+  templateInput: pulumi.Input<TemplateBuildInput>;
   subnetIds: pulumi.Input<string[]>;
   vpcNetworks: pulumi.Input<string[]>;
   hostSecurityGroupId: pulumi.Input<string>;
@@ -79,8 +79,8 @@ export class SandboxFleet extends pulumi.ComponentResource {
     const userData = (role: SandboxRole) =>
       pulumi.secret(
         pulumi
-          .all([args.apiKey, args.bundle, args.proxyIngressIp, args.vpcNetworks, this.catalog, args.apiUrl, args.templateFiles])
-          .apply(([apiKey, bundle, proxyIngressIp, hostNetworks, catalog, resumeUrl, templateFiles]) =>
+          .all([args.apiKey, args.bundle, args.proxyIngressIp, args.vpcNetworks, this.catalog, args.apiUrl, args.templateInput])
+          .apply(([apiKey, bundle, proxyIngressIp, hostNetworks, catalog, resumeUrl, templateInput]) =>
             renderSandboxCloudInit(config, {
               role,
               apiKey,
@@ -88,7 +88,7 @@ export class SandboxFleet extends pulumi.ComponentResource {
               proxyIngressIp,
               hostNetworks,
               catalog,
-              ...(role === 'fleet-gateway' ? { resumeUrl } : { templateFiles }),
+              ...(role === 'fleet-gateway' ? { resumeUrl } : { templateInput }),
             }),
           ),
       );

@@ -1,8 +1,9 @@
+import * as aws from '@pulumi/aws';
 import * as pulumi from '@pulumi/pulumi';
 import type { StackConfig } from '../src/config';
-import { renderTemplateFiles } from '../src/render';
+import { renderStackFile } from '../src/render';
 import { platformApiKey } from './api-key';
-import { readBundle } from './bundle-files';
+import type { BundleFiles } from './bundle-files';
 import { HTTPS_PORT } from './constants';
 import { ReleaseBundle } from './release-bundle';
 import { createSandboxGroups, createSandboxRules } from './sandbox-groups';
@@ -38,7 +39,7 @@ export interface SandboxSideArgs {
   /** The proxy password (a secret). */
   password: pulumi.Output<string>;
   proxyIngressIp: pulumi.Output<string>;
-  bundleDir: string;
+  bundle: BundleFiles;
   /** The SSH private key for the template build over SSH (a secret); undefined: no build by `pulumi up`. */
   sshPrivateKey?: pulumi.Output<string>;
   componentOptions?: pulumi.ComponentResourceOptions;
@@ -67,11 +68,9 @@ export function createSandboxSide(args: SandboxSideArgs): SandboxOutputs {
   const loadBalanced = fleet || zone !== undefined;
 
   const apiKey = platformApiKey('api-key');
-  const bundle = new ReleaseBundle('bundle', { files: readBundle(args.bundleDir) }, opts);
+  const bundle = new ReleaseBundle('bundle', { files: args.bundle }, opts);
   const placement = vpcPlacement(config.host.subnetId, config.sandboxHost.instanceType, {});
-  const templateFiles = pulumi.secret(
-    pulumi.all([args.proxyIngressIp, args.password]).apply(([serverIp, password]) => renderTemplateFiles(config, { serverIp, password })),
-  );
+  const target = pulumi.secret(pulumi.all([args.proxyIngressIp, args.password]).apply(([serverIp, password]) => ({ serverIp, password })));
 
   const groups = createSandboxGroups('sandbox', placement.vpcId, fleet ? ['host', 'gateway', 'redis'] : ['host'], {});
   // The rules name the VPC's blocks (a load balancer's health checks come from there). They come from lookups, which
@@ -107,6 +106,10 @@ export function createSandboxSide(args: SandboxSideArgs): SandboxOutputs {
       opts,
     );
     sshHost = host.publicIp;
+    if (frontend) {
+      new aws.lb.TargetGroupAttachment('sandbox-api-target', { targetGroupArn: frontend.apiTargetGroupArn, targetId: host.instanceId }, {});
+      new aws.lb.TargetGroupAttachment('sandbox-gateway-target', { targetGroupArn: frontend.gatewayTargetGroupArn, targetId: host.instanceId }, {});
+    }
     ({ apiUrl, sandboxUrl } = urls(frontend ? frontend.dnsName : host.publicIp));
     const blocker = templateBuildBlocker(config, args.sshPrivateKey !== undefined);
     if (blocker === undefined && args.sshPrivateKey) {
@@ -116,7 +119,7 @@ export function createSandboxSide(args: SandboxSideArgs): SandboxOutputs {
           config,
           host: host.publicIp,
           instanceId: host.instanceId,
-          files: templateFiles,
+          target,
           sshUser: config.host.sshUser,
           privateKey: args.sshPrivateKey,
           dependsOn: [host.reachable],
@@ -137,7 +140,7 @@ export function createSandboxSide(args: SandboxSideArgs): SandboxOutputs {
         bundle: bundle.source,
         instanceProfileName: bundle.instanceProfileName,
         proxyIngressIp: args.proxyIngressIp,
-        templateFiles,
+        templateInput: target.apply((t) => ({ ...t, stackFile: renderStackFile(config) })),
         subnetIds: placement.subnetIds,
         vpcNetworks: placement.networks,
         hostSecurityGroupId: groups.host!.id,

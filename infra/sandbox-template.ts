@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import * as command from '@pulumi/command';
 import * as pulumi from '@pulumi/pulumi';
 import type { StackConfig } from '../src/config';
-import { renderBuildTemplateScript, SANDBOX_HOST_PATHS, type TemplateFiles } from '../src/render';
+import { renderBuildTemplateScript, renderStackFile, renderTemplateFiles, SANDBOX_HOST_PATHS, type ClientTarget, type TemplateBuildInput, type TemplateFiles } from '../src/render';
 import { TYPE_SANDBOX_TEMPLATE } from './constants';
 import { templateIdFrom } from './template-id';
 
@@ -11,8 +11,8 @@ export interface SandboxTemplateArgs {
   /** The sandbox host: its address, and its instance ID (a new instance has no template yet). */
   host: pulumi.Input<string>;
   instanceId: pulumi.Input<string>;
-  /** The proxy client files (they hold the password: a secret). */
-  files: pulumi.Input<TemplateFiles>;
+  /** The proxy's ingress address and password (a secret). */
+  target: pulumi.Input<ClientTarget>;
   sshUser: string;
   /** The SSH private key (a secret). */
   privateKey: pulumi.Input<string>;
@@ -24,7 +24,7 @@ export interface TemplateTriggers {
   instanceId: string;
   /** Digest of the client files: changes with the ingress address or the password, not with the egress address. */
   clientFiles: string;
-  /** Digest of the template definition: alias, mode, resources and the build script. */
+  /** Digest of the template definition: the template settings, the stack file the build reads, the build script. */
   definition: string;
 }
 
@@ -36,13 +36,13 @@ export function templateTriggers(config: StackConfig, instanceId: string, files:
   return {
     instanceId,
     clientFiles: digest(sorted),
-    definition: digest({ template: config.template, script: renderBuildTemplateScript(config) }),
+    definition: digest({ template: config.template, stack: renderStackFile(config), script: renderBuildTemplateScript(config) }),
   };
 }
 
 /**
  * The proxy template, built on the sandbox host through its platform API by `sandbox-kit template build` (the script
- * the host's cloud-init installed waits for the API, then runs it). Runs over SSH; the client files travel on stdin,
+ * the host's cloud-init installed waits for the API, then runs it). Runs over SSH; the password travels on stdin,
  * never in a command line; the build's output lands in the Pulumi log. Rebuilt (replaced) when a trigger changes.
  */
 export class SandboxTemplate extends pulumi.ComponentResource {
@@ -52,18 +52,17 @@ export class SandboxTemplate extends pulumi.ComponentResource {
   constructor(name: string, args: SandboxTemplateArgs, opts?: pulumi.ComponentResourceOptions) {
     super(TYPE_SANDBOX_TEMPLATE, name, {}, opts);
     const { config } = args;
-    const triggers = pulumi
-      .all([args.instanceId, args.files])
-      .apply(([instanceId, files]) => {
-        const t = templateTriggers(config, instanceId, files);
-        return [t.instanceId, t.clientFiles, t.definition];
-      });
+    const triggers = pulumi.all([args.instanceId, args.target]).apply(([instanceId, target]) => {
+      const t = templateTriggers(config, instanceId, renderTemplateFiles(config, target));
+      return [t.instanceId, t.clientFiles, t.definition];
+    });
+    const input = pulumi.output(args.target).apply((target): TemplateBuildInput => ({ ...target, stackFile: renderStackFile(config) }));
     const build = new command.remote.Command(
       `${name}-build`,
       {
         connection: { host: args.host, user: args.sshUser, privateKey: args.privateKey },
         create: `sudo -n ${SANDBOX_HOST_PATHS.buildTemplate}`,
-        stdin: pulumi.secret(pulumi.output(args.files).apply((files) => JSON.stringify(files))),
+        stdin: pulumi.secret(input.apply((value) => JSON.stringify(value))),
         triggers,
       },
       { parent: this, dependsOn: args.dependsOn, replaceOnChanges: ['triggers'], deleteBeforeReplace: true },

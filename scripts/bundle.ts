@@ -1,10 +1,13 @@
 /**
  * Bundles the kit's standalone programs into single files under dist/bundle with esbuild, so they run with a bare
  * node binary and no node_modules (the agent inside every sandbox runs this way). Add a program by adding a line to
- * BUNDLES. Usage: node dist/scripts/bundle.js [name...]   (default: all)
+ * bundleEntries(). Beside the bundles: run.js (scripts/bundle-loader.js), which starts `<name>.js` with V8's code cache
+ * `<name>.js.cache`, made here by this node binary (the one the sandboxes get) by running the bundle's `--help`.
+ * Usage: node dist/scripts/bundle.js [name...]   (default: all)
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { spawn } from 'node:child_process';
 import { build } from 'esbuild';
 
 export interface BundleEntry {
@@ -26,7 +29,12 @@ function agentEntry(): BundleEntry {
 }
 
 export function bundleEntries(): BundleEntry[] {
-  return [agentEntry(), { name: 'mcp-gateway', entry: 'src/mcp/gateway/main.ts' }];
+  return [
+    agentEntry(),
+    { name: 'mcp-gateway', entry: 'src/mcp/gateway/main.ts' },
+    // The whole CLI for the sandbox hosts (`platform`, `gateway`, `template build`), installed by their cloud-init.
+    { name: 'sandbox-kit', entry: 'src/cli/main.ts' },
+  ];
 }
 
 export const BUNDLE_DIR = path.join(ROOT, 'dist', 'bundle');
@@ -57,7 +65,34 @@ export async function bundle(entry: BundleEntry, outDir = BUNDLE_DIR): Promise<s
   } else {
     await build({ ...common, entryPoints: [path.join(ROOT, entry.entry)] });
   }
+  fs.copyFileSync(path.join(ROOT, 'scripts', 'bundle-loader.js'), path.join(outDir, LOADER));
+  await produceCodeCache(outDir, entry.name);
   return outfile;
+}
+
+/** The loader's file name in the bundle directory: `node run.js <name> args...`. */
+export const LOADER = 'run.js';
+
+/**
+ * Runs `<name>.js --help` through the loader in produce mode, which writes `<name>.js.cache` at exit. Without a
+ * cache the loader compiles normally, so a failure here only costs start-up time; it is reported, not fatal.
+ */
+async function produceCodeCache(outDir: string, name: string): Promise<void> {
+  const cache = path.join(outDir, `${name}.js.cache`);
+  fs.rmSync(cache, { force: true });
+  const code = await new Promise<number>((resolve) => {
+    const child = spawn(process.execPath, [path.join(outDir, LOADER), name, '--help'], {
+      stdio: 'ignore',
+      env: { ...process.env, SANDBOX_KIT_PRODUCE_CODE_CACHE: '1' },
+    });
+    const timer = setTimeout(() => child.kill('SIGTERM'), 10_000);
+    child.on('error', () => resolve(127));
+    child.on('exit', (c) => {
+      clearTimeout(timer);
+      resolve(c ?? 1);
+    });
+  });
+  if (!fs.existsSync(cache)) console.error(`bundle: no code cache for ${name} (exit ${code}); it starts without one`);
 }
 
 async function main(names: string[]): Promise<number> {

@@ -7,3 +7,6 @@ bash scripts/bench/agent-listdir.sh "$@"
 echo
 echo "== gateway: Stat straight to the agent vs through the gateway vs through nginx =="
 bash scripts/bench/gateway.sh "$@"
+echo
+echo "== templates: proxy template cold and cached through the SDK vs mmdebstrap + chroot =="
+bash scripts/bench/template-build.sh "$@"

@@ -5,7 +5,7 @@
  * and CPU of both ways. The request side follows the same rules as the router's.
  *
  * Memory of all ListDir answers together is one budget (--max-response-bytes): an answer that would push the
- * total past it fails with resource_exhausted, and an answer a client does not read within STALL_MS is dropped
+ * total past it fails with resource_exhausted, and an answer a client takes nothing of for --stall-timeout-ms is dropped
  * with its connection, so a client that stops reading cannot pin memory.
  */
 import type * as http from 'node:http';
@@ -19,7 +19,6 @@ import { decodeRequest, listDirRequestSchema, statRequestSchema } from './messag
 import { sendError } from './send-error';
 
 export const FAST_PROCEDURES = new Set(['Stat', 'ListDir']);
-const STALL_MS = 30_000;
 
 /** Bytes held by unsent ListDir answers, across all calls. */
 export class ResponseBudget {
@@ -73,7 +72,7 @@ export async function fastPath(req: http.IncomingMessage, res: http.ServerRespon
   try {
     checkProtocolHeaders(req);
     const user = requestUser(req.headers.authorization, svc.accounts, svc.state.defaultUser);
-    const body = parseJsonBody(await readBody(req, svc.options.maxBodyBytes));
+    const body = parseJsonBody(await readBody(req, svc.options.maxBodyBytes), true);
     if (procedure === 'Stat') {
       const json = stat(decodeRequest(statRequestSchema, body, 'StatRequest'), user, svc.entries);
       throwIfStopped(call);
@@ -89,7 +88,7 @@ export async function fastPath(req: http.IncomingMessage, res: http.ServerRespon
       if (res.headersSent) return;
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': chunks.byteLength });
       clearTimeout(timer);
-      await chunks.writeTo(res, STALL_MS);
+      await chunks.writeTo(res, svc.options.stallTimeoutMs);
     } finally {
       chunks.dispose();
     }

@@ -31,6 +31,10 @@ export const agentOptionsSchema = z.strictObject({
   maxEntries: z.number().int().min(1).default(DEFAULT_MAX_ENTRIES),
   maxBodyBytes: z.number().int().min(1024).default(DEFAULT_MAX_BODY_BYTES),
   maxResponseBytes: z.number().int().min(64 * 1024).default(DEFAULT_MAX_RESPONSE_BYTES),
+  /** A client must send its whole request head within this time (then 408). */
+  headTimeoutMs: z.number().int().min(100).default(20_000),
+  /** An answer the client takes nothing of for this long is dropped with its connection. */
+  stallTimeoutMs: z.number().int().min(100).default(30_000),
 });
 
 export type AgentOptionsInput = z.input<typeof agentOptionsSchema>;

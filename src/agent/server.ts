@@ -2,6 +2,7 @@
  * The agent's HTTP server, one listener for everything:
  * - `GET /health` (204), `POST /init`, `GET /envs`, and `GET|POST /files` (files.ts);
  * - `POST /filesystem.Filesystem/{Stat,ListDir}`: the fast path (fast-path.ts), bounded-memory JSON writers;
+ * - `POST /process.Process/{Start,Connect}` in JSON streaming form: process/stream-path.ts (native base64);
  * - every other procedure of the filesystem and process services through @connectrpc/connect's node adapter.
  * Every failure is a Connect error body with its HTTP status; nothing a client sends can end the process.
  */
@@ -22,13 +23,13 @@ import { WatcherRegistry } from './filesystem/watchers';
 import { applyInit } from './init';
 import { parseAgentOptions, type AgentOptions, type AgentOptionsInput } from './options';
 import { ProcessRegistry } from './process/registry';
+import { isJsonStream, serveJsonStream } from './process/stream-path';
 import { agentRoutes } from './router';
 import { sendError } from './send-error';
 import { AgentState } from './state';
 import { childOomScoreAdj } from './oom';
 
 export const SERVICE_PREFIX = '/filesystem.Filesystem/';
-const HEAD_TIMEOUT_MS = 20_000;
 const INIT_MAX_BODY = 1024 * 1024;
 
 export interface RunningAgent {
@@ -63,14 +64,14 @@ export async function startAgent(input: AgentOptionsInput = {}): Promise<Running
     contextValues: (req) => createContextValues().set(deadlineKey, deadlines.get(req as http.IncomingMessage)),
   });
 
-  const server = http.createServer({ keepAliveTimeout: 65_000, headersTimeout: HEAD_TIMEOUT_MS, requestTimeout: 0 }, (req, res) => {
+  const server = http.createServer({ keepAliveTimeout: 65_000, headersTimeout: options.headTimeoutMs, requestTimeout: 0, connectionsCheckingInterval: Math.min(1000, options.headTimeoutMs) }, (req, res) => {
     handle(req, res, svc, budget, adapter, deadlines).catch((err: unknown) => {
       // Only a bug gets here: answer if we still can, and keep serving.
       const e = err instanceof AgentError ? err : new AgentError('internal', `internal error: ${(err as Error)?.message ?? String(err)}`);
       sendError(req, res, e);
     });
   });
-  server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => answerParserError(err, socket));
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => answerParserError(err, socket, options.headTimeoutMs));
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -152,6 +153,15 @@ async function handle(
   if (pathname.startsWith(SERVICE_PREFIX) && FAST_PROCEDURES.has(pathname.slice(SERVICE_PREFIX.length))) {
     return fastPath(req, res, pathname.slice(SERVICE_PREFIX.length), ms, svc, budget);
   }
+  if (isJsonStream(req, pathname)) {
+    try {
+      await serveJsonStream(req, res, pathname, ms, svc);
+    } catch (err) {
+      if (!(err instanceof AgentError)) throw err;
+      sendError(req, res, err);
+    }
+    return;
+  }
   // The router gets the deadline parsed by the contract's rule, not the header (its own parser differs).
   delete req.headers['connect-timeout-ms'];
   if (ms !== undefined) deadlines.set(req, ms);
@@ -162,7 +172,7 @@ async function handle(
  * Parser errors (malformed request line or headers, a head that is too large or too slow) get their own status
  * and a Connect JSON body, then the connection closes: nothing after a malformed head can be trusted.
  */
-function answerParserError(err: NodeJS.ErrnoException, socket: Socket): void {
+function answerParserError(err: NodeJS.ErrnoException, socket: Socket, headTimeoutMs: number): void {
   if (!socket.writable) {
     socket.destroy();
     return;
@@ -177,7 +187,7 @@ function answerParserError(err: NodeJS.ErrnoException, socket: Socket): void {
   } else if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT' || err.code === 'ERR_HTTP_HEADERS_TIMEOUT') {
     status = 408;
     code = 'deadline_exceeded';
-    message = `request head not received within ${HEAD_TIMEOUT_MS / 1000} s`;
+    message = `request head not received within ${headTimeoutMs} ms`;
   }
   const body = JSON.stringify({ code, message });
   const reason = http.STATUS_CODES[status] ?? 'Error';

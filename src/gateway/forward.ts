@@ -113,6 +113,11 @@ class ForwardHandler implements Dispatcher.DispatchHandlers {
       return;
     }
     let body: GatewayErrorBody;
+    if (err.code === 'UND_ERR_INVALID_ARG' || err.code === 'UND_ERR_NOT_SUPPORTED') {
+      // The request itself cannot be sent on (a header value the HTTP client refuses): the client's fault, not the sandbox's.
+      sendError(res, { sandboxID: target.sandboxID, message: `the request cannot be forwarded: ${err.message}`, code: 400 });
+      return;
+    }
     if (this.timedOut) body = upstreamTimedOut(target.sandboxID, target.port, this.callTimeoutMs as number);
     else if (err.code === 'UND_ERR_HEADERS_TIMEOUT') body = upstreamTimedOut(target.sandboxID, target.port, settings.upstreamTimeoutMs);
     else if (err.code === 'UND_ERR_CONNECT_TIMEOUT') body = upstreamTimedOut(target.sandboxID, target.port, settings.connectTimeoutMs);

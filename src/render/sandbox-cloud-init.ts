@@ -4,7 +4,7 @@ import { NODESOURCE_KEY, NODESOURCE_REPOSITORY } from './nodesource-key';
 import { renderSandboxNetworkScript, type SandboxNetworkOptions } from './sandbox-network';
 import { LOCAL_REDIS_CATALOG, SANDBOX_HOST_PATHS as P, SANDBOX_UNITS } from './sandbox-host-paths';
 import { renderCliWrapper, renderGatewayUnit, renderNetworkUnit, renderPlatformUnit } from './service-units';
-import { renderBuildTemplateScript, type TemplateFiles } from './template-build';
+import { renderBuildTemplateScript, type TemplateBuildInput } from './template-build';
 
 /**
  * Which machine of the sandbox side a user-data is for. `single`: one host running everything (platform, runtime,
@@ -36,15 +36,15 @@ export interface SandboxHostInputs {
   /** Fleet gateway: the platform API it resumes sandboxes through. */
   resumeUrl?: string;
   /**
-   * Fleet host: the proxy client files, so every host (also one the Auto Scaling group adds later) builds the proxy
-   * template into its own layers at boot. They hold the password: written 0600. A single host gets them from
+   * Fleet host: what the template build needs, so every host (also one the Auto Scaling group adds later) builds the
+   * proxy template into its own layers at boot. Holds the password: written 0600. A single host gets it from
    * `pulumi up` over SSH instead, so a password change rebuilds the template without replacing the host.
    */
-  templateFiles?: TemplateFiles;
+  templateInput?: TemplateBuildInput;
 }
 
-/** Where a fleet host keeps the client files it builds its template from at boot (0600). */
-export const BOOT_TEMPLATE_FILES = `${P.templateDir}/files.json`;
+/** Where a fleet host keeps the input it builds its template from at boot (0600). */
+export const BOOT_TEMPLATE_INPUT = `${P.etc}/template-input.json`;
 
 export interface HostFile {
   path: string;
@@ -143,8 +143,8 @@ export function sandboxHostFiles(config: StackConfig, inputs: SandboxHostInputs)
       file(P.buildTemplate, '0755', renderBuildTemplateScript(config)),
     );
   }
-  if (inputs.role === 'fleet-host' && inputs.templateFiles) {
-    files.push(file(BOOT_TEMPLATE_FILES, '0600', `${JSON.stringify(inputs.templateFiles)}\n`));
+  if (inputs.role === 'fleet-host' && inputs.templateInput) {
+    files.push(file(BOOT_TEMPLATE_INPUT, '0600', `${JSON.stringify(inputs.templateInput)}\n`));
   }
   if (inputs.role !== 'fleet-host') {
     const resumeUrl = inputs.role === 'single' ? `http://127.0.0.1:${config.sandboxHost.apiPort}` : inputs.resumeUrl;
@@ -183,7 +183,7 @@ export function renderSandboxCloudInit(config: StackConfig, inputs: SandboxHostI
       `ln -sf ${P.wrapper} /usr/local/bin/sandbox-kit`,
       'systemctl daemon-reload',
       `systemctl enable --now ${sandboxUnits(inputs.role).join(' ')}`,
-      ...(inputs.role === 'fleet-host' && inputs.templateFiles ? [`${P.buildTemplate} < ${BOOT_TEMPLATE_FILES}`] : []),
+      ...(inputs.role === 'fleet-host' && inputs.templateInput ? [`${P.buildTemplate} < ${BOOT_TEMPLATE_INPUT}`] : []),
     ],
   };
   return `#cloud-config\n${stringify(doc, { lineWidth: 0, blockQuote: 'literal' })}`;

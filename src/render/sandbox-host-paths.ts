@@ -38,6 +38,12 @@ export const SANDBOX_UNITS = {
   redis: 'redis-server.service',
 } as const;
 
+/**
+ * The name the sandbox network script gives the namespace holding the bridge (the host's own, named with
+ * `ip netns attach`): the runtime's bridge network addresses the bridge through a named namespace.
+ */
+export const SANDBOX_HOST_NETNS = 'sandbox-kit-host';
+
 /** The bridge every sandbox's veth joins. */
 export const SANDBOX_BRIDGE = 'sk-br0';
 /** iptables chains of the sandbox network (filter FORWARD, filter INPUT, nat POSTROUTING). */

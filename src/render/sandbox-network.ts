@@ -1,5 +1,5 @@
 import { PRIVATE_DESTINATIONS } from './server-acl';
-import { SANDBOX_BRIDGE, SANDBOX_CHAINS, SANDBOX_HOST_PATHS } from './sandbox-host-paths';
+import { SANDBOX_BRIDGE, SANDBOX_CHAINS, SANDBOX_HOST_NETNS, SANDBOX_HOST_PATHS } from './sandbox-host-paths';
 
 export interface SandboxNetworkOptions {
   /**
@@ -40,7 +40,7 @@ sandbox_cidrs() {
 
 /**
  * The sandbox network of a host: a bridge holding the first address of each sandbox CIDR (the sandboxes' default
- * gateway), forwarding, and three chains. Sandboxes reach the internet through NAT and the proxy's ingress port,
+ * gateway), forwarding, and three chains; the namespace it runs in is named (NETNS) for the runtime. Sandboxes reach the internet through NAT and the proxy's ingress port,
  * and DNS; they reach no private or link-local address (not the VPC, not the metadata service) and nothing on the
  * host itself. A fleet's gateways may open TCP connections to them. `up` rebuilds the chains in one
  * iptables-restore transaction and writes the CIDRs for the platform; `down` removes all of it. Both are idempotent.
@@ -55,6 +55,8 @@ BRIDGE=${SANDBOX_BRIDGE}
 FWD=${SANDBOX_CHAINS.forward}
 IN=${SANDBOX_CHAINS.input}
 NAT=${SANDBOX_CHAINS.nat}
+# The namespace the script runs in gets this name, so the platform's bridge network can address it.
+NETNS=\${SANDBOX_KIT_HOST_NETNS:-${SANDBOX_HOST_NETNS}}
 # SANDBOX_KIT_CIDRS_FILE moves the CIDR list, so several hosts can share one file system in a lab.
 CIDRS_FILE=\${SANDBOX_KIT_CIDRS_FILE:-${SANDBOX_HOST_PATHS.sandboxCidrs}}
 PROXY=${proxy.ip}
@@ -119,6 +121,7 @@ up() {
     echo "sandbox-network: no sandbox CIDR found" >&2
     exit 1
   fi
+  [ -e "/run/netns/$NETNS" ] || ip netns attach "$NETNS" $$
   ip link show "$BRIDGE" >/dev/null 2>&1 || ip link add "$BRIDGE" type bridge
   for cidr in $cidrs; do
     ip addr replace "$(first_address "$cidr")" dev "$BRIDGE"
@@ -143,6 +146,8 @@ down() {
   detach nat POSTROUTING "$NAT"
   if ip link show "$BRIDGE" >/dev/null 2>&1; then ip link del "$BRIDGE"; fi
   rm -f "$CIDRS_FILE"
+  # Only the name goes: the namespace is the one this script runs in.
+  if [ -e "/run/netns/$NETNS" ]; then ip netns delete "$NETNS"; fi
 }
 
 case "\${1:-up}" in

@@ -1,5 +1,5 @@
 import type { StackConfig } from '../config';
-import { SANDBOX_BRIDGE, SANDBOX_HOST_PATHS as P, SANDBOX_UNITS } from './sandbox-host-paths';
+import { SANDBOX_BRIDGE, SANDBOX_HOST_NETNS, SANDBOX_HOST_PATHS as P, SANDBOX_UNITS } from './sandbox-host-paths';
 
 /** What a platform process needs to be told; secrets are never here, only the paths of their 0600 files. */
 export interface PlatformServiceOptions {
@@ -32,6 +32,7 @@ export function platformCommand(config: StackConfig, options: PlatformServiceOpt
     '--api-key-file', P.apiKey,
     '--state-dir', P.state,
     '--agent-bundle', P.agent,
+    '--bridge-netns', SANDBOX_HOST_NETNS,
     '--bridge', SANDBOX_BRIDGE,
     '--sandbox-cidrs-file', P.sandboxCidrs,
     '--brand', config.brand,

@@ -35,7 +35,9 @@ export function defaultAgentPayload(): AgentPayload {
 /** Every problem with a payload at once, each naming the file and the fix. */
 export function checkAgentPayload(p: AgentPayload): void {
   const problems: string[] = [];
-  if (!existsSync(join(p.bundleDir, 'agent.js'))) problems.push(`${join(p.bundleDir, 'agent.js')} not found: run 'npm run build && node dist/scripts/bundle.js'`);
+  for (const f of ['agent.js', 'run.js']) {
+    if (!existsSync(join(p.bundleDir, f))) problems.push(`${join(p.bundleDir, f)} not found: run 'npm run build && node dist/scripts/bundle.js'`);
+  }
   if (!existsSync(p.node)) problems.push(`node binary ${p.node} not found`);
   if (!existsSync(p.tini)) problems.push(`${p.tini} not found: install the Debian package tini`);
   if (problems.length > 0) throw new Error(`agent payload incomplete: ${problems.join('; ')}`);
@@ -49,7 +51,10 @@ export function payloadBinds(p: AgentPayload): BindMount[] {
   ];
 }
 
-/** tini as PID 1 (`-s`: also a subreaper should it ever not be PID 1), then the agent. */
+/**
+ * tini as PID 1 (`-s`: also a subreaper should it ever not be PID 1), then the agent through the bundle's loader
+ * (run.js: the same as `node agent.js`, with V8's code cache when it matches this node).
+ */
 export function agentArgv(port: number = DEFAULT_AGENT_PORT, extra: string[] = []): string[] {
-  return [`${PAYLOAD_DIR}/tini`, '-s', '--', `${PAYLOAD_DIR}/node`, `${PAYLOAD_DIR}/bundle/agent.js`, '--port', String(port), ...extra];
+  return [`${PAYLOAD_DIR}/tini`, '-s', '--', `${PAYLOAD_DIR}/node`, `${PAYLOAD_DIR}/bundle/run.js`, 'agent', '--port', String(port), ...extra];
 }

@@ -20,22 +20,22 @@ export const BASE_PACKAGES = ['bash', 'coreutils', 'iproute2', 'curl', 'ca-certi
 export const DEFAULT_USER = { name: 'user', uid: 1000, home: '/home/user' } as const;
 
 /** Image tags this kit builds, and the suite each means. `stable` and `latest` mean the kit's default suite. */
-export const DEBIAN_TAGS: Readonly<Record<string, string>> = {
-  bookworm: 'bookworm',
-  '12': 'bookworm',
-  stable: 'bookworm',
-  latest: 'bookworm',
-  trixie: 'trixie',
-  '13': 'trixie',
-};
+export const DEBIAN_TAGS: ReadonlyMap<string, string> = new Map([
+  ['bookworm', 'bookworm'],
+  ['12', 'bookworm'],
+  ['stable', 'bookworm'],
+  ['latest', 'bookworm'],
+  ['trixie', 'trixie'],
+  ['13', 'trixie'],
+]);
 
 /** `debian:<tag>` (or plain `debian`) -> the Debian suite; anything else is an error naming what is supported. */
 export function debianSuite(image: string): string {
   const m = /^(?:docker\.io\/)?(?:library\/)?debian(?::([A-Za-z0-9._-]+))?$/.exec(image.trim());
   const tag = m ? (m[1] ?? 'latest') : undefined;
-  const suite = tag === undefined ? undefined : DEBIAN_TAGS[tag.replace(/-slim$/, '')];
+  const suite = tag === undefined ? undefined : DEBIAN_TAGS.get(tag.replace(/-slim$/, ''));
   if (!suite) {
-    const supported = Object.keys(DEBIAN_TAGS).map((t) => `debian:${t}`);
+    const supported = [...DEBIAN_TAGS.keys()].map((t) => `debian:${t}`);
     throw new Error(`base image ${JSON.stringify(image)} is not available offline; supported: ${supported.join(', ')} (built from the Debian mirror)`);
   }
   return suite;
@@ -79,7 +79,7 @@ export interface MmdebstrapImagesOptions {
 }
 
 export class MmdebstrapImages implements BaseImages {
-  readonly supported = Object.keys(DEBIAN_TAGS);
+  readonly supported = [...DEBIAN_TAGS.keys()];
   private readonly dir: string;
   private readonly packages: readonly string[];
   private readonly mirror: string;

@@ -178,8 +178,17 @@ export class OciSandboxRuntime implements SandboxRuntime {
     await this.cli.remove(id);
     const left = await removeCgroupPatiently(cgroupsPathOf(this.paths, id));
     fs.rmSync(sandboxPaths(this.paths, id).bundle, { recursive: true, force: true });
-    if (this.inFlight === 0 && (await this.cli.list()).length === 0) removeCgroup(this.paths.cgroupParent);
+    if (this.inFlight === 0 && this.containerCount() === 0) removeCgroup(this.paths.cgroupParent);
     if (left.length > 0) throw new Error(`sandbox ${id}: cgroups still in use after kill: ${left.join(', ')}`);
+  }
+
+  /** Containers in this instance's runtime state (one directory each), without a CLI call. */
+  private containerCount(): number {
+    try {
+      return fs.readdirSync(this.cli.stateDir, { withFileTypes: true }).filter((e) => e.isDirectory()).length;
+    } catch {
+      return 0;
+    }
   }
 
   async status(sandboxID: string): Promise<SandboxStatus | undefined> {

@@ -61,11 +61,14 @@ function multipart(req: http.IncomingMessage, queryPath: string | null, user: Us
       return;
     }
     const writes: Array<Promise<Written>> = [];
+    const open = new Set<Readable>();
     let failed = false;
     const fail = (err: unknown) => {
       if (failed) return;
       failed = true;
       req.unpipe(bb);
+      // Parts still being written end with an error, so their temporary files are removed.
+      for (const part of open) part.destroy(new Error('the upload was abandoned'));
       reject(err instanceof AgentError ? err : new AgentError('invalid_argument', `POST /files: the multipart body is not valid: ${(err as Error).message}`));
     };
     bb.on('file', (field, stream, info) => {
@@ -74,13 +77,18 @@ function multipart(req: http.IncomingMessage, queryPath: string | null, user: Us
         return;
       }
       const destination = queryPath || info.filename || '';
+      open.add(stream);
+      stream.once('close', () => open.delete(stream));
+      stream.once('end', () => open.delete(stream));
       const w = writeFile(stream, destination, user, svc, metadata);
       w.catch(fail);
       writes.push(w);
     });
     bb.on('error', fail);
     bb.on('partsLimit', () => fail(new AgentError('invalid_argument', `POST /files: more than ${MAX_PARTS} parts`)));
-    req.on('aborted', () => fail(new AgentError('canceled', 'POST /files: the client closed the connection before the body ended')));
+    req.on('close', () => {
+      if (!req.complete) fail(new AgentError('canceled', 'POST /files: the client closed the connection before the body ended'));
+    });
     bb.on('close', () => {
       if (failed) return;
       Promise.all(writes).then(resolve, fail);
@@ -128,7 +136,7 @@ async function writeFile(source: Readable, requested: string, user: UserAccount,
     if (err instanceof AgentError) throw err;
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOSPC' || code === 'EDQUOT') throw new AgentError('resource_exhausted', `POST /files ${shown}: no space left on the device`, 507);
-    if (code === 'ERR_STREAM_PREMATURE_CLOSE' || code === 'ECONNRESET' || code === 'Z_BUF_ERROR' || code === 'Z_DATA_ERROR') {
+    if (code === 'ERR_STREAM_PREMATURE_CLOSE' || code === 'ECONNRESET' || code === 'Z_BUF_ERROR' || code === 'Z_DATA_ERROR' || code === undefined) {
       throw new AgentError('invalid_argument', `POST /files ${shown}: the body ended early or is not valid (${(err as Error).message}); nothing was written`);
     }
     throw fsError(err, `POST /files ${shown}`);

@@ -171,7 +171,12 @@ async function launch(values: Values, self: string[]): Promise<number> {
       const failures = describeFailures(status);
       console.log(`mcp-gateway: serving ${ready.map((s) => `${s.name} (${s.tools} tools)`).join(', ') || 'no servers'} on port ${port} (pid ${daemon.pid}, log ${logFile})`);
       if (failures) process.stderr.write(`mcp-gateway: ${failures}\n`);
-      return ready.length === 0 && status.servers.length > 0 ? 1 : 0;
+      if (ready.length === 0 && status.servers.length > 0) {
+        // Nothing to serve: stop the daemon, so a corrected retry finds the port free.
+        process.kill(-daemon.pid!, 'SIGTERM');
+        return 1;
+      }
+      return 0;
     }
     if (exited !== undefined || Date.now() > deadline) {
       if (exited === undefined) process.kill(-daemon.pid!, 'SIGTERM');

@@ -247,7 +247,7 @@ export class TemplateService {
     const t = await this.store.findTemplate(idOrAlias);
     if (!t?.readyBuildID) return undefined;
     const b = await this.store.getBuild(t.readyBuildID);
-    if (!b || b.status !== 'ready') return undefined;
+    if (b?.status !== 'ready') return undefined;
     return {
       templateID: t.templateID,
       alias: t.names[0],

@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { build } from 'esbuild';
 import { freePort } from '../../helpers/free-port';
-import { connect, ECHO_SERVER, REPO, tempDir, text } from './support';
+import { connect, ECHO_SERVER, REPO, tempDir, text, waitFor } from './support';
 
 /** The launcher as the sandbox runs it: the esbuild bundle, started by `mcp-gateway --config JSON`. */
 describe('mcp-gateway --config: validate, daemonize, wait, report; secrets stay out of argv and logs', () => {
@@ -108,6 +108,17 @@ describe('mcp-gateway --config: validate, daemonize, wait, report; secrets stay 
       expect(log).not.toContain(secret);
       expect(status).not.toContain(secret);
     }
+  });
+
+  test('when every configured server fails, the launcher exits 1 with their stderr (the SDK shows it)', async () => {
+    const otherPort = await freePort();
+    const config = { custom: { broken: { runCmd: 'echo "broken-server: no credentials" >&2; exit 4' } } };
+    const result = run(['--config', JSON.stringify(config), '--token-file', path.join(root, 'etc2', '.token'), '--state-dir', path.join(root, 'state2'), '--port', String(otherPort), '--host', '127.0.0.1'], { GATEWAY_ACCESS_TOKEN: token });
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain('server broken failed');
+    expect(result.stderr).toContain('broken-server: no credentials');
+    // The useless daemon is gone: the port is free for a corrected retry.
+    await waitFor('the daemon to stop', () => fetch(`http://127.0.0.1:${otherPort}/health`).then(() => undefined, () => true), 10_000);
   });
 
   test('mcp-gateway status reports every server', () => {

@@ -52,8 +52,11 @@ describe('sandbox network script in throwaway namespaces', () => {
   let script: string;
   let cidrsFile: string;
   const children: ChildProcess[] = [];
-  const env = () => ({ ...process.env, SANDBOX_KIT_CIDRS_FILE: cidrsFile });
-  const runScript = (action: 'up' | 'down') => spawnSync('ip', ['netns', 'exec', HOST, 'sh', script, action], { encoding: 'utf8', env: env() });
+  const hostName = `skt-snn-${tag}`;
+  const env = () => ({ ...process.env, SANDBOX_KIT_CIDRS_FILE: cidrsFile, SANDBOX_KIT_HOST_NETNS: hostName });
+  // nsenter switches only the network namespace: the script names it with a bind mount, which `ip netns exec` (its
+  // own mount namespace) would keep to itself. systemd runs the unit in the host's mount namespace the same way.
+  const runScript = (action: 'up' | 'down') => spawnSync('nsenter', [`--net=/run/netns/${HOST}`, 'sh', script, action], { encoding: 'utf8', env: env() });
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'skt-sandbox-net-'));
@@ -95,7 +98,7 @@ describe('sandbox network script in throwaway namespaces', () => {
 
   afterAll(() => {
     for (const child of children) child.kill('SIGKILL');
-    for (const ns of [SANDBOX, HOST, NET]) spawnSync('ip', ['netns', 'del', ns]);
+    for (const ns of [SANDBOX, `skt-snn-${tag}`, HOST, NET]) spawnSync('ip', ['netns', 'del', ns]);
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -112,6 +115,8 @@ describe('sandbox network script in throwaway namespaces', () => {
     expect(jumps('filter', 'INPUT', SANDBOX_CHAINS.input)).toHaveLength(1);
     expect(jumps('nat', 'POSTROUTING', SANDBOX_CHAINS.nat)).toHaveLength(1);
     expect(mustIn(HOST, ['sysctl', '-n', 'net.ipv4.ip_forward']).trim()).toBe('1');
+    // The namespace the script ran in now has the name the runtime addresses the bridge by.
+    expect(must(['ip', '-n', hostName, '-4', '-o', 'addr', 'show', 'dev', SANDBOX_BRIDGE])).toContain('inet 10.88.0.1/24');
 
     // A sandbox on the bridge, as the runtime attaches one.
     must(['ip', '-n', HOST, 'link', 'add', 'sbh0', 'type', 'veth', 'peer', 'name', 'eth0', 'netns', SANDBOX]);
@@ -143,5 +148,8 @@ describe('sandbox network script in throwaway namespaces', () => {
     }
     expect(mustIn(HOST, ['iptables', '-w', '-S', 'FORWARD']).trim()).toBe('-P FORWARD ACCEPT');
     expect(existsSync(cidrsFile)).toBe(false);
+    expect(existsSync(`/run/netns/${hostName}`)).toBe(false);
+    // Only the name went: the host namespace itself is still there.
+    expect(inNs(HOST, ['true']).status).toBe(0);
   });
 });

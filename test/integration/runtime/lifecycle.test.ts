@@ -6,6 +6,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { DEFAULT_AGENT_PORT } from '../../../src/contract/agent-port';
+import type { AgentPayload } from '../../../src/runtime/agent-payload';
 import { cleanupLeftovers } from '../../../src/runtime/cleanup';
 import { exec } from '../../../src/runtime/exec';
 import { createSandboxHostNetwork, type SandboxHostNetwork } from '../../../src/runtime/network/host-network';
@@ -13,7 +14,7 @@ import { createOciRuntime, type OciSandboxRuntime } from '../../../src/runtime/o
 import { CHILD_OOM_SCORE_ADJ } from '../../../src/runtime/oom';
 import {
   baseRootfs,
-  freshAgentBundle,
+  freshAgentPayload,
   httpStatus,
   instanceCgroups,
   limitsOf,
@@ -30,12 +31,13 @@ jest.setTimeout(120_000);
 let rootfs: string;
 let scratch: string;
 let hostNet: SandboxHostNetwork;
+let agent: AgentPayload;
 const port = DEFAULT_AGENT_PORT;
 
 beforeAll(async () => {
   rootfs = await baseRootfs();
-  await freshAgentBundle();
   scratch = fs.mkdtempSync('/var/tmp/sk-runtime-test-');
+  agent = await freshAgentPayload(path.join(scratch, 'bundle'));
   hostNet = await createSandboxHostNetwork(uniqueName('rt'));
 }, ROOTFS_TIMEOUT_MS);
 
@@ -51,7 +53,7 @@ describe.each(['crun', 'runc'] as const)('%s', (runtimeName) => {
 
   beforeEach(() => {
     instance = uniqueName('t');
-    rt = createOciRuntime({ instance, runtime: runtimeName, ...roots(), network: hostNet.network });
+    rt = createOciRuntime({ instance, runtime: runtimeName, ...roots(), network: hostNet.network, agent });
   });
 
   afterEach(async () => {

@@ -56,4 +56,14 @@ test('the SDK builds a template; logs stream while it runs; the template has the
   expect(t2!.templateID).toBe(info.templateId);
   expect(t2!.buildID).toBe(succeeded(second).buildId);
   expect(t2!.layers).toEqual(t!.layers);
+
+  // skipCache: every step runs again into new layers; sandboxes on the old ones keep them.
+  const forced = await sdkBuild(platform.url, 'sample', alias, context, undefined, true);
+  succeeded(forced);
+  expect(forced.logs.filter((m) => /^CACHED /.test(m))).toEqual([]);
+  expect(forced.logs.some((m) => /Setting up jq/.test(m))).toBe(true);
+  const t3 = await platform.service.resolve(alias);
+  expect(t3!.layers.at(-1)).toBe(t!.layers.at(-1));
+  expect(t3!.layers.slice(0, -1).filter((l) => t!.layers.includes(l))).toEqual([]);
+  expect((await runIn(platform, t!, 'jq --version')).code).toBe(0);
 });

@@ -1,7 +1,9 @@
 /**
- * One template platform for a test file: a private Redis, the template service over a step executor, its routes on
- * an HTTP server, a data directory; `stop()` removes all of it.
+ * One template platform for a test file: a private Redis, the template service over the runtime's step executor
+ * (crun or runc, whichever suits this host), its routes on the platform's API server, a data directory; `stop()`
+ * removes all of it.
  */
+import { randomBytes } from 'node:crypto';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,10 +11,9 @@ import Redis from 'ioredis';
 import { createTemplateService, type TemplateService } from '../../../src/platform/templates';
 import { ApiKeys } from '../../../src/platform/api-keys';
 import { startApiServer } from '../../../src/platform/server';
-import { MmdebstrapImages } from '../../../src/runtime';
+import { cleanupLeftovers, createStepExecutor, MmdebstrapImages } from '../../../src/runtime';
 import type { BaseImages, StepExecutor, StepRun } from '../../../src/runtime/types';
 import { startRedis } from '../../helpers/redis';
-import { chrootExecutor } from './harness/chroot-executor';
 
 export const API_KEY = 'sk-test-templates';
 
@@ -30,7 +31,9 @@ export async function startTemplatePlatform(opts: { readyTimeoutMs?: number; ste
   const redisServer = await startRedis();
   const redis = new Redis(redisServer.url, { lazyConnect: false, maxRetriesPerRequest: 2 });
   const dataDir = await mkdtemp(join(tmpdir(), 'sk-templates-'));
-  const executor = chrootExecutor();
+  // A runtime instance of this test file's own: its step containers' state, scratch and cgroups carry the name.
+  const runtime = { instance: `t${randomBytes(4).toString('hex')}`, stateRoot: join(dataDir, 'runtime-state'), dataRoot: join(dataDir, 'runtime-data') };
+  const executor = createStepExecutor(runtime);
   const bases = new MmdebstrapImages();
   const service = await createTemplateService({ redis, executor, baseImages: bases, dataDir, readyTimeoutMs: opts.readyTimeoutMs, stepTimeoutMs: opts.stepTimeoutMs });
   const server = await startApiServer({ routes: service.routes(), apiKeys: ApiKeys.fromKeys([API_KEY]) });
@@ -45,6 +48,7 @@ export async function startTemplatePlatform(opts: { readyTimeoutMs?: number; ste
       await service.close();
       await server.close();
       redis.disconnect();
+      await cleanupLeftovers(runtime);
       await redisServer.stop();
       await rm(dataDir, { recursive: true, force: true });
     },

@@ -89,3 +89,30 @@ describe('CachedCatalog', () => {
     expect(seen).toEqual(['a']);
   });
 });
+
+describe('CachedCatalog on the hot path', () => {
+  it('answers a hit on a settled lookup synchronously, and the first lookup with a promise', async () => {
+    const source = new CountingSource();
+    source.entries.set('a', entry('a', '10.0.0.1'));
+    const cache = new CachedCatalog(source, 60_000);
+    const first = cache.get('a');
+    expect(first).toBeInstanceOf(Promise);
+    await first;
+    const hit = cache.get('a');
+    expect(hit).not.toBeInstanceOf(Promise);
+    expect((hit as CatalogEntry).host).toBe('10.0.0.1');
+    expect(source.lookups).toBe(1);
+  });
+
+  it('answers a settled miss synchronously too, and waits again after an announcement', async () => {
+    const source = new CountingSource();
+    const cache = new CachedCatalog(source, 60_000);
+    await cache.get('none');
+    expect(cache.get('none')).toBeUndefined();
+    source.entries.set('none', entry('none', '10.0.0.4'));
+    source.listeners.emit('none');
+    const after = cache.get('none');
+    expect(after).toBeInstanceOf(Promise);
+    expect((await after)?.host).toBe('10.0.0.4');
+  });
+});

@@ -13,10 +13,12 @@ import {
   renderPlatformUnit,
   renderSandboxCloudInit,
   renderSandboxNetworkScript,
+  renderStackFile,
   sandboxBlockedDestinations,
   sandboxHostFiles,
   sandboxPackages,
 } from '../../../src/render';
+import { loadStackConfig } from '../../../src/config';
 import { custom, defaults, HOST_NETWORKS, SERVER_IP } from './fixtures';
 import { expectGolden } from './golden';
 import { API_KEY, BUNDLE, REDIS, sandboxInputs } from './sandbox-fixtures';
@@ -139,10 +141,22 @@ describe('sandbox host cloud-init', () => {
 });
 
 describe('template build script', () => {
-  it('matches the golden file and keeps the key out of argv', () => {
+  it('matches the golden file; the password goes through a 0600 file into the environment, never argv', () => {
     const script = renderBuildTemplateScript(defaults);
     expectGolden('build-template.sh', script);
-    expect(script).toContain(`E2B_API_KEY=$(cat ${P.apiKey})`);
-    expect(script).toContain('--alias sandbox-kit-proxy --mode local --memory-mb 1024 --cpu-count 1');
+    expect(script).toContain('SANDBOX_KIT_PROXY_PASSWORD=$(cat "$DIR/password")');
+    expect(script).toContain(`template build --stack host --server-ip "$(cat "$DIR/server-ip")" --api-url "$API" --api-key-file ${P.apiKey}\n`);
+    expect(script).toContain('curl -fsS -o /dev/null "$API/health"');
+  });
+
+  it('hands the build a stack file that parses back to the same template settings, and nothing else', () => {
+    for (const config of [defaults, custom, loadStackConfig({ template: { alias: 'other', mode: 'transparent', memoryMB: 2048 }, egress: { generation: 7 } })]) {
+      const doc = parse(renderStackFile(config)) as { config: Record<string, unknown> };
+      const values = Object.fromEntries(Object.entries(doc.config).map(([k, v]) => [k.replace(/^sandbox-kit:/, ''), v]));
+      expect(Object.keys(values)).toEqual(['proxy', 'client', 'template']);
+      const parsed = loadStackConfig(values);
+      expect({ proxy: parsed.proxy, client: parsed.client, template: parsed.template }).toEqual({ proxy: config.proxy, client: config.client, template: config.template });
+    }
+    expect(renderStackFile(loadStackConfig({ egress: { generation: 7 } }))).toBe(renderStackFile(defaults));
   });
 });

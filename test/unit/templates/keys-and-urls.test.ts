@@ -23,8 +23,8 @@ describe('layer cache keys', () => {
   });
 
   test('keys chain: a changed earlier step changes every later key', () => {
-    const after = (parent: string) => stepKey(stepKey(parent, { type: 'ENV', args: ['A', '1'] }), run);
-    expect(after(base)).not.toBe(after(stepKey(base, { type: 'ENV', args: ['A', '2'] })));
+    const runAfter = (parent: string) => stepKey(stepKey(parent, { type: 'ENV', args: ['A', '1'] }), run);
+    expect(runAfter(base)).not.toBe(runAfter(stepKey(base, { type: 'ENV', args: ['A', '2'] })));
   });
 });
 

@@ -53,6 +53,7 @@ test.each([
 });
 
 test('ENV values expand what was set before, as a Dockerfile does', () => {
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: ${NAME} is the ENV syntax under test
   expect(expandEnv('$A:${B}:$MISSING:plain', { A: '1', B: '2' })).toBe('1:2::plain');
 });
 

@@ -1,8 +1,9 @@
 #!/bin/sh
-# Builds the sandbox-kit proxy template through this host's platform API. stdin: {"file name": "content", ...}
+# Builds the sandbox-kit proxy template through this host's platform API.
+# stdin: {"serverIp": "...", "password": "...", "stackFile": "..."}
 set -eu
 
-DIR=/etc/sandbox-kit/template
+DIR=${SANDBOX_KIT_TEMPLATE_DIR:-/etc/sandbox-kit/template}
 API=http://127.0.0.1:3001
 WAIT_SECONDS=900
 
@@ -12,13 +13,14 @@ chmod 0700 "$DIR"
 /usr/bin/node -e '
 const fs = require("fs");
 const dir = process.argv[1];
-const files = JSON.parse(fs.readFileSync(0, "utf8"));
-for (const [name, content] of Object.entries(files)) {
-  if (!/^[a-z0-9][a-z0-9.-]*$/.test(name)) throw new Error("bad template file name " + JSON.stringify(name));
-  const mode = name.endsWith(".sh") ? 0o755 : 0o600;
-  fs.writeFileSync(dir + "/" + name, content, { mode });
-  fs.chmodSync(dir + "/" + name, mode);
+const input = JSON.parse(fs.readFileSync(0, "utf8"));
+for (const key of ["serverIp", "password", "stackFile"]) {
+  if (typeof input[key] !== "string" || input[key] === "") throw new Error("template input: " + key + " missing");
 }
+fs.writeFileSync(dir + "/password", input.password, { mode: 0o600 });
+fs.writeFileSync(dir + "/server-ip", input.serverIp + "\n");
+fs.writeFileSync(dir + "/Pulumi.yaml", "name: sandbox-kit\nruntime: nodejs\n");
+fs.writeFileSync(dir + "/Pulumi.host.yaml", input.stackFile);
 ' "$DIR"
 
 waited=0
@@ -32,7 +34,7 @@ until curl -fsS -o /dev/null "$API/health"; do
   waited=$((waited + 5))
 done
 
-E2B_API_URL=$API
-E2B_API_KEY=$(cat /etc/sandbox-kit/api-key)
-export E2B_API_URL E2B_API_KEY
-exec /usr/bin/node /opt/sandbox-kit/lib/sandbox-kit.js template build --client-dir "$DIR" --alias sandbox-kit-proxy --mode local --memory-mb 1024 --cpu-count 1
+cd "$DIR"
+SANDBOX_KIT_PROXY_PASSWORD=$(cat "$DIR/password")
+export SANDBOX_KIT_PROXY_PASSWORD
+exec /usr/bin/node /opt/sandbox-kit/lib/sandbox-kit.js template build --stack host --server-ip "$(cat "$DIR/server-ip")" --api-url "$API" --api-key-file /etc/sandbox-kit/api-key

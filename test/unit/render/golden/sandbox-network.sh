@@ -6,6 +6,8 @@ BRIDGE=sk-br0
 FWD=SANDBOX_KIT_FWD
 IN=SANDBOX_KIT_IN
 NAT=SANDBOX_KIT_NAT
+# The namespace the script runs in gets this name, so the platform's bridge network can address it.
+NETNS=${SANDBOX_KIT_HOST_NETNS:-sandbox-kit-host}
 # SANDBOX_KIT_CIDRS_FILE moves the CIDR list, so several hosts can share one file system in a lab.
 CIDRS_FILE=${SANDBOX_KIT_CIDRS_FILE:-/run/sandbox-kit/sandbox-cidrs}
 PROXY=203.0.113.10
@@ -72,6 +74,7 @@ up() {
     echo "sandbox-network: no sandbox CIDR found" >&2
     exit 1
   fi
+  [ -e "/run/netns/$NETNS" ] || ip netns attach "$NETNS" $$
   ip link show "$BRIDGE" >/dev/null 2>&1 || ip link add "$BRIDGE" type bridge
   for cidr in $cidrs; do
     ip addr replace "$(first_address "$cidr")" dev "$BRIDGE"
@@ -96,6 +99,8 @@ down() {
   detach nat POSTROUTING "$NAT"
   if ip link show "$BRIDGE" >/dev/null 2>&1; then ip link del "$BRIDGE"; fi
   rm -f "$CIDRS_FILE"
+  # Only the name goes: the namespace is the one this script runs in.
+  if [ -e "/run/netns/$NETNS" ]; then ip netns delete "$NETNS"; fi
 }
 
 case "${1:-up}" in
