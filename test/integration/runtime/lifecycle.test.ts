@@ -13,6 +13,7 @@ import { createSandboxHostNetwork, openSandboxHostNetwork, type SandboxHostNetwo
 import { createOciRuntime, type OciSandboxRuntime } from '../../../src/runtime/oci-runtime';
 import { CHILD_OOM_SCORE_ADJ } from '../../../src/runtime/oom';
 import {
+  agentRun,
   baseRootfs,
   freshAgentPayload,
   httpStatus,
@@ -125,6 +126,12 @@ describe.each(['crun', 'runc'] as const)('%s', (runtimeName) => {
     const hog = await inside(id, `echo ${CHILD_OOM_SCORE_ADJ} > /proc/self/oom_score_adj; head -c 400M /dev/zero | tail; echo "tail exit $?"`);
     expect(hog.stdout).toContain('tail exit 137');
     expect(oomKills(status.pid!)).toBeGreaterThanOrEqual(1);
+    expect(await waitForHealth(network.address, port, 3000)).toBe(204);
+
+    // The same through the agent: what it starts gets the runtime's CHILD_OOM_SCORE_ADJ and dies first.
+    const viaAgent = await agentRun(network.address, port, '/bin/sh', ['-c', 'cat /proc/self/oom_score_adj; head -c 400M /dev/zero | tail; echo "tail exit $?"']);
+    expect(viaAgent.stdout).toBe(`${CHILD_OOM_SCORE_ADJ}\ntail exit 137\n`);
+    expect(oomKills(status.pid!)).toBeGreaterThanOrEqual(2);
     expect(await waitForHealth(network.address, port, 3000)).toBe(204);
     expect((await rt.status(id))?.state).toBe('running');
     await rt.kill(id);
