@@ -110,7 +110,7 @@ describe.each(['local', 'transparent'] as const)('%s mode', (mode) => {
   });
 
   if (mode === 'local') {
-    test('a template built with the SDK: its sandbox has the copied file, the package, the env and the template's limits', async () => {
+    test('a template built with the SDK: its sandbox has the copied file, the package, the env and the template limits', async () => {
       const stack = s as Required<Stack>;
       const context = await mkdtemp(join(stack.work, 'ctx-'));
       await writeFile(join(context, 'hello.txt'), 'hello from the build context\n');
