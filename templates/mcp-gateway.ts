@@ -30,7 +30,14 @@ export interface McpTemplateOptions {
   catalog?: Catalog;
   /** Debian suite of the base image. */
   debian?: string;
+  /**
+   * PEM certificates to trust besides Debian's (a TLS-inspecting proxy between the build and the npm registry).
+   * They go into the template's system store, which npm is told to use as well.
+   */
+  extraCaCerts?: string;
 }
+
+const EXTRA_CA_FILE = '/usr/local/share/ca-certificates/sandbox-kit-extra.crt';
 
 export function mcpGatewayTemplate(options: McpTemplateOptions = {}): TemplateClass {
   const catalog = options.catalog ?? builtinCatalog();
@@ -42,6 +49,10 @@ export function mcpGatewayTemplate(options: McpTemplateOptions = {}): TemplateCl
     // Debian's node runs npm at build time only; at run time the servers run with the kit's node.
     .aptInstall(['ca-certificates', 'curl', 'nodejs'])
     .runCmd(`echo ${wrapper} | base64 -d > ${GATEWAY_COMMAND_PATH} && chmod 0755 ${GATEWAY_COMMAND_PATH}`, { user: 'root' });
+  if (options.extraCaCerts !== undefined) {
+    const pem = Buffer.from(options.extraCaCerts).toString('base64');
+    template = template.runCmd(`echo ${pem} | base64 -d > ${EXTRA_CA_FILE} && update-ca-certificates`, { user: 'root' });
+  }
   if (specs.length > 0) {
     template = template.runCmd(
       [
@@ -49,7 +60,8 @@ export function mcpGatewayTemplate(options: McpTemplateOptions = {}): TemplateCl
         `echo '${NPM.sha512}  /tmp/npm.tgz' | sha512sum -c --quiet`,
         'mkdir -p /tmp/npm && tar -xzf /tmp/npm.tgz -C /tmp/npm',
         `mkdir -p ${DEFAULT_SERVERS_DIR} && cd ${DEFAULT_SERVERS_DIR} && echo '{"private":true}' > package.json`,
-        `node /tmp/npm/package/bin/npm-cli.js install --no-audit --no-fund --omit=dev --loglevel=error ${specs.join(' ')}`,
+        // node trusts its own CA list only; the system store holds any extra certificates too.
+        `NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt node /tmp/npm/package/bin/npm-cli.js install --no-audit --no-fund --omit=dev --loglevel=error ${specs.join(' ')}`,
         'rm -rf /tmp/npm /tmp/npm.tgz /root/.npm',
       ].join(' && '),
       { user: 'root' },
