@@ -4,6 +4,7 @@
  * the `mcp-gateway` command, which runs the kit's gateway bundle with the node the platform mounts into every
  * sandbox. Defined with the E2B Template builder: it builds on the kit's platform or any E2B-compatible one.
  */
+import * as path from 'node:path';
 import { type BuildInfo, type BuildOptions, Template, type TemplateClass } from 'e2b';
 import { MCP_TEMPLATE } from '../src/contract/mcp';
 import { builtinCatalog } from '../src/mcp/catalog/load';
@@ -31,10 +32,10 @@ export interface McpTemplateOptions {
   /** Debian suite of the base image. */
   debian?: string;
   /**
-   * PEM certificates to trust besides Debian's (a TLS-inspecting proxy between the build and the npm registry).
-   * They go into the template's system store, which npm is told to use as well.
+   * A PEM file of certificates to trust besides Debian's (a TLS-inspecting proxy between the build and the npm
+   * registry). Copied into the template's system store, which npm is told to use as well.
    */
-  extraCaCerts?: string;
+  extraCaCertsFile?: string;
 }
 
 const EXTRA_CA_FILE = '/usr/local/share/ca-certificates/sandbox-kit-extra.crt';
@@ -44,14 +45,14 @@ export function mcpGatewayTemplate(options: McpTemplateOptions = {}): TemplateCl
   const servers = options.servers ?? Object.keys(catalog).filter((name) => 'npm' in catalog[name].run);
   const specs = npmSpecs(servers, catalog);
   const wrapper = Buffer.from(gatewayWrapperScript()).toString('base64');
-  let template = Template()
+  const extraCa = options.extraCaCertsFile === undefined ? undefined : path.resolve(options.extraCaCertsFile);
+  let template = Template(extraCa === undefined ? undefined : { fileContextPath: path.dirname(extraCa) })
     .fromDebianImage(options.debian ?? 'bookworm')
     // Debian's node runs npm at build time only; at run time the servers run with the kit's node.
     .aptInstall(['ca-certificates', 'curl', 'nodejs'])
     .runCmd(`echo ${wrapper} | base64 -d > ${GATEWAY_COMMAND_PATH} && chmod 0755 ${GATEWAY_COMMAND_PATH}`, { user: 'root' });
-  if (options.extraCaCerts !== undefined) {
-    const pem = Buffer.from(options.extraCaCerts).toString('base64');
-    template = template.runCmd(`echo ${pem} | base64 -d > ${EXTRA_CA_FILE} && update-ca-certificates`, { user: 'root' });
+  if (extraCa !== undefined) {
+    template = template.copy(path.basename(extraCa), EXTRA_CA_FILE, { user: 'root', mode: 0o644 }).runCmd('update-ca-certificates', { user: 'root' });
   }
   if (specs.length > 0) {
     template = template.runCmd(
