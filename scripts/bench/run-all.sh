@@ -5,6 +5,9 @@ cd "$(dirname "$0")/../.."
 echo "== agent: ListDir 100,000 entries vs find -printf; Stat latency =="
 bash scripts/bench/agent-listdir.sh "$@"
 echo
+echo "== agent: commands.run round trip, 1 GiB stdout and /files vs nginx, idle RSS =="
+bash scripts/bench/agent-process.sh
+echo
 echo "== gateway: Stat straight to the agent vs through the gateway vs through nginx =="
 bash scripts/bench/gateway.sh "$@"
 echo

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { startGateway, type RunningGateway } from '../../../src/gateway';
 import { instancePaths } from '../../../src/runtime/instance';
 import { startPlatformOnHost, type PlatformOnHost } from '../../../src/platform/on-host';
-import { baseRootfs, freshAgentBundle, ROOTFS_TIMEOUT_MS, tracesOf } from '../runtime/support';
+import { baseRootfs, freshAgentPayload, ROOTFS_TIMEOUT_MS, tracesOf } from '../runtime/support';
 import { SdkDriver } from './helpers/sdk-driver';
 
 jest.setTimeout(180_000);
@@ -23,9 +23,9 @@ let opts: { apiKey: string; apiUrl: string; sandboxUrl: string };
 
 beforeAll(async () => {
   await baseRootfs();
-  await freshAgentBundle();
   stateDir = await mkdtemp(join(tmpdir(), 'skp-'));
-  platform = await startPlatformOnHost({ stateDir, log: (line) => process.stderr.write(`platform: ${line}\n`) });
+  const agent = await freshAgentPayload(join(stateDir, 'bundle'));
+  platform = await startPlatformOnHost({ stateDir, agent, log: (line) => process.stderr.write(`platform: ${line}\n`) });
   gateway = await startGateway({ catalog: platform.catalog });
   opts = { apiKey: platform.apiKey, apiUrl: platform.url, sandboxUrl: `http://127.0.0.1:${gateway.port}` };
   sdk = await SdkDriver.start();

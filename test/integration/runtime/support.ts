@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as net from 'node:net';
 import * as path from 'node:path';
-import { bundle, bundleEntries } from '../../../scripts/bundle';
+import { bundle, bundleEntries, BUNDLE_DIR } from '../../../scripts/bundle';
 import { defaultAgentPayload, type AgentPayload } from '../../../src/runtime/agent-payload';
 import { MmdebstrapImages } from '../../../src/runtime/base-images';
 import { hostCgroupMounts } from '../../../src/runtime/cgroups';
@@ -24,9 +24,15 @@ export function baseRootfs(): Promise<string> {
   return new MmdebstrapImages().rootfs('debian:bookworm', (line) => process.stderr.write(`rootfs: ${line}\n`));
 }
 
+/** The agent bundled from the current sources into dist/bundle (where the runtime's default payload looks). */
+export async function freshAgentBundle(): Promise<string> {
+  await bundle(bundleEntries().find((e) => e.name === 'agent')!);
+  return BUNDLE_DIR;
+}
+
 /** The agent bundled from the current sources into `outDir` (a test's own, so parallel test files never share one). */
 export async function freshAgentPayload(outDir: string): Promise<AgentPayload> {
-  for (const entry of bundleEntries()) await bundle(entry, outDir);
+  await bundle(bundleEntries().find((e) => e.name === 'agent')!, outDir);
   return { ...defaultAgentPayload(), bundleDir: outDir };
 }
 
