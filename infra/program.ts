@@ -1,13 +1,16 @@
+import { join } from 'node:path';
 import * as pulumi from '@pulumi/pulumi';
 import { CONFIG_NAMESPACE, SECRET_KEYS } from '../src/config';
 import { renderClientConfig, renderNatChain } from '../src/render';
+import { readBundle } from './bundle-files';
 import { EgressAddress } from './egress-address';
 import { proxyPassword } from './password';
 import { ProxyHost } from './proxy-host';
+import { createSandboxSide, type SandboxOutputs } from './sandbox-side';
 import { loadInfraConfig } from './stack-config';
 
 /** What a stack hands back: what sandboxes need to use the proxy, and what `sandbox-kit verify` needs. */
-export interface StackOutputs {
+export interface StackOutputs extends SandboxOutputs {
   /** The address clients dial. */
   ingressIp: pulumi.Output<string>;
   /** The address the world sees (= ingressIp in shared mode). */
@@ -28,15 +31,22 @@ export interface StackOutputs {
 export interface CreateStackOptions {
   /** Options given to each top-level component (tests pass transformations here to record resource options). */
   componentOptions?: pulumi.ComponentResourceOptions;
+  /** The built release bundle; default dist/bundle of the repository. */
+  bundleDir?: string;
 }
+
+export const DEFAULT_BUNDLE_DIR = join(__dirname, '..', 'dist', 'bundle');
 
 /**
  * The whole program: validate the stack config once (nothing is created when it is invalid), then the proxy host,
  * its egress address, and the client artifacts rendered from the addresses AWS assigns.
  */
 export function createStack(options: CreateStackOptions = {}): StackOutputs {
-  const { config, passwordSet } = loadInfraConfig(pulumi.runtime.allConfig());
-  const stackSecret = passwordSet ? new pulumi.Config(CONFIG_NAMESPACE).requireSecret(SECRET_KEYS[0]) : undefined;
+  const { config, passwordSet, sshKeySet } = loadInfraConfig(pulumi.runtime.allConfig());
+  const stackConfig = new pulumi.Config(CONFIG_NAMESPACE);
+  // The bundle is read before anything is created: a missing build stops the program with the fix, not halfway.
+  const bundle = readBundle(options.bundleDir ?? DEFAULT_BUNDLE_DIR);
+  const stackSecret = passwordSet ? stackConfig.requireSecret(SECRET_KEYS[0]) : undefined;
   const password = proxyPassword('proxy-password', stackSecret);
 
   const host = new ProxyHost('proxy', { config, password }, options.componentOptions);
@@ -63,7 +73,18 @@ export function createStack(options: CreateStackOptions = {}): StackOutputs {
       pulumi.all([host.ingressIp, password]).apply(([serverIp, pw]) => renderClientConfig(config, { serverIp, password: pw }, mode)),
     );
 
+  const sandbox = createSandboxSide({
+    config,
+    password,
+    proxyIngressIp: host.ingressIp,
+    egressIp,
+    bundle,
+    sshPrivateKey: sshKeySet ? stackConfig.requireSecret(SECRET_KEYS[1]) : undefined,
+    componentOptions: options.componentOptions,
+  });
+
   return {
+    ...sandbox,
     ingressIp: host.ingressIp,
     egressIp,
     egressMode: config.egress.mode,

@@ -1,4 +1,4 @@
-import type { StackConfig } from '../src/config';
+import { proxyProtocols, type StackConfig } from '../src/config';
 
 /** One security-group rule: one port range, one protocol, one IPv4 CIDR (one AWS rule resource each). */
 export interface SecurityRule {
@@ -19,12 +19,7 @@ function cidrKey(cidr: string): string {
   return cidr.replace(/[./]/g, '-');
 }
 
-/** The protocols ss-server serves in a given mode: the firewall opens exactly those. */
-export function proxyProtocols(mode: StackConfig['proxy']['mode']): Array<'tcp' | 'udp'> {
-  if (mode === 'tcp_only') return ['tcp'];
-  if (mode === 'udp_only') return ['udp'];
-  return ['tcp', 'udp'];
-}
+export { proxyProtocols };
 
 /**
  * The proxy host's firewall: the proxy port per protocol from each client CIDR, SSH only from the admin CIDRs

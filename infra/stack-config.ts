@@ -1,6 +1,7 @@
-import { CONFIG_NAMESPACE, ConfigError, checkPassword, parseStackConfig, SECRET_KEYS, type StackConfig } from '../src/config';
+import { CONFIG_NAMESPACE, ConfigError, checkPassword, parseStackConfig, SECRET_KEYS, type ConfigIssue, type StackConfig } from '../src/config';
 
 export const PASSWORD_KEY = `${CONFIG_NAMESPACE}:${SECRET_KEYS[0]}`;
+export const SSH_KEY_KEY = `${CONFIG_NAMESPACE}:${SECRET_KEYS[1]}`;
 
 /**
  * The `sandbox-kit:` keys of a stack's config, namespace stripped, secrets left out. Pulumi hands structured values
@@ -33,6 +34,15 @@ export interface InfraConfig {
   config: StackConfig;
   /** Whether the stack sets its own proxy password (else the program generates one). */
   passwordSet: boolean;
+  /** Whether the stack holds the SSH private key the template build logs in with. */
+  sshKeySet: boolean;
+}
+
+/** An OpenSSH or PEM private key; its content never appears in a message. */
+export function checkPrivateKey(key: string | undefined, source: string): ConfigIssue[] {
+  if (key === undefined) return [];
+  if (/^-----BEGIN (OPENSSH|RSA|EC) PRIVATE KEY-----/.test(key.trim())) return [];
+  return [{ key: source, given: '(secret, not shown)', expected: 'a private key file\'s content (-----BEGIN OPENSSH PRIVATE KEY----- ...), unencrypted' }];
 }
 
 /**
@@ -43,7 +53,8 @@ export function loadInfraConfig(all: Readonly<Record<string, string>>): InfraCon
   const parsed = parseStackConfig(namespaceValues(all));
   const password = all[PASSWORD_KEY];
   const passwordIssues = password === undefined ? [] : checkPassword(password, PASSWORD_KEY);
-  const issues = [...(parsed.ok ? [] : parsed.issues), ...passwordIssues];
+  const sshKey = all[SSH_KEY_KEY];
+  const issues = [...(parsed.ok ? [] : parsed.issues), ...passwordIssues, ...checkPrivateKey(sshKey, SSH_KEY_KEY)];
   if (!parsed.ok || issues.length > 0) throw new ConfigError(issues);
-  return { config: parsed.config, passwordSet: password !== undefined };
+  return { config: parsed.config, passwordSet: password !== undefined, sshKeySet: sshKey !== undefined };
 }

@@ -17,7 +17,7 @@ import { tmpdir, userInfo } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { brandNames } from '../../src/contract/brand';
-import { freePort } from '../../src/platform/free-port';
+import { freePort } from '../../test/helpers/free-port';
 import { startNginx } from './gateway-nginx';
 import { runWrk, type LoadResult } from './gateway-wrk';
 

@@ -24,7 +24,7 @@ interface PasswdRows {
 
 export class Accounts {
   private passwd: Table<PasswdRows> | undefined;
-  private group: Table<Map<number, string>> | undefined;
+  private group: Table<{ byId: Map<number, string>; members: Map<string, number[]> }> | undefined;
 
   constructor(
     private readonly passwdFile = '/etc/passwd',
@@ -36,7 +36,10 @@ export class Accounts {
     const ps = stamp(this.passwdFile);
     if (!this.passwd || this.passwd.stamp !== ps) this.passwd = { stamp: ps, rows: parsePasswd(readOrEmpty(this.passwdFile)) };
     const gs = stamp(this.groupFile);
-    if (!this.group || this.group.stamp !== gs) this.group = { stamp: gs, rows: parseGroup(readOrEmpty(this.groupFile)) };
+    if (!this.group || this.group.stamp !== gs) {
+      const text = readOrEmpty(this.groupFile);
+      this.group = { stamp: gs, rows: { byId: parseGroup(text), members: parseGroupMembers(text) } };
+    }
   }
 
   user(name: string): UserAccount | undefined {
@@ -53,7 +56,13 @@ export class Accounts {
   /** Group name for a gid, or the gid as text when no group has it. */
   groupName(gid: number): string {
     if (!this.group) this.refresh();
-    return this.group!.rows.get(gid) ?? String(gid);
+    return this.group!.rows.byId.get(gid) ?? String(gid);
+  }
+
+  /** The user's supplementary groups (from /etc/group member lists), without the primary group. */
+  supplementaryGroups(user: UserAccount): number[] {
+    if (!this.group) this.refresh();
+    return (this.group!.rows.members.get(user.name) ?? []).filter((g) => g !== user.gid);
   }
 }
 
@@ -102,4 +111,22 @@ export function parseGroup(text: string): Map<number, string> {
     if (!byId.has(gid)) byId.set(gid, f[0]!);
   }
   return byId;
+}
+
+/** `name:pw:gid:a,b,c` lines -> member name -> gids of the groups listing it. */
+export function parseGroupMembers(text: string): Map<string, number[]> {
+  const out = new Map<string, number[]>();
+  for (const line of text.split('\n')) {
+    const f = line.split(':');
+    if (f.length < 4 || f[0] === '' || line.startsWith('#') || line.startsWith('+') || line.startsWith('-')) continue;
+    const gid = Number(f[2]);
+    if (f[2] === '' || !Number.isInteger(gid)) continue;
+    for (const member of f[3]!.split(',')) {
+      if (member === '') continue;
+      const list = out.get(member) ?? [];
+      if (!list.includes(gid)) list.push(gid);
+      out.set(member, list);
+    }
+  }
+  return out;
 }

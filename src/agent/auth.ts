@@ -1,37 +1,36 @@
 /**
- * The two request credentials of spec section 5: the sandbox access token (X-Access-Token) and the sandbox user
- * (HTTP Basic, username only). The token compare is constant-time over SHA-256 digests, so neither the token's
- * content nor its length leaks through timing.
+ * The two request credentials: the sandbox access token (X-Access-Token, compared by the contract's constant-time
+ * digest check) and the sandbox user (HTTP Basic, username only; the default user when absent).
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
+import { checkAccessToken as verifyToken } from '../contract/access-token';
 import type { Accounts, UserAccount } from './accounts';
 import { AgentError } from './errors';
 
-export function checkAccessToken(headers: IncomingHttpHeaders, accessToken: string | undefined): void {
-  if (accessToken === undefined) return;
-  const given = headers['x-access-token'];
-  if (typeof given !== 'string' || given === '') {
-    throw new AgentError('unauthenticated', 'missing X-Access-Token header: this sandbox requires its access token');
-  }
-  const a = createHash('sha256').update(given).digest();
-  const b = createHash('sha256').update(accessToken).digest();
-  if (!timingSafeEqual(a, b)) throw new AgentError('unauthenticated', 'X-Access-Token does not match this sandbox\'s access token');
+export function checkAccessToken(headers: IncomingHttpHeaders, tokenHash: string | undefined): void {
+  if (tokenHash === undefined) return;
+  const verdict = verifyToken(headers['x-access-token'], tokenHash);
+  if (verdict !== 'ok') throw new AgentError('unauthenticated', TOKEN_MESSAGES[verdict]);
 }
 
+export const TOKEN_MESSAGES = {
+  missing: 'missing X-Access-Token header: this sandbox requires its access token',
+  malformed: 'X-Access-Token is not a well-formed access token (one header of visible ASCII characters)',
+  mismatch: "X-Access-Token does not match this sandbox's access token",
+} as const;
+
 /** The user named by `Authorization: Basic base64(user:)`, or the default user when the header is absent. */
-export function requestUser(headers: IncomingHttpHeaders, accounts: Accounts, defaultUser: string): UserAccount {
-  const auth = headers.authorization;
-  const name = auth === undefined ? defaultUser : basicUsername(auth);
+export function requestUser(authorization: string | undefined | null, accounts: Accounts, defaultUser: string): UserAccount {
+  const name = authorization === undefined || authorization === null ? defaultUser : basicUsername(authorization);
+  return userNamed(name, accounts, authorization === undefined || authorization === null ? 'the default user' : 'Authorization');
+}
+
+/** The account of `name`; `source` says where the name came from, for the error. */
+export function userNamed(name: string, accounts: Accounts, source: string): UserAccount {
   accounts.refresh();
   const user = accounts.user(name);
   if (!user) {
-    throw new AgentError(
-      'unauthenticated',
-      auth === undefined
-        ? `the default user ${JSON.stringify(name)} does not exist in /etc/passwd`
-        : `Authorization names the user ${JSON.stringify(name)}, who does not exist in this sandbox`,
-    );
+    throw new AgentError('unauthenticated', `${source} names the user ${JSON.stringify(name)}, who does not exist in this sandbox (/etc/passwd)`);
   }
   return user;
 }
@@ -41,7 +40,7 @@ function basicUsername(header: string): string {
   if (!m) throw new AgentError('unauthenticated', 'Authorization must be "Basic <base64 of user:>" naming the sandbox user');
   const decoded = Buffer.from(m[1]!, 'base64').toString('utf8');
   const colon = decoded.indexOf(':');
-  // The password is empty by the spec; anything after the colon is ignored.
+  // The password is empty; anything after the colon is ignored.
   const name = colon === -1 ? decoded : decoded.slice(0, colon);
   if (name === '') throw new AgentError('unauthenticated', 'Authorization: Basic credentials name no user (expected "user:")');
   return name;

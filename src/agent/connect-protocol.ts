@@ -105,13 +105,37 @@ function collect(req: IncomingMessage, maxBytes: number, wireLimit: number): Pro
   });
 }
 
-/** Parses a JSON request body; malformed text or bytes are invalid_argument. An empty body is the empty message. */
-export function parseJsonBody(body: Buffer): unknown {
+/**
+ * Parses a JSON request body; malformed text or bytes are invalid_argument. An empty body is the empty message.
+ * With `integersOnly` (messages whose only numbers are integer fields), a number literal whose exact value is not
+ * an integer is refused here, because JSON.parse rounds it first: `1e-400` would arrive as 0.
+ */
+export function parseJsonBody(body: Buffer, integersOnly = false): unknown {
   if (body.length === 0) return {};
   if (!isUtf8(body)) throw new AgentError('invalid_argument', 'request body is not valid UTF-8 JSON');
+  const text = body.toString('utf8');
+  let value: unknown;
   try {
-    return JSON.parse(body.toString('utf8'));
+    value = JSON.parse(text);
   } catch (err) {
     throw new AgentError('invalid_argument', `request body is not valid JSON: ${(err as Error).message}`);
   }
+  if (integersOnly) {
+    const bad = nonIntegralNumber(text);
+    if (bad !== undefined) throw new AgentError('invalid_argument', `number ${bad} is not an integer; the request's numeric fields take integers only`);
+  }
+  return value;
+}
+
+/** The first number literal in JSON text whose exact decimal value is not an integer, or undefined. */
+export function nonIntegralNumber(text: string): string | undefined {
+  const tokens = /"(?:[^"\\]|\\.)*"|-?(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?/g;
+  for (let m = tokens.exec(text); m !== null; m = tokens.exec(text)) {
+    if (m[0].startsWith('"') || (m[2] === undefined && m[3] === undefined)) continue;
+    const digits = (m[1]! + (m[2] ?? '')).replace(/^0+(?=\d)/, '');
+    const exponent = Number(m[3] ?? 0) - (m[2]?.length ?? 0);
+    // value = digits * 10^exponent: an integer when the digits cut off by a negative exponent are all zero.
+    if (exponent < 0 && /[1-9]/.test(digits.slice(Math.max(0, digits.length + exponent)))) return m[0];
+  }
+  return undefined;
 }

@@ -1,6 +1,6 @@
 /**
- * One EntryInfo (spec 2.1), written straight to JSON text: all fields in a fixed order, `symlinkTarget` only for
- * symlinks. Semantics (DESIGN.md, "Agent wire semantics"):
+ * One EntryInfo, written straight to JSON text: all fields in a fixed order, `symlinkTarget` only for
+ * symlinks. Semantics (docs/agent.md, "Wire semantics"):
  * - `type`: FILE / DIRECTORY; a symlink has its target's type, a broken or looping one UNSPECIFIED; other kinds
  *   (FIFO, socket, device) UNSPECIFIED.
  * - `symlinkTarget`: the fully resolved absolute path; for a link that does not resolve (dangling, loop), its
@@ -68,7 +68,7 @@ export function describeEntry(p: Buffer, name: Buffer, st: fs.BigIntStats, ctx: 
     `,"owner":${JSON.stringify(ctx.accounts.userName(Number(st.uid)))},"group":${JSON.stringify(ctx.accounts.groupName(Number(st.gid)))}` +
     `,"modifiedTime":"${formatTimestampNs(st.mtimeNs)}"`;
   if (symlinkTarget) json += `,"symlinkTarget":${JSON.stringify(bytesToText(symlinkTarget))}`;
-  const metadata = metadataPath ? readMetadata(metadataPath, ctx.xattrPrefix, type !== 'none') : [];
+  const metadata = metadataPath ? readMetadata(metadataPath, ctx.xattrPrefix) : [];
   json += `,"metadata":{${metadata.map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v)}`).join(',')}}}`;
   return json;
 }

@@ -4,7 +4,7 @@ import type { UserAccount } from './accounts';
 import { bytesToText } from './bytes-text';
 import { describeEntry, type EntryContext } from './entry';
 import { fsError } from './errors';
-import { JsonChunks } from './json-chunks';
+import { type ByteBudget, JsonChunks } from './json-chunks';
 import { listRoot, walk, type ListDirLimits } from './list-dir';
 import type { ListDirRequest, StatRequest } from './messages';
 import { baseName, resolveRequestPath } from './paths';
@@ -21,12 +21,17 @@ export function stat(req: StatRequest, user: UserAccount, ctx: EntryContext): st
   return `{"entry":${describeEntry(p, baseName(p), st, ctx)}}`;
 }
 
-export async function listDir(req: ListDirRequest, user: UserAccount, ctx: EntryContext, limits: ListDirLimits): Promise<JsonChunks> {
+export async function listDir(req: ListDirRequest, user: UserAccount, ctx: EntryContext, limits: ListDirLimits, budget?: ByteBudget): Promise<JsonChunks> {
   const depth = req.depth === 0 ? 1 : req.depth;
   const root = listRoot(resolveRequestPath(req.path, user.home));
-  const out = new JsonChunks();
-  out.push('{"entries":[');
-  await walk(root, depth, ctx, limits, out);
-  out.push(']}');
-  return out;
+  const out = new JsonChunks(budget);
+  try {
+    out.push('{"entries":[');
+    await walk(root, depth, ctx, limits, out);
+    out.push(']}');
+    return out;
+  } catch (err) {
+    out.dispose();
+    throw err;
+  }
 }

@@ -3,18 +3,21 @@ import * as os from 'node:os';
 import { z } from 'zod';
 import { brandNames, DEFAULT_BRAND } from '../contract/brand';
 import { DEFAULT_AGENT_PORT } from '../contract/agent-port';
+import { ACCESS_TOKEN_PATTERN, ACCESS_TOKEN_RULE } from '../contract/access-token';
 
 export { DEFAULT_AGENT_PORT };
 /** ~150 MB of response at ~300 bytes an entry: fits a 1 GiB sandbox with room to spare. */
 export const DEFAULT_MAX_ENTRIES = 500_000;
 /** A request is a path and a depth; 64 KiB holds the longest Linux path escaped several times over. */
 export const DEFAULT_MAX_BODY_BYTES = 64 * 1024;
+/** Unsent ListDir answers of all calls together: a quarter of a 1 GiB sandbox at most. */
+export const DEFAULT_MAX_RESPONSE_BYTES = 256 * 1024 * 1024;
 
 export const agentOptionsSchema = z.strictObject({
   port: z.number().int().min(0).max(65535).default(DEFAULT_AGENT_PORT),
   host: z.string().min(1).default('0.0.0.0'),
   /** The sandbox's access token; when set, X-Access-Token must equal it. */
-  accessToken: z.string().min(1, 'the access token must not be empty').optional(),
+  accessToken: z.string().regex(ACCESS_TOKEN_PATTERN, `expected ${ACCESS_TOKEN_RULE}`).optional(),
   /** The user for requests without an Authorization header; defaults to the agent's own process user. */
   defaultUser: z.string().min(1).optional(),
   brand: z.string().default(DEFAULT_BRAND).refine((b) => {
@@ -27,6 +30,11 @@ export const agentOptionsSchema = z.strictObject({
   }, 'expected a capitalised word of letters and digits, such as Svc'),
   maxEntries: z.number().int().min(1).default(DEFAULT_MAX_ENTRIES),
   maxBodyBytes: z.number().int().min(1024).default(DEFAULT_MAX_BODY_BYTES),
+  maxResponseBytes: z.number().int().min(64 * 1024).default(DEFAULT_MAX_RESPONSE_BYTES),
+  /** A client must send its whole request head within this time (then 408). */
+  headTimeoutMs: z.number().int().min(100).default(20_000),
+  /** An answer the client takes nothing of for this long is dropped with its connection. */
+  stallTimeoutMs: z.number().int().min(100).default(30_000),
 });
 
 export type AgentOptionsInput = z.input<typeof agentOptionsSchema>;

@@ -1,46 +1,42 @@
 /**
- * The agent's HTTP server: `POST /filesystem.Filesystem/{Stat,ListDir}` (Connect unary, JSON) and
- * `GET /health` (204). Every failure is a Connect error body with its HTTP status; nothing a client sends can
- * end the process.
+ * The agent's HTTP server, one listener for everything:
+ * - `GET /health` (204), `POST /init`, `GET /envs`, and `GET|POST /files` (files.ts);
+ * - `POST /filesystem.Filesystem/{Stat,ListDir}`: the fast path (fast-path.ts), bounded-memory JSON writers;
+ * - `POST /process.Process/{Start,Connect}` in JSON streaming form: process/stream-path.ts (native base64);
+ * - every other procedure of the filesystem and process services through @connectrpc/connect's node adapter.
+ * Every failure is a Connect error body with its HTTP status; nothing a client sends can end the process.
  */
 import * as http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { Accounts } from './accounts';
-import { checkAccessToken, requestUser } from './auth';
-import { checkProtocolHeaders, parseJsonBody, readBody, timeoutMs } from './connect-protocol';
-import type { EntryContext } from './entry';
-import { AgentError, errorBody } from './errors';
-import { listDir, stat } from './handlers';
-import { decodeRequest, listDirRequestSchema, statRequestSchema } from './messages';
-import { parseAgentOptions, type AgentOptions, type AgentOptionsInput } from './options';
+import type { AddressInfo, Socket } from 'node:net';
+import { createContextValues } from '@connectrpc/connect';
+import { connectNodeAdapter } from '@connectrpc/connect-node';
 import { brandNames } from '../contract/brand';
+import { parseConnectTimeoutMs } from '../contract/connect-timeout';
+import { Accounts } from './accounts';
+import { checkAccessToken } from './auth';
+import { type AgentServices, deadlineKey } from './call-context';
+import { parseJsonBody, readBody } from './connect-protocol';
+import { AgentError } from './errors';
+import { FAST_PROCEDURES, fastPath, ResponseBudget } from './fast-path';
+import { handleFiles } from './files/handler';
+import { WatcherRegistry } from './filesystem/watchers';
+import { applyInit } from './init';
+import { parseAgentOptions, type AgentOptions, type AgentOptionsInput } from './options';
+import { ProcessRegistry } from './process/registry';
+import { isJsonStream, serveJsonStream } from './process/stream-path';
+import { agentRoutes } from './router';
+import { sendError } from './send-error';
+import { AgentState } from './state';
+import { childOomScoreAdj } from './oom';
 
 export const SERVICE_PREFIX = '/filesystem.Filesystem/';
-const PROCEDURES = ['Stat', 'ListDir'] as const;
-type Procedure = (typeof PROCEDURES)[number];
+const INIT_MAX_BODY = 1024 * 1024;
 
 export interface RunningAgent {
   host: string;
   port: number;
   options: AgentOptions;
   close(): Promise<void>;
-}
-
-/** Per-call state: the deadline and whether the client is still there. */
-class Call {
-  bodyRead = false;
-  clientGone = false;
-  constructor(readonly deadline: number | undefined) {}
-
-  stopReason(): AgentError | undefined {
-    if (this.clientGone) return new AgentError('canceled', 'the client closed the connection');
-    if (this.deadline !== undefined && Date.now() >= this.deadline) return deadlineError();
-    return undefined;
-  }
-}
-
-function deadlineError(): AgentError {
-  return new AgentError('deadline_exceeded', 'the call did not finish within its Connect-Timeout-Ms');
 }
 
 export async function startAgent(input: AgentOptionsInput = {}): Promise<RunningAgent> {
@@ -50,19 +46,32 @@ export async function startAgent(input: AgentOptionsInput = {}): Promise<Running
   if (!accounts.user(options.defaultUser)) {
     throw new Error(`default user ${JSON.stringify(options.defaultUser)} does not exist in /etc/passwd (--default-user)`);
   }
-  const ctx: EntryContext = { accounts, xattrPrefix: brandNames(options.brand).xattrPrefix };
+  const svc: AgentServices = {
+    options,
+    state: new AgentState(options),
+    accounts,
+    entries: { accounts, xattrPrefix: brandNames(options.brand).xattrPrefix },
+    processes: new ProcessRegistry(),
+    watchers: new WatcherRegistry(),
+    agentUid: process.getuid?.() ?? 0,
+    childOomScoreAdj: childOomScoreAdj(),
+  };
+  const budget = new ResponseBudget(options.maxResponseBytes);
+  const deadlines = new WeakMap<http.IncomingMessage, number>();
+  const adapter = connectNodeAdapter({
+    routes: agentRoutes(svc),
+    requireConnectProtocolHeader: true,
+    contextValues: (req) => createContextValues().set(deadlineKey, deadlines.get(req as http.IncomingMessage)),
+  });
 
-  const server = http.createServer({ keepAliveTimeout: 65_000 }, (req, res) => {
-    handle(req, res, options, accounts, ctx).catch((err: unknown) => {
+  const server = http.createServer({ keepAliveTimeout: 65_000, headersTimeout: options.headTimeoutMs, requestTimeout: 0, connectionsCheckingInterval: Math.min(1000, options.headTimeoutMs) }, (req, res) => {
+    handle(req, res, svc, budget, adapter, deadlines).catch((err: unknown) => {
       // Only a bug gets here: answer if we still can, and keep serving.
       const e = err instanceof AgentError ? err : new AgentError('internal', `internal error: ${(err as Error)?.message ?? String(err)}`);
-      sendError(res, e, true);
+      sendError(req, res, e);
     });
   });
-  server.on('clientError', (_err, socket) => {
-    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
-    else socket.destroy();
-  });
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => answerParserError(err, socket, options.headTimeoutMs));
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -78,13 +87,24 @@ export async function startAgent(input: AgentOptionsInput = {}): Promise<Running
     options,
     close: () =>
       new Promise<void>((resolve, reject) => {
+        svc.processes.killAll();
+        svc.watchers.closeAll();
         server.close((err) => (err ? reject(err) : resolve()));
         server.closeAllConnections();
       }),
   };
 }
 
-async function handle(req: http.IncomingMessage, res: http.ServerResponse, options: AgentOptions, accounts: Accounts, ctx: EntryContext): Promise<void> {
+type Adapter = (req: http.IncomingMessage, res: http.ServerResponse) => void;
+
+async function handle(
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  svc: AgentServices,
+  budget: ResponseBudget,
+  adapter: Adapter,
+  deadlines: WeakMap<http.IncomingMessage, number>,
+): Promise<void> {
   const url = req.url ?? '/';
   const pathname = url.split('?', 1)[0]!;
 
@@ -93,76 +113,83 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse, optio
       res.writeHead(204).end();
       return;
     }
-    return sendError(res, new AgentError('unimplemented', 'use GET /health', 405, { allow: 'GET, HEAD' }), true);
+    return sendError(req, res, new AgentError('unimplemented', 'use GET /health', 405, { allow: 'GET, HEAD' }));
   }
+  if (pathname === '/init') {
+    if (req.method !== 'POST') return sendError(req, res, new AgentError('unimplemented', 'use POST /init', 405, { allow: 'POST' }));
+    try {
+      checkAccessToken(req.headers, svc.state.tokenHash);
+      applyInit(svc.state, svc.accounts, parseJsonBody(await readBody(req, INIT_MAX_BODY)));
+    } catch (err) {
+      if (!(err instanceof AgentError)) throw err;
+      return sendError(req, res, err);
+    }
+    res.writeHead(204).end();
+    return;
+  }
+  if (pathname === '/envs') {
+    if (req.method !== 'GET') return sendError(req, res, new AgentError('unimplemented', 'use GET /envs', 405, { allow: 'GET' }));
+    try {
+      checkAccessToken(req.headers, svc.state.tokenHash);
+    } catch (err) {
+      return sendError(req, res, err as AgentError);
+    }
+    const body = JSON.stringify(svc.state.envVars);
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body);
+    return;
+  }
+  if (pathname === '/files') return handleFiles(req, res, svc);
 
-  const procedure = pathname.startsWith(SERVICE_PREFIX) ? pathname.slice(SERVICE_PREFIX.length) : undefined;
-  if (procedure === undefined || !PROCEDURES.includes(procedure as Procedure)) {
-    const known = PROCEDURES.map((p) => `POST ${SERVICE_PREFIX}${p}`).join(', ');
-    const code = procedure === undefined ? 'not_found' : 'unimplemented';
-    return sendError(res, new AgentError(code, `no procedure at ${JSON.stringify(pathname)}; this agent serves ${known} and GET /health`, 404), true);
-  }
-  if (req.method !== 'POST') {
-    return sendError(res, new AgentError('unimplemented', `${req.method} is not supported: Connect unary calls use POST`, 405, { allow: 'POST' }), true);
-  }
-
-  let call: Call | undefined;
-  let timer: NodeJS.Timeout | undefined;
+  // Every procedure below needs the token and a valid deadline; both are checked once, here.
+  const timeout = parseConnectTimeoutMs(req.headers['connect-timeout-ms']);
   try {
-    checkProtocolHeaders(req);
-    checkAccessToken(req.headers, options.accessToken);
-    const ms = timeoutMs(req);
-    call = new Call(ms === undefined ? undefined : Date.now() + ms);
-    const thisCall = call;
-    res.on('close', () => {
-      if (!res.writableFinished) thisCall.clientGone = true;
-    });
-    if (ms !== undefined) {
-      timer = setTimeout(() => sendError(res, deadlineError(), !thisCall.bodyRead), ms);
-    }
-    const user = requestUser(req.headers, accounts, options.defaultUser);
-    const body = parseJsonBody(await readBody(req, options.maxBodyBytes));
-    call.bodyRead = true;
-
-    if (procedure === 'Stat') {
-      const request = decodeRequest(statRequestSchema, body, 'StatRequest');
-      const json = stat(request, user, ctx);
-      throwIfStopped(call);
-      if (res.headersSent) return;
-      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(json) });
-      res.end(json);
-    } else {
-      const request = decodeRequest(listDirRequestSchema, body, 'ListDirRequest');
-      const chunks = await listDir(request, user, ctx, { maxEntries: options.maxEntries, stopReason: () => thisCall.stopReason() });
-      throwIfStopped(call);
-      if (res.headersSent) return;
-      res.writeHead(200, { 'content-type': 'application/json', 'content-length': chunks.byteLength });
-      clearTimeout(timer);
-      await chunks.writeTo(res);
-    }
+    checkAccessToken(req.headers, svc.state.tokenHash);
+    if (!timeout.ok) throw new AgentError('invalid_argument', timeout.message);
   } catch (err) {
-    if (!(err instanceof AgentError)) throw err;
-    sendError(res, err, !(call?.bodyRead ?? false));
-  } finally {
-    clearTimeout(timer);
+    return sendError(req, res, err as AgentError);
   }
+  const ms = timeout.ok ? timeout.ms : undefined;
+
+  if (pathname.startsWith(SERVICE_PREFIX) && FAST_PROCEDURES.has(pathname.slice(SERVICE_PREFIX.length))) {
+    return fastPath(req, res, pathname.slice(SERVICE_PREFIX.length), ms, svc, budget);
+  }
+  if (isJsonStream(req, pathname)) {
+    try {
+      await serveJsonStream(req, res, pathname, ms, svc);
+    } catch (err) {
+      if (!(err instanceof AgentError)) throw err;
+      sendError(req, res, err);
+    }
+    return;
+  }
+  // The router gets the deadline parsed by the contract's rule, not the header (its own parser differs).
+  delete req.headers['connect-timeout-ms'];
+  if (ms !== undefined) deadlines.set(req, ms);
+  adapter(req, res);
 }
 
-function throwIfStopped(call: Call): void {
-  const stop = call.stopReason();
-  if (stop) throw stop;
-}
-
-/** Writes a Connect error unless a response already started. `closeAfter` when the request body was not read. */
-function sendError(res: http.ServerResponse, err: AgentError, closeAfter: boolean): void {
-  if (res.headersSent || res.destroyed) return;
-  const body = errorBody(err);
-  const headers: Record<string, string | number> = {
-    'content-type': 'application/json',
-    'content-length': Buffer.byteLength(body),
-    ...err.headers,
-  };
-  if (closeAfter) headers.connection = 'close';
-  res.writeHead(err.httpStatus, headers);
-  res.end(body);
+/**
+ * Parser errors (malformed request line or headers, a head that is too large or too slow) get their own status
+ * and a Connect JSON body, then the connection closes: nothing after a malformed head can be trusted.
+ */
+function answerParserError(err: NodeJS.ErrnoException, socket: Socket, headTimeoutMs: number): void {
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  let status = 400;
+  let code = 'invalid_argument';
+  let message = `malformed HTTP request: ${err.message}`;
+  if (err.code === 'HPE_HEADER_OVERFLOW') {
+    status = 431;
+    code = 'resource_exhausted';
+    message = 'request head is larger than 16 KiB';
+  } else if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT' || err.code === 'ERR_HTTP_HEADERS_TIMEOUT') {
+    status = 408;
+    code = 'deadline_exceeded';
+    message = `request head not received within ${headTimeoutMs} ms`;
+  }
+  const body = JSON.stringify({ code, message });
+  const reason = http.STATUS_CODES[status] ?? 'Error';
+  socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
 }

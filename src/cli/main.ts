@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 /** The `sandbox-kit` command: picks a subcommand and hands it the remaining arguments. */
+import { UsageError } from './args';
 import { COMMANDS } from './commands';
 
 function usage(): string {
@@ -28,6 +29,12 @@ main(process.argv.slice(2)).then(
     process.exitCode = code;
   },
   (err: unknown) => {
+    // Bad command-line input is a usage error (2); anything else is the command failing (1).
+    if (err instanceof UsageError) {
+      console.error(`sandbox-kit ${err.message}`);
+      process.exitCode = 2;
+      return;
+    }
     console.error(`sandbox-kit: ${err instanceof Error ? err.message : String(err)}`);
     process.exitCode = 1;
   },

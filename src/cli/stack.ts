@@ -6,6 +6,7 @@ import {
   readStackFile,
   stackFileIssues,
   stackFilePath,
+  text,
   type ConfigIssue,
   type StackConfig,
 } from '../config';
@@ -27,7 +28,9 @@ export function findProjectDir(start: string): string {
     if (existsSync(join(dir, 'Pulumi.yaml'))) return dir;
     const parent = dirname(dir);
     if (parent === dir) {
-      throw new Error(`no Pulumi.yaml in ${resolve(start)} or any directory above it: run sandbox-kit inside the project (the directory holding Pulumi.yaml)`);
+      throw new Error(
+        `no Pulumi.yaml in ${resolve(start)} or any directory above it: run sandbox-kit inside the project (the directory holding Pulumi.yaml)`,
+      );
     }
     dir = parent;
   }
@@ -49,7 +52,9 @@ export interface LoadedStack {
 export function loadStack(stack: string, cwd: string = process.cwd()): LoadedStack {
   const path = stackFilePath(findProjectDir(cwd), stack);
   if (!existsSync(path)) {
-    throw new Error(`stack ${JSON.stringify(stack)} has no settings file ${path}: create it (pulumi stack init ${stack}) or pick another stack with --stack NAME`);
+    throw new Error(
+      `stack ${JSON.stringify(stack)} has no settings file ${path}: create it (pulumi stack init ${stack}) or pick another stack with --stack NAME`,
+    );
   }
   const file = readStackFile(path);
   const parsed = parseStackConfig(file.values);
@@ -77,3 +82,6 @@ export function passwordFromEnv(env: NodeJS.ProcessEnv = process.env): PasswordL
   const issues = checkPassword(value, PASSWORD_ENV);
   return issues.length === 0 ? { password: value, issues } : { issues };
 }
+
+/** What `--stack` accepts: a Pulumi stack name. */
+export const stackName = () => text(/^[A-Za-z0-9_.-]+$/, 'a stack name such as dev (letters, digits, -, _ and .)');

@@ -32,7 +32,10 @@ export function integer(min: number, max: number, what: string) {
 export const port = () => integer(1, 65535, 'a TCP/UDP port, an integer from 1 to 65535');
 
 export const flag = () =>
-  accepting(z.union([z.boolean(), z.enum(['true', 'false']).transform((v) => v === 'true')], { error: 'expected true or false' }), 'true or false');
+  accepting(
+    z.union([z.boolean(), z.enum(['true', 'false']).transform((v) => v === 'true')], { error: 'expected true or false' }),
+    'true or false',
+  );
 
 /** A string matching `pattern`; `what` says in words what that is. */
 export function text(pattern: RegExp, what: string) {
@@ -54,7 +57,30 @@ const CIDR = 'an IPv4 CIDR such as 203.0.113.0/24';
 export const cidr = () => accepting(z.string({ error: `expected ${CIDR}` }).refine(isCidr, { error: `expected ${CIDR}` }), CIDR);
 
 const IPV4 = 'an IPv4 address such as 203.0.113.10';
-export const ipv4 = () => accepting(z.string({ error: `expected ${IPV4}` }).refine((v) => isIPv4(v), { error: `expected ${IPV4}` }), IPV4);
+export const ipv4 = () =>
+  accepting(
+    z.string({ error: `expected ${IPV4}` }).refine((v) => isIPv4(v), { error: `expected ${IPV4}` }),
+    IPV4,
+  );
 
 const CIDR_LIST = 'a list of IPv4 CIDRs such as [198.51.100.0/24]';
 export const cidrList = () => accepting(z.array(cidr(), { error: `expected ${CIDR_LIST}` }), CIDR_LIST);
+
+const SSH_CIDR_LIST = 'a list of IPv4 CIDRs no wider than /8, such as [198.51.100.7/32]';
+/**
+ * Who may reach SSH. Each entry must be a CIDR of at most /8: SSH is never open to the whole internet (0.0.0.0/0),
+ * and never to a slice of it wide enough to amount to the same.
+ */
+export const sshCidrList = () =>
+  accepting(
+    z.array(
+      cidr().refine((v) => Number(v.split('/')[1]) >= 8, {
+        error: 'expected a CIDR no wider than /8: SSH is never open to the whole internet',
+      }),
+      { error: `expected ${SSH_CIDR_LIST}` },
+    ),
+    SSH_CIDR_LIST,
+  );
+
+/** Each entry a CIDR; at least one (`0.0.0.0/0` for anyone). */
+export const openCidrList = () => cidrList().min(1, { message: 'expected at least one CIDR (0.0.0.0/0 for anyone)' });

@@ -1,6 +1,6 @@
 import { configFields, type ConfigField } from './schema-walk';
 import { CONFIG_NAMESPACE } from './parse';
-import { SECRET_KEYS } from './schema';
+import { NOT_YET_READ_KEYS, SECRET_DESCRIPTIONS, SECRET_KEYS } from './schema';
 
 /**
  * The config reference (docs/config.md), generated from the schema by scripts/config-reference.ts.
@@ -16,10 +16,16 @@ function showDefault(field: ConfigField): string {
   return `\`${JSON.stringify(field.defaultValue)}\``;
 }
 
+/** A key's description; a key nothing reads yet says so first. */
+function describe(field: ConfigField): string {
+  if (!NOT_YET_READ_KEYS.includes(field.path)) return field.description;
+  return `**Not read yet** (validated only; the template build will use it). ${field.description}`;
+}
+
 /** The table of every key, what it accepts, its default and what it does: in docs/config.md and in the README. */
 export function renderConfigTable(): string {
   const rows = configFields().map(
-    (f) => `| \`${CONFIG_NAMESPACE}:${f.path}\` | ${cell(f.accepts)} | ${showDefault(f)} | ${cell(f.description)} |`,
+    (f) => `| \`${CONFIG_NAMESPACE}:${f.path}\` | ${cell(f.accepts)} | ${showDefault(f)} | ${cell(describe(f))} |`,
   );
   return `| key | accepts | default | what it does |\n|---|---|---|---|\n${rows.join('\n')}\n`;
 }
@@ -66,7 +72,7 @@ ${renderConfigTable()}
 
 | key | what it is |
 |---|---|
-${SECRET_KEYS.map((k) => `| \`${CONFIG_NAMESPACE}:${k}\` | the Shadowsocks password, at least 16 printable ASCII characters without spaces. Set it with \`pulumi config set --secret ${CONFIG_NAMESPACE}:${k}\`; a plain-text value in the stack file is refused. |`).join('\n')}
+${SECRET_KEYS.map((k) => `| \`${CONFIG_NAMESPACE}:${k}\` | ${cell(SECRET_DESCRIPTIONS[k])} Set it with \`pulumi config set --secret ${CONFIG_NAMESPACE}:${k}\`; a plain-text value in the stack file is refused. |`).join('\n')}
 
 Only the Pulumi engine can decrypt a stack secret, so the \`sandbox-kit\` CLI (\`render\`) takes the password from the
 environment variable \`SANDBOX_KIT_PROXY_PASSWORD\` instead. It is never printed; rendered files that hold it are

@@ -1,12 +1,13 @@
 import { z } from 'zod';
-import { cidrList, flag, integer, ipv4, oneOf, port, text } from './fields';
+import { cidrList, flag, integer, ipv4, oneOf, openCidrList, port, sshCidrList, text } from './fields';
 import { AEAD_METHODS, SS_MODES } from './methods';
 import { DEFAULT_AGENT_PORT } from '../contract/agent-port';
 
 /**
  * The whole stack configuration: the `sandbox-kit:` namespace of Pulumi.<stack>.yaml, one object per key.
- * Defaults are the spec's values. The proxy password is not here: it is a secret, read separately
- * (`sandbox-kit:proxyPassword`, or SANDBOX_KIT_PROXY_PASSWORD for the CLI), so it never travels with plain config.
+ * Defaults are the values of the proxy setup docs/design.md#proxy-host describes. The proxy password is not here: it
+ * is a secret, read separately (`sandbox-kit:proxyPassword`, or SANDBOX_KIT_PROXY_PASSWORD for the CLI), so it never
+ * travels with plain config.
  */
 
 const proxy = z
@@ -17,12 +18,16 @@ const proxy = z
     mode: oneOf(SS_MODES).default('tcp_and_udp').describe('Transports ss-server relays (`mode`).'),
     timeout: integer(1, 86400, 'a timeout in seconds, an integer from 1 to 86400').default(300).describe('Idle timeout in seconds.'),
     fastOpen: flag().default(true).describe('TCP Fast Open (`fast_open`); also sets net.ipv4.tcp_fastopen=3 on the host.'),
-    blockedCidrs: cidrList().default([]).describe('Destinations the proxy refuses on top of loopback, RFC 1918, link-local and the other private ranges.'),
+    blockedCidrs: cidrList()
+      .default([])
+      .describe('Destinations the proxy refuses on top of loopback, RFC 1918, link-local and the other private ranges.'),
   })
   .prefault({});
 
-/** `tcp` is what the spec writes for the client; libev's name for it is `tcp_only`. */
-const clientMode = oneOf(['tcp', ...SS_MODES], `one of ${SS_MODES.join(', ')}, or tcp (alias of tcp_only)`).transform((m) => (m === 'tcp' ? 'tcp_only' : m));
+/** `tcp` is what common client configs write; libev's name for it is `tcp_only` (docs/design.md#proxy). */
+const clientMode = oneOf(['tcp', ...SS_MODES], `one of ${SS_MODES.join(', ')}, or tcp (alias of tcp_only)`).transform((m) =>
+  m === 'tcp' ? 'tcp_only' : m,
+);
 
 const client = z
   .strictObject({
@@ -30,29 +35,57 @@ const client = z
     localPort: port().default(1080).describe('SOCKS5 port inside the sandbox (`local_port`).'),
     redirectPort: port().default(12345).describe('ss-redir port inside the sandbox, transparent mode.'),
     mode: clientMode.default('tcp_only').describe('Transports the sandbox client relays (`mode`); `tcp` is rendered `tcp_only`.'),
-    bypassCidrs: cidrList().default([]).describe('Extra destinations the NAT chain returns (never redirects), on top of the spec\'s four.'),
+    bypassCidrs: cidrList()
+      .default([])
+      .describe(
+        'Extra destinations the NAT chain returns (never redirects), on top of the proxy, 0.0.0.0/8, 127.0.0.0/8 and 169.254.0.0/16.',
+      ),
   })
   .prefault({});
 
 const host = z
   .strictObject({
-    instanceType: text(/^[a-z0-9]+\.[a-z0-9]+$/, 'an EC2 instance type such as t3.micro').default('t3.micro').describe('EC2 instance type of the proxy host.'),
-    sshPublicKey: text(/^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp(256|384|521)) [A-Za-z0-9+/=]+( .*)?$/, 'an OpenSSH public key line (ssh-ed25519 AAAA... comment)')
-      .optional().describe('OpenSSH public key installed for the SSH user; without it the host has no key pair.'),
-    adminCidrs: cidrList().default([]).describe('Who may reach SSH (22/tcp). Empty: no SSH rule at all.'),
-    clientCidrs: cidrList().min(1, { message: 'expected at least one CIDR (0.0.0.0/0 for anyone)' }).default(['0.0.0.0/0']).describe('Who may reach the proxy port (TCP and UDP).'),
-    sshUser: text(/^[a-z_][a-z0-9_-]*$/, 'a Unix user name').default('admin').describe('Login user of the Debian cloud image.'),
-    subnetId: text(/^subnet-[0-9a-f]{8,17}$/, 'a subnet id such as subnet-0123456789abcdef0').optional().describe('Subnet for the host; default: a default-for-AZ subnet of the region\'s default VPC.'),
-    amiId: text(/^ami-[0-9a-f]{8,17}$/, 'an AMI id such as ami-0123456789abcdef0').optional().describe('Pins the image; default: the newest official Debian 12 image, looked up once (later releases do not replace the host).'),
-    architecture: oneOf(['amd64', 'arm64']).default('amd64').describe('CPU architecture of the Debian image; must match the instance type (arm64 for t4g, c7g, ...).'),
-    generation: integer(0, 1_000_000, 'an integer from 0 to 1000000').default(1).describe('Bump to recreate the host with a new ingress address (clients and the template must then be rebuilt).'),
+    instanceType: text(/^[a-z0-9]+\.[a-z0-9]+$/, 'an EC2 instance type such as t3.micro')
+      .default('t3.micro')
+      .describe('EC2 instance type of the proxy host.'),
+    sshPublicKey: text(
+      /^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp(256|384|521)) [A-Za-z0-9+/=]+( .*)?$/,
+      'an OpenSSH public key line (ssh-ed25519 AAAA... comment)',
+    )
+      .optional()
+      .describe('OpenSSH public key installed for the SSH user; without it the host has no key pair.'),
+    adminCidrs: sshCidrList()
+      .default([])
+      .describe(
+        'Who may reach SSH (22/tcp) on the proxy host and the sandbox hosts. Empty: no SSH rule at all (and no template build, which runs over SSH).',
+      ),
+    clientCidrs: openCidrList().default(['0.0.0.0/0']).describe('Who may reach the proxy port (TCP and UDP).'),
+    sshUser: text(/^[a-z_][a-z0-9_-]*$/, 'a Unix user name')
+      .default('admin')
+      .describe('Login user of the Debian cloud image.'),
+    subnetId: text(/^subnet-[0-9a-f]{8,17}$/, 'a subnet id such as subnet-0123456789abcdef0')
+      .optional()
+      .describe("Subnet for the host; default: a default-for-AZ subnet of the region's default VPC."),
+    amiId: text(/^ami-[0-9a-f]{8,17}$/, 'an AMI id such as ami-0123456789abcdef0')
+      .optional()
+      .describe('Pins the image; default: the newest official Debian 12 image, looked up once (later releases do not replace the host).'),
+    architecture: oneOf(['amd64', 'arm64'])
+      .default('amd64')
+      .describe('CPU architecture of the Debian image; must match the instance type (arm64 for t4g, c7g, ...).'),
+    generation: integer(0, 1_000_000, 'an integer from 0 to 1000000')
+      .default(1)
+      .describe('Bump to recreate the host with a new ingress address (clients and the template must then be rebuilt).'),
   })
   .prefault({});
 
 const egress = z
   .strictObject({
-    mode: oneOf(['dedicated', 'shared']).default('dedicated').describe('dedicated: a second address just for outbound traffic (rotatable); shared: ingress = egress, as in the spec.'),
-    generation: integer(0, 1_000_000, 'an integer from 0 to 1000000').default(1).describe('Bump to rotate the egress address; nothing else changes.'),
+    mode: oneOf(['dedicated', 'shared'])
+      .default('dedicated')
+      .describe('dedicated: a second address just for outbound traffic (rotatable); shared: ingress = egress, one address for both.'),
+    generation: integer(0, 1_000_000, 'an integer from 0 to 1000000')
+      .default(1)
+      .describe('Bump to rotate the egress address; nothing else changes.'),
   })
   .prefault({});
 
@@ -61,16 +94,24 @@ const template = z
     alias: text(/^[a-z0-9][a-z0-9_-]{0,62}$/, 'lower-case letters, digits, - and _, at most 63 characters')
       .default('sandbox-kit-proxy')
       .describe('Template name (`alias`) sandboxes are created from.'),
-    mode: oneOf(['local', 'transparent']).default('local').describe('Which client mode the template starts: local (SOCKS5 on localPort) or transparent (all TCP).'),
-    memoryMB: integer(128, 65536, 'memory in MB, an integer from 128 to 65536').default(1024).describe('Template build memory (`memoryMB`).'),
+    mode: oneOf(['local', 'transparent'])
+      .default('local')
+      .describe('Which client mode the template starts: local (SOCKS5 on localPort) or transparent (all TCP).'),
+    memoryMB: integer(128, 65536, 'memory in MB, an integer from 128 to 65536')
+      .default(1024)
+      .describe('Template build memory (`memoryMB`).'),
     cpuCount: integer(1, 64, 'an integer from 1 to 64').default(1).describe('Template build CPUs (`cpuCount`).'),
   })
   .prefault({});
 
 const agent = z
   .strictObject({
-    port: port().default(DEFAULT_AGENT_PORT).describe('Port the in-sandbox agent listens on (the default of the `Svc-Sandbox-Port` header).'),
-    defaultUser: text(/^[a-z_][a-z0-9_-]*$/, 'a Unix user name').default('user').describe('Sandbox user when a request names none (Basic auth).'),
+    port: port()
+      .default(DEFAULT_AGENT_PORT)
+      .describe('Port the in-sandbox agent listens on (the default of the `Svc-Sandbox-Port` header).'),
+    defaultUser: text(/^[a-z_][a-z0-9_-]*$/, 'a Unix user name')
+      .default('user')
+      .describe('Sandbox user when a request names none (Basic auth).'),
   })
   .prefault({});
 
@@ -78,24 +119,104 @@ const gateway = z
   .strictObject({
     port: port().default(3000).describe('Port the shared sandbox gateway listens on.'),
     domain: text(/^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/, 'a DNS domain such as sandbox.example.com')
-      .default('localhost').describe('Sandbox API host is `sandbox.{domain}`; per-port hosts are `{port}-{sandboxID}.{domain}`.'),
+      .default('localhost')
+      .describe('Sandbox API host is `sandbox.{domain}`; per-port hosts are `{port}-{sandboxID}.{domain}`.'),
   })
   .prefault({});
 
-export const stackConfigSchema = z.strictObject({
-  proxy,
-  client,
-  host,
-  egress,
-  template,
-  agent,
-  gateway,
-  brand: text(/^[A-Z][A-Za-z0-9]{0,31}$/, 'a capitalised word of letters and digits, such as Svc')
-    .default('Svc').describe('Header and xattr brand: `Svc` gives Svc-Sandbox-Id and user.svc.*; `E2b` speaks to the E2B SDK.'),
-});
+const INSTANCE_TYPE = 'an EC2 instance type such as t3.large';
+const instanceType = () => text(/^[a-z0-9-]+\.[a-z0-9]+$/, INSTANCE_TYPE);
+
+const sandboxHost = z
+  .strictObject({
+    instanceType: instanceType()
+      .default('t3.large')
+      .describe('EC2 instance type of each sandbox host (platform, runtime, gateway); sandboxes share its memory and CPUs.'),
+    diskGb: integer(20, 16384, 'a disk size in GiB, an integer from 20 to 16384')
+      .default(40)
+      .describe('Root volume (gp3, encrypted) of each sandbox host: templates, layers and sandbox writes live here.'),
+    apiPort: port()
+      .default(3001)
+      .describe('Port of the platform API (`E2B_API_URL`); with a domain, the TLS listener of the load balancer uses the same port.'),
+    apiCidrs: openCidrList().default(['0.0.0.0/0']).describe('Who may reach the platform API (every request still needs the API key).'),
+    gatewayCidrs: openCidrList()
+      .default(['0.0.0.0/0'])
+      .describe("Who may reach the sandbox gateway (`E2B_SANDBOX_URL`; every request still needs the sandbox's access token)."),
+    generation: integer(0, 1_000_000, 'an integer from 0 to 1000000')
+      .default(1)
+      .describe('Bump to recreate the sandbox host(s): sandboxes are lost, the template is rebuilt.'),
+  })
+  .prefault({});
+
+const fleet = z
+  .strictObject({
+    hosts: integer(1, 100, 'an integer from 1 to 100')
+      .default(1)
+      .describe(
+        'Sandbox hosts. 1: a single host running everything (the default). More: an Auto Scaling group of hosts behind a load balancer, sharing a Redis catalog.',
+      ),
+    gateways: integer(1, 20, 'an integer from 1 to 20').default(2).describe('Gateway instances behind the load balancer when hosts > 1.'),
+    gatewayInstanceType: instanceType().default('t3.small').describe('EC2 instance type of each fleet gateway.'),
+    redisNodeType: text(/^cache\.[a-z0-9]+\.[a-z0-9]+$/, 'an ElastiCache node type such as cache.t4g.micro').default('cache.t4g.micro').describe('ElastiCache node type of the fleet\'s shared catalog and platform state.'),
+    prefixesPerHost: integer(1, 16, 'an integer from 1 to 16').default(1).describe('IPv4 /28 prefixes delegated to each fleet host\'s network interface: its sandboxes\' addresses, routable in the VPC so any gateway reaches any sandbox (the platform allocates from the first).'),
+  })
+  .prefault({});
+
+const dns = z
+  .strictObject({
+    zoneId: text(/^Z[A-Z0-9]{1,31}$/, 'a Route 53 hosted zone id such as Z0123456789ABCDEFGHIJ')
+      .optional()
+      .describe(
+        'Hosted zone of `gateway.domain`. When set: api.{domain}, sandbox.{domain} and *.{domain} records, an ACM certificate, and TLS on a load balancer.',
+      ),
+  })
+  .prefault({});
+
+export const stackConfigSchema = z
+  .strictObject({
+    proxy,
+    client,
+    host,
+    egress,
+    template,
+    agent,
+    gateway,
+    sandboxHost,
+    fleet,
+    dns,
+    brand: text(/^[A-Z][A-Za-z0-9]{0,31}$/, 'a capitalised word of letters and digits, such as Svc')
+      .default('Svc')
+      .describe('Header and xattr brand: `Svc` gives Svc-Sandbox-Id and user.svc.*; `E2b` speaks to the E2B SDK.'),
+  })
+  .superRefine((config, ctx) => {
+    // A hosted zone serves one real domain; the default `localhost` has no public records.
+    if (config.dns.zoneId !== undefined && config.gateway.domain === 'localhost') {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['gateway', 'domain'],
+        input: config.gateway.domain,
+        message: 'expected the domain of dns.zoneId (a public DNS domain, not the default localhost) when dns.zoneId is set',
+      });
+    }
+  });
+
+/**
+ * Keys that are validated and documented but that nothing reads yet. The generated reference marks them as such, so
+ * it never promises an effect the kit does not have; the change that makes something read a key removes it here and
+ * regenerates the reference (`npm run docs:config`). Empty since `sandbox-kit template build` reads template.alias,
+ * template.memoryMB and template.cpuCount.
+ */
+export const NOT_YET_READ_KEYS: readonly string[] = [];
 
 /** The keys of the `sandbox-kit:` namespace that are secrets, never part of the plain config object. */
-export const SECRET_KEYS = ['proxyPassword'] as const;
+export const SECRET_KEYS = ['proxyPassword', 'sshPrivateKey'] as const;
+
+/** What each secret is, for the config reference. */
+export const SECRET_DESCRIPTIONS: Record<(typeof SECRET_KEYS)[number], string> = {
+  proxyPassword: 'the Shadowsocks password, at least 16 printable ASCII characters without spaces. Unset: the program generates one.',
+  sshPrivateKey:
+    'the OpenSSH private key matching `host.sshPublicKey` (`pulumi config set --secret sandbox-kit:sshPrivateKey < ~/.ssh/id_ed25519`). The program logs in with it to build the proxy template on the sandbox host; unset: the template is not built by `pulumi up`.',
+};
 
 export type StackConfigInput = z.input<typeof stackConfigSchema>;
 export type StackConfig = z.output<typeof stackConfigSchema>;

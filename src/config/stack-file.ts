@@ -13,7 +13,8 @@ export interface StackFile {
 }
 
 export function stackFilePath(projectDir: string, stack: string): string {
-  if (!/^[A-Za-z0-9_.-]+$/.test(stack)) throw new Error(`invalid stack name ${JSON.stringify(stack)}: expected letters, digits, '.', '-' or '_'`);
+  if (!/^[A-Za-z0-9_.-]+$/.test(stack))
+    throw new Error(`invalid stack name ${JSON.stringify(stack)}: expected letters, digits, '.', '-' or '_'`);
   return join(projectDir, `Pulumi.${stack}.yaml`);
 }
 

@@ -6,3 +6,4 @@ export * from './connect-timeout';
 export * from './headers';
 export * from './sandbox-id';
 export * from './envd-version';
+export * from './mcp';

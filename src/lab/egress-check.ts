@@ -42,5 +42,12 @@ export async function checkEgress(o: {
   const directFrom = o.mode === 'local' ? o.sandbox : 'sbhost';
   const direct = await ask(o.exec, directFrom, curlArgv(o.url));
   const proxied = await ask(o.exec, o.sandbox, o.mode === 'local' ? curlArgv(o.url, `127.0.0.1:${o.socksPort}`) : curlArgv(o.url));
-  return { mode: o.mode, directFrom, direct, proxied, expectedEgress: o.expectedEgress, ok: proxied === o.expectedEgress && direct !== o.expectedEgress };
+  return {
+    mode: o.mode,
+    directFrom,
+    direct,
+    proxied,
+    expectedEgress: o.expectedEgress,
+    ok: proxied === o.expectedEgress && direct !== o.expectedEgress,
+  };
 }

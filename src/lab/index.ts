@@ -1,9 +1,9 @@
 /** The lab: the whole egress path in network namespaces, for tests, `sandbox-kit lab` and the local system. */
-export { ADDRESS_PLAN, checkElasticIp, nextElasticIp, sandboxAddress, type AddressPlan } from './address-plan';
+export { ADDRESS_PLAN, type AddressPlan, checkElasticIp, MAX_SANDBOXES, nextElasticIp, sandboxAddress } from './address-plan';
 export { eipRestoreScript, type ElasticIpMapping } from './eip-nat';
-export type { EgressCheck } from './egress-check';
+export { type EgressCheck, whoamiUrl } from './egress-check';
 export { attachLab, downLab, Lab, labExists, labUp, type LabOptions, type LabStatus } from './lab';
-export { DEFAULT_LAB_NAME, checkLabName, hostLinkName, namespaceName, namespacePrefix } from './names';
+export { checkLabName, DEFAULT_LAB_NAME, hostLinkName, LAB_NAME, namespaceName, namespacePrefix } from './names';
 export type { LabProgress, ProgressFn } from './progress';
 export type { RunResult } from './run';
 export type { LabMode, LabState } from './state';

@@ -6,7 +6,7 @@ export const LAB_PREFIX = 'sk-';
 export const DEFAULT_LAB_NAME = 'lab';
 
 /** Short enough that the root-namespace veth `sk-<name>-h` fits the kernel's 15-character interface names. */
-const LAB_NAME = /^[a-z][a-z0-9]{0,7}$/;
+export const LAB_NAME = /^[a-z][a-z0-9]{0,7}$/;
 
 export function checkLabName(name: string): string {
   if (!LAB_NAME.test(name)) {

@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { HOST_PATHS } from '../render';
 import { labScript } from './dist-path';
 import type { LayerFile } from './etc-layer';
-import { inNamespace, must, run, spawnDetached, waitFor } from './run';
+import { waitFor } from '../util/poll';
+import { inNamespace, must, run, spawnDetached } from './run';
 import type { SupervisorStatus } from './supervisor';
 
 /** proxyHostFiles() gives octal text permissions; the layer wants numbers. */
@@ -82,7 +83,9 @@ async function listening(ns: string, proto: 'tcp' | 'udp', port: number): Promis
 }
 
 export function waitListening(ns: string, proto: 'tcp' | 'udp', port: number, what: string, timeoutMs = 10_000): Promise<true> {
-  return waitFor(`${what} to listen on ${port}/${proto} in ${ns}`, async () => ((await listening(ns, proto, port)) ? true : undefined), timeoutMs);
+  return waitFor(`${what} to listen on ${port}/${proto} in ${ns}`, async () => ((await listening(ns, proto, port)) ? true : undefined), {
+    timeoutMs,
+  });
 }
 
 export interface SupervisorStart {
@@ -95,7 +98,10 @@ export interface SupervisorStart {
 export async function startSupervisor(ns: string, etcLayer: string, dir: string, serverPort: number): Promise<SupervisorStart> {
   const statusFile = join(dir, 'supervisor.json');
   const log = join(dir, 'logs', 'supervisor.log');
-  const pid = spawnDetached(inNamespace(ns, [process.execPath, labScript('supervisor'), HOST_PATHS.unit, '--status', statusFile], etcLayer), log);
+  const pid = spawnDetached(
+    inNamespace(ns, [process.execPath, labScript('supervisor'), HOST_PATHS.unit, '--status', statusFile], etcLayer),
+    log,
+  );
   try {
     await waitListening(ns, 'tcp', serverPort, 'ss-server');
   } catch (err) {

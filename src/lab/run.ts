@@ -84,21 +84,6 @@ export function spawnAttached(argv: readonly string[], options: SpawnOptions = {
   return spawn(argv[0]!, argv.slice(1), { stdio: 'pipe', ...options });
 }
 
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-/** Polls `check` until it returns a value (not undefined) or the deadline passes; then throws `what`. */
-export async function waitFor<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 10_000, intervalMs = 50): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000}s waiting for ${what}`);
-    await sleep(intervalMs);
-  }
-}
-
 export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);

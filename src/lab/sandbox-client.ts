@@ -11,7 +11,13 @@ import { inNamespace } from './run';
 import type { LabMode } from './state';
 
 /** The artifacts a sandbox needs, by file name; the start scripts sit beside the configs they read. */
-export const SANDBOX_ARTIFACTS = ['client-local.json', 'client-transparent.json', 'nat-chain.sh', 'client-start-local.sh', 'client-start-transparent.sh'] as const;
+export const SANDBOX_ARTIFACTS = [
+  'client-local.json',
+  'client-transparent.json',
+  'nat-chain.sh',
+  'client-start-local.sh',
+  'client-start-transparent.sh',
+] as const;
 
 export function sandboxClientFiles(artifacts: readonly Artifact[]): LayerFile[] {
   return SANDBOX_ARTIFACTS.map((name) => {

@@ -1,6 +1,8 @@
 /** The lab's state file: what `lab down` and `lab status` in another process need to find and stop everything. */
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import type { StackConfig } from '../config';
 import type { AddressPlan } from './address-plan';
+import type { EgressCheck } from './egress-check';
 import type { ElasticIpMapping } from './eip-nat';
 import { labDir } from './names';
 
@@ -13,12 +15,17 @@ export interface LabProcess {
   log: string;
 }
 
+/** Bumped when the state's shape changes: an older file is then ignored and teardown works from namespace names. */
+export const STATE_VERSION = 2;
+
 export interface LabState {
-  version: 1;
+  version: typeof STATE_VERSION;
   name: string;
   mode: LabMode;
   createdAt: string;
   dir: string;
+  /** The stack config the lab was started with (ports, modes): everything later asks the lab, not the defaults. */
+  config: StackConfig;
   /** Node name -> namespace name. */
   namespaces: Record<string, string>;
   sandboxes: string[];
@@ -35,6 +42,8 @@ export interface LabState {
   hostLink?: { device: string; route: string; via: string };
   /** Sysctls applied in the proxy namespace, and the ones that could not be (with why). */
   sysctls: { applied: Record<string, string>; notApplied: Record<string, string> };
+  /** The egress check `labUp` ran last. */
+  egressCheck?: EgressCheck;
 }
 
 export function stateFile(lab: string, base?: string): string {
@@ -53,7 +62,7 @@ export function readState(lab: string, base?: string): LabState | undefined {
   if (!existsSync(path)) return undefined;
   try {
     const state = JSON.parse(readFileSync(path, 'utf8')) as LabState;
-    return state.version === 1 ? state : undefined;
+    return state.version === STATE_VERSION ? state : undefined;
   } catch {
     // A run killed while writing leaves a partial file; teardown then works from namespace names alone.
     return undefined;

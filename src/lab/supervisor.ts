@@ -11,6 +11,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { parseServiceUnit, shouldRestart, type UnitCommand } from './unit-file';
+import { sleep } from '../util/poll';
 
 export interface SupervisorStatus {
   supervisorPid: number;
@@ -80,10 +81,6 @@ function runToEnd(command: UnitCommand): Promise<{ code: number | null; signal: 
   });
 }
 
-function sleep(seconds: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, seconds * 1000));
-}
-
 export async function supervise(unitPath: string, statusPath: string): Promise<void> {
   const unit = parseServiceUnit(readFileSync(unitPath, 'utf8'), unitPath);
   const fileLimit = await resolveFileLimit(unit.limitNoFile);
@@ -149,7 +146,9 @@ export async function supervise(unitPath: string, statusPath: string): Promise<v
     }
     if (stopping) break;
     const ignored = !preFailed && exit.code !== 0 && unit.execStart.ignoreFailure;
-    const restart = preFailed ? unit.restart !== 'no' && unit.restart !== 'on-success' : shouldRestart(unit.restart, ignored ? 0 : exit.code, exit.signal);
+    const restart = preFailed
+      ? unit.restart !== 'no' && unit.restart !== 'on-success'
+      : shouldRestart(unit.restart, ignored ? 0 : exit.code, exit.signal);
     if (!restart) {
       status.state = exit.code === 0 ? 'stopped' : 'failed';
       save();
@@ -157,7 +156,7 @@ export async function supervise(unitPath: string, statusPath: string): Promise<v
     }
     status.state = 'waiting-restart';
     save();
-    await Promise.race([sleep(unit.restartSec), new Promise<void>((resolve) => (wake = resolve))]);
+    await Promise.race([sleep(unit.restartSec * 1000), new Promise<void>((resolve) => (wake = resolve))]);
     wake = undefined;
   }
   status.state = 'stopped';

@@ -6,7 +6,8 @@
  */
 import { existsSync, rmSync } from 'node:fs';
 import { hostLinkName, labDir, namespacePrefix } from './names';
-import { isAlive, must, run, sleep } from './run';
+import { sleep } from '../util/poll';
+import { isAlive, must, run } from './run';
 import { readState } from './state';
 
 export interface Leftovers {
@@ -88,7 +89,8 @@ export async function removeLab(lab: string, base?: string): Promise<RemovedLab>
   const hostLink = hostLinkName(lab);
   if (await linkExists(hostLink)) {
     const result = await run(['ip', 'link', 'delete', 'dev', hostLink]);
-    if (result.code !== 0 && (await linkExists(hostLink))) throw new Error(`cannot delete the host link ${hostLink}: ${result.stderr.trim()}`);
+    if (result.code !== 0 && (await linkExists(hostLink)))
+      throw new Error(`cannot delete the host link ${hostLink}: ${result.stderr.trim()}`);
   }
   for (const ns of leftovers.namespaces) {
     const result = await run(['ip', 'netns', 'delete', ns]);

@@ -109,8 +109,13 @@ export async function buildTopology(o: TopologyOptions): Promise<Topology> {
   // The restore creates the chains; the jumps into them come after.
   await applyElasticIps(edge, o.eips);
   for (const rule of eipJumpRules()) await iptablesIn(edge, rule);
-  await setEdgeAddresses(edge, o.eips.map((m) => m.publicAddress), []);
-  for (const m of o.eips) progress({ step: 'topology', message: `Elastic IP ${m.publicAddress} <-> ${m.privateAddress} (1:1 NAT at the edge)` });
+  await setEdgeAddresses(
+    edge,
+    o.eips.map((m) => m.publicAddress),
+    [],
+  );
+  for (const m of o.eips)
+    progress({ step: 'topology', message: `Elastic IP ${m.publicAddress} <-> ${m.privateAddress} (1:1 NAT at the edge)` });
 
   // The sandbox host: public uplink, a bridge for the sandboxes, NAT of the sandbox subnet to its public address.
   const host = ns('sbhost');
@@ -121,7 +126,10 @@ export async function buildTopology(o: TopologyOptions): Promise<Topology> {
   await bridge(host, IFACES.sandboxBridge, `${plan.sandboxGateway}/${plan.sandboxPrefix}`);
   await sysctlIn(host, 'net.ipv4.ip_forward', '1');
   await iptablesIn(host, ['-t', 'nat', '-A', 'POSTROUTING', '-s', plan.sandboxSubnet, '-o', IFACES.sandboxHostUplink, '-j', 'MASQUERADE']);
-  progress({ step: 'topology', message: `sandbox host ${host}: public ${plan.sandboxHostPublic}, sandbox subnet ${plan.sandboxSubnet} behind NAT` });
+  progress({
+    step: 'topology',
+    message: `sandbox host ${host}: public ${plan.sandboxHostPublic}, sandbox subnet ${plan.sandboxSubnet} behind NAT`,
+  });
 
   for (const [i, node] of sandboxes.entries()) {
     const address = sandboxAddress(i + 1, plan);
@@ -137,7 +145,9 @@ export async function buildTopology(o: TopologyOptions): Promise<Topology> {
     const device = hostLinkName(o.lab);
     const existing = await must(['ip', 'route', 'show', plan.sandboxSubnet]);
     if (existing.trim() !== '') {
-      throw new Error(`host link: the root namespace already routes ${plan.sandboxSubnet} (${existing.trim()}); is another lab up with a host link?`);
+      throw new Error(
+        `host link: the root namespace already routes ${plan.sandboxSubnet} (${existing.trim()}); is another lab up with a host link?`,
+      );
     }
     await must(['ip', 'link', 'add', device, 'type', 'veth', 'peer', 'name', IFACES.sandboxHostToRoot, 'netns', host]);
     await must(['ip', 'addr', 'add', `${plan.hostLinkRoot}/${plan.hostLinkPrefix}`, 'dev', device]);
@@ -146,7 +156,10 @@ export async function buildTopology(o: TopologyOptions): Promise<Topology> {
     await ipIn(host, 'link', 'set', IFACES.sandboxHostToRoot, 'up');
     await must(['ip', 'route', 'add', plan.sandboxSubnet, 'via', plan.hostLinkLab, 'dev', device]);
     hostLink = { device, route: plan.sandboxSubnet, via: plan.hostLinkLab };
-    progress({ step: 'topology', message: `host link ${device} (root ${plan.hostLinkRoot}) -> ${host}; route ${plan.sandboxSubnet} via ${plan.hostLinkLab}` });
+    progress({
+      step: 'topology',
+      message: `host link ${device} (root ${plan.hostLinkRoot}) -> ${host}; route ${plan.sandboxSubnet} via ${plan.hostLinkLab}`,
+    });
   }
   return { namespaces, sandboxes, ...(hostLink ? { hostLink } : {}) };
 }

@@ -83,7 +83,8 @@ export function parseTimeSpan(value: string): number {
     while (text[matched] === ' ') matched++;
     re.lastIndex = matched;
   }
-  if (matched !== text.length || text.length === 0) throw new Error(`invalid time span ${JSON.stringify(value)}: expected e.g. 2, 2s, 500ms`);
+  if (matched !== text.length || text.length === 0)
+    throw new Error(`invalid time span ${JSON.stringify(value)}: expected e.g. 2, 2s, 500ms`);
   return total;
 }
 
@@ -135,7 +136,8 @@ export function parseServiceUnit(text: string, source = 'unit file'): ServiceUni
           execStart = parseCommand(key, value);
           break;
         case 'Restart':
-          if (!(RESTART_POLICIES as readonly string[]).includes(value)) throw new Error(`expected one of ${RESTART_POLICIES.join(', ')}, got ${JSON.stringify(value)}`);
+          if (!(RESTART_POLICIES as readonly string[]).includes(value))
+            throw new Error(`expected one of ${RESTART_POLICIES.join(', ')}, got ${JSON.stringify(value)}`);
           restart = value as RestartPolicy;
           break;
         case 'RestartSec':

@@ -34,7 +34,9 @@ export function whoamiHttp(name: string): Server {
 }
 
 if (require.main === module) {
-  const { values } = parseArgs({ options: { http: { type: 'string' }, udp: { type: 'string' }, name: { type: 'string', default: 'whoami' } } });
+  const { values } = parseArgs({
+    options: { http: { type: 'string' }, udp: { type: 'string' }, name: { type: 'string', default: 'whoami' } },
+  });
   if (!values.http) {
     process.stderr.write('usage: whoami --http HOST:PORT [--udp HOST:PORT] [--name NAME]\n');
     process.exit(2);

@@ -1,7 +1,8 @@
 import { request } from 'node:http';
+import { waitFor } from '../util/poll';
 
 /** One GET; resolves to the status code, or undefined when nothing answered. */
-function probe(url: string, timeoutMs: number): Promise<number | undefined> {
+export function probeHttp(url: string, timeoutMs: number): Promise<number | undefined> {
   return new Promise((resolve) => {
     const req = request(url, { method: 'GET', timeout: timeoutMs }, (res) => {
       res.resume();
@@ -15,12 +16,13 @@ function probe(url: string, timeoutMs: number): Promise<number | undefined> {
 
 /** Polls `url` until it answers `expected`, or fails after `deadlineMs` naming what it last saw. */
 export async function waitForHttp(url: string, expected: number, deadlineMs = 15_000): Promise<void> {
-  const until = Date.now() + deadlineMs;
   let last: number | undefined;
-  while (Date.now() < until) {
-    last = await probe(url, 1_000);
-    if (last === expected) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`${url} did not answer ${expected} within ${deadlineMs} ms (last: ${last ?? 'no answer'})`);
+  await waitFor(
+    `${url} to answer ${expected}`,
+    async () => {
+      last = await probeHttp(url, 1_000);
+      return last === expected ? true : undefined;
+    },
+    { timeoutMs: deadlineMs, intervalMs: 100, describe: () => (last === undefined ? 'no answer' : `HTTP ${last}`) },
+  );
 }

@@ -12,7 +12,10 @@ export function serverCommand(options: ServerUnitOptions): string {
   return args.join(' ');
 }
 
-/** systemd unit for ss-server: restarts always, 51200 open files, starts once the network is online. */
+/** The open-files limit of ss-server (the unit's LimitNOFILE): one descriptor per relayed connection and per upstream. */
+export const SERVER_OPEN_FILES = 51200;
+
+/** systemd unit for ss-server: restarts always, SERVER_OPEN_FILES open files, starts once the network is online. */
 export function renderServerUnit(options: ServerUnitOptions = {}): string {
   const pre = options.egressBindAddress ? `ExecStartPre=${HOST_PATHS.egressAddressScript}\n` : '';
   return `[Unit]
@@ -26,7 +29,7 @@ Type=simple
 ${pre}ExecStart=${serverCommand(options)}
 Restart=always
 RestartSec=2
-LimitNOFILE=51200
+LimitNOFILE=${SERVER_OPEN_FILES}
 NoNewPrivileges=true
 ProtectHome=true
 PrivateTmp=true

@@ -80,8 +80,12 @@ export interface StepRun {
   env: Record<string, string>;
   /** Read-only host paths bound into the step (a COPY's extracted files), host path -> container path. */
   binds?: Array<{ source: string; target: string }>;
-  /** Template builds use the host network (they need the Debian mirror). */
-  network: 'host';
+  /**
+   * Template build steps use the host network (they need the Debian mirror). 'none': a network namespace of the
+   * step's own with only loopback, for the build's final start/ready check (a start command may listen on any port
+   * or change firewall rules, which must never touch the host's).
+   */
+  network: 'host' | 'none';
   memoryMB: number;
   cpuCount: number;
   timeoutMs: number;

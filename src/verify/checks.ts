@@ -1,5 +1,5 @@
-import type { StackConfig } from '../config';
-import { HOST_PATHS, sysctlSettings, UNIT_NAME } from '../render';
+import { proxyProtocols, type StackConfig } from '../config';
+import { HOST_PATHS, SERVER_OPEN_FILES, sysctlSettings, UNIT_NAME } from '../render';
 import {
   bindAddress,
   parseAddresses,
@@ -28,14 +28,14 @@ export interface Expectations {
   egressMode?: 'dedicated' | 'shared';
 }
 
-export const MAX_OPEN_FILES = '51200';
+export const MAX_OPEN_FILES = String(SERVER_OPEN_FILES);
 const SERVER_PROCESS = 'ss-server';
 
 export function expectationsFor(config: StackConfig, options: { egressModeKnown: boolean }): Expectations {
   const mode = config.proxy.mode;
   return {
     port: config.proxy.port,
-    protocols: mode === 'tcp_only' ? ['tcp'] : mode === 'udp_only' ? ['udp'] : ['tcp', 'udp'],
+    protocols: proxyProtocols(mode),
     sysctls: sysctlSettings(config.proxy),
     maxOpenFiles: MAX_OPEN_FILES,
     configPath: HOST_PATHS.serverConfig,
@@ -56,8 +56,8 @@ export function formatResult(result: CheckResult): string {
   return `${result.ok ? 'PASS' : 'FAIL'} ${result.name}${result.detail ? `: ${result.detail}` : ''}`;
 }
 
-/** Runs commands on the host as root, remembering how (for messages). */
-class HostShell {
+/** Runs commands on the host as root, remembering how (for messages). Shared by the proxy and sandbox host checks. */
+export class HostShell {
   private constructor(
     private readonly remote: Remote,
     readonly isRoot: boolean,

@@ -4,6 +4,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { curlArgv } from '../../src/lab/egress-check';
 import { run, type RunResult } from '../../src/lab/run';
+import { waitFor } from '../../src/util/poll';
 import type { Lab, LabProgress } from '../../src/lab';
 
 export const ROOT = join(__dirname, '..', '..');
@@ -48,12 +49,7 @@ export async function namespacesOf(labName: string): Promise<string[]> {
     .filter((n) => n.startsWith(`sk-${labName}-`));
 }
 
-export async function waitUntil<T>(what: string, check: () => Promise<T | undefined> | T | undefined, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+/** Polls until `check` gives a value (15 s by default). */
+export function waitUntil<T>(what: string, check: () => Promise<T | undefined> | T | undefined, timeoutMs = 15_000): Promise<T> {
+  return waitFor(what, check, { timeoutMs, intervalMs: 100 });
 }

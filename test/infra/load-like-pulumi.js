@@ -2,8 +2,8 @@
 // the Node language host, started in the project directory, registers ts-node (the project's, else the copy bundled
 // with @pulumi/pulumi) with the tsconfig.json of that directory over its own defaults, then requires the main path.
 // Here the program then runs against mocks, and what it registered and exported is printed as JSON.
-'use strict';
-const path = require('path');
+
+const path = require('node:path');
 
 const root = process.cwd();
 const fromRoot = (id) => require(require.resolve(id, { paths: [root] }));
@@ -29,6 +29,8 @@ const mocks = {
       'aws:ec2/eip:Eip': { publicIp: `203.0.113.${registered.length}`, allocationId: `eipalloc-${registered.length}` },
       'aws:ec2/networkInterface:NetworkInterface': { privateIp: '172.31.0.10', privateIps: ['172.31.0.10', '172.31.0.11'] },
       'random:index/randomPassword:RandomPassword': { result: 'Generated-password-for-loading-1' },
+      'aws:s3/bucket:Bucket': { bucket: 'bundle-bucket', arn: 'arn:aws:s3:::bundle-bucket' },
+      'aws:ec2/instance:Instance': { privateIp: '172.31.0.20' },
     }[args.type];
     return { id: `${args.name}-id`, state: { ...args.inputs, ...extra } };
   },
@@ -38,6 +40,7 @@ const mocks = {
       'aws:ec2/getVpc:getVpc': { id: 'vpc-1', cidrBlock: '172.31.0.0/16', cidrBlockAssociations: [] },
       'aws:ec2/getSubnets:getSubnets': { ids: ['subnet-1'] },
       'aws:ec2/getInstanceTypeOfferings:getInstanceTypeOfferings': { locations: ['eu-west-1a'] },
+      'aws:index/getRegion:getRegion': { region: 'eu-west-1', name: 'eu-west-1' },
     }[args.token];
   },
 };

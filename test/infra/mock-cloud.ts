@@ -112,6 +112,36 @@ function newResourceState(type: string, name: string, inputs: Record<string, unk
       return { ...inputs, result: `Gen3rated.${short}+Pw` };
     case 'aws:ec2/keyPair:KeyPair':
       return { ...inputs, keyName: `${name}-${short.slice(0, 8)}` };
+    case 'aws:ec2/instance:Instance':
+      return { ...inputs, privateIp: `172.31.${privateNetFor(identity)}.20` };
+    case 'aws:s3/bucket:Bucket':
+      return { ...inputs, bucket: `${name}-${short.slice(0, 8)}`, arn: `arn:aws:s3:::${name}-${short.slice(0, 8)}` };
+    case 'aws:iam/role:Role':
+    case 'aws:iam/instanceProfile:InstanceProfile':
+      return { ...inputs, name: `${name}-${short.slice(0, 8)}`, arn: `arn:aws:iam::123456789012:${name}` };
+    case 'aws:lb/loadBalancer:LoadBalancer':
+      return { ...inputs, arn: `arn:aws:elasticloadbalancing:eu-west-1:123456789012:loadbalancer/net/${name}`, dnsName: `${name}-${short.slice(0, 8)}.elb.eu-west-1.amazonaws.com`, zoneId: 'Z2IFOLAFXWLO4F' };
+    case 'aws:lb/targetGroup:TargetGroup':
+      return { ...inputs, arn: `arn:aws:elasticloadbalancing:eu-west-1:123456789012:targetgroup/${name}/${short.slice(0, 8)}` };
+    case 'aws:acm/certificate:Certificate':
+      return {
+        ...inputs,
+        arn: `arn:aws:acm:eu-west-1:123456789012:certificate/${short}`,
+        domainValidationOptions: [
+          { domainName: inputs.domainName, resourceRecordName: `_x1.${inputs.domainName}.`, resourceRecordType: 'CNAME', resourceRecordValue: '_y1.acm-validations.aws.' },
+        ],
+      };
+    case 'aws:route53/record:Record':
+      return { ...inputs, fqdn: String(inputs.name) };
+    case 'aws:elasticache/cluster:Cluster':
+      return { ...inputs, cacheNodes: [{ address: `${name}.${short.slice(0, 6)}.0001.euw1.cache.amazonaws.com`, port: 6379 }] };
+    case 'aws:ec2/launchTemplate:LaunchTemplate':
+      return { ...inputs, latestVersion: 1 };
+    case 'aws:autoscaling/group:Group':
+    case 'aws:elasticache/subnetGroup:SubnetGroup':
+      return { ...inputs, name: `${name}-${short.slice(0, 8)}` };
+    case 'command:remote:Command':
+      return { ...inputs, stdout: 'building template sandbox-kit-proxy\ntemplateID: mocktemplate0001\n', stderr: '' };
     default:
       return { ...inputs };
   }
@@ -136,6 +166,8 @@ function callResult(token: string, inputs: Record<string, unknown>): Record<stri
       return { ids: MOCK_SUBNETS };
     case 'aws:ec2/getInstanceTypeOfferings:getInstanceTypeOfferings':
       return { locations: MOCK_ZONES };
+    case 'aws:index/getRegion:getRegion':
+      return { id: 'eu-west-1', name: 'eu-west-1', region: 'eu-west-1' };
     default:
       throw new Error(`mock cloud: unexpected call ${token}`);
   }

@@ -34,7 +34,8 @@ const byText = (a: Rule, b: Rule) => JSON.stringify(a).localeCompare(JSON.string
 
 function rulesOf(run: ProgramRun): Rule[] {
   const sg = resource(run, SG, 'proxy-sg');
-  const rules = run.cloud.resources.filter((r) => r.type === SG_INGRESS || r.type === SG_EGRESS);
+  // The proxy host's rules (the sandbox side has its own groups, tested in sandbox.test.ts).
+  const rules = run.cloud.resources.filter((r) => (r.type === SG_INGRESS || r.type === SG_EGRESS) && r.name.startsWith('proxy-'));
   for (const r of rules) expect(r.inputs.securityGroupId).toBe(sg.id);
   return rules
     .map((r) => ({
@@ -93,6 +94,7 @@ describe('security group', () => {
     );
     // No public key configured: no key pair, and the instance names none.
     expect(run.cloud.resources.some((r) => r.type === 'aws:ec2/keyPair:KeyPair')).toBe(false);
+    expect(resource(run, INSTANCE, 'sandbox-instance').inputs.keyName).toBeUndefined();
     expect(resource(run, INSTANCE, 'proxy-instance').inputs.keyName).toBeUndefined();
   });
 });
@@ -120,8 +122,10 @@ describe('proxy host', () => {
 
   it('looks up the newest official Debian 12 image and keeps it until one is pinned', async () => {
     const run = await runProgram({ host: { instanceType: 't4g.small', architecture: 'arm64' } });
+    // One lookup per host kind (proxy host, sandbox host), the same query.
     const ami = run.cloud.calls.filter((c) => c.token === 'aws:ec2/getAmi:getAmi');
-    expect(ami).toHaveLength(1);
+    expect(ami).toHaveLength(2);
+    expect(ami[1].inputs).toEqual(ami[0].inputs);
     expect(ami[0].inputs.owners).toEqual([DEBIAN_AMI_OWNER]);
     expect(ami[0].inputs.mostRecent).toBe(true);
     expect(ami[0].inputs.filters).toContainEqual({ name: 'name', values: ['debian-12-arm64-*'] });
@@ -199,7 +203,7 @@ describe('egress address', () => {
     const { eni, secondary } = eniAddresses(run);
     expect(eni.inputs.privateIpsCount).toBe(0);
     expect(secondary).toEqual([]);
-    expect(run.cloud.resources.filter((r) => r.type === EIP).map((r) => r.name)).toEqual(['proxy-ingress-eip']);
+    expect(run.cloud.resources.filter((r) => r.type === EIP && r.name.startsWith('proxy')).map((r) => r.name)).toEqual(['proxy-ingress-eip']);
     expect(run.cloud.resources.some((r) => r.type === 'sandbox-kit:aws:EgressAddress')).toBe(false);
     expect(run.values.egressIp).toBe(run.values.ingressIp);
     expect(run.values.egressMode).toBe('shared');
@@ -222,7 +226,7 @@ describe('outputs and secrets', () => {
     expect(await pulumi.isSecret(run.outputs.natChainScript)).toBe(false);
     expect(await pulumi.isSecret(run.outputs.ingressIp)).toBe(false);
     expect(resource(run, INSTANCE, 'proxy-instance').secretInputs).toEqual(['userData']);
-    expect(run.cloud.resources.some((r) => r.type === PASSWORD_RESOURCE)).toBe(false);
+    expect(run.cloud.resources.filter((r) => r.type === PASSWORD_RESOURCE).map((r) => r.name)).toEqual(['api-key']);
   });
 
   it('keeps a password stored in plain text secret all the same', async () => {

@@ -63,7 +63,11 @@ describe('Pulumi.dev.yaml', () => {
 
   it('shows every key of the schema, the optional ones as valid commented examples', () => {
     // Uncommenting the example lines must still give a valid stack.
-    const text = readFileSync(path, 'utf8').replace(/^(\s+)# (amiId|subnetId): /gm, '$1$2: ');
+    // A zone needs a real domain: the example's zone comes with one.
+    const text = readFileSync(path, 'utf8')
+      .replace(/^(\s+)# (amiId|subnetId|zoneId): /gm, '$1$2: ')
+      .replace(/^(\s+)\{\}\n/m, '')
+      .replace(/^(\s+)domain: localhost$/m, '$1domain: sandbox.example.com');
     const tmp = join(tmpdir(), `sandbox-kit-dev-${process.pid}.yaml`);
     writeFileSync(tmp, text);
     const file = readStackFile(tmp);

@@ -1,6 +1,6 @@
 import { formatIssues } from '../../config';
-import { parseFlags } from '../args';
-import { DEFAULT_STACK, PASSWORD_ENV, loadStack, passwordFromEnv } from '../stack';
+import { parseFlags, valueFlag } from '../args';
+import { DEFAULT_STACK, loadStack, PASSWORD_ENV, passwordFromEnv, stackName } from '../stack';
 
 const USAGE = `usage: sandbox-kit check-config [--stack NAME]
 
@@ -9,11 +9,8 @@ Validates the sandbox-kit: settings of Pulumi.<stack>.yaml (default stack: ${DEF
 Also says whether the proxy password is available to 'sandbox-kit render' (${PASSWORD_ENV}).`;
 
 export async function run(argv: string[]): Promise<number> {
-  const { values } = parseFlags('check-config', argv, {
-    stack: { type: 'string', default: DEFAULT_STACK },
-    help: { type: 'boolean', short: 'h', default: false },
-  });
-  if (values.help) {
+  const { values, help } = parseFlags('check-config', argv, { stack: valueFlag(stackName().default(DEFAULT_STACK)) });
+  if (help) {
     console.log(USAGE);
     return 0;
   }

@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs';
-import { z } from 'zod';
 import { DEFAULT_BRAND } from '../../contract/brand';
-import { DEFAULT_LIMITS, startGateway, type GatewayLimits } from '../../gateway';
+import { DEFAULT_LIMITS, startGateway, type GatewayLimits, type RunningGateway } from '../../gateway';
 import { openCatalog } from '../../catalog';
 import { platformResumer } from '../../gateway/platform-resumer';
+import { integer, text } from '../../config';
+import { parseFlags, requiredFlag, valueFlag } from '../args';
 import { isGatewayWorker, leaveWorkerPool, startGatewayWorkers } from '../../gateway/workers';
-import { parseFlags } from '../args';
 
 const HELP = `usage: sandbox-kit gateway --catalog memory|file:PATH|redis://HOST:PORT[/DB] [options]
 
@@ -32,46 +32,36 @@ options:
   --listen-backlog N          queue of accepted-but-not-taken connections (default ${DEFAULT_LIMITS.listenBacklog}; the kernel caps it at net.core.somaxconn)
   --workers N                 gateway processes sharing the port (default 1; above 1 needs a file: or redis:// catalog)`;
 
-const count = (flag: string, min: number) =>
-  z.coerce
-    .number({ message: `${flag}: expected an integer` })
-    .int({ message: `${flag}: expected an integer` })
-    .min(min, { message: `${flag}: expected at least ${min}` });
+const atLeast = (min: number) => integer(min, Number.MAX_SAFE_INTEGER, `an integer of at least ${min}`);
+const word = (what: string) => text(/^\S+$/, what);
 
-const flagsSchema = z.object({
-  port: count('--port', 0).max(65535, { message: '--port: expected 0 to 65535' }).default(0),
-  host: z.string().min(1).default('0.0.0.0'),
-  catalog: z.string({ message: '--catalog is required: memory, file:PATH or redis://HOST:PORT' }).min(1),
-  brand: z.string().default(DEFAULT_BRAND),
-  domain: z.string().min(1).default('localhost'),
-  'catalog-cache-ms': count('--catalog-cache-ms', 0).default(2000),
-  'redis-prefix': z.string().optional(),
-  'resume-url': z.url({ message: '--resume-url: expected an http(s) URL' }).optional(),
-  'api-key-file': z.string().optional(),
-  'max-header-bytes': count('--max-header-bytes', 1024).optional(),
-  'headers-timeout-ms': count('--headers-timeout-ms', 100).optional(),
-  'request-timeout-ms': count('--request-timeout-ms', 0).optional(),
-  'idle-timeout-ms': count('--idle-timeout-ms', 0).optional(),
-  'upstream-timeout-ms': count('--upstream-timeout-ms', 1).optional(),
-  'connect-timeout-ms': count('--connect-timeout-ms', 1).optional(),
-  'max-sockets-per-upstream': count('--max-sockets-per-upstream', 1).optional(),
-  'listen-backlog': count('--listen-backlog', 1).max(65535, { message: '--listen-backlog: expected 1 to 65535' }).optional(),
-  workers: count('--workers', 1).max(64, { message: '--workers: expected 1 to 64' }).default(1),
-});
+const FLAGS = {
+  port: valueFlag(integer(0, 65535, 'a port from 0 to 65535 (0 picks a free one)').default(0)),
+  host: valueFlag(word('an address to listen on, such as 0.0.0.0').default('0.0.0.0')),
+  catalog: requiredFlag(text(/^(memory|file:.+|redis:\/\/.+)$/, 'memory, file:PATH or redis://HOST:PORT[/DB]'), 'memory, file:PATH or redis://HOST:PORT[/DB]'),
+  brand: valueFlag(text(/^[A-Z][A-Za-z0-9]{0,31}$/, 'a capitalised word of letters and digits, such as Svc').default(DEFAULT_BRAND)),
+  domain: valueFlag(word('a DNS domain such as sandbox.example.com').default('localhost')),
+  'catalog-cache-ms': valueFlag(atLeast(0).default(2000)),
+  'redis-prefix': valueFlag(word('a key prefix such as sandbox-kit:').optional()),
+  'resume-url': valueFlag(text(/^https?:\/\/\S+$/, 'an http(s) URL').optional()),
+  'api-key-file': valueFlag(word('a file path').optional()),
+  'max-header-bytes': valueFlag(atLeast(1024).optional()),
+  'headers-timeout-ms': valueFlag(atLeast(100).optional()),
+  'request-timeout-ms': valueFlag(atLeast(0).optional()),
+  'idle-timeout-ms': valueFlag(atLeast(0).optional()),
+  'upstream-timeout-ms': valueFlag(atLeast(1).optional()),
+  'connect-timeout-ms': valueFlag(atLeast(1).optional()),
+  'max-sockets-per-upstream': valueFlag(atLeast(1).optional()),
+  'listen-backlog': valueFlag(integer(1, 65535, 'an integer from 1 to 65535').optional()),
+  workers: valueFlag(integer(1, 64, 'an integer from 1 to 64').default(1)),
+};
 
 export async function run(argv: string[]): Promise<number> {
-  const stringFlags = Object.fromEntries(Object.keys(flagsSchema.shape).map((k) => [k, { type: 'string' as const }]));
-  const { values } = parseFlags('gateway', argv, { ...stringFlags, help: { type: 'boolean' as const } });
-  if (values.help) {
+  const { values: flags, help } = parseFlags('gateway', argv, FLAGS);
+  if (help) {
     console.log(HELP);
     return 0;
   }
-  const parsed = flagsSchema.safeParse(values);
-  if (!parsed.success) {
-    console.error(`sandbox-kit gateway: ${parsed.error.issues.map((i) => (i.path.length ? `${i.message.startsWith('--') ? '' : `--${String(i.path[0])}: `}${i.message}` : i.message)).join('; ')}`);
-    return 2;
-  }
-  const flags = parsed.data;
   if (flags.workers > 1 && flags.catalog === 'memory') {
     console.error('sandbox-kit gateway: --workers above 1 needs a shared catalog (file:PATH or redis://...): each worker would have its own empty memory catalog');
     return 2;
@@ -93,7 +83,7 @@ export async function run(argv: string[]): Promise<number> {
   const apiKey = flags['api-key-file'] === undefined ? undefined : readFileSync(flags['api-key-file'], 'utf8').trim();
   const catalog = await openCatalog(flags.catalog, { cacheTtlMs: flags['catalog-cache-ms'], redisPrefix: flags['redis-prefix'], onError: log });
   if (flags.catalog === 'memory') log('the memory catalog starts empty; it is meant for an in-process gateway filled by the platform');
-  let gateway;
+  let gateway: RunningGateway;
   try {
     gateway = await startGateway({
       catalog,

@@ -1,5 +1,7 @@
 /** `sandbox-kit lab`: the network-namespace lab (up, status, exec, repoint-egress, down). Thin: parses flags, calls src/lab. */
-import { parseFlags } from '../args';
+import { ipv4 } from '../../config';
+import { parseFlags, switchFlag, UsageError, valueFlag } from '../args';
+import { labModeFlag, labNameFlag, sandboxCountFlag } from '../lab-flags';
 import { attachLab, DEFAULT_LAB_NAME, downLab, labUp, type Lab, type LabProgress, type LabStatus } from '../../lab';
 
 const USAGE = `usage: sandbox-kit lab <subcommand> [options]
@@ -14,6 +16,11 @@ const USAGE = `usage: sandbox-kit lab <subcommand> [options]
 
 every subcommand takes --name NAME (default ${DEFAULT_LAB_NAME}); the lab needs root`;
 
+function usage(): number {
+  console.log(USAGE);
+  return 0;
+}
+
 function printProgress(stream: NodeJS.WriteStream): (e: LabProgress) => void {
   return (e) => stream.write(`[${e.step}] ${e.message}\n`);
 }
@@ -23,7 +30,13 @@ function summary(lab: Lab, status: LabStatus): Record<string, unknown> {
     name: lab.name,
     mode: lab.mode,
     namespaces: Object.fromEntries(status.namespaces.map((n) => [n.node, n.name])),
-    proxy: { address: status.proxyAddress, ingressEip: status.ingressEip, egressEip: status.egressEip, serverPid: status.server?.pid, sshKey: lab.sshClientKey },
+    proxy: {
+      address: status.proxyAddress,
+      ingressEip: status.ingressEip,
+      egressEip: status.egressEip,
+      serverPid: status.server?.pid,
+      sshKey: lab.sshClientKey,
+    },
     sandboxes: status.sandboxes,
     sysctls: status.sysctls,
     ...(status.hostLink ? { hostLink: status.hostLink } : {}),
@@ -34,8 +47,10 @@ function summary(lab: Lab, status: LabStatus): Record<string, unknown> {
 function printStatus(s: LabStatus): void {
   console.log(`lab ${s.name} (${s.mode} mode, up since ${s.createdAt}): ${s.healthy ? 'healthy' : 'NOT healthy'}`);
   for (const n of s.namespaces) console.log(`  namespace ${n.name.padEnd(20)} ${n.present ? 'present' : 'MISSING'}`);
-  for (const p of s.processes) console.log(`  ${p.role.padEnd(16)} pid ${String(p.pid).padEnd(8)} in ${p.node.padEnd(7)} ${p.alive ? 'running' : 'DEAD'}`);
-  if (s.server) console.log(`  ss-server        ${s.server.state}${s.server.pid ? `, pid ${s.server.pid}` : ''}, started ${s.server.starts} time(s)`);
+  for (const p of s.processes)
+    console.log(`  ${p.role.padEnd(16)} pid ${String(p.pid).padEnd(8)} in ${p.node.padEnd(7)} ${p.alive ? 'running' : 'DEAD'}`);
+  if (s.server)
+    console.log(`  ss-server        ${s.server.state}${s.server.pid ? `, pid ${s.server.pid}` : ''}, started ${s.server.starts} time(s)`);
   console.log(`  proxy ${s.proxyAddress}, ingress Elastic IP ${s.ingressEip}, egress Elastic IP ${s.egressEip}`);
   for (const sb of s.sandboxes) console.log(`  sandbox ${sb.node} ${sb.address}`);
   for (const [k, why] of Object.entries(s.sysctls.notApplied)) console.log(`  sysctl ${k}: ${why}`);
@@ -43,19 +58,18 @@ function printStatus(s: LabStatus): void {
 }
 
 async function up(argv: string[]): Promise<number> {
-  const { values } = parseFlags('lab up', argv, {
-    name: { type: 'string', default: DEFAULT_LAB_NAME },
-    mode: { type: 'string', default: 'local' },
-    sandboxes: { type: 'string', default: '1' },
-    'host-link': { type: 'boolean', default: false },
-    json: { type: 'boolean', default: false },
+  const { values, help } = parseFlags('lab up', argv, {
+    name: labNameFlag(),
+    mode: labModeFlag(),
+    sandboxes: sandboxCountFlag(1),
+    'host-link': switchFlag(),
+    json: switchFlag(),
   });
-  if (values.mode !== 'local' && values.mode !== 'transparent') throw new Error(`lab up: --mode must be local or transparent, got ${JSON.stringify(values.mode)}`);
-  if (!/^\d+$/.test(values.sandboxes)) throw new Error(`lab up: --sandboxes must be a number from 1 to 200, got ${JSON.stringify(values.sandboxes)}`);
+  if (help) return usage();
   const lab = await labUp({
     name: values.name,
-    mode: values.mode,
-    sandboxes: Number(values.sandboxes),
+    mode: values.mode ?? 'local',
+    sandboxes: values.sandboxes,
     hostLink: values['host-link'],
     onProgress: printProgress(values.json ? process.stderr : process.stdout),
   });
@@ -64,14 +78,17 @@ async function up(argv: string[]): Promise<number> {
   if (values.json) {
     console.log(JSON.stringify({ ...summary(lab, status), egressCheck: check }, null, 2));
   } else {
-    console.log(`lab ${lab.name} is up (${lab.mode} mode). Try: sandbox-kit lab exec ${lab.sandboxes[0]} -- curl -s ${lab.mode === 'local' ? '--socks5-hostname 127.0.0.1:1080 ' : ''}http://${lab.plan.web}/`);
+    console.log(
+      `lab ${lab.name} is up (${lab.mode} mode). Try: sandbox-kit lab exec ${lab.sandboxes[0]} -- curl -s ${lab.mode === 'local' ? `--socks5-hostname 127.0.0.1:${lab.socksPort} ` : ''}http://${lab.plan.web}/`,
+    );
     console.log(`remove it with: sandbox-kit lab down${lab.name === DEFAULT_LAB_NAME ? '' : ` --name ${lab.name}`}`);
   }
   return 0;
 }
 
 async function status(argv: string[]): Promise<number> {
-  const { values } = parseFlags('lab status', argv, { name: { type: 'string', default: DEFAULT_LAB_NAME }, json: { type: 'boolean', default: false } });
+  const { values, help } = parseFlags('lab status', argv, { name: labNameFlag(), json: switchFlag() });
+  if (help) return usage();
   const lab = attachLab(values.name);
   const s = await lab.status();
   if (values.json) console.log(JSON.stringify({ ...summary(lab, s), processes: s.processes, server: s.server }, null, 2));
@@ -81,9 +98,16 @@ async function status(argv: string[]): Promise<number> {
 
 async function exec(argv: string[]): Promise<number> {
   const sep = argv.indexOf('--');
-  if (sep < 0 || sep === argv.length - 1) throw new Error('lab exec: expected SANDBOX -- COMMAND [ARGS...]');
-  const { values, positionals } = parseFlags('lab exec', argv.slice(0, sep), { name: { type: 'string', default: DEFAULT_LAB_NAME } }, true);
-  if (positionals.length !== 1) throw new Error(`lab exec: expected one node before --, got ${positionals.length === 0 ? 'none' : positionals.join(' ')}`);
+  if (argv.includes('--help') || argv.includes('-h')) return usage();
+  if (sep < 0 || sep === argv.length - 1) {
+    throw new UsageError('lab exec', [{ key: 'arguments', given: JSON.stringify(argv), expected: 'NODE -- COMMAND [ARGS...]' }]);
+  }
+  const { values, positionals } = parseFlags(
+    'lab exec',
+    argv.slice(0, sep),
+    { name: labNameFlag() },
+    { min: 1, max: 1, what: 'one node before --' },
+  );
   const lab = attachLab(values.name);
   const child = lab.spawnIn(positionals[0]!, argv.slice(sep + 1), { stdio: 'inherit' });
   return new Promise((resolve) => {
@@ -96,7 +120,12 @@ async function exec(argv: string[]): Promise<number> {
 }
 
 async function repoint(argv: string[]): Promise<number> {
-  const { values } = parseFlags('lab repoint-egress', argv, { name: { type: 'string', default: DEFAULT_LAB_NAME }, to: { type: 'string' }, json: { type: 'boolean', default: false } });
+  const { values, help } = parseFlags('lab repoint-egress', argv, {
+    name: labNameFlag(),
+    to: valueFlag(ipv4().optional()),
+    json: switchFlag(),
+  });
+  if (help) return usage();
   const lab = attachLab(values.name);
   const moved = await lab.repointEgress(values.to);
   if (values.json) console.log(JSON.stringify(moved));
@@ -105,7 +134,8 @@ async function repoint(argv: string[]): Promise<number> {
 }
 
 async function down(argv: string[]): Promise<number> {
-  const { values } = parseFlags('lab down', argv, { name: { type: 'string', default: DEFAULT_LAB_NAME } });
+  const { values, help } = parseFlags('lab down', argv, { name: labNameFlag() });
+  if (help) return usage();
   await downLab(values.name, printProgress(process.stdout));
   return 0;
 }

@@ -1,9 +1,8 @@
-import { isIPv4 } from 'node:net';
 import { resolve } from 'node:path';
-import { formatIssues, isCidr, type ConfigIssue } from '../../config';
+import { cidr, type ConfigIssue, formatIssues, ipv4, text } from '../../config';
 import { renderArtifacts } from '../../render';
-import { parseFlags } from '../args';
-import { DEFAULT_STACK, PASSWORD_ENV, loadStack, passwordFromEnv } from '../stack';
+import { listFlag, parseFlags, requiredFlag, valueFlag } from '../args';
+import { DEFAULT_STACK, loadStack, PASSWORD_ENV, passwordFromEnv, stackName } from '../stack';
 import { writeArtifacts } from '../write-artifacts';
 
 const USAGE = `usage: sandbox-kit render [--stack NAME] --out DIR --server-ip IP [--egress-bind IP] [--host-network CIDR]...
@@ -22,48 +21,35 @@ The proxy password comes from ${PASSWORD_ENV} (a stack secret is encrypted; only
 It is never printed; files holding it are written 0600.`;
 
 export async function run(argv: string[]): Promise<number> {
-  const { values } = parseFlags('render', argv, {
-    stack: { type: 'string', default: DEFAULT_STACK },
-    out: { type: 'string' },
-    'server-ip': { type: 'string' },
-    'egress-bind': { type: 'string' },
-    'host-network': { type: 'string', multiple: true, default: [] },
-    help: { type: 'boolean', short: 'h', default: false },
+  const { values, help } = parseFlags('render', argv, {
+    stack: valueFlag(stackName().default(DEFAULT_STACK)),
+    out: requiredFlag(text(/.+/, 'a directory'), 'the directory to write the artifacts to'),
+    'server-ip': requiredFlag(ipv4(), "the proxy's public IPv4 address that clients dial, such as 203.0.113.10"),
+    'egress-bind': valueFlag(ipv4().optional()),
+    'host-network': listFlag(cidr()),
   });
-  if (values.help) {
+  if (help) {
     console.log(USAGE);
     return 0;
   }
-
-  const flagIssues: ConfigIssue[] = [];
-  if (values.out === undefined || values.out === '') {
-    flagIssues.push({ key: '--out', given: '(missing)', expected: 'the directory to write the artifacts to' });
-  }
   const serverIp = values['server-ip'];
-  if (serverIp === undefined || !isIPv4(serverIp)) {
-    flagIssues.push({
-      key: '--server-ip',
-      given: serverIp === undefined ? '(missing)' : JSON.stringify(serverIp),
-      expected: "the proxy's public IPv4 address that clients dial, such as 203.0.113.10",
-    });
-  }
   const egressBind = values['egress-bind'];
-  if (egressBind !== undefined && !isIPv4(egressBind)) {
-    flagIssues.push({ key: '--egress-bind', given: JSON.stringify(egressBind), expected: 'an IPv4 address such as 10.0.1.20' });
-  }
-  for (const network of values['host-network']) {
-    if (!isCidr(network)) flagIssues.push({ key: '--host-network', given: JSON.stringify(network), expected: 'an IPv4 CIDR such as 10.0.0.0/16' });
-  }
 
   const loaded = loadStack(values.stack);
   const env = passwordFromEnv();
   const passwordIssues: ConfigIssue[] =
     env.password === undefined && env.issues.length === 0
-      ? [{ key: PASSWORD_ENV, given: '(not set)', expected: 'the proxy password (at least 16 printable ASCII characters) in the environment' }]
+      ? [
+          {
+            key: PASSWORD_ENV,
+            given: '(not set)',
+            expected: 'the proxy password (at least 16 printable ASCII characters) in the environment',
+          },
+        ]
       : env.issues;
 
-  const issues = [...loaded.issues, ...passwordIssues, ...flagIssues];
-  if (issues.length > 0 || !loaded.config || env.password === undefined || values.out === undefined || serverIp === undefined) {
+  const issues = [...loaded.issues, ...passwordIssues];
+  if (issues.length > 0 || !loaded.config || env.password === undefined) {
     console.error(`render: stack ${loaded.stack} (${loaded.path}): ${formatIssues(issues)}\nNothing was written.`);
     return 1;
   }

@@ -22,7 +22,12 @@ describe('CLI', () => {
   test('lab up --json returns with the lab running; status, exec and down work from other processes', async () => {
     const up = await cli(['lab', 'up', '--name', name, '--json']);
     expect(up.code).toBe(0);
-    const summary = JSON.parse(up.stdout) as { name: string; healthy: boolean; egressCheck: { direct: string; proxied: string; ok: boolean }; proxy: { egressEip: string } };
+    const summary = JSON.parse(up.stdout) as {
+      name: string;
+      healthy: boolean;
+      egressCheck: { direct: string; proxied: string; ok: boolean };
+      proxy: { egressEip: string };
+    };
     expect(summary.name).toBe(name);
     expect(summary.healthy).toBe(true);
     expect(summary.egressCheck.ok).toBe(true);
@@ -39,7 +44,21 @@ describe('CLI', () => {
     expect(s.processes.every((p) => p.alive)).toBe(true);
     expect(s.server.state).toBe('running');
 
-    const exec = await cli(['lab', 'exec', '--name', name, 'sb1', '--', 'curl', '-sS', '--max-time', '5', '--socks5-hostname', '127.0.0.1:1080', 'http://203.0.113.1/']);
+    const exec = await cli([
+      'lab',
+      'exec',
+      '--name',
+      name,
+      'sb1',
+      '--',
+      'curl',
+      '-sS',
+      '--max-time',
+      '5',
+      '--socks5-hostname',
+      '127.0.0.1:1080',
+      'http://203.0.113.1/',
+    ]);
     expect(exec.code).toBe(0);
     expect(exec.stdout.trim()).toBe(summary.proxy.egressEip);
     const failing = await cli(['lab', 'exec', '--name', name, 'sb1', '--', 'sh', '-c', 'exit 7']);
@@ -49,7 +68,21 @@ describe('CLI', () => {
     expect(repoint.code).toBe(0);
     const moved = JSON.parse(repoint.stdout) as { from: string; to: string };
     expect(moved.from).toBe(summary.proxy.egressEip);
-    const after = await cli(['lab', 'exec', '--name', name, 'sb1', '--', 'curl', '-sS', '--max-time', '5', '--socks5-hostname', '127.0.0.1:1080', 'http://203.0.113.1/']);
+    const after = await cli([
+      'lab',
+      'exec',
+      '--name',
+      name,
+      'sb1',
+      '--',
+      'curl',
+      '-sS',
+      '--max-time',
+      '5',
+      '--socks5-hostname',
+      '127.0.0.1:1080',
+      'http://203.0.113.1/',
+    ]);
     expect(after.stdout.trim()).toBe(moved.to);
 
     const pids = s.processes.map((p) => (p as unknown as { pid: number }).pid);

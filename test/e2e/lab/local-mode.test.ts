@@ -104,7 +104,9 @@ test('killing ss-server makes the supervisor restart it, with the unit file limi
     return s?.state === 'running' && s.pid !== undefined && s.pid !== before.pid ? s : undefined;
   });
   expect(after.starts).toBe(before.starts + 1);
-  await waitUntil('ss-server listening again', async () => ((await lab.exec('proxy', ['ss', '-Hltn', 'sport = :8388'])).stdout.trim() ? true : undefined));
+  await waitUntil('ss-server listening again', async () =>
+    (await lab.exec('proxy', ['ss', '-Hltn', 'sport = :8388'])).stdout.trim() ? true : undefined,
+  );
   expect(await whoamiFrom(lab, 'sb1', SOCKS)).toBe(lab.egressEip);
 
   const unit = parseServiceUnit(renderServerUnit({ egressBindAddress: lab.plan.proxyEgress }));

@@ -18,7 +18,7 @@ export const SPARSE_SIZE = 2 ** 40; // 1 TiB, within ext4's and tmpfs' limits
  *   link-file -> file.txt
  *   link-nowhere -> missing
  *   loop1 -> loop2, loop2 -> loop1
- *   oddattr.txt         user.svc.ok=1 and an attribute whose name is not UTF-8 (skipped)
+ *   oddattr.txt         user.svc.ok=1 and an attribute whose name is not UTF-8 (the file then shows no metadata)
  *   ms.txt us.txt ns.txt whole.txt  mtimes with 3, 6, 9 and 0 fraction digits
  *   owned.txt           owned by the test user and group, mode 0640
  *   sparse.bin          1 TiB sparse

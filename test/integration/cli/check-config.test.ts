@@ -111,9 +111,9 @@ describe('sandbox-kit check-config', () => {
     expect(result.stderr).toContain('no Pulumi.yaml');
   });
 
-  it('rejects an unknown flag, naming the accepted ones', () => {
+  it('rejects an unknown flag as a usage error (exit 2), naming the accepted ones', () => {
     const result = sandboxKit(project({ dev: VALID }), ['check-config', '--stak', 'dev']);
-    expect(result.status).toBe(1);
+    expect(result.status).toBe(2);
     expect(result.stderr).toContain('--stack');
   });
 });

@@ -56,7 +56,7 @@ describe('sandbox-kit render', () => {
       render(['--out', 'out', '--server-ip', 'nope']),
       render(['--out', 'out', '--server-ip', '203.0.113.10'], { SANDBOX_KIT_PROXY_PASSWORD: 'short secret' }),
     ];
-    expect(runs.map((r) => r.status)).toEqual([0, 1, 1, 1]);
+    expect(runs.map((r) => r.status)).toEqual([0, 2, 2, 1]);
     for (const r of runs) {
       expect(r.stdout + r.stderr).not.toContain(PASSWORD);
       expect(r.stdout + r.stderr).not.toContain('short secret');
@@ -98,7 +98,7 @@ describe('sandbox-kit render', () => {
 
   it('requires --server-ip and --out, and checks every flag, listing all problems', () => {
     const result = render(['--egress-bind', '10.0.1', '--host-network', '10.0.0.0/40']);
-    expect(result.status).toBe(1);
+    expect(result.status).toBe(2);
     for (const key of ['--out: got (missing)', '--server-ip: got (missing)', '--egress-bind: got "10.0.1"', '--host-network: got "10.0.0.0/40"']) {
       expect(result.stderr).toContain(key);
     }

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AEAD_METHODS, loadStackConfig } from '../../../src/config';
 import { renderClientConfig, renderServerAcl, renderServerConfig } from '../../../src/render';
-import { freePort } from '../../../src/platform/free-port';
+import { freePort } from '../../helpers/free-port';
 
 /**
  * The rendered configs and ACL driven through the real shadowsocks-libev binaries, on loopback only: ss-local ->

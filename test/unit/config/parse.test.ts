@@ -23,7 +23,7 @@ function onlyIssue(raw: Record<string, unknown>): ConfigIssue {
 }
 
 describe('stack config defaults', () => {
-  it("are the spec's values when nothing is set", () => {
+  it('are the documented proxy settings when nothing is set', () => {
     const config = loadStackConfig({});
     expect(config.proxy).toEqual({
       listenAddress: '0.0.0.0',
@@ -123,7 +123,11 @@ describe('one clear message per kind of bad value', () => {
   });
 
   it('bad boolean', () => {
-    expect(onlyIssue({ proxy: { fastOpen: 'yes' } })).toEqual({ key: 'sandbox-kit:proxy.fastOpen', given: '"yes"', expected: 'true or false' });
+    expect(onlyIssue({ proxy: { fastOpen: 'yes' } })).toEqual({
+      key: 'sandbox-kit:proxy.fastOpen',
+      given: '"yes"',
+      expected: 'true or false',
+    });
   });
 
   it('unknown key in a section, with a spelling suggestion and the known keys', () => {
@@ -223,9 +227,20 @@ describe('one clear message per kind of bad value', () => {
 
 describe('reporting', () => {
   it('reports every invalid value at once, across sections', () => {
-    const issues = issuesOf({ proxy: { port: 0, method: 'rc4-md5', prot: 1 }, client: { mode: 'udp', bypassCidrs: ['x'] }, template: 'big' });
+    const issues = issuesOf({
+      proxy: { port: 0, method: 'rc4-md5', prot: 1 },
+      client: { mode: 'udp', bypassCidrs: ['x'] },
+      template: 'big',
+    });
     expect(issues.map((i) => i.key).sort()).toEqual(
-      ['sandbox-kit:client.bypassCidrs[0]', 'sandbox-kit:client.mode', 'sandbox-kit:proxy.method', 'sandbox-kit:proxy.port', 'sandbox-kit:proxy.prot', 'sandbox-kit:template'].sort(),
+      [
+        'sandbox-kit:client.bypassCidrs[0]',
+        'sandbox-kit:client.mode',
+        'sandbox-kit:proxy.method',
+        'sandbox-kit:proxy.port',
+        'sandbox-kit:proxy.prot',
+        'sandbox-kit:template',
+      ].sort(),
     );
   });
 

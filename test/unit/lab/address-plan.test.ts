@@ -8,7 +8,16 @@ const inRange = (a: string, prefix: string): boolean => a.startsWith(prefix);
 
 test('inside addresses are in 198.18.0.0/15, public ones in 203.0.113.0/24', () => {
   const p = ADDRESS_PLAN;
-  for (const a of [p.edgePrivate, p.proxyPrimary, p.proxyEgress, p.sandboxGateway, p.hostLinkRoot, p.hostLinkLab, sandboxAddress(1), sandboxAddress(200)]) {
+  for (const a of [
+    p.edgePrivate,
+    p.proxyPrimary,
+    p.proxyEgress,
+    p.sandboxGateway,
+    p.hostLinkRoot,
+    p.hostLinkLab,
+    sandboxAddress(1),
+    sandboxAddress(200),
+  ]) {
     expect(inRange(a, '198.18.') || inRange(a, '198.19.')).toBe(true);
   }
   for (const a of [p.edgePublic, p.web, p.sandboxHostPublic, p.ingressEip, p.egressEip]) expect(inRange(a, '203.0.113.')).toBe(true);
@@ -41,10 +50,12 @@ test('EIP NAT: one DNAT and one SNAT per mapping, chains replaced as a whole', (
   expect(lines).toContain('-A SK_EIP_OUT -s 198.18.1.11/32 -j SNAT --to-source 203.0.113.21');
   expect(lines.filter((l) => l.startsWith('-A'))).toHaveLength(4);
   expect(lines.filter((l) => l.startsWith(':'))).toEqual([':SK_EIP_IN - [0:0]', ':SK_EIP_OUT - [0:0]']);
-  expect(() => eipRestoreScript([
-    { publicAddress: '203.0.113.10', privateAddress: '198.18.1.10' },
-    { publicAddress: '203.0.113.10', privateAddress: '198.18.1.11' },
-  ])).toThrow(/mapped twice/);
+  expect(() =>
+    eipRestoreScript([
+      { publicAddress: '203.0.113.10', privateAddress: '198.18.1.10' },
+      { publicAddress: '203.0.113.10', privateAddress: '198.18.1.11' },
+    ]),
+  ).toThrow(/mapped twice/);
   expect(eipJumpRules().map((r) => r.join(' '))).toEqual(['-t nat -A PREROUTING -j SK_EIP_IN', '-t nat -A POSTROUTING -j SK_EIP_OUT']);
 });
 

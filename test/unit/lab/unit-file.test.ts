@@ -45,7 +45,9 @@ test('time spans', () => {
 
 test('bad units are refused with the line and key', () => {
   expect(() => parseServiceUnit('[Service]\nRestart=always\n', 'x.service')).toThrow(/x\.service: no ExecStart=/);
-  expect(() => parseServiceUnit('[Service]\nExecStart=/a\nRestart=sometimes\n', 'x.service')).toThrow(/line 3: Restart: .*one of no, always/);
+  expect(() => parseServiceUnit('[Service]\nExecStart=/a\nRestart=sometimes\n', 'x.service')).toThrow(
+    /line 3: Restart: .*one of no, always/,
+  );
   expect(() => parseServiceUnit('[Service]\nExecStart=relative/path\n')).toThrow(/absolute path/);
   expect(() => parseServiceUnit('[Service]\nExecStart=/a\nLimitNOFILE=lots\n')).toThrow(/LimitNOFILE/);
   expect(() => parseServiceUnit('[Service]\nExecStart=/a "open\n')).toThrow(/unterminated/);
@@ -64,7 +66,14 @@ test('restart decisions per policy', () => {
 });
 
 test('the file limit wraps the command with prlimit, capped at the hard limit when it cannot be raised', () => {
-  expect(withFileLimit({ soft: 51200, hard: 51200 }, ['/usr/bin/ss-server', '-c', 'f'])).toEqual(['prlimit', '--nofile=51200:51200', '--', '/usr/bin/ss-server', '-c', 'f']);
+  expect(withFileLimit({ soft: 51200, hard: 51200 }, ['/usr/bin/ss-server', '-c', 'f'])).toEqual([
+    'prlimit',
+    '--nofile=51200:51200',
+    '--',
+    '/usr/bin/ss-server',
+    '-c',
+    'f',
+  ]);
   expect(withFileLimit(undefined, ['/a'])).toEqual(['/a']);
   expect(cappedLimit({ soft: 51200, hard: 51200 }, 20000)).toEqual({ soft: 20000, hard: 20000 });
   expect(cappedLimit({ soft: 1024, hard: 4096 }, 20000)).toEqual({ soft: 1024, hard: 4096 });

@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { UsageError } from '../../../src/cli/args';
 import { run } from '../../../src/cli/commands/verify';
 
 describe('sandbox-kit verify (arguments)', () => {
@@ -15,17 +16,18 @@ describe('sandbox-kit verify (arguments)', () => {
   });
   afterEach(() => spies.forEach((s) => s.mockRestore()));
 
-  it('needs a host and a key', async () => {
-    expect(await run(['--host', '203.0.113.5'])).toBe(2);
-    expect(errors.join('\n')).toMatch(/missing --ssh-key/);
-    expect(await run([])).toBe(2);
-    expect(errors.join('\n')).toMatch(/missing --host and --ssh-key/);
+  it('needs a host and a key (a usage error, exit 2)', async () => {
+    await expect(run(['--host', '203.0.113.5'])).rejects.toThrow(UsageError);
+    await expect(run(['--host', '203.0.113.5'])).rejects.toThrow(/--ssh-key: got \(missing\)/);
+    await expect(run([])).rejects.toThrow(/--host or --sandbox-host: got \(missing\).*\n.*--ssh-key: got \(missing\)/);
+    await expect(run(['--ssh-key', 'k'])).rejects.toThrow(/--host or --sandbox-host: got \(missing\); expected the proxy host and\/or the sandbox host to check/);
   });
 
-  it('refuses a bad port and unknown flags', async () => {
-    expect(await run(['--host', 'h', '--ssh-key', 'k', '--port', '70000'])).toBe(2);
-    expect(errors.join('\n')).toMatch(/--port: expected an integer from 1 to 65535/);
-    await expect(run(['--host', 'h', '--ssh-key', 'k', '--bogus'])).rejects.toThrow(/verify: .*bogus.*options: --host, --ssh-key/);
+  it('refuses a bad port and unknown flags, all at once', async () => {
+    await expect(run(['--host', 'h', '--ssh-key', 'k', '--port', '70000', '--bogus'])).rejects.toThrow(
+      /--bogus: got \(a switch\); expected one of --host, --sandbox-host, --egress-ip, --check-url, --ssh-key.*\n.*--port: got "70000"; expected a TCP\/UDP port, an integer from 1 to 65535/,
+    );
+    expect(errors).toEqual([]);
   });
 
   it('says which key file it cannot read, before connecting', async () => {

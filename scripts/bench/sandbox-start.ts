@@ -1,0 +1,310 @@
+/**
+ * Sandbox start benchmark: create -> first successful agent call (GET /health 204, then a Stat), p50/p95 over
+ * `--samples` sandboxes, with 1, 10 and 50 sandboxes already running, for each start path ("column"):
+ *
+ * - kit:   the runtime as the platform drives it: network attach + create (overlay, bundle, `run -d`) + agent
+ *          answering /health and Stat.
+ * - floor: the bare runtime in the same run: one `crun run -d` of the same rootfs (overlay mount, minimal
+ *          config.json, the same pre-made network namespace kind) with a trivial HTTP responder
+ *          (`node -e` http server, no agent, no tini, no /etc files) -> first 204. Its attach is not timed.
+ *
+ * - api:   through the platform API as a client sees it: `POST /v2/sandboxes` (201 once the agent answered /health
+ *          and took /init) -> a Stat through the gateway with the returned token. The platform runs in this process
+ *          on its own runtime instance and network prefix (its restart reconciliation must not see the others).
+ *
+ * Further columns are one more entry in the column list. Idle memory per sandbox is the
+ * drop of MemAvailable with N agents idle, divided by N. Sequential creates; each measured sandbox is killed
+ * before the next. Root only; makes one link into the root namespace (the standalone sandbox network).
+ *
+ *   node dist/scripts/bench/sandbox-start.js [--samples 50] [--levels 1,10,50] [--runtime auto|crun|runc] [--json FILE]
+ */
+import { randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as http from 'node:http';
+import * as path from 'node:path';
+import { parseArgs } from 'node:util';
+import { bundle, bundleEntries } from '../bundle';
+import { DEFAULT_AGENT_PORT } from '../../src/contract/agent-port';
+import { defaultAgentPayload, payloadBinds, PAYLOAD_DIR } from '../../src/runtime/agent-payload';
+import { MmdebstrapImages } from '../../src/runtime/base-images';
+import { cleanupLeftovers } from '../../src/runtime/cleanup';
+import { removeCgroup } from '../../src/runtime/cgroups';
+import { containerNofile } from '../../src/runtime/host-limits';
+import { createSandboxHostNetwork, type SandboxHostNetwork } from '../../src/runtime/network/host-network';
+import { renderOciConfig } from '../../src/runtime/oci-config';
+import { createOciRuntime, type OciSandboxRuntime } from '../../src/runtime/oci-runtime';
+import type { NetworkAttachment, RuntimeChoice } from '../../src/runtime/types';
+import { BridgeNetwork } from '../../src/runtime/network/bridge-network';
+import { startGateway, type RunningGateway } from '../../src/gateway';
+import { startPlatform, type RunningPlatform } from '../../src/platform';
+
+function log(msg: string): void {
+  process.stderr.write(`sandbox-start: ${msg}\n`);
+}
+
+const PORT = DEFAULT_AGENT_PORT;
+
+function request(method: 'GET' | 'POST', url: string, body?: string, timeoutMs = 1000): Promise<number> {
+  return new Promise((resolve) => {
+    const req = http.request(url, { method, agent: false, timeout: timeoutMs, headers: body ? { 'content-type': 'application/json', 'connect-protocol-version': '1' } : {} }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('timeout', () => {
+      req.destroy();
+      resolve(-1);
+    });
+    req.on('error', () => resolve(-1));
+    req.end(body);
+  });
+}
+
+async function until204(address: string, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while ((await request('GET', `http://${address}:${PORT}/health`)) !== 204) {
+    if (Date.now() > deadline) throw new Error(`no answer from ${address}:${PORT} within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 2));
+  }
+}
+
+async function stat(address: string): Promise<void> {
+  const code = await request('POST', `http://${address}:${PORT}/filesystem.Filesystem/Stat`, JSON.stringify({ path: '/' }));
+  if (code !== 200) throw new Error(`Stat at ${address} answered ${code}`);
+}
+
+interface Started {
+  readyMs: number;
+  stop(): Promise<void>;
+}
+
+interface Column {
+  name: string;
+  start(id: string): Promise<Started>;
+}
+
+interface Env {
+  rootfs: string;
+  net: SandboxHostNetwork;
+  rt: OciSandboxRuntime;
+  scratch: string;
+}
+
+function kitColumn(env: Env): Column {
+  return {
+    name: 'kit (attach+create+health+Stat)',
+    async start(id) {
+      const t0 = performance.now();
+      const network = await env.net.network.attach(id);
+      await env.rt.create({ sandboxID: id, layers: [env.rootfs], memoryMB: 512, cpuCount: 1, network });
+      await until204(network.address);
+      await stat(network.address);
+      const readyMs = performance.now() - t0;
+      return { readyMs, stop: () => env.rt.kill(id) };
+    },
+  };
+}
+
+/** One `crun run -d` of the same rootfs with a trivial responder: what any runtime-based design pays at least. */
+function floorColumn(env: Env): Column {
+  const payload = defaultAgentPayload();
+  const server = `require('http').createServer((q,s)=>{s.statusCode=204;s.end()}).listen(${PORT})`;
+  return {
+    name: 'floor (bare crun run, node responder)',
+    async start(id) {
+      const network: NetworkAttachment = await env.net.network.attach(id);
+      const dir = path.join(env.scratch, 'floor', id);
+      const cgroupsPath = `/sandbox-kit-${env.rt.paths.instance}-floor/${id}`;
+      const t0 = performance.now();
+      for (const d of ['rootfs', 'upper', 'work']) fs.mkdirSync(path.join(dir, d), { recursive: true });
+      const config = renderOciConfig({
+        rootfs: path.join(dir, 'rootfs'),
+        args: [`${PAYLOAD_DIR}/node`, '-e', server],
+        env: {},
+        cwd: '/',
+        uid: 0,
+        gid: 0,
+        hostname: id,
+        netnsPath: network.netnsPath,
+        memoryBytes: 512 * 1024 * 1024,
+        cpuCount: 1,
+        pidsLimit: 4096,
+        cgroupsPath,
+        binds: payloadBinds(payload).filter((b) => b.target.endsWith('/node')),
+        nofile: containerNofile(20_000),
+      });
+      fs.writeFileSync(path.join(dir, 'config.json'), JSON.stringify(config));
+      const code = await env.rt.cli.runDetached(id, dir, { lower: [env.rootfs], upper: path.join(dir, 'upper'), work: path.join(dir, 'work'), target: path.join(dir, 'rootfs') }, path.join(dir, 'log'), path.join(dir, 'pid'));
+      if (code !== 0) throw new Error(`floor: crun run failed: ${fs.readFileSync(path.join(dir, 'log'), 'utf8')}`);
+      await until204(network.address);
+      const readyMs = performance.now() - t0;
+      return {
+        readyMs,
+        stop: async () => {
+          await env.rt.cli.remove(id);
+          removeCgroup(cgroupsPath.slice(1));
+          removeCgroup(cgroupsPath.split('/')[1]!);
+          fs.rmSync(dir, { recursive: true, force: true });
+          await env.net.network.detach(id);
+        },
+      };
+    },
+  };
+}
+
+/** The platform API column: create through the API, then the first agent call through the gateway. */
+async function apiColumn(env: Env, instance: string, runtime: RuntimeChoice): Promise<Column & { close(): Promise<void> }> {
+  const net = env.net.network as unknown as BridgeNetwork;
+  const network = new BridgeNetwork({ ...net.options, netnsPrefix: `${instance}-` });
+  const roots = { stateRoot: path.join(env.scratch, 'state'), dataRoot: path.join(env.scratch, 'data') };
+  const rt = createOciRuntime({ instance, runtime, ...roots });
+  const platform: RunningPlatform = await startPlatform({
+    stateDir: path.join(env.scratch, 'platform'),
+    runtime: rt,
+    network,
+    baseImages: { supported: ['bookworm'], rootfs: async () => env.rootfs },
+  });
+  const gateway: RunningGateway = await startGateway({ catalog: platform.catalog });
+  const headers = { 'x-api-key': platform.apiKey, 'content-type': 'application/json' };
+  return {
+    name: 'api (POST /v2/sandboxes+Stat via gateway)',
+    async start() {
+      const t0 = performance.now();
+      const res = await fetch(`${platform.url}/v2/sandboxes`, { method: 'POST', headers, body: '{"templateID":"base"}' });
+      if (res.status !== 201) throw new Error(`create answered ${res.status}: ${await res.text()}`);
+      const sandbox = (await res.json()) as { sandboxID: string; envdAccessToken: string };
+      const statRes = await fetch(`http://127.0.0.1:${gateway.port}/filesystem.Filesystem/Stat`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'connect-protocol-version': '1', 'E2b-Sandbox-Id': sandbox.sandboxID, 'X-Access-Token': sandbox.envdAccessToken },
+        body: '{"path":"/"}',
+      });
+      await statRes.body?.cancel();
+      if (statRes.status !== 200) throw new Error(`Stat through the gateway answered ${statRes.status}`);
+      const readyMs = performance.now() - t0;
+      return {
+        readyMs,
+        stop: async () => {
+          const del = await fetch(`${platform.url}/sandboxes/${sandbox.sandboxID}`, { method: 'DELETE', headers });
+          if (del.status !== 204) throw new Error(`kill answered ${del.status}`);
+        },
+      };
+    },
+    async close() {
+      await gateway.close();
+      await platform.close({ killSandboxes: true });
+      await cleanupLeftovers({ instance, ...roots, network });
+    },
+  };
+}
+
+function percentile(sorted: number[], q: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+}
+
+/** A container's memory cgroup usage (v1 memory.usage_in_bytes or v2 memory.current), found from its init pid. */
+function memcgUsageBytes(pid: number): number {
+  for (const line of fs.readFileSync(`/proc/${pid}/cgroup`, 'utf8').split('\n')) {
+    const [, ctrls, rel] = line.split(':');
+    if (rel === undefined) continue;
+    if (ctrls!.split(',').includes('memory')) return Number(fs.readFileSync(`/sys/fs/cgroup/memory${rel}/memory.usage_in_bytes`, 'utf8'));
+    if (ctrls === '' && fs.existsSync(`/sys/fs/cgroup${rel}/memory.current`)) return Number(fs.readFileSync(`/sys/fs/cgroup${rel}/memory.current`, 'utf8'));
+  }
+  return NaN;
+}
+
+function memAvailableKB(): number {
+  return Number(/MemAvailable:\s+(\d+)/.exec(fs.readFileSync('/proc/meminfo', 'utf8'))![1]);
+}
+
+async function main(): Promise<number> {
+  const { values } = parseArgs({
+    options: { samples: { type: 'string', default: '50' }, levels: { type: 'string', default: '1,10,50' }, runtime: { type: 'string', default: 'auto' }, json: { type: 'string' } },
+  });
+  const samples = Number(values.samples);
+  const levels = values.levels!.split(',').map(Number);
+  if (!Number.isInteger(samples) || samples < 2 || levels.some((l) => !Number.isInteger(l) || l < 0)) {
+    console.error('sandbox-start: --samples must be an integer >= 2 and --levels a comma list of integers >= 0');
+    return 2;
+  }
+  const instance = `bench${randomBytes(2).toString('hex')}`;
+  log(`instance ${instance}; base rootfs and agent bundle`);
+  const rootfs = await new MmdebstrapImages().rootfs('debian:bookworm', (l) => log(l));
+  await bundle(bundleEntries().find((e) => e.name === 'agent')!);
+  const scratch = fs.mkdtempSync('/var/tmp/sk-bench-start-');
+  const net = await createSandboxHostNetwork(instance);
+  const rt = createOciRuntime({ instance, runtime: values.runtime as RuntimeChoice, stateRoot: path.join(scratch, 'state'), dataRoot: path.join(scratch, 'data'), network: net.network });
+  const env: Env = { rootfs, net, rt, scratch };
+  const columns: Column[] = [kitColumn(env), floorColumn(env)];
+  let api: Awaited<ReturnType<typeof apiColumn>> | undefined;
+  const background: string[] = [];
+  const backgroundPids: number[] = [];
+  const results: Array<{ running: number; column: string; p50: number; p95: number; n: number }> = [];
+  let memPerSandboxKB: number | undefined;
+  let memcgPerSandboxKB: number | undefined;
+  try {
+    api = await apiColumn(env, `${instance}p`, values.runtime as RuntimeChoice);
+    columns.push(api);
+    log(`runtime ${rt.name}; warming up each column once`);
+    for (const c of columns) await (await c.start(`warm${columns.indexOf(c)}`)).stop();
+    const memBefore = memAvailableKB();
+    for (const level of levels) {
+      while (background.length < level) {
+        const id = `bg${background.length}`;
+        const network = await net.network.attach(id);
+        const status = await rt.create({ sandboxID: id, layers: [rootfs], memoryMB: 512, cpuCount: 1, network });
+        await until204(network.address);
+        background.push(id);
+        backgroundPids.push(status.pid!);
+      }
+      if (level === Math.max(...levels) && level > 0) {
+        await new Promise((r) => setTimeout(r, 3000));
+        memPerSandboxKB = (memBefore - memAvailableKB()) / level;
+        memcgPerSandboxKB = backgroundPids.reduce((sum, pid) => sum + memcgUsageBytes(pid), 0) / 1024 / level;
+      }
+      for (const c of columns) {
+        const times: number[] = [];
+        for (let i = 0; i < samples; i++) {
+          const s = await c.start(`m${level}x${columns.indexOf(c)}x${i}`);
+          times.push(s.readyMs);
+          await s.stop();
+        }
+        times.sort((a, b) => a - b);
+        const row = { running: level, column: c.name, p50: percentile(times, 0.5), p95: percentile(times, 0.95), n: samples };
+        results.push(row);
+        log(`${level} running, ${c.name}: p50 ${row.p50.toFixed(1)} ms, p95 ${row.p95.toFixed(1)} ms`);
+      }
+    }
+  } finally {
+    log('cleaning up');
+    await api?.close();
+    await cleanupLeftovers({ instance, stateRoot: path.join(scratch, 'state'), dataRoot: path.join(scratch, 'data'), network: net.network });
+    removeCgroup(`sandbox-kit-${instance}-floor`);
+    await net.close();
+    fs.rmSync(scratch, { recursive: true, force: true });
+  }
+
+  console.log(`\nsandbox start, ${rt.name}, ${samples} samples per cell (create -> first successful agent call)\n`);
+  console.log('| already running | ' + columns.map((c) => `${c.name} p50 / p95`).join(' | ') + ' | kit / floor (p50) | api / floor (p50, p95) |');
+  console.log('|---|' + columns.map(() => '---|').join('') + '---|---|');
+  for (const level of levels) {
+    const row = results.filter((r) => r.running === level);
+    const [kit, floor, viaApi] = [row[0]!, row[1]!, row[2]!];
+    console.log(
+      `| ${level} | ` +
+        row.map((r) => `${r.p50.toFixed(1)} / ${r.p95.toFixed(1)} ms`).join(' | ') +
+        ` | ${(kit.p50 / floor.p50).toFixed(2)}x | ${(viaApi.p50 / floor.p50).toFixed(2)}x, ${(viaApi.p95 / floor.p95).toFixed(2)}x |`,
+    );
+  }
+  if (memPerSandboxKB !== undefined) {
+    console.log(`\nidle memory per sandbox, ${Math.max(...levels)} running: MemAvailable drop / N ${(memPerSandboxKB / 1024).toFixed(1)} MiB; memory cgroup usage (anonymous + the sandbox's own page cache) ${((memcgPerSandboxKB ?? NaN) / 1024).toFixed(1)} MiB`);
+  }
+  if (values.json) fs.writeFileSync(values.json, JSON.stringify({ runtime: rt.name, samples, results, memPerSandboxKB, memcgPerSandboxKB }, null, 2));
+  return 0;
+}
+
+main().then(
+  (code) => (process.exitCode = code),
+  (err: unknown) => {
+    console.error(`sandbox-start: ${err instanceof Error ? err.message : String(err)}`);
+    process.exitCode = 1;
+  },
+);

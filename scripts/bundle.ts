@@ -1,0 +1,123 @@
+/**
+ * Bundles the kit's standalone programs into single files under dist/bundle with esbuild, so they run with a bare
+ * node binary and no node_modules (the agent inside every sandbox runs this way). Add a program by adding a line to
+ * bundleEntries(). Beside the bundles: run.js (scripts/bundle-loader.js), which starts `<name>.js` with V8's code cache
+ * `<name>.js.cache`, made here by this node binary (the one the sandboxes get) by running the bundle's `--help`.
+ * Usage: node dist/scripts/bundle.js [name...]   (default: all)
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { spawn } from 'node:child_process';
+import { build } from 'esbuild';
+
+export interface BundleEntry {
+  /** Output file dist/bundle/<name>.js. */
+  name: string;
+  /** Entry module, relative to the project root. */
+  entry: string;
+  /** The entry is a CLI command module (`run(argv)` resolving to the exit code) rather than a program. */
+  commandModule?: boolean;
+  /** Also make V8's code cache for it (it starts often and its start-up time counts: the agent). */
+  codeCache?: boolean;
+}
+
+const ROOT = path.resolve(__dirname, fs.existsSync(path.resolve(__dirname, '../package.json')) ? '..' : '../..');
+
+/** The agent's standalone entry once it exists; until then the CLI's `agent` command module (same flags). */
+function agentEntry(): BundleEntry {
+  return fs.existsSync(path.join(ROOT, 'src/agent/main.ts'))
+    ? { name: 'agent', entry: 'src/agent/main.ts', codeCache: true }
+    : { name: 'agent', entry: 'src/cli/commands/agent.ts', commandModule: true, codeCache: true };
+}
+
+export function bundleEntries(): BundleEntry[] {
+  return [
+    agentEntry(),
+    { name: 'mcp-gateway', entry: 'src/mcp/gateway/main.ts' },
+    // The whole CLI for the sandbox hosts (`platform`, `gateway`, `template build`), installed by their cloud-init.
+    { name: 'sandbox-kit', entry: 'src/cli/main.ts' },
+  ];
+}
+
+export const BUNDLE_DIR = path.join(ROOT, 'dist', 'bundle');
+
+export async function bundle(entry: BundleEntry, outDir = BUNDLE_DIR): Promise<string> {
+  const outfile = path.join(outDir, `${entry.name}.js`);
+  const common = {
+    bundle: true,
+    platform: 'node' as const,
+    target: 'node20',
+    format: 'cjs' as const,
+    outfile,
+    minify: false,
+    sourcemap: false,
+    legalComments: 'none' as const,
+    logLevel: 'warning' as const,
+    // Native addons (the agent's xattr binding) are copied beside the bundle and loaded from there.
+    loader: { '.node': 'copy' as const },
+  };
+  if (entry.commandModule) {
+    const contents = [
+      `require(${JSON.stringify(`./${entry.entry}`)}).run(process.argv.slice(2)).then(`,
+      '  (code) => { process.exitCode = code; },',
+      `  (err) => { console.error(\`${entry.name}: \${err instanceof Error ? err.message : String(err)}\`); process.exitCode = 1; },`,
+      ');',
+    ].join('\n');
+    await build({ ...common, stdin: { contents, resolveDir: ROOT, sourcefile: `${entry.name}-entry.js`, loader: 'js' } });
+  } else {
+    await build({ ...common, entryPoints: [path.join(ROOT, entry.entry)] });
+  }
+  fs.copyFileSync(path.join(ROOT, 'scripts', 'bundle-loader.js'), path.join(outDir, LOADER));
+  if (entry.codeCache) await produceCodeCache(outDir, entry.name);
+  return outfile;
+}
+
+/** The loader's file name in the bundle directory: `node run.js <name> args...`. */
+export const LOADER = 'run.js';
+
+/**
+ * Runs `<name>.js --help` through the loader in produce mode, which writes `<name>.js.cache` at exit. Without a
+ * cache the loader compiles normally, so a failure here only costs start-up time; it is reported, not fatal.
+ */
+async function produceCodeCache(outDir: string, name: string): Promise<void> {
+  const cache = path.join(outDir, `${name}.js.cache`);
+  fs.rmSync(cache, { force: true });
+  const code = await new Promise<number>((resolve) => {
+    const child = spawn(process.execPath, [path.join(outDir, LOADER), name, '--help'], {
+      stdio: 'ignore',
+      env: { ...process.env, SANDBOX_KIT_PRODUCE_CODE_CACHE: '1' },
+    });
+    const timer = setTimeout(() => child.kill('SIGTERM'), 10_000);
+    child.on('error', () => resolve(127));
+    child.on('exit', (c) => {
+      clearTimeout(timer);
+      resolve(c ?? 1);
+    });
+  });
+  if (!fs.existsSync(cache)) console.error(`bundle: no code cache for ${name} (exit ${code}); it starts without one`);
+}
+
+async function main(names: string[]): Promise<number> {
+  const entries = bundleEntries();
+  const unknown = names.filter((n) => !entries.some((e) => e.name === n));
+  if (unknown.length > 0) {
+    console.error(`bundle: unknown bundle ${unknown.join(', ')}; known: ${entries.map((e) => e.name).join(', ')}`);
+    return 2;
+  }
+  for (const entry of entries.filter((e) => names.length === 0 || names.includes(e.name))) {
+    const started = Date.now();
+    const out = await bundle(entry);
+    console.log(`bundle: ${entry.name} (${entry.entry}) -> ${path.relative(ROOT, out)}, ${Math.round(fs.statSync(out).size / 1024)} KiB in ${Date.now() - started} ms`);
+  }
+  return 0;
+}
+
+if (require.main === module) {
+  main(process.argv.slice(2)).then(
+    (code) => (process.exitCode = code),
+    (err: unknown) => {
+      console.error(`bundle: ${err instanceof Error ? err.message : String(err)}`);
+      process.exitCode = 1;
+    },
+  );
+}

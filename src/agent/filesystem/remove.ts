@@ -1,0 +1,21 @@
+/** Filesystem.Remove: removes a file, a symlink (not its target) or a directory with everything in it. */
+import * as fs from 'node:fs';
+import { create } from '@bufbuild/protobuf';
+import type { HandlerContext } from '@connectrpc/connect';
+import { bytesToText } from '../bytes-text';
+import type { AgentServices } from '../call-context';
+import { toConnectError } from '../connect-errors';
+import { fsError } from '../errors';
+import { type RemoveRequest, type RemoveResponse, RemoveResponseSchema } from '../gen/filesystem_pb';
+import { pathOf, userOf } from './request-user';
+
+export async function remove(svc: AgentServices, req: RemoveRequest, ctx: HandlerContext): Promise<RemoveResponse> {
+  const p = pathOf(req.path, userOf(svc, ctx));
+  try {
+    fs.lstatSync(p);
+    await fs.promises.rm(p, { recursive: true, force: false });
+  } catch (err) {
+    throw toConnectError(fsError(err, `Remove ${bytesToText(p)}`));
+  }
+  return create(RemoveResponseSchema, {});
+}

@@ -1,0 +1,163 @@
+/**
+ * A process the agent started: its pipes, the streams reading it, its config for List, and the ways to talk to it
+ * (input, signals, terminal size). It outlives the call that started it: a client that disconnects leaves it
+ * running, and Connect attaches a new reader.
+ *
+ * Back-pressure: each reader has a bounded queue; when any reader's queue is full the process's stdout/stderr are
+ * paused (the kernel pipe fills and the program blocks in write), and they resume once every reader has room.
+ * With no reader attached, output is read and dropped, so a detached program never blocks on a full pipe.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import type { LaunchPlan } from './launch';
+import { type ProcessOutput, Subscriber } from './subscriber';
+
+const READER_HIGH_WATER = 1024 * 1024;
+
+export interface ProcessConfigInfo {
+  cmd: string;
+  args: string[];
+  envs: Record<string, string>;
+  cwd?: string;
+}
+
+export class ManagedProcess {
+  readonly pid: number;
+  private readonly subscribers = new Set<Subscriber>();
+  private paused = false;
+  private ended: Extract<ProcessOutput, { kind: 'end' }> | undefined;
+  private killReason: string | undefined;
+  readonly exited: Promise<void>;
+
+  private constructor(
+    private readonly child: ChildProcess,
+    readonly config: ProcessConfigInfo,
+    readonly tag: string | undefined,
+    readonly pty: boolean,
+  ) {
+    this.pid = child.pid!;
+    const outputs: Array<[NodeJS.ReadableStream | null, 'stdout' | 'stderr']> = [
+      [child.stdout, pty ? 'stdout' : 'stdout'],
+      [child.stderr, 'stderr'],
+    ];
+    for (const [stream, name] of outputs) {
+      stream?.on('data', (bytes: Buffer) => this.emit({ kind: 'data', stream: pty ? 'pty' : name, bytes }));
+    }
+    // An input pipe whose reader exited gives EPIPE on the next write: not the agent's failure.
+    child.stdin?.on('error', () => {});
+    this.exited = new Promise((resolve) => {
+      child.once('close', (code, signal) => {
+        this.ended = endEvent(code, signal, this.killReason);
+        this.emit(this.ended);
+        resolve();
+      });
+    });
+  }
+
+  /** Spawns the plan; throws the spawn error (ENOENT, EACCES) synchronously-ish, before any event is sent. */
+  static async start(plan: LaunchPlan, config: ProcessConfigInfo, tag: string | undefined, pty: boolean, keepStdin: boolean): Promise<ManagedProcess> {
+    const child = spawn(plan.file, plan.args, {
+      cwd: plan.cwd,
+      env: plan.env,
+      stdio: ['pipe', 'pipe', 'pipe'],
+      detached: true, // its own process group: signals reach everything it started
+    });
+    await new Promise<void>((resolve, reject) => {
+      child.once('spawn', resolve);
+      child.once('error', reject);
+    });
+    const p = new ManagedProcess(child, config, tag, pty);
+    if (!keepStdin) child.stdin?.end();
+    return p;
+  }
+
+  get running(): boolean {
+    return this.ended === undefined;
+  }
+
+  /** A new reader; it sees output from now on (and the end event, even if the process already ended). */
+  subscribe(): Subscriber {
+    const s = new Subscriber(READER_HIGH_WATER, () => this.updateFlow());
+    if (this.ended) {
+      s.push(this.ended);
+      return s;
+    }
+    this.subscribers.add(s);
+    return s;
+  }
+
+  unsubscribe(s: Subscriber): void {
+    this.subscribers.delete(s);
+    s.close();
+    this.updateFlow();
+  }
+
+  private emit(item: ProcessOutput): void {
+    for (const s of this.subscribers) s.push(item);
+    if (item.kind === 'data') this.updateFlow();
+  }
+
+  private updateFlow(): void {
+    let full = false;
+    for (const s of this.subscribers) if (s.full) full = true;
+    if (full === this.paused) return;
+    this.paused = full;
+    for (const stream of [this.child.stdout, this.child.stderr]) {
+      if (full) stream?.pause();
+      else stream?.resume();
+    }
+  }
+
+  writeStdin(bytes: Buffer): Promise<void> {
+    const stdin = this.child.stdin;
+    if (!stdin || stdin.writableEnded || stdin.destroyed) return Promise.reject(new Error('stdin is closed'));
+    return new Promise((resolve, reject) => {
+      stdin.write(bytes, (err) => (err ? reject(err) : resolve()));
+    });
+  }
+
+  closeStdin(): void {
+    this.child.stdin?.end();
+  }
+
+  /** Signals the whole process group; falls back to the process alone if the group is gone. */
+  signal(sig: NodeJS.Signals, reason?: string): void {
+    if (!this.running) return;
+    if (reason !== undefined && this.killReason === undefined) this.killReason = reason;
+    try {
+      process.kill(-this.pid, sig);
+    } catch {
+      try {
+        process.kill(this.pid, sig);
+      } catch {
+        /* already gone */
+      }
+    }
+  }
+
+  /**
+   * The terminal device of a pty process: `script` is this pid (the wrappers exec), and its child, the command,
+   * has the terminal as its stdin.
+   */
+  terminalPath(): string | undefined {
+    try {
+      const children = fs.readFileSync(`/proc/${this.pid}/task/${this.pid}/children`, 'utf8').trim().split(/\s+/);
+      for (const c of children) {
+        if (!c) continue;
+        const link = fs.readlinkSync(`/proc/${c}/fd/0`);
+        if (link.startsWith('/dev/pts/')) return link;
+      }
+    } catch {
+      /* ended meanwhile */
+    }
+    return undefined;
+  }
+}
+
+function endEvent(code: number | null, signal: NodeJS.Signals | null, reason: string | undefined): Extract<ProcessOutput, { kind: 'end' }> {
+  if (code !== null) {
+    return { kind: 'end', exitCode: code, exited: true, status: `exit status ${code}`, ...(reason ? { error: reason } : {}) };
+  }
+  const name = signal === 'SIGKILL' ? 'killed' : signal === 'SIGTERM' ? 'terminated' : (signal ?? 'unknown').toLowerCase();
+  return { kind: 'end', exitCode: -1, exited: false, status: `signal: ${name}`, ...(reason ? { error: reason } : {}) };
+}

@@ -1,0 +1,12 @@
+/** Process.SendSignal: SIGTERM or SIGKILL to the process's group. */
+import { create } from '@bufbuild/protobuf';
+import { Code, ConnectError } from '@connectrpc/connect';
+import type { AgentServices } from '../call-context';
+import { type SendSignalRequest, type SendSignalResponse, SendSignalResponseSchema, Signal } from '../gen/process_pb';
+
+export function sendSignal(svc: AgentServices, req: SendSignalRequest): SendSignalResponse {
+  const sig = req.signal === Signal.SIGKILL ? 'SIGKILL' : req.signal === Signal.SIGTERM ? 'SIGTERM' : undefined;
+  if (!sig) throw new ConnectError(`field "signal" must be SIGNAL_SIGTERM or SIGNAL_SIGKILL, got ${req.signal}`, Code.InvalidArgument);
+  svc.processes.find(req.process).signal(sig);
+  return create(SendSignalResponseSchema, {});
+}

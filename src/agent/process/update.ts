@@ -1,0 +1,27 @@
+/**
+ * Process.Update: resizes a pty process's terminal. `stty -F` sets the size on the terminal device, and the kernel
+ * sends SIGWINCH to its foreground process group, as a terminal emulator's resize does.
+ */
+import { execFile } from 'node:child_process';
+import { create } from '@bufbuild/protobuf';
+import { Code, ConnectError } from '@connectrpc/connect';
+import type { AgentServices } from '../call-context';
+import { type UpdateRequest, type UpdateResponse, UpdateResponseSchema } from '../gen/process_pb';
+
+export async function update(svc: AgentServices, req: UpdateRequest): Promise<UpdateResponse> {
+  const proc = svc.processes.find(req.process);
+  const size = req.pty?.size;
+  if (!size) return create(UpdateResponseSchema, {});
+  if (!proc.pty) throw new ConnectError(`process ${proc.pid} has no terminal to resize`, Code.FailedPrecondition);
+  if (size.cols < 1 || size.rows < 1 || size.cols > 65535 || size.rows > 65535) {
+    throw new ConnectError(`field "pty.size": cols and rows must be 1..65535, got ${size.cols}x${size.rows}`, Code.InvalidArgument);
+  }
+  const tty = proc.terminalPath();
+  if (!tty) throw new ConnectError(`process ${proc.pid}: its terminal is gone`, Code.NotFound);
+  await new Promise<void>((resolve, reject) => {
+    execFile('stty', ['-F', tty, 'cols', String(size.cols), 'rows', String(size.rows)], (err, _out, stderr) =>
+      err ? reject(new ConnectError(`resizing ${tty}: ${stderr.trim() || err.message}`, Code.Internal)) : resolve(),
+    );
+  });
+  return create(UpdateResponseSchema, {});
+}

@@ -1,0 +1,43 @@
+/**
+ * Writes a Connect error answer unless a response already started. When the request body has not been read to
+ * its end, the answer is sent first and the rest of the body is then read and dropped for a short while (at most
+ * DRAIN_MS and DRAIN_BYTES), so a client still sending gets the answer instead of a reset; only past those limits
+ * is the connection cut.
+ */
+import type * as http from 'node:http';
+import { AgentError, errorBody } from './errors';
+
+const DRAIN_MS = 5_000;
+const DRAIN_BYTES = 64 * 1024 * 1024;
+
+export function sendError(req: http.IncomingMessage, res: http.ServerResponse, err: AgentError): void {
+  if (res.headersSent || res.destroyed) return;
+  const body = errorBody(err);
+  const unread = !req.complete;
+  const headers: Record<string, string | number> = {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(body),
+    ...err.headers,
+  };
+  // No `Connection: close` here: Node would then destroy the socket right after the answer, and the client's
+  // unsent body would meet a reset. The connection stays usable once the body is drained.
+  res.writeHead(err.httpStatus, headers);
+  res.end(body);
+  if (unread) drainBriefly(req);
+}
+
+/** Reads and drops what is left of the request body, then lets the connection close; cuts it past the limits. */
+export function drainBriefly(req: http.IncomingMessage): void {
+  const socket = req.socket;
+  let dropped = 0;
+  const cut = () => socket.destroy();
+  const timer = setTimeout(cut, DRAIN_MS);
+  timer.unref();
+  socket.once('close', () => clearTimeout(timer));
+  req.on('data', (chunk: Buffer) => {
+    dropped += chunk.length;
+    if (dropped > DRAIN_BYTES) cut();
+  });
+  req.on('end', () => clearTimeout(timer));
+  req.resume();
+}

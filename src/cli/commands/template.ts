@@ -1,0 +1,136 @@
+/**
+ * `sandbox-kit template build`: builds the stack's proxy template through an E2B-compatible API (the kit's platform
+ * or any other) with the E2B SDK, printing the build's logs as they come. Thin: flags and the stack in, templates/proxy.
+ */
+import { readFileSync } from 'node:fs';
+import type { LogEntry } from 'e2b';
+import { buildProxyTemplate, type ProxyMode } from '../../../templates/proxy';
+import { type ConfigIssue, formatIssues, ipv4, oneOf, text } from '../../config';
+import { parseFlags, requiredFlag, switchFlag, valueFlag } from '../args';
+import { DEFAULT_STACK, loadStack, PASSWORD_ENV, passwordFromEnv, stackName } from '../stack';
+
+const USAGE = `usage: sandbox-kit template build [--stack NAME] [--mode local|transparent] --server-ip IP
+                                [--api-url URL] [--api-key-file FILE] [--alias NAME] [--skip-cache]
+
+Builds the proxy client template of a stack (default stack: ${DEFAULT_STACK}) with the E2B SDK's Template.build, using
+the stack's template alias, memoryMB and cpuCount, and prints the build logs live.
+
+  --mode MODE          local (ss-local, SOCKS5 on 1080) or transparent (ss-redir + NAT chain + ss-local);
+                       default: the stack's template.mode
+  --server-ip IP       the proxy's public (ingress) address the client dials; required
+  --api-url URL        the platform API; default: E2B_API_URL, else the SDK's default
+  --api-key-file FILE  a file holding the API key; default: E2B_API_KEY
+  --alias NAME         build under another name than the stack's template.alias
+  --skip-cache         rebuild every step
+
+The proxy password comes from ${PASSWORD_ENV}; it is written only into the template's 0600 client config.`;
+
+const LEVEL: Record<string, string> = { debug: 'DEBUG', info: 'INFO ', warn: 'WARN ', error: 'ERROR' };
+
+function printLog(e: LogEntry): void {
+  const time = e.timestamp.toISOString().slice(11, 19);
+  process.stdout.write(`${time} ${LEVEL[e.level] ?? e.level} ${e.message}\n`);
+}
+
+export async function run(argv: string[]): Promise<number> {
+  const [sub, ...rest] = argv;
+  if (sub === undefined || sub === '--help' || sub === '-h') {
+    console.log(USAGE);
+    return sub === undefined ? 2 : 0;
+  }
+  if (sub !== 'build') {
+    console.error(`template: unknown subcommand ${JSON.stringify(sub)}; expected build\n\n${USAGE}`);
+    return 2;
+  }
+  const { values, help } = parseFlags('template build', rest, {
+    stack: valueFlag(stackName().default(DEFAULT_STACK)),
+    mode: valueFlag(oneOf(['local', 'transparent']).optional()),
+    'server-ip': requiredFlag(ipv4(), "the proxy's public IPv4 address that clients dial, such as 203.0.113.10"),
+    'api-url': valueFlag(text(/^https?:\/\/[^\s/]+/, 'an http(s) URL such as http://127.0.0.1:3000').optional()),
+    'api-key-file': valueFlag(text(/.+/, 'a file path').optional()),
+    alias: valueFlag(text(/^[a-z0-9][a-z0-9_-]{0,62}$/, 'lower-case letters, digits, - and _, at most 63 characters').optional()),
+    'skip-cache': switchFlag(),
+  });
+  if (help) {
+    console.log(USAGE);
+    return 0;
+  }
+
+  const usageIssues: ConfigIssue[] = [];
+  const serverIp = values['server-ip'];
+  const apiUrl = values['api-url'] ?? process.env.E2B_API_URL;
+  if (apiUrl !== undefined && !/^https?:\/\/[^\s/]+/.test(apiUrl)) {
+    usageIssues.push({
+      key: values['api-url'] !== undefined ? '--api-url' : 'E2B_API_URL',
+      given: JSON.stringify(apiUrl),
+      expected: 'an http(s) URL such as http://127.0.0.1:3000',
+    });
+  }
+  let apiKey: string | undefined;
+  const keyFile = values['api-key-file'];
+  if (keyFile !== undefined) {
+    try {
+      apiKey = readFileSync(keyFile, 'utf8').trim();
+      if (apiKey === '') usageIssues.push({ key: '--api-key-file', given: keyFile, expected: 'a file holding the API key (it is empty)' });
+    } catch (err) {
+      usageIssues.push({
+        key: '--api-key-file',
+        given: keyFile,
+        expected: `a readable file holding the API key (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
+      });
+    }
+  } else {
+    apiKey = process.env.E2B_API_KEY;
+    if (!apiKey)
+      usageIssues.push({
+        key: '--api-key-file',
+        given: '(missing, and E2B_API_KEY is not set)',
+        expected: 'a file holding the platform API key, or E2B_API_KEY',
+      });
+  }
+  if (usageIssues.length > 0) {
+    console.error(`template build: ${formatIssues(usageIssues)}\nNothing was built.`);
+    return 2;
+  }
+
+  const loaded = loadStack(values.stack);
+  const env = passwordFromEnv();
+  const passwordIssues: ConfigIssue[] =
+    env.password === undefined && env.issues.length === 0
+      ? [
+          {
+            key: PASSWORD_ENV,
+            given: '(not set)',
+            expected: 'the proxy password (at least 16 printable ASCII characters) in the environment',
+          },
+        ]
+      : env.issues;
+  const issues = [...loaded.issues, ...passwordIssues];
+  if (issues.length > 0 || !loaded.config || env.password === undefined || serverIp === undefined) {
+    console.error(`template build: stack ${loaded.stack} (${loaded.path}): ${formatIssues(issues)}\nNothing was built.`);
+    return 1;
+  }
+
+  const mode = (values.mode ?? loaded.config.template.mode) as ProxyMode;
+  const alias = values.alias ?? loaded.config.template.alias;
+  console.log(
+    `template build: ${alias} (${mode} mode, ${loaded.config.template.cpuCount} CPU, ${loaded.config.template.memoryMB} MB) from stack ${loaded.stack} via ${apiUrl ?? 'the SDK default API'}`,
+  );
+  try {
+    const info = await buildProxyTemplate({
+      config: loaded.config,
+      target: { serverIp, password: env.password },
+      mode,
+      alias,
+      apiUrl,
+      apiKey,
+      skipCache: values['skip-cache'],
+      onBuildLogs: printLog,
+    });
+    console.log(`template build: ${info.name} is ready: templateID ${info.templateId}, buildID ${info.buildId}`);
+    return 0;
+  } catch (err) {
+    console.error(`template build: ${alias} failed: ${(err as Error).message}`);
+    return 1;
+  }
+}

@@ -1,0 +1,221 @@
+/**
+ * The platform's client for the agent in a sandbox (envd's surface): `GET /health`, `POST /init`, and
+ * `process.Process/Start` over the Connect protocol with JSON (one request envelope; a stream of envelopes back,
+ * the last one flagged end-of-stream).
+ */
+import { ACCESS_TOKEN_HEADER } from '../contract/headers';
+
+export interface InitRequest {
+  accessToken: string;
+  envVars: Record<string, string>;
+  defaultUser: string;
+  defaultWorkdir?: string;
+}
+
+export interface ProcessSpec {
+  cmd: string;
+  args: string[];
+  envs?: Record<string, string>;
+  cwd?: string;
+  /** Sent as Basic auth, as E2B clients name the user; the agent's default user otherwise. */
+  user?: string;
+  tag?: string;
+}
+
+export interface ProcessResult {
+  exitCode: number;
+  /** The agent's reason when the process could not run or ended abnormally. */
+  error?: string;
+  /** The last bytes of stdout and stderr, interleaved, for error messages. */
+  outputTail: string;
+}
+
+export interface RunningProcess {
+  /** Resolves with the process ID once the agent started it; rejects if it could not. */
+  started: Promise<number>;
+  /** Resolves when the process ends (or rejects when the stream breaks). */
+  done: Promise<ProcessResult>;
+  /** Stops reading; the process itself is the agent's. */
+  abort(): void;
+}
+
+const OUTPUT_TAIL_BYTES = 2048;
+const FLAG_END_STREAM = 0x02;
+
+export class AgentError extends Error {}
+
+function authHeaders(token: string | undefined, user?: string): Record<string, string> {
+  const headers: Record<string, string> = {};
+  if (token !== undefined) headers[ACCESS_TOKEN_HEADER] = token;
+  if (user !== undefined) headers.authorization = `Basic ${Buffer.from(`${user}:`).toString('base64')}`;
+  return headers;
+}
+
+async function describeFailure(res: Response): Promise<string> {
+  const text = (await res.text().catch(() => '')).slice(0, 300);
+  try {
+    const body = JSON.parse(text) as { code?: unknown; message?: unknown };
+    if (typeof body.message === 'string') return `${res.status} ${String(body.code ?? '')}: ${body.message}`.replace(' : ', ': ');
+  } catch {
+    // not JSON
+  }
+  return `${res.status}${text ? `: ${text}` : ''}`;
+}
+
+export class AgentClient {
+  /** e.g. http://10.11.0.2:49983 */
+  constructor(readonly baseUrl: string) {}
+
+  /**
+   * Polls `GET /health` until it answers 2xx. Each attempt has its own short timeout: a frozen sandbox still
+   * completes TCP handshakes, so only an HTTP answer counts.
+   */
+  async waitForHealth(timeoutMs: number, signal?: AbortSignal): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    let delay = 2;
+    let last = 'no answer yet';
+    while (true) {
+      signal?.throwIfAborted();
+      const left = deadline - Date.now();
+      if (left <= 0) throw new AgentError(`the agent at ${this.baseUrl} did not answer GET /health within ${timeoutMs} ms (${last})`);
+      try {
+        const res = await fetch(`${this.baseUrl}/health`, { signal: AbortSignal.any([AbortSignal.timeout(Math.min(1000, left)), ...(signal ? [signal] : [])]) });
+        await res.body?.cancel().catch(() => {});
+        if (res.ok) return;
+        last = `it answered ${res.status}`;
+      } catch (err) {
+        signal?.throwIfAborted();
+        last = (err as Error & { cause?: Error }).cause?.message ?? (err as Error).message;
+      }
+      await new Promise((r) => setTimeout(r, delay));
+      // Capped low: the agent usually answers within tens of milliseconds of its start, and a refused connect is cheap.
+      delay = Math.min(delay * 2, 10);
+    }
+  }
+
+  /** Hands the agent its token, env vars and default user; `currentToken` when the agent already has one (resume). */
+  async init(request: InitRequest, currentToken?: string, timeoutMs = 10_000): Promise<void> {
+    let res: Response;
+    try {
+      res = await fetch(`${this.baseUrl}/init`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...authHeaders(currentToken) },
+        body: JSON.stringify(request),
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+    } catch (err) {
+      throw new AgentError(`POST /init to the agent at ${this.baseUrl} failed: ${(err as Error).message}`);
+    }
+    if (!res.ok) throw new AgentError(`the agent refused POST /init: ${await describeFailure(res)}`);
+    await res.body?.cancel().catch(() => {});
+  }
+
+  /** Starts a process through `process.Process/Start` and follows its events. */
+  start(token: string, spec: ProcessSpec): RunningProcess {
+    const controller = new AbortController();
+    let resolveStarted!: (pid: number) => void;
+    let rejectStarted!: (err: Error) => void;
+    const started = new Promise<number>((resolve, reject) => {
+      resolveStarted = resolve;
+      rejectStarted = reject;
+    });
+    started.catch(() => {});
+    const done = this.follow(token, spec, controller.signal, resolveStarted).catch((err: Error) => {
+      rejectStarted(err);
+      throw err;
+    });
+    done.then(
+      () => rejectStarted(new AgentError('the process stream ended before its start event')),
+      () => {},
+    );
+    return { started, done, abort: () => controller.abort() };
+  }
+
+  /** Runs a command with bash (as E2B clients do) and waits for its exit. */
+  async run(token: string, command: string, options: Omit<ProcessSpec, 'cmd' | 'args'> & { timeoutMs: number }): Promise<ProcessResult> {
+    const proc = this.start(token, { ...options, cmd: '/bin/bash', args: ['-l', '-c', command] });
+    const timer = setTimeout(() => proc.abort(), options.timeoutMs);
+    try {
+      return await proc.done;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private async follow(token: string, spec: ProcessSpec, signal: AbortSignal, onStart: (pid: number) => void): Promise<ProcessResult> {
+    const process: Record<string, unknown> = { cmd: spec.cmd, args: spec.args };
+    if (spec.envs && Object.keys(spec.envs).length > 0) process.envs = spec.envs;
+    if (spec.cwd) process.cwd = spec.cwd;
+    const message: Record<string, unknown> = { process };
+    if (spec.tag) message.tag = spec.tag;
+    const res = await fetch(`${this.baseUrl}/process.Process/Start`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/connect+json',
+        'connect-protocol-version': '1',
+        ...authHeaders(token, spec.user),
+      },
+      body: envelope(0, message),
+      signal,
+    });
+    if (res.status !== 200) throw new AgentError(`the agent refused process.Process/Start: ${await describeFailure(res)}`);
+    if (!res.body) throw new AgentError('the agent answered process.Process/Start without a body');
+    let tail = Buffer.alloc(0);
+    let result: ProcessResult | undefined;
+    for await (const frame of readEnvelopes(res.body)) {
+      if (frame.flags & FLAG_END_STREAM) {
+        const end = frame.json as { error?: { code?: string; message?: string } };
+        if (end.error) throw new AgentError(`process.Process/Start failed: ${end.error.code ?? 'unknown'}: ${end.error.message ?? ''}`);
+        break;
+      }
+      const event = (frame.json as { event?: Record<string, Record<string, unknown>> }).event ?? {};
+      if (event.start) onStart(Number(event.start.pid));
+      if (event.data) {
+        for (const stream of ['stdout', 'stderr', 'pty'] as const) {
+          const data = event.data[stream];
+          if (typeof data === 'string') tail = Buffer.concat([tail, Buffer.from(data, 'base64')]).subarray(-OUTPUT_TAIL_BYTES);
+        }
+      }
+      if (event.end) {
+        result = {
+          exitCode: Number(event.end.exitCode ?? 0),
+          error: typeof event.end.error === 'string' ? event.end.error : undefined,
+          outputTail: '',
+        };
+      }
+    }
+    if (!result) throw new AgentError('the process stream ended without an end event');
+    return { ...result, outputTail: tail.toString('utf8') };
+  }
+}
+
+export function envelope(flags: number, message: unknown): Buffer {
+  const json = Buffer.from(JSON.stringify(message), 'utf8');
+  const head = Buffer.alloc(5);
+  head.writeUInt8(flags, 0);
+  head.writeUInt32BE(json.length, 1);
+  return Buffer.concat([head, json]);
+}
+
+/** Splits a Connect stream into envelopes, however the bytes are chunked. */
+export async function* readEnvelopes(body: AsyncIterable<Uint8Array>): AsyncGenerator<{ flags: number; json: unknown }> {
+  let buffered = Buffer.alloc(0);
+  for await (const chunk of body) {
+    buffered = Buffer.concat([buffered, chunk]);
+    while (buffered.length >= 5) {
+      const length = buffered.readUInt32BE(1);
+      if (buffered.length < 5 + length) break;
+      const flags = buffered[0];
+      const text = buffered.subarray(5, 5 + length).toString('utf8');
+      buffered = buffered.subarray(5 + length);
+      let json: unknown;
+      try {
+        json = JSON.parse(text);
+      } catch {
+        throw new AgentError(`the agent sent a stream message that is not JSON: ${text.slice(0, 100)}`);
+      }
+      yield { flags, json };
+    }
+  }
+  if (buffered.length > 0) throw new AgentError('the process stream was cut inside a message');
+}

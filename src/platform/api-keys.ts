@@ -1,0 +1,97 @@
+import { timingSafeEqual } from 'node:crypto';
+import { chmod, mkdir, open, readFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { hashAccessToken } from '../contract/access-token';
+import { randomText, TOKEN_ALPHABET } from './random-text';
+
+/** Keys the platform makes start with this, so a leaked one is recognisable in logs and scanners. */
+export const API_KEY_PREFIX = 'sk_';
+const API_KEY_BODY_LENGTH = 40;
+/** What a key given to the platform may look like: printable ASCII without spaces, 8 to 256 characters. */
+export const API_KEY_PATTERN = /^[\x21-\x7e]{8,256}$/;
+
+export function newApiKey(): string {
+  return API_KEY_PREFIX + randomText(TOKEN_ALPHABET, API_KEY_BODY_LENGTH);
+}
+
+/** The stored form of a key: sha256 hex, as for access tokens, so a leaked store opens nothing. */
+export const hashApiKey = hashAccessToken;
+
+/** The accepted API keys, held only as their sha256. */
+export class ApiKeys {
+  private readonly digests: Buffer[];
+
+  constructor(hashes: Iterable<string>) {
+    this.digests = [...new Set(hashes)].map((h) => {
+      if (!/^[0-9a-f]{64}$/.test(h)) throw new Error('an API key hash must be 64 lowercase hex digits (sha256)');
+      return Buffer.from(h, 'hex');
+    });
+  }
+
+  static fromKeys(keys: Iterable<string>): ApiKeys {
+    return new ApiKeys([...keys].map(hashApiKey));
+  }
+
+  get size(): number {
+    return this.digests.length;
+  }
+
+  /** Constant time per stored key, and every stored key is compared, so timing tells nothing about which matched. */
+  matches(presented: string | string[] | undefined): boolean {
+    if (typeof presented !== 'string' || presented === '') return false;
+    const digest = Buffer.from(hashApiKey(presented), 'hex');
+    let found = false;
+    for (const stored of this.digests) found = timingSafeEqual(digest, stored) || found;
+    return found;
+  }
+}
+
+/** Keys in a key file: one per line; blank lines and `#` comments are ignored. */
+export function parseApiKeyFile(text: string, path: string): string[] {
+  const keys: string[] = [];
+  const problems: string[] = [];
+  text.split('\n').forEach((raw, i) => {
+    const line = raw.trim();
+    if (line === '' || line.startsWith('#')) return;
+    if (!API_KEY_PATTERN.test(line)) {
+      problems.push(`line ${i + 1}: expected 8-256 printable ASCII characters without spaces (got ${line.length} characters)`);
+    } else keys.push(line);
+  });
+  if (problems.length > 0) throw new Error(`API key file ${path}: ${problems.join('; ')}`);
+  if (keys.length === 0) throw new Error(`API key file ${path}: holds no key (one key per line)`);
+  return keys;
+}
+
+export interface KeyFileResult {
+  keys: string[];
+  /** True when the file did not exist and a new key was written to it. */
+  generated: boolean;
+}
+
+/**
+ * Reads the keys in `path`; when the file does not exist, makes one key and writes it there with mode 0600
+ * (created exclusively, so two platforms starting at once never overwrite each other's key).
+ */
+export async function loadOrCreateApiKeyFile(path: string): Promise<KeyFileResult> {
+  try {
+    return { keys: parseApiKeyFile(await readFile(path, 'utf8'), path), generated: false };
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+  await mkdir(dirname(path), { recursive: true, mode: 0o700 });
+  const key = newApiKey();
+  let handle;
+  try {
+    handle = await open(path, 'wx', 0o600);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return loadOrCreateApiKeyFile(path);
+    throw err;
+  }
+  try {
+    await handle.writeFile(`${key}\n`);
+    await chmod(path, 0o600);
+  } finally {
+    await handle.close();
+  }
+  return { keys: [key], generated: true };
+}

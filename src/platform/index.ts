@@ -1,0 +1,165 @@
+/**
+ * The platform: the E2B-compatible API over the runtime, with its state in Redis and every sandbox published to the
+ * catalog the gateway reads. `startPlatform` composes server, routes, store, runtime, network, catalog and timers.
+ */
+import { join } from 'node:path';
+import type Redis from 'ioredis';
+import { MemoryCatalog } from '../catalog/memory';
+import type { WritableCatalog } from '../catalog/types';
+import type { BaseImages, SandboxNetwork, SandboxRuntime } from '../runtime/types';
+import { loadOrCreateApiKeyFile } from './api-keys';
+import { ApiKeyStore } from './api-key-store';
+import { baseTemplateResolver, firstResolver } from './base-template';
+import { redisClient, startPrivateRedis, type PrivateRedis } from './private-redis';
+import { SandboxService } from './sandbox-service';
+import { sandboxRoutes } from './sandbox-routes';
+import { DEFAULT_STORE_PREFIX, SandboxStore } from './sandbox-store';
+import { startApiServer } from './server';
+import type { Route, TemplateResolver } from './types';
+
+export { ApiError, type Route, type TemplateResolver, type TemplateForSandbox } from './types';
+export { startApiServer, type RunningApiServer, type ApiServerOptions } from './server';
+export { validate } from './validate';
+export { SandboxService } from './sandbox-service';
+export { BASE_TEMPLATE_ID } from './base-template';
+
+/** What template code (routes and resolver) gets from the platform: the same Redis, and where to keep files. */
+export interface PlatformContext {
+  redis: Redis;
+  stateDir: string;
+  /** Prefix of the platform's keys in that Redis. */
+  redisPrefix: string;
+  log: (line: string) => void;
+}
+
+export interface TemplateService {
+  routes: Route[];
+  resolver: TemplateResolver;
+  close?(): Promise<void>;
+}
+
+export interface PlatformOptions {
+  /** Where the platform keeps its Redis data, API key file and anything else of its own. */
+  stateDir: string;
+  host?: string;
+  /** 0 (the default) picks a free port. */
+  port?: number;
+  runtime: SandboxRuntime;
+  network: SandboxNetwork;
+  /** Makes the built-in `base` template's root filesystem; without it only stored templates exist. */
+  baseImages?: BaseImages;
+  /** Template routes and resolver (built by the template service on the same Redis). */
+  templates?: (ctx: PlatformContext) => TemplateService | Promise<TemplateService>;
+  /** A Redis to use instead of starting a private one (a fleet shares it). */
+  redisUrl?: string;
+  /** Where the plain API keys are read from; created with a new key (0600) when missing. Default <stateDir>/api-key. */
+  apiKeyFile?: string;
+  /** The catalog the gateway reads; default an in-process MemoryCatalog. */
+  catalog?: WritableCatalog;
+  /** The domain clients should use for host-form sandbox URLs (null: their own). */
+  domain?: string;
+  /** The agent's port in every sandbox (default the contract's). */
+  agentPort?: number;
+  healthTimeoutMs?: number;
+  readyTimeoutMs?: number;
+  log?: (line: string) => void;
+}
+
+export interface RunningPlatform {
+  url: string;
+  port: number;
+  /** The first key of the key file (what a local user pastes as E2B_API_KEY). */
+  apiKey: string;
+  apiKeyFile: string;
+  redis: Redis;
+  catalog: WritableCatalog;
+  sandboxes: SandboxService;
+  /** Stops serving; sandboxes keep running for the next start, unless killSandboxes. */
+  close(options?: { killSandboxes?: boolean }): Promise<void>;
+}
+
+export async function startPlatform(options: PlatformOptions): Promise<RunningPlatform> {
+  const log = options.log ?? (() => {});
+  const cleanups: Array<() => Promise<void>> = [];
+  const unwind = async () => {
+    for (const cleanup of cleanups.reverse()) await cleanup().catch((err: Error) => log(`shutdown: ${err.message}`));
+  };
+  try {
+    let privateRedis: PrivateRedis | undefined;
+    if (options.redisUrl === undefined) {
+      privateRedis = await startPrivateRedis(options.stateDir, log);
+      const started = privateRedis;
+      cleanups.push(() => started.stop());
+    }
+    const redis = redisClient(options.redisUrl !== undefined ? { url: options.redisUrl } : { socketPath: (privateRedis as PrivateRedis).socketPath });
+    redis.on('error', (err: Error) => log(`redis: ${err.message}`));
+    cleanups.push(async () => {
+      await redis.quit().catch(() => {});
+      redis.disconnect();
+    });
+    await redis.ping();
+
+    const apiKeyFile = options.apiKeyFile ?? join(options.stateDir, 'api-key');
+    const keyFile = await loadOrCreateApiKeyFile(apiKeyFile);
+    if (keyFile.generated) log(`a new API key was written to ${apiKeyFile}`);
+    const apiKeys = new ApiKeyStore(redis);
+    await apiKeys.add(keyFile.keys);
+
+    const catalog = options.catalog ?? new MemoryCatalog();
+    const ctx: PlatformContext = { redis, stateDir: options.stateDir, redisPrefix: DEFAULT_STORE_PREFIX, log };
+    const templates = options.templates ? await options.templates(ctx) : undefined;
+    if (templates?.close) cleanups.push(() => (templates.close as () => Promise<void>)());
+    const resolvers: TemplateResolver[] = [];
+    if (options.baseImages) resolvers.push(baseTemplateResolver(options.baseImages, { onLine: (line) => log(`base image: ${line}`) }));
+    if (templates) resolvers.push(templates.resolver);
+
+    const sandboxes = new SandboxService({
+      store: new SandboxStore(redis),
+      runtime: options.runtime,
+      network: options.network,
+      catalog,
+      templates: firstResolver(resolvers),
+      agentPort: options.agentPort,
+      healthTimeoutMs: options.healthTimeoutMs,
+      readyTimeoutMs: options.readyTimeoutMs,
+      log,
+    });
+    cleanups.push(() => sandboxes.close());
+    const { kept, removed } = await sandboxes.reconcile();
+    if (kept.length + removed.length > 0) log(`found ${kept.length} sandbox(es) again, removed ${removed.length} dead or half-made`);
+
+    const view = { domain: options.domain ?? null, clientID: 'sandbox-kit' };
+    const server = await startApiServer({
+      host: options.host,
+      port: options.port,
+      routes: [...sandboxRoutes(sandboxes, view), ...(templates?.routes ?? [])],
+      apiKeys,
+      log,
+    });
+    cleanups.push(() => server.close());
+    log(`platform API on ${server.url}`);
+    let closing: Promise<void> | undefined;
+
+    return {
+      url: server.url,
+      port: server.port,
+      apiKey: keyFile.keys[0],
+      apiKeyFile,
+      redis,
+      catalog,
+      sandboxes,
+      async close(closeOptions = {}) {
+        if (closing) return closing;
+        closing = (async () => {
+          await server.close();
+          if (closeOptions.killSandboxes) await sandboxes.killAll();
+          await unwind();
+        })();
+        return closing;
+      },
+    };
+  } catch (err) {
+    await unwind();
+    throw err;
+  }
+}

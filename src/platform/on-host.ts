@@ -1,0 +1,133 @@
+/**
+ * The platform on a real host: the OCI runtime (crun or runc), the sandbox network (the lab's, or a standalone
+ * one), Debian base images, the template service on the same Redis, and the catalog. This is what
+ * `sandbox-kit platform` and the local system start.
+ */
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { MemoryCatalog } from '../catalog/memory';
+import { RedisCatalog } from '../catalog/redis';
+import type { WritableCatalog } from '../catalog/types';
+import { createOciRuntime, createStepExecutor, MmdebstrapImages, type RuntimeChoice, type SandboxNetwork } from '../runtime';
+import type { AgentPayload } from '../runtime/agent-payload';
+import { randomText } from './random-text';
+import { startPlatform, type RunningPlatform } from './index';
+import { openStandaloneNetwork } from './standalone-network';
+import { createTemplateService, templateRoutes } from './templates';
+
+export interface PlatformOnHostOptions {
+  stateDir: string;
+  host?: string;
+  port?: number;
+  runtime?: RuntimeChoice;
+  redisUrl?: string;
+  apiKeyFile?: string;
+  /** `memory` (in-process, default) or a redis:// URL the gateways read. */
+  catalog?: string | WritableCatalog;
+  /** The lab's sandbox network; default: a standalone one named after this instance. */
+  network?: SandboxNetwork;
+  /** Parent of the OCI runtime's state (default the runtime's, under /run). */
+  runtimeStateRoot?: string;
+  /** Parent of the sandboxes' upper dirs (default <stateDir>/runtime). */
+  runtimeDataRoot?: string;
+  /** The agent placed into every sandbox (default: the project's dist/bundle with this node). */
+  agent?: AgentPayload;
+  /** Where base root filesystems are cached (default the runtime's shared cache). */
+  imageCacheRoot?: string;
+  domain?: string;
+  healthTimeoutMs?: number;
+  readyTimeoutMs?: number;
+  log?: (line: string) => void;
+}
+
+export interface PlatformOnHost extends RunningPlatform {
+  /** Names everything this platform makes on the host (containers, cgroups, namespaces). */
+  instance: string;
+  runtimeName: 'crun' | 'runc';
+  /** The standalone network's subnet, when the platform made its own. */
+  subnet?: string;
+  /** Stops serving; with killSandboxes also removes every sandbox and the standalone network. */
+  close(options?: { killSandboxes?: boolean }): Promise<void>;
+}
+
+/** A state dir belongs to one instance for good: its name is made once and kept there. */
+export async function instanceName(stateDir: string): Promise<string> {
+  const file = join(stateDir, 'instance');
+  try {
+    const name = (await readFile(file, 'utf8')).trim();
+    if (/^[a-z][a-z0-9]{0,11}$/.test(name)) return name;
+    throw new Error(`${file} holds ${JSON.stringify(name)}: expected 1-12 lower-case letters or digits, starting with a letter`);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+  const name = `p${randomText('abcdefghijklmnopqrstuvwxyz0123456789', 7)}`;
+  await writeFile(file, `${name}\n`, { mode: 0o600, flag: 'wx' }).catch(async (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EEXIST') throw err;
+  });
+  return (await readFile(file, 'utf8')).trim();
+}
+
+async function openWritableCatalog(spec: string | WritableCatalog | undefined, log: (line: string) => void): Promise<{ catalog: WritableCatalog; close: () => Promise<void> }> {
+  if (spec === undefined || spec === 'memory') return { catalog: new MemoryCatalog(), close: async () => {} };
+  if (typeof spec !== 'string') return { catalog: spec, close: async () => {} };
+  if (spec.startsWith('redis://') || spec.startsWith('rediss://')) {
+    const catalog = await RedisCatalog.open(spec, { onError: log });
+    return { catalog, close: () => catalog.close() };
+  }
+  throw new Error(`--catalog ${JSON.stringify(spec)}: expected memory or redis://HOST:PORT[/DB]`);
+}
+
+export async function startPlatformOnHost(options: PlatformOnHostOptions): Promise<PlatformOnHost> {
+  const log = options.log ?? (() => {});
+  await mkdir(options.stateDir, { recursive: true, mode: 0o700 });
+  const instance = await instanceName(options.stateDir);
+  const dataRoot = options.runtimeDataRoot ?? join(options.stateDir, 'runtime');
+  const runtime = createOciRuntime({ instance, runtime: options.runtime ?? 'auto', stateRoot: options.runtimeStateRoot, dataRoot, agent: options.agent });
+  log(`runtime ${runtime.name}, instance ${instance}`);
+  const standalone = options.network ? undefined : await openStandaloneNetwork(instance);
+  if (standalone) log(`standalone sandbox network ${standalone.subnet} (namespace ${standalone.namespace})`);
+  const network = options.network ?? (standalone as NonNullable<typeof standalone>).network;
+  const { catalog, close: closeCatalog } = await openWritableCatalog(options.catalog, log);
+  const baseImages = new MmdebstrapImages({ cacheRoot: options.imageCacheRoot });
+  let platform: RunningPlatform;
+  try {
+    platform = await startPlatform({
+      stateDir: options.stateDir,
+      host: options.host,
+      port: options.port,
+      runtime,
+      network,
+      baseImages,
+      catalog,
+      redisUrl: options.redisUrl,
+      apiKeyFile: options.apiKeyFile,
+      domain: options.domain,
+      healthTimeoutMs: options.healthTimeoutMs,
+      readyTimeoutMs: options.readyTimeoutMs,
+      log,
+      templates: async ({ redis }) => {
+        const service = await createTemplateService({
+          redis,
+          executor: createStepExecutor({ instance, runtime: options.runtime ?? 'auto', stateRoot: options.runtimeStateRoot, dataRoot }),
+          baseImages,
+          dataDir: join(options.stateDir, 'templates'),
+        });
+        return { routes: templateRoutes(service), resolver: service.resolver(), close: () => service.close() };
+      },
+    });
+  } catch (err) {
+    await closeCatalog();
+    throw err;
+  }
+  return {
+    ...platform,
+    instance,
+    runtimeName: runtime.name,
+    subnet: standalone?.subnet,
+    async close(closeOptions = {}) {
+      await platform.close(closeOptions);
+      await closeCatalog();
+      if (closeOptions.killSandboxes && standalone) await standalone.close();
+    },
+  };
+}

@@ -1,0 +1,46 @@
+/** Filtering and paging of `GET /v2/sandboxes`: a pure function of the records and the query. */
+import { ApiError } from './types';
+import type { ListQuery } from './sandbox-requests';
+import type { SandboxRecord } from './sandbox-record';
+
+interface Cursor {
+  startedAt: string;
+  sandboxID: string;
+}
+
+export function encodeCursor(record: Cursor): string {
+  return Buffer.from(JSON.stringify([record.startedAt, record.sandboxID]), 'utf8').toString('base64url');
+}
+
+export function decodeCursor(token: string): Cursor {
+  try {
+    const [startedAt, sandboxID] = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as unknown[];
+    if (typeof startedAt === 'string' && typeof sandboxID === 'string') return { startedAt, sandboxID };
+  } catch {
+    // reported below
+  }
+  throw new ApiError(400, `query "nextToken": ${JSON.stringify(token.slice(0, 60))} is not a token this API gave out; pass the x-next-token header of the previous page`);
+}
+
+function compare(a: Cursor, b: Cursor): number {
+  if (a.startedAt !== b.startedAt) return a.startedAt < b.startedAt ? -1 : 1;
+  return a.sandboxID < b.sandboxID ? -1 : a.sandboxID > b.sandboxID ? 1 : 0;
+}
+
+/** One page, in start order (newest first by default), and the token of the next page when there is one. */
+export function listSandboxes(records: readonly SandboxRecord[], query: ListQuery): { page: SandboxRecord[]; nextToken?: string } {
+  const direction = query.order === 'asc' ? 1 : -1;
+  const after = query.nextToken === undefined ? undefined : decodeCursor(query.nextToken);
+  const startedAfter = query.startedAfter === undefined ? undefined : new Date(query.startedAfter).getTime();
+  const matching = records
+    .filter((r) => r.state !== 'creating')
+    .filter((r) => query.state === undefined || query.state.length === 0 || query.state.includes(r.state as 'running' | 'paused'))
+    .filter((r) => query.template === undefined || r.templateID === query.template || r.alias === query.template)
+    .filter((r) => Object.entries(query.metadata ?? {}).every(([k, v]) => r.metadata[k] === v))
+    .filter((r) => startedAfter === undefined || new Date(r.startedAt).getTime() > startedAfter)
+    .sort((a, b) => direction * compare(a, b))
+    .filter((r) => after === undefined || direction * compare(r, after) > 0);
+  const page = matching.slice(0, query.limit);
+  const last = page.at(-1);
+  return matching.length > page.length && last ? { page, nextToken: encodeCursor(last) } : { page };
+}

@@ -1,0 +1,38 @@
+/**
+ * What the platform keeps about one sandbox (in its store). `creating` is written before anything is made on the
+ * host, so a platform that dies half-way through a create finds the half-made sandbox on its next start and removes
+ * it; the API never shows `creating` sandboxes.
+ */
+export type RecordState = 'creating' | 'running' | 'paused';
+
+export interface SandboxRecord {
+  sandboxID: string;
+  templateID: string;
+  alias?: string;
+  buildID?: string;
+  /** The plain token: the API hands it back on get and connect; the catalog holds only its hash. */
+  envdAccessToken: string;
+  state: RecordState;
+  /** ISO-8601 UTC. */
+  startedAt: string;
+  endAt: string;
+  cpuCount: number;
+  memoryMB: number;
+  metadata: Record<string, string>;
+  /** The caller's envVars. */
+  envVars: Record<string, string>;
+  /** The template's ENV, under the caller's envVars: given to the agent again after a resume. */
+  templateEnvs: Record<string, string>;
+  /** On timeout: pause (true) or kill (false). */
+  autoPause: boolean;
+  /** A paused sandbox is resumed by the gateway on the first request. */
+  autoResume: boolean;
+  /** Its address on the sandbox network, once attached. */
+  address?: string;
+  agentPort: number;
+  defaultUser: string;
+  defaultWorkdir?: string;
+}
+
+/** Public states: what the API and the catalog know. */
+export type SandboxState = Exclude<RecordState, 'creating'>;

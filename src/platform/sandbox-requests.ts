@@ -1,0 +1,106 @@
+/** The bodies and query of the sandbox endpoints, as E2B clients send them, validated at the edge. */
+import { z } from 'zod';
+
+/** Seconds: E2B's default for a new sandbox and for connect. */
+export const DEFAULT_TIMEOUT_SECONDS = 300;
+/** The longest a sandbox may be asked to live at once (24 h, E2B's largest plan); setTimeout can extend it. */
+export const MAX_TIMEOUT_SECONDS = 86_400;
+
+const timeout = z
+  .number({ message: 'expected a whole number of seconds' })
+  .int({ message: 'expected a whole number of seconds' })
+  .min(1, { message: `expected 1 to ${MAX_TIMEOUT_SECONDS} seconds` })
+  .max(MAX_TIMEOUT_SECONDS, { message: `expected 1 to ${MAX_TIMEOUT_SECONDS} seconds` });
+
+const stringMap = (what: string) =>
+  z.record(z.string(), z.string({ message: `expected ${what} values to be strings` }), { message: `expected an object of ${what}, string to string` });
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/**
+ * Features of E2B's API this platform does not provide: refused when asked for, rather than silently ignored, so
+ * nobody believes a sandbox is fenced in when it is not. Empty values (what clients send by default) pass.
+ */
+const unsupported = (what: string) =>
+  z
+    .unknown()
+    .refine((v) => v === undefined || v === null || (Array.isArray(v) && v.length === 0) || (typeof v === 'object' && Object.keys(v as object).length === 0), {
+      message: `${what} are not supported by this platform; leave them out`,
+    })
+    .optional();
+
+export const newSandboxSchema = z.object({
+  templateID: z.string({ message: 'expected a template ID or alias (a string), e.g. "base"' }).min(1, { message: 'expected a template ID or alias, e.g. "base"' }),
+  timeout: timeout.default(DEFAULT_TIMEOUT_SECONDS),
+  metadata: stringMap('metadata').default({}),
+  envVars: stringMap('environment variables')
+    .refine((m) => Object.keys(m).every((k) => ENV_NAME.test(k)), { message: 'expected variable names of letters, digits and "_", not starting with a digit' })
+    .default({}),
+  autoPause: z.boolean({ message: 'expected true or false' }).default(false),
+  autoPauseMemory: z.boolean({ message: 'expected true or false' }).optional(),
+  autoResume: z.object({ enabled: z.boolean({ message: 'expected true or false' }) }, { message: 'expected {"enabled": true|false}' }).optional(),
+  allow_internet_access: z.literal(true, { message: 'turning internet access off is not supported by this platform; leave it out or send true' }).optional(),
+  secure: z.boolean().optional(),
+  network: unsupported('network rules'),
+  /** Tool servers: validated against the MCP catalog by checkSandboxMcp, which never echoes secret values. */
+  mcp: z.unknown().optional(),
+  iam: unsupported('IAM tokens'),
+  volumeMounts: unsupported('volume mounts'),
+});
+export type NewSandbox = z.output<typeof newSandboxSchema>;
+
+export const connectSchema = z.object({
+  timeout: timeout.default(DEFAULT_TIMEOUT_SECONDS),
+  memory: z.literal(true, { message: 'resuming without memory (reboot) is not supported; leave "memory" out' }).optional(),
+});
+
+/** The legacy resume call (`POST /sandboxes/{id}/resume`), which the gateway uses for auto-resume. */
+export const resumeSchema = z.object({
+  timeout: timeout.default(DEFAULT_TIMEOUT_SECONDS),
+  autoPause: z.boolean({ message: 'expected true or false' }).optional(),
+  memory: z.literal(true, { message: 'resuming without memory (reboot) is not supported; leave "memory" out' }).optional(),
+});
+
+export const setTimeoutSchema = z.object({ timeout });
+
+export const pauseSchema = z.object({
+  memory: z.literal(true, { message: 'pausing without memory is not supported; leave "memory" out' }).optional(),
+});
+
+export const LIST_STATES = ['running', 'paused'] as const;
+export const DEFAULT_LIST_LIMIT = 100;
+export const MAX_LIST_LIMIT = 100;
+
+/** `GET /v2/sandboxes` query: arrays come comma-separated; metadata is itself a URL-encoded `k=v&k2=v2`. */
+export const listQuerySchema = z.object({
+  state: z
+    .string()
+    .transform((s) => s.split(',').filter((x) => x !== ''))
+    .pipe(z.array(z.enum(LIST_STATES, { message: `expected states among ${LIST_STATES.join(', ')} (comma-separated)` })))
+    .optional(),
+  metadata: z
+    .string()
+    .transform((s) => Object.fromEntries(new URLSearchParams(s)))
+    .optional(),
+  template: z.string().min(1).optional(),
+  limit: z
+    .string()
+    .regex(/^[0-9]{1,4}$/, { message: `expected a whole number from 1 to ${MAX_LIST_LIMIT}` })
+    .transform(Number)
+    .pipe(z.number().min(1, { message: `expected a whole number from 1 to ${MAX_LIST_LIMIT}` }).max(MAX_LIST_LIMIT, { message: `expected a whole number from 1 to ${MAX_LIST_LIMIT}` }))
+    .default(DEFAULT_LIST_LIMIT),
+  nextToken: z.string().min(1).optional(),
+  startedAfter: z.iso.datetime({ offset: true, message: 'expected an RFC 3339 time, e.g. 2026-01-01T00:00:00Z' }).optional(),
+  order: z.enum(['asc', 'desc'], { message: 'expected asc or desc' }).default('desc'),
+});
+export type ListQuery = z.output<typeof listQuerySchema>;
+
+/** The query as an object of its first values, for the schema (a repeated key is refused there as a non-string). */
+export function queryObject(query: URLSearchParams): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const key of new Set(query.keys())) {
+    const all = query.getAll(key);
+    out[key] = all.length === 1 ? all[0] : all;
+  }
+  return out;
+}

@@ -1,0 +1,102 @@
+/** The sandbox endpoints of E2B's API, as its SDK calls them, mapped onto the SandboxService. */
+import { checkSandboxMcp } from '../mcp/platform-check';
+import { listSandboxes } from './sandbox-list';
+import {
+  connectSchema,
+  listQuerySchema,
+  newSandboxSchema,
+  pauseSchema,
+  queryObject,
+  resumeSchema,
+  setTimeoutSchema,
+} from './sandbox-requests';
+import type { SandboxService } from './sandbox-service';
+import { listedSandbox, sandboxDetail, type ViewContext } from './sandbox-view';
+import type { Route } from './types';
+import { validate } from './validate';
+
+/** A body that is absent is `{}`; anything else must be an object (validated by its schema). */
+const orEmpty = (body: unknown) => (body === undefined ? {} : body);
+
+export function sandboxRoutes(service: SandboxService, view: ViewContext): Route[] {
+  return [
+    {
+      method: 'POST',
+      path: '/v2/sandboxes',
+      auth: 'api-key',
+      handler: async (req) => {
+        const body = validate(newSandboxSchema, req.body, 'body');
+        // Checked before anything is made; the SDK itself then runs mcp-gateway in the sandbox.
+        checkSandboxMcp(body.mcp);
+        const record = await service.create(body);
+        return { status: 201, body: sandboxDetail(record, view) };
+      },
+    },
+    {
+      method: 'GET',
+      path: '/v2/sandboxes',
+      auth: 'api-key',
+      handler: async (req) => {
+        const query = validate(listQuerySchema, queryObject(req.query), 'query');
+        const { page, nextToken } = listSandboxes(await service.all(), query);
+        return { status: 200, body: page.map((r) => listedSandbox(r, view)), headers: nextToken ? { 'x-next-token': nextToken } : undefined };
+      },
+    },
+    {
+      method: 'GET',
+      path: '/sandboxes/:sandboxID',
+      auth: 'api-key',
+      handler: async (req) => ({ status: 200, body: sandboxDetail(await service.get(req.params.sandboxID), view) }),
+    },
+    {
+      method: 'POST',
+      path: '/v2/sandboxes/:sandboxID/connect',
+      auth: 'api-key',
+      handler: async (req) => {
+        const body = validate(connectSchema, orEmpty(req.body), 'body');
+        const { record, resumed } = await service.connect(req.params.sandboxID, body.timeout);
+        return { status: resumed ? 201 : 200, body: sandboxDetail(record, view) };
+      },
+    },
+    {
+      // The older resume call: only a paused sandbox (409 otherwise). The gateway's auto-resume uses it.
+      method: 'POST',
+      path: '/sandboxes/:sandboxID/resume',
+      auth: 'api-key',
+      handler: async (req) => {
+        const body = validate(resumeSchema, orEmpty(req.body), 'body');
+        const { record } = await service.connect(req.params.sandboxID, body.timeout, { mustBePaused: true, autoPause: body.autoPause });
+        return { status: 201, body: sandboxDetail(record, view) };
+      },
+    },
+    {
+      method: 'POST',
+      path: '/sandboxes/:sandboxID/pause',
+      auth: 'api-key',
+      handler: async (req) => {
+        validate(pauseSchema, orEmpty(req.body), 'body');
+        await service.pause(req.params.sandboxID);
+        return { status: 204 };
+      },
+    },
+    {
+      method: 'POST',
+      path: '/sandboxes/:sandboxID/timeout',
+      auth: 'api-key',
+      handler: async (req) => {
+        const body = validate(setTimeoutSchema, req.body, 'body');
+        await service.setTimeout(req.params.sandboxID, body.timeout);
+        return { status: 204 };
+      },
+    },
+    {
+      method: 'DELETE',
+      path: '/sandboxes/:sandboxID',
+      auth: 'api-key',
+      handler: async (req) => {
+        await service.kill(req.params.sandboxID);
+        return { status: 204 };
+      },
+    },
+  ];
+}

@@ -1,0 +1,392 @@
+/**
+ * The sandbox lifecycle: create, pause, resume, set timeout, kill, and finding everything again after a restart.
+ * Every change goes to the store first (so a crash leaves a record to act on), then to the host (network, runtime),
+ * then to the catalog the gateway reads.
+ */
+import { DEFAULT_AGENT_PORT } from '../contract/agent-port';
+import { hashAccessToken } from '../contract/access-token';
+import type { WritableCatalog } from '../catalog/types';
+import type { SandboxNetwork, SandboxRuntime } from '../runtime/types';
+import { AgentClient, type RunningProcess } from './agent-client';
+import { Deadlines } from './deadlines';
+import { KeyedLock } from './keyed-lock';
+import { newAccessToken, newSandboxID } from './random-text';
+import type { SandboxRecord } from './sandbox-record';
+import type { NewSandbox } from './sandbox-requests';
+import type { SandboxStore } from './sandbox-store';
+import { ApiError, type TemplateForSandbox, type TemplateResolver } from './types';
+
+export interface SandboxServiceOptions {
+  store: SandboxStore;
+  runtime: SandboxRuntime;
+  network: SandboxNetwork;
+  catalog: WritableCatalog;
+  templates: TemplateResolver;
+  /** The agent's port in every sandbox. */
+  agentPort?: number;
+  /** How long a new or resumed sandbox's agent has to answer GET /health. */
+  healthTimeoutMs?: number;
+  /** How long a template's ready command has to succeed. */
+  readyTimeoutMs?: number;
+  log?: (line: string) => void;
+  now?: () => number;
+}
+
+export const DEFAULT_HEALTH_TIMEOUT_MS = 30_000;
+export const DEFAULT_READY_TIMEOUT_MS = 60_000;
+const READY_POLL_MS = 100;
+
+function notFound(sandboxID: string): ApiError {
+  return new ApiError(404, `sandbox ${JSON.stringify(sandboxID)} not found`);
+}
+
+function iso(ms: number): string {
+  return new Date(ms).toISOString();
+}
+
+export class SandboxService {
+  private readonly lock = new KeyedLock();
+  private readonly deadlines: Deadlines;
+  /** The template's start command of each sandbox this process started, followed until kill. */
+  private readonly startCommands = new Map<string, RunningProcess>();
+  /** Creates under way, so close() can stop them. */
+  private readonly creating = new Map<string, AbortController>();
+  private readonly agentPort: number;
+  private readonly healthTimeoutMs: number;
+  private readonly readyTimeoutMs: number;
+  private readonly log: (line: string) => void;
+  private readonly now: () => number;
+  private closed = false;
+
+  constructor(private readonly o: SandboxServiceOptions) {
+    this.agentPort = o.agentPort ?? DEFAULT_AGENT_PORT;
+    this.healthTimeoutMs = o.healthTimeoutMs ?? DEFAULT_HEALTH_TIMEOUT_MS;
+    this.readyTimeoutMs = o.readyTimeoutMs ?? DEFAULT_READY_TIMEOUT_MS;
+    this.log = o.log ?? (() => {});
+    this.now = o.now ?? Date.now;
+    this.deadlines = new Deadlines((id) => void this.expire(id), this.now);
+  }
+
+  agentFor(record: Pick<SandboxRecord, 'address' | 'agentPort'>): AgentClient {
+    return new AgentClient(`http://${record.address}:${record.agentPort}`);
+  }
+
+  /** Resolves once the agent answers, was initialised, and the template's ready command succeeded. */
+  async create(request: NewSandbox): Promise<SandboxRecord> {
+    if (this.closed) throw new ApiError(503, 'the platform is shutting down');
+    const template = await this.o.templates.resolve(request.templateID);
+    if (!template) {
+      throw new ApiError(404, `template ${JSON.stringify(request.templateID)} not found: no ready template has that ID or alias (the built-in one is "base")`);
+    }
+    const now = this.now();
+    const record: SandboxRecord = {
+      sandboxID: newSandboxID(),
+      templateID: template.templateID,
+      alias: template.alias,
+      buildID: template.buildID,
+      envdAccessToken: newAccessToken(),
+      state: 'creating',
+      startedAt: iso(now),
+      endAt: iso(now + request.timeout * 1000),
+      cpuCount: template.cpuCount,
+      memoryMB: template.memoryMB,
+      metadata: request.metadata,
+      envVars: request.envVars,
+      templateEnvs: template.envs,
+      autoPause: request.autoPause,
+      autoResume: request.autoResume?.enabled ?? false,
+      agentPort: this.agentPort,
+      defaultUser: template.user,
+      defaultWorkdir: template.workdir,
+    };
+    const id = record.sandboxID;
+    const abort = new AbortController();
+    this.creating.set(id, abort);
+    try {
+      return await this.lock.run(id, async () => {
+        await this.o.store.put(record);
+        try {
+          await this.bringUp(record, template, abort.signal);
+        } catch (err) {
+          await this.destroy(record, 'its create failed');
+          if (err instanceof ApiError) throw err;
+          if (abort.signal.aborted) throw new ApiError(503, 'the platform shut down while the sandbox was being created');
+          throw new ApiError(500, `could not start a sandbox from template ${JSON.stringify(request.templateID)}: ${(err as Error).message}`);
+        }
+        return record;
+      });
+    } finally {
+      this.creating.delete(id);
+    }
+  }
+
+  private async bringUp(record: SandboxRecord, template: TemplateForSandbox, signal: AbortSignal): Promise<void> {
+    const id = record.sandboxID;
+    const network = await this.o.network.attach(id);
+    // Not stored yet: a crash from here on leaves a `creating` record, removed by ID on the next start.
+    record.address = network.address;
+    signal.throwIfAborted();
+    await this.o.runtime.create({
+      sandboxID: id,
+      layers: template.layers,
+      memoryMB: template.memoryMB,
+      cpuCount: template.cpuCount,
+      network,
+    });
+    signal.throwIfAborted();
+    const agent = this.agentFor(record);
+    await agent.waitForHealth(this.healthTimeoutMs, signal);
+    await agent.init(this.initRequest(record));
+    if (template.startCmd !== undefined) await this.runStartCommand(record, template, agent, signal);
+    signal.throwIfAborted();
+    record.state = 'running';
+    await this.o.store.put(record);
+    await this.publish(record);
+    this.deadlines.arm(id, Date.parse(record.endAt));
+  }
+
+  private initRequest(record: SandboxRecord) {
+    return {
+      accessToken: record.envdAccessToken,
+      // The template's ENV first, the caller's envVars over them (as E2B does).
+      envVars: { ...record.templateEnvs, ...record.envVars },
+      defaultUser: record.defaultUser,
+      ...(record.defaultWorkdir !== undefined ? { defaultWorkdir: record.defaultWorkdir } : {}),
+    };
+  }
+
+  /** Starts the template's start command, then polls its ready command until it exits 0. */
+  private async runStartCommand(record: SandboxRecord, template: TemplateForSandbox, agent: AgentClient, signal: AbortSignal): Promise<void> {
+    const token = record.envdAccessToken;
+    const startCmd = template.startCmd as string;
+    const proc = agent.start(token, { cmd: '/bin/bash', args: ['-l', '-c', startCmd], user: template.user, cwd: template.workdir, tag: 'start-cmd' });
+    this.startCommands.set(record.sandboxID, proc);
+    let ended: { exitCode: number; error?: string; outputTail: string } | Error | undefined;
+    proc.done.then(
+      (r) => {
+        ended = r;
+      },
+      (err: Error) => {
+        ended = err;
+      },
+    );
+    await proc.started;
+    if (template.readyCmd === undefined) return;
+    const deadline = this.now() + this.readyTimeoutMs;
+    let last = '';
+    while (true) {
+      signal.throwIfAborted();
+      if (ended !== undefined && !(ended instanceof Error) && ended.exitCode !== 0) {
+        throw new ApiError(
+          500,
+          `the template's start command ${JSON.stringify(startCmd)} exited with code ${ended.exitCode} before the sandbox was ready${ended.error ? ` (${ended.error})` : ''}${tail(ended.outputTail)}`,
+        );
+      }
+      const left = deadline - this.now();
+      if (left <= 0) {
+        throw new ApiError(
+          500,
+          `the template's ready command ${JSON.stringify(template.readyCmd)} did not succeed within ${this.readyTimeoutMs} ms${last ? ` (last: ${last})` : ''}`,
+        );
+      }
+      const result = await agent.run(token, template.readyCmd, { user: template.user, cwd: template.workdir, timeoutMs: Math.min(left, 10_000) }).catch((err: Error) => err);
+      if (!(result instanceof Error) && result.exitCode === 0) return;
+      last = result instanceof Error ? result.message : `exit code ${result.exitCode}${tail(result.outputTail)}`;
+      await new Promise((r) => setTimeout(r, READY_POLL_MS));
+    }
+  }
+
+  private async publish(record: SandboxRecord): Promise<void> {
+    if (record.state === 'creating' || record.address === undefined) return;
+    await this.o.catalog.upsert({
+      sandboxID: record.sandboxID,
+      host: record.address,
+      agentPort: record.agentPort,
+      tokenHash: hashAccessToken(record.envdAccessToken),
+      state: record.state,
+      autoResume: record.autoResume,
+    });
+  }
+
+  async get(sandboxID: string): Promise<SandboxRecord> {
+    const record = await this.o.store.get(sandboxID);
+    if (!record || record.state === 'creating') throw notFound(sandboxID);
+    return record;
+  }
+
+  async all(): Promise<SandboxRecord[]> {
+    return this.o.store.all();
+  }
+
+  /** 409 when it is already paused. */
+  pause(sandboxID: string): Promise<SandboxRecord> {
+    return this.lock.run(sandboxID, async () => {
+      const record = await this.get(sandboxID);
+      if (record.state === 'paused') throw new ApiError(409, `sandbox ${JSON.stringify(sandboxID)} is already paused`);
+      await this.o.runtime.pause(sandboxID);
+      record.state = 'paused';
+      await this.o.store.put(record);
+      await this.o.catalog.setState(sandboxID, 'paused');
+      this.deadlines.clear(sandboxID);
+      return record;
+    });
+  }
+
+  /**
+   * Resumes a paused sandbox (resumed: true), or extends a running one's time when `timeout` reaches further
+   * (resumed: false). Either way it then lives at least `timeoutSeconds` from now.
+   */
+  connect(sandboxID: string, timeoutSeconds: number, options: { mustBePaused?: boolean; autoPause?: boolean } = {}): Promise<{ record: SandboxRecord; resumed: boolean }> {
+    return this.lock.run(sandboxID, async () => {
+      const record = await this.get(sandboxID);
+      const wanted = this.now() + timeoutSeconds * 1000;
+      if (record.state === 'running') {
+        if (options.mustBePaused) throw new ApiError(409, `sandbox ${JSON.stringify(sandboxID)} is already running`);
+        if (wanted > Date.parse(record.endAt)) {
+          record.endAt = iso(wanted);
+          await this.o.store.put(record);
+          this.deadlines.arm(sandboxID, wanted);
+        }
+        return { record, resumed: false };
+      }
+      await this.o.runtime.resume(sandboxID);
+      const agent = this.agentFor(record);
+      await agent.waitForHealth(this.healthTimeoutMs).catch((err: Error) => {
+        throw new ApiError(500, `sandbox ${JSON.stringify(sandboxID)} was resumed but its agent does not answer: ${err.message}`);
+      });
+      await agent.init(this.initRequest(record), record.envdAccessToken);
+      record.state = 'running';
+      record.endAt = iso(wanted);
+      if (options.autoPause !== undefined) record.autoPause = options.autoPause;
+      await this.o.store.put(record);
+      await this.o.catalog.setState(sandboxID, 'running');
+      this.deadlines.arm(sandboxID, wanted);
+      return { record, resumed: true };
+    });
+  }
+
+  /** Moves the end to `timeoutSeconds` from now (earlier or later). */
+  setTimeout(sandboxID: string, timeoutSeconds: number): Promise<SandboxRecord> {
+    return this.lock.run(sandboxID, async () => {
+      const record = await this.get(sandboxID);
+      const endAt = this.now() + timeoutSeconds * 1000;
+      record.endAt = iso(endAt);
+      await this.o.store.put(record);
+      if (record.state === 'running') this.deadlines.arm(sandboxID, endAt);
+      return record;
+    });
+  }
+
+  kill(sandboxID: string): Promise<void> {
+    return this.lock.run(sandboxID, async () => {
+      const record = await this.get(sandboxID);
+      await this.destroy(record, 'killed');
+    });
+  }
+
+  /** Removes everything of a sandbox; the record goes last, so a crash half-way leaves it to act on again. */
+  private async destroy(record: SandboxRecord, why: string): Promise<void> {
+    const id = record.sandboxID;
+    this.deadlines.clear(id);
+    this.startCommands.get(id)?.abort();
+    this.startCommands.delete(id);
+    await this.o.catalog.remove(id);
+    await this.o.runtime.kill(id);
+    await this.o.network.detach(id);
+    await this.o.store.delete(id);
+    this.log(`sandbox ${id} removed (${why})`);
+  }
+
+  /** The end time came: pause (auto-pause) or kill. */
+  private async expire(sandboxID: string): Promise<void> {
+    if (this.closed) return;
+    try {
+      const record = await this.o.store.get(sandboxID);
+      if (!record || record.state !== 'running') return;
+      if (Date.parse(record.endAt) > this.now()) {
+        this.deadlines.arm(sandboxID, Date.parse(record.endAt));
+        return;
+      }
+      if (record.autoPause) {
+        await this.pause(sandboxID);
+        this.log(`sandbox ${sandboxID} paused: its timeout passed`);
+      } else {
+        await this.lock.run(sandboxID, async () => {
+          const current = await this.o.store.get(sandboxID);
+          if (current && current.state === 'running' && Date.parse(current.endAt) <= this.now()) await this.destroy(current, 'its timeout passed');
+        });
+      }
+    } catch (err) {
+      this.log(`sandbox ${sandboxID}: acting on its timeout failed: ${(err as Error).message}`);
+    }
+  }
+
+  /**
+   * After a (re)start: the store, the runtime and the network are compared. Sandboxes alive in all three are
+   * published to the catalog and their timers re-armed; half-made or dead ones are removed; containers and network
+   * attachments no record knows are leftovers of this instance and are removed too.
+   */
+  async reconcile(): Promise<{ kept: string[]; removed: string[] }> {
+    const [records, containers, attachments] = await Promise.all([this.o.store.all(), this.o.runtime.list(), this.o.network.list()]);
+    const byID = new Map(containers.map((c) => [c.sandboxID, c]));
+    const kept: string[] = [];
+    const removed: string[] = [];
+    for (const record of records) {
+      const id = record.sandboxID;
+      const container = byID.get(id);
+      const attached = attachments.get(id);
+      if (record.state === 'creating' || !container || container.state === 'stopped' || !attached || attached.address === '') {
+        await this.destroy(record, record.state === 'creating' ? 'the platform stopped during its create' : 'it was no longer running');
+        removed.push(id);
+        continue;
+      }
+      if (container.state !== record.state || record.address !== attached.address) {
+        record.state = container.state;
+        record.address = attached.address;
+        await this.o.store.put(record);
+      }
+      await this.publish(record);
+      if (record.state === 'running') this.deadlines.arm(id, Date.parse(record.endAt));
+      kept.push(id);
+    }
+    const known = new Set(kept);
+    for (const container of containers) {
+      if (known.has(container.sandboxID) || removed.includes(container.sandboxID)) continue;
+      await this.o.runtime.kill(container.sandboxID);
+      removed.push(container.sandboxID);
+      this.log(`leftover container ${container.sandboxID} removed`);
+    }
+    for (const id of attachments.keys()) {
+      if (known.has(id)) continue;
+      await this.o.network.detach(id);
+      if (!removed.includes(id)) {
+        removed.push(id);
+        this.log(`leftover network attachment ${id} removed`);
+      }
+    }
+    return { kept, removed };
+  }
+
+  /** Kills every sandbox (the local system's shutdown). */
+  async killAll(): Promise<void> {
+    for (const record of await this.o.store.all()) {
+      await this.lock.run(record.sandboxID, () => this.destroy(record, 'the platform shut down'));
+    }
+  }
+
+  /** Stops timers and creates under way; sandboxes keep running for the next start to find. */
+  async close(): Promise<void> {
+    this.closed = true;
+    this.deadlines.clearAll();
+    for (const abort of this.creating.values()) abort.abort();
+    // Creates under way clean up after themselves; wait for them through their locks.
+    await Promise.all([...this.creating.keys()].map((id) => this.lock.run(id, async () => {})));
+    for (const proc of this.startCommands.values()) proc.abort();
+    this.startCommands.clear();
+  }
+}
+
+function tail(output: string): string {
+  const text = output.trim().split('\n').slice(-5).join(' | ');
+  return text ? `; last output: ${text.slice(-500)}` : '';
+}

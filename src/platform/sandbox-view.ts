@@ -1,0 +1,37 @@
+/** How a sandbox record looks on the wire (E2B's Sandbox, SandboxDetail and ListedSandbox shapes). */
+import { ENVD_VERSION } from '../contract/envd-version';
+import type { SandboxRecord, SandboxState } from './sandbox-record';
+
+export interface ViewContext {
+  /** The domain clients use for host-form sandbox URLs; null lets them keep their own. */
+  domain: string | null;
+  clientID: string;
+}
+
+function common(record: SandboxRecord, ctx: ViewContext) {
+  return {
+    sandboxID: record.sandboxID,
+    templateID: record.templateID,
+    ...(record.alias !== undefined ? { alias: record.alias } : {}),
+    clientID: ctx.clientID,
+    envdVersion: ENVD_VERSION,
+    domain: ctx.domain,
+    state: record.state as SandboxState,
+    startedAt: record.startedAt,
+    endAt: record.endAt,
+    cpuCount: record.cpuCount,
+    memoryMB: record.memoryMB,
+    metadata: record.metadata,
+    lifecycle: { onTimeout: record.autoPause ? 'pause' : 'kill', autoResume: record.autoResume },
+  };
+}
+
+/** Create, connect and get: everything, including the token the agent expects. */
+export function sandboxDetail(record: SandboxRecord, ctx: ViewContext) {
+  return { ...common(record, ctx), envdAccessToken: record.envdAccessToken, allowInternetAccess: true };
+}
+
+/** A list entry: no token (a list is for looking around, not for getting in). */
+export function listedSandbox(record: SandboxRecord, ctx: ViewContext) {
+  return common(record, ctx);
+}

@@ -1,0 +1,109 @@
+/**
+ * Turns the SDK's step JSON into steps the builder executes, checking each one first. Every problem of every step is
+ * reported at once, each naming the step (1-based, as the SDK numbers them), what was given and what is accepted.
+ */
+import { posix } from 'node:path';
+import { STEP_TYPES, type Step, type StepType } from './wire';
+
+export type PlannedStep =
+  | { kind: 'RUN'; step: Step; command: string; user?: string }
+  | { kind: 'COPY'; step: Step; src: string; dest: string; owner?: string; mode?: number; filesHash: string }
+  | { kind: 'ENV'; step: Step; pairs: Array<[string, string]> }
+  | { kind: 'WORKDIR'; step: Step; path: string }
+  | { kind: 'USER'; step: Step; user: string };
+
+export interface StepProblem {
+  /** '1'..'n', the step's position. */
+  step: string;
+  message: string;
+}
+
+const USER_NAME = /^[a-z_][a-z0-9_-]{0,31}$/;
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+export function describeStep(step: Pick<Step, 'type' | 'args'>): string {
+  const text = `${step.type} ${step.args.filter((a) => a !== '').join(' ')}`.trim();
+  return text.length > 120 ? `${text.slice(0, 117)}...` : text;
+}
+
+/** A COPY source must stay inside the uploaded context: relative, and never climbing out with `..`. */
+export function copySourceProblem(src: string): string | undefined {
+  if (src === '') return 'the COPY source is empty; expected a path relative to the template\'s file context';
+  if (src.startsWith('/')) return `the COPY source ${JSON.stringify(src)} is absolute; expected a path relative to the template's file context`;
+  const normal = posix.normalize(src);
+  if (normal === '..' || normal.startsWith('../')) {
+    return `the COPY source ${JSON.stringify(src)} is outside the template's file context; expected a path inside it (no leading ..)`;
+  }
+  return undefined;
+}
+
+function planOne(step: Step): PlannedStep | string {
+  const type = step.type as StepType;
+  const args = step.args;
+  switch (type) {
+    case 'RUN': {
+      const [command, user] = args;
+      if (!command) return 'RUN needs a command as its first argument';
+      if (user && !USER_NAME.test(user)) return `RUN user ${JSON.stringify(user)} is not a Unix user name`;
+      return { kind: 'RUN', step, command, user: user || undefined };
+    }
+    case 'COPY': {
+      const [src = '', dest = '', owner = '', mode = ''] = args;
+      const srcProblem = copySourceProblem(src);
+      if (srcProblem) return srcProblem;
+      if (dest === '') return 'COPY needs a destination as its second argument';
+      if (owner !== '' && !USER_NAME.test(owner)) return `COPY owner ${JSON.stringify(owner)} is not a Unix user name`;
+      if (mode !== '' && !/^[0-7]{3,4}$/.test(mode)) return `COPY mode ${JSON.stringify(mode)} is not an octal file mode such as 0644`;
+      if (!step.filesHash) return 'COPY has no filesHash; the SDK computes it from the files and uploads them under it';
+      return { kind: 'COPY', step, src, dest, owner: owner || undefined, mode: mode === '' ? undefined : Number.parseInt(mode, 8), filesHash: step.filesHash };
+    }
+    case 'ENV': {
+      if (args.length === 0 || args.length % 2 !== 0) return `ENV needs name/value pairs; got ${args.length} argument(s)`;
+      const pairs: Array<[string, string]> = [];
+      for (let i = 0; i < args.length; i += 2) {
+        if (!ENV_NAME.test(args[i]!)) return `ENV name ${JSON.stringify(args[i])} is not a variable name (letters, digits, _)`;
+        pairs.push([args[i]!, args[i + 1]!]);
+      }
+      return { kind: 'ENV', step, pairs };
+    }
+    case 'WORKDIR': {
+      const [path] = args;
+      if (!path) return 'WORKDIR needs a path';
+      return { kind: 'WORKDIR', step, path };
+    }
+    case 'USER': {
+      const [user] = args;
+      if (!user || !USER_NAME.test(user)) return `USER ${JSON.stringify(user ?? '')} is not a Unix user name`;
+      return { kind: 'USER', step, user };
+    }
+    default:
+      return `unknown step type ${JSON.stringify(step.type)}; supported: ${STEP_TYPES.join(', ')}`;
+  }
+}
+
+export function planSteps(steps: Step[]): { ok: true; plan: PlannedStep[] } | { ok: false; problems: StepProblem[] } {
+  const plan: PlannedStep[] = [];
+  const problems: StepProblem[] = [];
+  steps.forEach((step, i) => {
+    const planned = planOne(step);
+    if (typeof planned === 'string') problems.push({ step: String(i + 1), message: `step ${i + 1} (${describeStep(step)}): ${planned}` });
+    else plan.push(planned);
+  });
+  return problems.length > 0 ? { ok: false, problems } : { ok: true, plan };
+}
+
+/** `$NAME` and `${NAME}` in an ENV value take the value set so far (as a Dockerfile's ENV does); unknown ones are empty. */
+export function expandEnv(value: string, envs: Record<string, string>): string {
+  return value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)/g, (_m, a: string | undefined, b: string | undefined) => envs[(a ?? b)!] ?? '');
+}
+
+/** Parses `fromImage`: only Debian images are available offline (made by mmdebstrap); `debian` alone means stable. */
+export function debianImage(fromImage: string, supported: readonly string[]): { ok: true; image: string } | { ok: false; message: string } {
+  const [name, tag = 'stable'] = fromImage.split(':');
+  const suite = tag === 'latest' ? 'stable' : tag;
+  const accepted = supported.map((s) => `debian:${s}`).join(', ');
+  if ((name !== 'debian' && name !== 'docker.io/library/debian' && name !== 'library/debian') || !supported.includes(suite)) {
+    return { ok: false, message: `base image ${JSON.stringify(fromImage)} is not available offline; supported: ${accepted} (fromDebianImage('<suite>'))` };
+  }
+  return { ok: true, image: `debian:${suite}` };
+}

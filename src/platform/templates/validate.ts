@@ -1,0 +1,76 @@
+/**
+ * The last phase of a build: start the new template once, run its start command and poll its ready command until it
+ * exits 0, within a timeout. A template whose start command never becomes ready is not registered.
+ */
+import { chmod, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { TemplateForSandbox } from '../types';
+import type { StepExecutor } from '../../runtime/types';
+import { shellQuote } from './shell';
+
+export interface ValidationIo {
+  timeoutMs: number;
+  onLine(line: string): void;
+}
+
+export type ValidationResult = { ok: true } | { ok: false; message: string };
+
+export interface TemplateValidator {
+  validate(template: TemplateForSandbox, io: ValidationIo): Promise<ValidationResult>;
+}
+
+/** Exit code of the validation script when the ready command never succeeded. */
+export const NOT_READY_EXIT = 124;
+
+/** The script: the start command in the background (its output in the log), the ready command polled every 200 ms. */
+export function renderValidationScript(startCmd: string | undefined, readyCmd: string | undefined, timeoutMs: number): string {
+  const seconds = Math.max(1, Math.ceil(timeoutMs / 1000));
+  const start = startCmd ? `bash -c ${shellQuote(startCmd)} 2>&1 &\n` : '';
+  const ready = readyCmd ?? 'true';
+  return `${start}deadline=$((SECONDS + ${seconds}))
+until bash -c ${shellQuote(ready)} >/dev/null 2>&1; do
+  if [ "$SECONDS" -ge "$deadline" ]; then
+    echo "ready command did not succeed within ${seconds}s: ${ready.replace(/[\\$`"]/g, '\\$&')}" >&2
+    exit ${NOT_READY_EXIT}
+  fi
+  sleep 0.2
+done
+echo "ready command succeeded: ${ready.replace(/[\\$`"]/g, '\\$&')}"
+`;
+}
+
+/**
+ * Validates in a one-shot container over the template's layers, in a network namespace of its own (a start command
+ * may listen on any port or change firewall rules: never on the host's network). Its writes go to a throwaway layer.
+ * Stands in for a real sandbox until the platform's sandbox creation is available to the builder.
+ */
+export function stepValidator(executor: StepExecutor, scratchDir: string): TemplateValidator {
+  return {
+    async validate(t, io) {
+      await mkdir(scratchDir, { recursive: true });
+      const layerDir = await mkdtemp(join(scratchDir, 'validate-'));
+      try {
+        // The upper dir's mode becomes the mode of the sandbox's `/`: everyone must be able to enter it.
+        await chmod(layerDir, 0o755);
+        const code = await executor.run({
+          layers: t.layers,
+          layerDir,
+          argv: ['/bin/bash', '-c', renderValidationScript(t.startCmd, t.readyCmd, io.timeoutMs)],
+          user: t.user,
+          workdir: t.workdir ?? '/',
+          env: t.envs,
+          network: 'none',
+          memoryMB: t.memoryMB,
+          cpuCount: t.cpuCount,
+          timeoutMs: io.timeoutMs + 15_000,
+          onLine: (_stream, line) => io.onLine(line),
+        });
+        if (code === 0) return { ok: true };
+        if (code === NOT_READY_EXIT) return { ok: false, message: `the ready command never succeeded within ${Math.ceil(io.timeoutMs / 1000)} s: ${t.readyCmd}` };
+        return { ok: false, message: `starting the template failed (exit ${code})` };
+      } finally {
+        await rm(layerDir, { recursive: true, force: true });
+      }
+    },
+  };
+}

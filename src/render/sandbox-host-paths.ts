@@ -1,0 +1,49 @@
+/**
+ * Where the kit lives on a sandbox host (single host, fleet host or fleet gateway). One table, used by render, infra,
+ * the lab's layout of the bundle and verify. The release bundle goes to /opt/sandbox-kit, config and secrets to
+ * /etc/sandbox-kit (0600 for secrets), state to /var/lib/sandbox-kit.
+ */
+export const SANDBOX_HOST_PATHS = {
+  root: '/opt/sandbox-kit',
+  /** Marks the release root: the runtime finds the agent bundle at <root>/dist/bundle, as in a checkout. */
+  rootMarker: '/opt/sandbox-kit/package.json',
+  bin: '/opt/sandbox-kit/bin',
+  /** The release bundle (dist/bundle of the build). */
+  lib: '/opt/sandbox-kit/dist/bundle',
+  /** The kit's CLI as one bundle: `platform`, `gateway`, `template build`, ... */
+  cli: '/opt/sandbox-kit/dist/bundle/sandbox-kit.js',
+  /** The agent bundle the runtime places, read-only, into every sandbox. */
+  agent: '/opt/sandbox-kit/dist/bundle/agent.js',
+  /** `sandbox-kit` on the PATH of an admin shell: a wrapper that runs the bundle with the host's node. */
+  wrapper: '/opt/sandbox-kit/bin/sandbox-kit',
+  node: '/usr/bin/node',
+  etc: '/etc/sandbox-kit',
+  /** The platform API key (secret, 0600): the platform accepts it, the gateway resumes with it, builds use it. */
+  apiKey: '/etc/sandbox-kit/api-key',
+  /** Expected sha256 of every bundle file, checked before anything runs. */
+  bundleSums: '/etc/sandbox-kit/bundle.sha256',
+  installBundle: '/etc/sandbox-kit/install-bundle.sh',
+  networkScript: '/etc/sandbox-kit/sandbox-network.sh',
+  /** Where the template build finds the proxy client files (the client configs hold the password: 0600). */
+  templateDir: '/etc/sandbox-kit/template',
+  buildTemplate: '/etc/sandbox-kit/build-template.sh',
+  state: '/var/lib/sandbox-kit',
+  /** The platform's own state directory (its instance name, sandboxes' upper dirs, template layers). */
+  platformState: '/var/lib/sandbox-kit/platform',
+  units: '/etc/systemd/system',
+} as const;
+
+export const SANDBOX_UNITS = {
+  network: 'sandbox-kit-network.service',
+  platform: 'sandbox-kit-platform.service',
+  gateway: 'sandbox-kit-gateway.service',
+  /** Debian's own unit of redis-server: the single host's catalog, on loopback only. */
+  redis: 'redis-server.service',
+} as const;
+
+/** iptables chains of the sandbox network (filter FORWARD, filter INPUT, nat POSTROUTING). */
+export const SANDBOX_CHAINS = { forward: 'SANDBOX_KIT_FWD', input: 'SANDBOX_KIT_IN', nat: 'SANDBOX_KIT_NAT' } as const;
+/** The single host's catalog: Debian's redis-server, which listens on loopback only. */
+export const LOCAL_REDIS_CATALOG = 'redis://127.0.0.1:6379/0';
+/** The single host's platform state, in another database of the same Redis. */
+export const LOCAL_REDIS_STATE = 'redis://127.0.0.1:6379/1';

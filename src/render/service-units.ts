@@ -1,0 +1,135 @@
+import type { StackConfig } from '../config';
+import { SANDBOX_HOST_PATHS as P, SANDBOX_UNITS } from './sandbox-host-paths';
+
+/** What a platform process needs to be told; secrets are never here, only the paths of their 0600 files. */
+export interface PlatformServiceOptions {
+  /** `--catalog` spec shared with the gateway(s): the local Redis on a single host, ElastiCache in a fleet. */
+  catalog: string;
+  /** `--redis`: where the platform keeps its state (another database of the same Redis). */
+  state: string;
+}
+
+export interface GatewayServiceOptions {
+  catalog: string;
+  /** The platform API the gateway resumes paused sandboxes through. */
+  resumeUrl: string;
+}
+
+function line(argv: readonly string[]): string {
+  // Every argument is a path, a number, a URL or a name from validated config: none holds a space or a quote.
+  for (const arg of argv) if (!/^[A-Za-z0-9_./:@=,+-]+$/.test(arg)) throw new Error(`unit argument ${JSON.stringify(arg)} would need quoting`);
+  return argv.join(' ');
+}
+
+/**
+ * `sandbox-kit platform` as the host runs it: the E2B-compatible API, the runtime and the template builder, with
+ * the API key read from its 0600 file, its state and the catalog in Redis (the gateway reads the catalog there).
+ */
+export function platformCommand(config: StackConfig, options: PlatformServiceOptions): string[] {
+  return [
+    P.node, P.cli, 'platform',
+    '--port', String(config.sandboxHost.apiPort),
+    '--host', '0.0.0.0',
+    '--state-dir', P.platformState,
+    '--redis', options.state,
+    '--catalog', options.catalog,
+    '--api-key-file', P.apiKey,
+    '--domain', config.gateway.domain,
+  ];
+}
+
+/** `sandbox-kit gateway` as the host runs it (every flag is one the gateway command takes today). */
+export function gatewayCommand(config: StackConfig, options: GatewayServiceOptions): string[] {
+  return [
+    P.node, P.cli, 'gateway',
+    '--port', String(config.gateway.port),
+    '--host', '0.0.0.0',
+    '--catalog', options.catalog,
+    '--brand', config.brand,
+    '--domain', config.gateway.domain,
+    '--resume-url', options.resumeUrl,
+    '--api-key-file', P.apiKey,
+  ];
+}
+
+/**
+ * The platform's unit. It runs as root (it drives crun, mounts overlays, makes network namespaces) without
+ * NoNewPrivileges, which every sandbox process would inherit (sudo inside a sandbox must work). Delegate lets the
+ * runtime manage its sandboxes' cgroups; KillMode=process keeps sandboxes running across a platform restart (the
+ * platform reconciles with the runtime's state when it starts again).
+ */
+export function renderPlatformUnit(config: StackConfig, options: PlatformServiceOptions & { localRedis: boolean }): string {
+  const after = [SANDBOX_UNITS.network, ...(options.localRedis ? [SANDBOX_UNITS.redis] : [])];
+  return `[Unit]
+Description=sandbox-kit platform API and sandbox runtime
+Wants=network-online.target
+After=network-online.target ${after.join(' ')}
+Requires=${after.join(' ')}
+
+[Service]
+Type=simple
+ExecStart=${line(platformCommand(config, options))}
+Restart=always
+RestartSec=2
+LimitNOFILE=65536
+TasksMax=infinity
+Delegate=yes
+KillMode=process
+Environment=NODE_ENV=production
+
+[Install]
+WantedBy=multi-user.target
+`;
+}
+
+/** The gateway's unit: it only reads the catalog and forwards bytes, so the file system is read-only to it. */
+export function renderGatewayUnit(config: StackConfig, options: GatewayServiceOptions & { after: readonly string[] }): string {
+  const after = ['network-online.target', ...options.after];
+  return `[Unit]
+Description=sandbox-kit shared sandbox gateway
+Wants=network-online.target
+After=${after.join(' ')}
+
+[Service]
+Type=simple
+ExecStart=${line(gatewayCommand(config, options))}
+Restart=always
+RestartSec=2
+LimitNOFILE=65536
+NoNewPrivileges=true
+ProtectSystem=strict
+ProtectHome=true
+PrivateTmp=true
+Environment=NODE_ENV=production
+
+[Install]
+WantedBy=multi-user.target
+`;
+}
+
+/** The sandbox network's forwarding, filter and NAT rules as a oneshot unit the platform requires. */
+export function renderNetworkUnit(): string {
+  return `[Unit]
+Description=sandbox-kit sandbox network (forwarding, filter rules, NAT)
+Wants=network-online.target
+After=network-online.target
+Before=${SANDBOX_UNITS.platform}
+
+[Service]
+Type=oneshot
+RemainAfterExit=yes
+ExecStart=${P.networkScript} up
+ExecStop=${P.networkScript} down
+
+[Install]
+WantedBy=multi-user.target
+`;
+}
+
+/** `sandbox-kit` for an admin shell: the bundle run by the host's node. */
+export function renderCliWrapper(): string {
+  return `#!/bin/sh
+# sandbox-kit, from the release bundle in ${P.lib}.
+exec ${P.node} ${P.cli} "$@"
+`;
+}

@@ -1,0 +1,60 @@
+/**
+ * What the runtime places read-only into every sandbox at /opt/sandbox-kit, so templates need not install Node:
+ * the agent bundle (dist/bundle, made by scripts/bundle.ts), the host's node binary (it needs only libc and
+ * libstdc++, both in a minbase Debian), and tini-static as PID 1 (it reaps whatever the agent's children leave).
+ */
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { DEFAULT_AGENT_PORT } from '../contract/agent-port';
+import type { BindMount } from './oci-config';
+
+export const PAYLOAD_DIR = '/opt/sandbox-kit';
+export const TINI_STATIC = '/usr/bin/tini-static';
+
+export interface AgentPayload {
+  /** Host directory holding agent.js (and the native addons beside it). */
+  bundleDir: string;
+  node: string;
+  tini: string;
+}
+
+function projectRoot(): string {
+  let dir = __dirname;
+  while (!existsSync(join(dir, 'package.json'))) {
+    const parent = dirname(dir);
+    if (parent === dir) throw new Error(`cannot find the project root above ${__dirname}`);
+    dir = parent;
+  }
+  return dir;
+}
+
+export function defaultAgentPayload(): AgentPayload {
+  return { bundleDir: join(projectRoot(), 'dist', 'bundle'), node: process.execPath, tini: TINI_STATIC };
+}
+
+/** Every problem with a payload at once, each naming the file and the fix. */
+export function checkAgentPayload(p: AgentPayload): void {
+  const problems: string[] = [];
+  for (const f of ['agent.js', 'run.js']) {
+    if (!existsSync(join(p.bundleDir, f))) problems.push(`${join(p.bundleDir, f)} not found: run 'npm run build && node dist/scripts/bundle.js'`);
+  }
+  if (!existsSync(p.node)) problems.push(`node binary ${p.node} not found`);
+  if (!existsSync(p.tini)) problems.push(`${p.tini} not found: install the Debian package tini`);
+  if (problems.length > 0) throw new Error(`agent payload incomplete: ${problems.join('; ')}`);
+}
+
+export function payloadBinds(p: AgentPayload): BindMount[] {
+  return [
+    { source: p.bundleDir, target: `${PAYLOAD_DIR}/bundle`, readonly: true },
+    { source: p.node, target: `${PAYLOAD_DIR}/node`, readonly: true },
+    { source: p.tini, target: `${PAYLOAD_DIR}/tini`, readonly: true },
+  ];
+}
+
+/**
+ * tini as PID 1 (`-s`: also a subreaper should it ever not be PID 1), then the agent through the bundle's loader
+ * (run.js: the same as `node agent.js`, with V8's code cache when it matches this node).
+ */
+export function agentArgv(port: number = DEFAULT_AGENT_PORT, extra: string[] = []): string[] {
+  return [`${PAYLOAD_DIR}/tini`, '-s', '--', `${PAYLOAD_DIR}/node`, `${PAYLOAD_DIR}/bundle/run.js`, 'agent', '--port', String(port), ...extra];
+}

@@ -1,0 +1,106 @@
+/**
+ * Removes everything one runtime instance left behind after a crash: containers in its runtime state (crun's and
+ * runc's), processes still in its cgroups, the cgroups themselves, mounts under its data dir, its directories,
+ * and the network namespaces of its network. Touches nothing of another instance.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { classifyCgroupLayout, parseMountinfo, readCgroupFacts, selectRuntime } from './cgroup-layout';
+import { cgroupPids, removeCgroup, thawCgroup } from './cgroups';
+import { exec } from './exec';
+import { DEFAULT_STATE_ROOT, instancePaths } from './instance';
+import { OciCli } from './oci-cli';
+import type { SandboxNetwork } from './types';
+import { STEPS_SUFFIX } from './step-executor';
+import { findExecutable } from './which';
+
+export interface CleanupOptions {
+  instance: string;
+  stateRoot?: string;
+  dataRoot?: string;
+  /** The instance's network: every attachment it lists is detached. */
+  network?: SandboxNetwork;
+  progress?: (line: string) => void;
+}
+
+export interface CleanupReport {
+  containers: string[];
+  cgroups: string[];
+  mounts: string[];
+  networks: string[];
+  dirs: string[];
+}
+
+async function sleep(ms: number): Promise<void> {
+  await new Promise((r) => setTimeout(r, ms));
+}
+
+export async function cleanupLeftovers(options: CleanupOptions): Promise<CleanupReport> {
+  const say = options.progress ?? (() => undefined);
+  const report: CleanupReport = { containers: [], cgroups: [], mounts: [], networks: [], dirs: [] };
+  const layout = classifyCgroupLayout(readCgroupFacts());
+
+  for (const [name, suffix] of [
+    ['crun', ''],
+    ['runc', ''],
+    ['crun', STEPS_SUFFIX],
+    ['runc', STEPS_SUFFIX],
+  ] as const) {
+    const stateDir = `${instancePaths(options.instance, name, options).stateDir}${suffix}`;
+    const binary = findExecutable(name);
+    if (!binary || !fs.existsSync(stateDir)) continue;
+    const cli = new OciCli(selectRuntime(name, layout, { crun: true, runc: true }), binary, stateDir);
+    for (const c of await cli.list().catch(() => [])) {
+      await cli.remove(c.id).catch((err: Error) => say(`cleanup: ${err.message}`));
+      report.containers.push(`${name}:${c.id}`);
+      say(`cleanup: removed container ${c.id} (${name})`);
+    }
+  }
+
+  // Processes a lost runtime state no longer knows: thaw, kill, wait until the cgroups are empty.
+  const paths = instancePaths(options.instance, 'crun', options);
+  const pids = cgroupPids(paths.cgroupParent);
+  if (pids.length > 0) {
+    thawCgroup(paths.cgroupParent);
+    for (const pid of pids) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // gone
+      }
+    }
+    say(`cleanup: killed ${pids.length} leftover process(es)`);
+    for (let i = 0; i < 100 && cgroupPids(paths.cgroupParent).length > 0; i++) await sleep(20);
+  }
+  const left = removeCgroup(paths.cgroupParent);
+  report.cgroups.push(paths.cgroupParent);
+  if (left.length > 0) say(`cleanup: cgroups still busy: ${left.join(', ')}`);
+
+  const dataDir = paths.dataDir;
+  const mounts = parseMountinfo(fs.readFileSync('/proc/self/mountinfo', 'utf8'))
+    .map((m) => m.mountPoint)
+    .filter((p) => p === dataDir || p.startsWith(`${dataDir}/`))
+    .reverse();
+  for (const m of mounts) {
+    await exec(['umount', '-l', m]);
+    report.mounts.push(m);
+    say(`cleanup: unmounted ${m}`);
+  }
+
+  if (options.network) {
+    for (const id of (await options.network.list()).keys()) {
+      await options.network.detach(id);
+      report.networks.push(id);
+      say(`cleanup: detached network of ${id}`);
+    }
+  }
+
+  for (const dir of [dataDir, path.join(options.stateRoot ?? DEFAULT_STATE_ROOT, options.instance)]) {
+    if (fs.existsSync(dir)) {
+      fs.rmSync(dir, { recursive: true, force: true });
+      report.dirs.push(dir);
+      say(`cleanup: removed ${dir}`);
+    }
+  }
+  return report;
+}

@@ -1,0 +1,73 @@
+/**
+ * Everything a runtime instance creates on the system carries its instance name, so two instances (two platforms,
+ * parallel test runs) never touch each other's containers, cgroups, directories or namespaces.
+ */
+import * as path from 'node:path';
+import { SANDBOX_ID_PATTERN } from '../contract/sandbox-id';
+
+const INSTANCE = /^[a-z][a-z0-9]{0,11}$/;
+
+export function checkInstanceName(name: string): string {
+  if (!INSTANCE.test(name)) {
+    throw new Error(`invalid runtime instance name ${JSON.stringify(name)}: expected 1 to 12 lower-case letters or digits, starting with a letter`);
+  }
+  return name;
+}
+
+export function checkSandboxID(id: string): string {
+  if (!SANDBOX_ID_PATTERN.test(id)) {
+    throw new Error(`invalid sandbox ID ${JSON.stringify(id)}: expected letters, digits, '_' and '-', starting with a letter or digit, at most 63 characters`);
+  }
+  return id;
+}
+
+/** Default roots: runtime state is volatile (/run); upper dirs are on disk. */
+export const DEFAULT_STATE_ROOT = '/run/sandbox-kit/runtime';
+export const DEFAULT_DATA_ROOT = '/var/lib/sandbox-kit/runtime';
+
+export interface InstancePaths {
+  instance: string;
+  /** The OCI runtime's --root. */
+  stateDir: string;
+  /** One directory per sandbox: config.json, rootfs (mount point), upper, work, console.log. */
+  dataDir: string;
+  /** Parent cgroup of every sandbox of this instance, relative to each hierarchy's root. */
+  cgroupParent: string;
+}
+
+export function instancePaths(instance: string, runtimeName: 'crun' | 'runc', roots: { stateRoot?: string; dataRoot?: string } = {}): InstancePaths {
+  checkInstanceName(instance);
+  return {
+    instance,
+    stateDir: path.join(roots.stateRoot ?? DEFAULT_STATE_ROOT, instance, runtimeName),
+    dataDir: path.join(roots.dataRoot ?? DEFAULT_DATA_ROOT, instance),
+    cgroupParent: `sandbox-kit-${instance}`,
+  };
+}
+
+export interface SandboxPaths {
+  bundle: string;
+  config: string;
+  rootfs: string;
+  upper: string;
+  work: string;
+  log: string;
+  pidFile: string;
+}
+
+export function sandboxPaths(p: InstancePaths, id: string): SandboxPaths {
+  const bundle = path.join(p.dataDir, id);
+  return {
+    bundle,
+    config: path.join(bundle, 'config.json'),
+    rootfs: path.join(bundle, 'rootfs'),
+    upper: path.join(bundle, 'upper'),
+    work: path.join(bundle, 'work'),
+    log: path.join(bundle, 'console.log'),
+    pidFile: path.join(bundle, 'pid'),
+  };
+}
+
+export function cgroupsPathOf(p: InstancePaths, id: string): string {
+  return `/${p.cgroupParent}/${id}`;
+}

@@ -1,0 +1,45 @@
+/**
+ * Looks up a user in a stack of layers without mounting it: the topmost layer that has /etc/passwd (or
+ * /etc/group) holds the file the container will see. Pure parsing plus that lookup.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+export interface Account {
+  uid: number;
+  gid: number;
+  home: string;
+  additionalGids: number[];
+}
+
+function topmost(layers: string[], file: string): string {
+  for (const layer of layers) {
+    const p = path.join(layer, file);
+    if (fs.existsSync(p)) return fs.readFileSync(p, 'utf8');
+  }
+  return '';
+}
+
+export function parseAccount(user: string, passwd: string, group: string): Account | undefined {
+  const numeric = /^(\d+)(?::(\d+))?$/.exec(user);
+  const entries = passwd.split('\n').map((l) => l.split(':'));
+  const entry = numeric ? entries.find((e) => e[2] === numeric[1]) : entries.find((e) => e[0] === user);
+  if (!entry && !numeric) return undefined;
+  const uid = numeric ? Number(numeric[1]) : Number(entry![2]);
+  const gid = numeric?.[2] !== undefined ? Number(numeric[2]) : entry ? Number(entry[3]) : uid;
+  const name = entry?.[0];
+  const additionalGids = name
+    ? group
+        .split('\n')
+        .map((l) => l.split(':'))
+        .filter((g) => g.length >= 4 && g[3]!.split(',').includes(name) && Number(g[2]) !== gid)
+        .map((g) => Number(g[2]))
+    : [];
+  return { uid, gid, home: entry?.[5] || (uid === 0 ? '/root' : '/'), additionalGids };
+}
+
+export function lookupAccount(layers: string[], user: string): Account {
+  const account = parseAccount(user, topmost(layers, 'etc/passwd'), topmost(layers, 'etc/group'));
+  if (!account) throw new Error(`user ${JSON.stringify(user)} does not exist in the template's /etc/passwd (give a user name that exists, or uid[:gid])`);
+  return account;
+}

@@ -1,0 +1,152 @@
+/**
+ * Drives one OCI runtime CLI (crun or runc) with the kit's own --root. Calls that need it run inside a private
+ * mount namespace (`unshare -m`): there the overlay root filesystem is mounted (the container inherits it and the
+ * host's mount table never sees it, so nothing stays mounted once the container is gone) and, for crun on a hybrid
+ * host, /sys/fs/cgroup/unified is hidden so crun works in v1 mode. A detached container inherits the CLI's stdio,
+ * so it gets a file, never a pipe.
+ */
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import { CGROUP_UNIFIED, type RuntimeSelection } from './cgroup-layout';
+import { exec, type ExecResult } from './exec';
+import type { ContainerState } from './types';
+
+export interface OverlayMount {
+  /** Read-only layers, topmost first. */
+  lower: string[];
+  upper: string;
+  work: string;
+  target: string;
+}
+
+const UNSAFE_IN_OPTIONS = /[:,\s\\]/;
+
+export function overlayOptions(o: OverlayMount): string {
+  const bad = [...o.lower, o.upper, o.work].filter((p) => UNSAFE_IN_OPTIONS.test(p) || !p.startsWith('/'));
+  if (bad.length > 0) throw new Error(`overlay paths must be absolute and contain no ':', ',', '\\\\' or white space: ${bad.join(', ')}`);
+  if (o.lower.length === 0) throw new Error('overlay needs at least one lower layer');
+  return `lowerdir=${o.lower.join(':')},upperdir=${o.upper},workdir=${o.work}`;
+}
+
+export interface PrivateNamespaceSetup {
+  overlay?: OverlayMount;
+  hideUnified: boolean;
+}
+
+/** argv running `argv` in a private mount namespace after the given mounts; `argv` itself when none is needed. */
+export function inPrivateMountNamespace(setup: PrivateNamespaceSetup, argv: string[]): string[] {
+  if (!setup.overlay && !setup.hideUnified) return argv;
+  const steps: string[] = [];
+  const args: string[] = [];
+  if (setup.overlay) {
+    steps.push('mount -t overlay sandbox-kit -o "$1" "$2"', 'shift 2');
+    args.push(overlayOptions(setup.overlay), setup.overlay.target);
+  }
+  if (setup.hideUnified) steps.push(`mount -t tmpfs -o size=4k,mode=755 sandbox-kit-hide ${CGROUP_UNIFIED}`);
+  steps.push('exec "$@"');
+  return ['unshare', '-m', '--propagation', 'private', 'sh', '-ec', steps.join('\n'), 'sh', ...args, ...argv];
+}
+
+export interface OciState {
+  id: string;
+  status: ContainerState | 'created' | 'creating';
+  pid?: number;
+}
+
+function toState(raw: { id?: string; status?: string; pid?: number }): OciState {
+  const status = raw.status === 'running' || raw.status === 'paused' || raw.status === 'created' || raw.status === 'creating' ? raw.status : 'stopped';
+  return { id: String(raw.id), status, ...(raw.pid && status !== 'stopped' ? { pid: raw.pid } : {}) };
+}
+
+export class OciCli {
+  constructor(
+    readonly selection: RuntimeSelection,
+    readonly binary: string,
+    readonly stateDir: string,
+  ) {}
+
+  get name(): 'crun' | 'runc' {
+    return this.selection.name;
+  }
+
+  argv(args: string[]): string[] {
+    return [this.binary, '--root', this.stateDir, ...args];
+  }
+
+  private call(args: string[], timeoutMs = 30_000): Promise<ExecResult> {
+    return exec(inPrivateMountNamespace({ hideUnified: this.selection.hideUnified }, this.argv(args)), { timeoutMs });
+  }
+
+  private async callOk(args: string[], timeoutMs?: number): Promise<string> {
+    const r = await this.call(args, timeoutMs);
+    if (r.code !== 0) throw new Error(`${this.name} ${args.join(' ')} failed (exit ${r.code}): ${(r.stderr || r.stdout).trim()}`);
+    return r.stdout;
+  }
+
+  /**
+   * `run --detach` with the root file system mounted first (one process chain, one spawn). Output of the runtime
+   * and of the container goes to `logFile`. Resolves to the runtime's exit code.
+   */
+  runDetached(id: string, bundle: string, overlay: OverlayMount, logFile: string, pidFile: string, timeoutMs = 30_000): Promise<number> {
+    fs.mkdirSync(this.stateDir, { recursive: true, mode: 0o700 });
+    const argv = inPrivateMountNamespace({ overlay, hideUnified: this.selection.hideUnified }, this.argv(['run', '--detach', '--pid-file', pidFile, '--bundle', bundle, id]));
+    const fd = fs.openSync(logFile, 'a', 0o600);
+    try {
+      return new Promise((resolve) => {
+        const child = spawn(argv[0]!, argv.slice(1), { stdio: ['ignore', fd, fd] });
+        const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+        child.on('error', () => {
+          clearTimeout(timer);
+          resolve(127);
+        });
+        child.on('exit', (code) => {
+          clearTimeout(timer);
+          resolve(code ?? 128);
+        });
+      });
+    } finally {
+      fs.closeSync(fd);
+    }
+  }
+
+  async state(id: string): Promise<OciState | undefined> {
+    const r = await this.call(['state', id]);
+    if (r.code !== 0) {
+      if (/does not exist|not exist|No such file/i.test(r.stderr)) return undefined;
+      throw new Error(`${this.name} state ${id} failed (exit ${r.code}): ${r.stderr.trim()}`);
+    }
+    return toState(JSON.parse(r.stdout) as { id: string; status: string; pid: number });
+  }
+
+  async list(): Promise<OciState[]> {
+    if (!fs.existsSync(this.stateDir)) return [];
+    const out = (await this.callOk(['list', '--format', 'json'])).trim();
+    if (out === '' || out === 'null') return [];
+    return (JSON.parse(out) as Array<{ id: string; status: string; pid: number }>).map(toState);
+  }
+
+  /** argv of `exec` in a running container (for diagnostics and tests; sandboxes are driven through the agent). */
+  execArgv(id: string, argv: string[]): string[] {
+    return inPrivateMountNamespace({ hideUnified: this.selection.hideUnified }, this.argv(['exec', id, ...argv]));
+  }
+
+  pause(id: string): Promise<string> {
+    return this.callOk(['pause', id]);
+  }
+
+  resume(id: string): Promise<string> {
+    return this.callOk(['resume', id]);
+  }
+
+  kill(id: string, signal = 'KILL'): Promise<string> {
+    return this.callOk(['kill', id, signal]);
+  }
+
+  /** Kills every process of the container and removes its state and cgroup; a container that is gone is fine. */
+  async remove(id: string): Promise<void> {
+    const r = await this.call(['delete', '--force', id]);
+    if (r.code !== 0 && !/does not exist|not exist|No such file/i.test(r.stderr)) {
+      throw new Error(`${this.name} delete --force ${id} failed (exit ${r.code}): ${r.stderr.trim()}`);
+    }
+  }
+}

@@ -1,0 +1,221 @@
+/**
+ * SandboxRuntime over an OCI runtime CLI: one bundle directory per sandbox (config.json, the overlay's upper and
+ * work dirs, the console log), one `run --detach` per create. See oci-cli.ts for how mounts stay private.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { DEFAULT_AGENT_PORT } from '../contract/agent-port';
+import { agentArgv, checkAgentPayload, defaultAgentPayload, payloadBinds, type AgentPayload } from './agent-payload';
+import { classifyCgroupLayout, readCgroupFacts, selectRuntime, type CgroupLayoutInfo } from './cgroup-layout';
+import { removeCgroup } from './cgroups';
+import { containerNofile } from './host-limits';
+import { cgroupsPathOf, checkInstanceName, checkSandboxID, instancePaths, sandboxPaths, type InstancePaths } from './instance';
+import { OciCli, type OciState } from './oci-cli';
+import { renderOciConfig } from './oci-config';
+import { AGENT_OOM_SCORE_ADJ, CHILD_OOM_SCORE_ADJ, CHILD_OOM_SCORE_ADJ_ENV, hostCanLowerOomScore } from './oom';
+import { renderHosts, renderResolvConf } from './sandbox-etc';
+import type { RuntimeChoice, SandboxNetwork, SandboxRuntime, SandboxSpec, SandboxStatus } from './types';
+import { findExecutable } from './which';
+
+export const DEFAULT_PIDS_LIMIT = 4096;
+export const DEFAULT_NOFILE = 20_000;
+
+export interface OciRuntimeOptions {
+  /** Names everything this runtime creates (see instance.ts). */
+  instance: string;
+  runtime?: RuntimeChoice;
+  /** Path of the CLI; default: `crun` / `runc` from PATH. */
+  binary?: string;
+  /** Parent of the per-instance runtime state (--root); default /run/sandbox-kit/runtime. */
+  stateRoot?: string;
+  /** Parent of the per-instance sandbox dirs (upper dirs live here); default /var/lib/sandbox-kit/runtime. */
+  dataRoot?: string;
+  agent?: AgentPayload;
+  agentPort?: number;
+  pidsLimit?: number;
+  nofile?: number;
+  /** resolv.conf of the sandboxes; default: the host's, without loopback servers. */
+  resolvConf?: string;
+  /** When given, kill() also detaches the sandbox's network (idempotent). */
+  network?: SandboxNetwork;
+}
+
+function installed(name: string): string | undefined {
+  return findExecutable(name);
+}
+
+/** Picks and checks the CLI; throws a clear error when it is missing. */
+export function resolveRuntimeBinary(choice: RuntimeChoice, layout: CgroupLayoutInfo, binary?: string): { cli: ReturnType<typeof selectRuntime>; binary: string } {
+  if (!['crun', 'runc', 'auto'].includes(choice)) {
+    throw new Error(`invalid runtime ${JSON.stringify(choice)}: expected crun, runc or auto`);
+  }
+  const found = { crun: installed('crun'), runc: installed('runc') };
+  const selection = selectRuntime(choice, layout, { crun: found.crun !== undefined, runc: found.runc !== undefined });
+  const path = binary ?? found[selection.name];
+  if (path === undefined || findExecutable(path) === undefined) {
+    const where = binary ?? `PATH (${process.env.PATH ?? ''})`;
+    throw new Error(
+      `OCI runtime ${selection.name} not found at ${where}: install the Debian package ${selection.name}` +
+        (choice === 'auto' ? ' (auto found neither crun nor runc)' : `, or choose ${selection.name === 'crun' ? 'runc' : 'crun'} or auto`),
+    );
+  }
+  return { cli: selection, binary: path };
+}
+
+function mapState(s: OciState): SandboxStatus {
+  const state = s.status === 'running' || s.status === 'paused' ? s.status : 'stopped';
+  return { sandboxID: s.id, state, ...(s.pid !== undefined && state !== 'stopped' ? { pid: s.pid } : {}) };
+}
+
+function tail(file: string, bytes = 2000): string {
+  try {
+    const text = fs.readFileSync(file, 'utf8');
+    return text.slice(-bytes).trim();
+  } catch {
+    return '';
+  }
+}
+
+export class OciSandboxRuntime implements SandboxRuntime {
+  readonly paths: InstancePaths;
+  private readonly payload: AgentPayload;
+  private readonly agentPort: number;
+  private readonly pidsLimit: number;
+  private readonly nofile: number;
+  private readonly resolvConf: string;
+  private readonly oomScoreAdj: number | undefined;
+  private inFlight = 0;
+
+  constructor(
+    readonly cli: OciCli,
+    paths: InstancePaths,
+    private readonly options: OciRuntimeOptions,
+  ) {
+    this.paths = paths;
+    this.payload = options.agent ?? defaultAgentPayload();
+    checkAgentPayload(this.payload);
+    this.agentPort = options.agentPort ?? DEFAULT_AGENT_PORT;
+    this.pidsLimit = options.pidsLimit ?? DEFAULT_PIDS_LIMIT;
+    this.nofile = containerNofile(options.nofile ?? DEFAULT_NOFILE);
+    this.resolvConf = options.resolvConf ?? renderResolvConf(fs.existsSync('/etc/resolv.conf') ? fs.readFileSync('/etc/resolv.conf', 'utf8') : '');
+    this.oomScoreAdj = hostCanLowerOomScore() ? AGENT_OOM_SCORE_ADJ : undefined;
+  }
+
+  get name(): 'crun' | 'runc' {
+    return this.cli.name;
+  }
+
+  async create(spec: SandboxSpec): Promise<SandboxStatus> {
+    const id = checkSandboxID(spec.sandboxID);
+    const problems: string[] = [];
+    if (spec.layers.length === 0) problems.push('layers: at least one (the base root filesystem) is needed');
+    for (const layer of spec.layers) {
+      if (!fs.statSync(layer, { throwIfNoEntry: false })?.isDirectory()) problems.push(`layer ${layer} is not a directory`);
+    }
+    if (!fs.statSync(spec.network.netnsPath, { throwIfNoEntry: false })) problems.push(`network namespace ${spec.network.netnsPath} does not exist`);
+    if (problems.length > 0) throw new Error(`cannot create sandbox ${id}: ${problems.join('; ')}`);
+
+    const p = sandboxPaths(this.paths, id);
+    if (fs.existsSync(p.bundle)) throw new Error(`cannot create sandbox ${id}: it already exists (${p.bundle})`);
+    this.inFlight++;
+    let counted = true;
+    try {
+      fs.mkdirSync(this.paths.dataDir, { recursive: true, mode: 0o700 });
+      fs.mkdirSync(p.bundle, { mode: 0o700 });
+      for (const d of [p.rootfs, p.work, path.join(p.upper, 'etc')]) fs.mkdirSync(d, { recursive: true, mode: 0o755 });
+      const hostname = spec.hostname ?? id;
+      fs.writeFileSync(path.join(p.upper, 'etc', 'hostname'), `${hostname}\n`);
+      fs.writeFileSync(path.join(p.upper, 'etc', 'hosts'), renderHosts(hostname, spec.network.address));
+      fs.writeFileSync(path.join(p.upper, 'etc', 'resolv.conf'), this.resolvConf);
+      const config = renderOciConfig({
+        rootfs: p.rootfs,
+        args: agentArgv(this.agentPort, spec.agentArgs ?? []),
+        env: { HOME: '/root', [CHILD_OOM_SCORE_ADJ_ENV]: String(CHILD_OOM_SCORE_ADJ) },
+        cwd: '/',
+        uid: 0,
+        gid: 0,
+        hostname,
+        netnsPath: spec.network.netnsPath,
+        memoryBytes: spec.memoryMB * 1024 * 1024,
+        cpuCount: spec.cpuCount,
+        pidsLimit: this.pidsLimit,
+        cgroupsPath: cgroupsPathOf(this.paths, id),
+        binds: payloadBinds(this.payload),
+        nofile: this.nofile,
+        ...(this.oomScoreAdj !== undefined ? { oomScoreAdj: this.oomScoreAdj } : {}),
+      });
+      fs.writeFileSync(p.config, JSON.stringify(config));
+      const code = await this.cli.runDetached(id, p.bundle, { lower: spec.layers, upper: p.upper, work: p.work, target: p.rootfs }, p.log, p.pidFile);
+      if (code !== 0) throw new Error(`${this.name} could not start sandbox ${id} (exit ${code}): ${tail(p.log) || 'no output'}`);
+      const pid = Number(fs.readFileSync(p.pidFile, 'utf8').trim());
+      return { sandboxID: id, state: 'running', ...(pid > 0 ? { pid } : {}) };
+    } catch (err) {
+      this.inFlight--;
+      counted = false;
+      await this.removeTraces(id).catch(() => undefined);
+      throw err;
+    } finally {
+      if (counted) this.inFlight--;
+    }
+  }
+
+  pause(sandboxID: string): Promise<void> {
+    return this.cli.pause(checkSandboxID(sandboxID)).then(() => undefined);
+  }
+
+  resume(sandboxID: string): Promise<void> {
+    return this.cli.resume(checkSandboxID(sandboxID)).then(() => undefined);
+  }
+
+  async kill(sandboxID: string): Promise<void> {
+    const id = checkSandboxID(sandboxID);
+    await this.removeTraces(id);
+    if (this.options.network) await this.options.network.detach(id);
+  }
+
+  /** The container (processes, runtime state), its cgroups, its directory; the instance's parent cgroup when idle. */
+  private async removeTraces(id: string): Promise<void> {
+    await this.cli.remove(id);
+    const left = await removeCgroupPatiently(cgroupsPathOf(this.paths, id));
+    fs.rmSync(sandboxPaths(this.paths, id).bundle, { recursive: true, force: true });
+    if (this.inFlight === 0 && this.containerCount() === 0) removeCgroup(this.paths.cgroupParent);
+    if (left.length > 0) throw new Error(`sandbox ${id}: cgroups still in use after kill: ${left.join(', ')}`);
+  }
+
+  /** Containers in this instance's runtime state (one directory each), without a CLI call. */
+  private containerCount(): number {
+    try {
+      return fs.readdirSync(this.cli.stateDir, { withFileTypes: true }).filter((e) => e.isDirectory()).length;
+    } catch {
+      return 0;
+    }
+  }
+
+  async status(sandboxID: string): Promise<SandboxStatus | undefined> {
+    const s = await this.cli.state(checkSandboxID(sandboxID));
+    return s && mapState(s);
+  }
+
+  async list(): Promise<SandboxStatus[]> {
+    return (await this.cli.list()).map(mapState);
+  }
+}
+
+/** The kernel frees a killed cgroup's processes asynchronously: retry rmdir for a short while. */
+async function removeCgroupPatiently(relative: string, timeoutMs = 3000): Promise<string[]> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const left = removeCgroup(relative);
+    if (left.length === 0 || Date.now() > deadline) return left;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** Makes a runtime for `instance`: detects the cgroup layout, picks and checks the CLI and the agent payload. */
+export function createOciRuntime(options: OciRuntimeOptions): OciSandboxRuntime {
+  checkInstanceName(options.instance);
+  const layout = classifyCgroupLayout(readCgroupFacts());
+  const { cli, binary } = resolveRuntimeBinary(options.runtime ?? 'auto', layout, options.binary);
+  const paths = instancePaths(options.instance, cli.name, { stateRoot: options.stateRoot, dataRoot: options.dataRoot });
+  return new OciSandboxRuntime(new OciCli(cli, binary, paths.stateDir), paths, options);
+}

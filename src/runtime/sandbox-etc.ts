@@ -1,0 +1,16 @@
+/** The files every sandbox gets in its /etc (written into its upper dir before start): pure renderers. */
+
+export function renderHosts(hostname: string, address?: string): string {
+  const lines = ['127.0.0.1\tlocalhost', '::1\tlocalhost ip6-localhost ip6-loopback', `127.0.1.1\t${hostname}`];
+  if (address) lines.push(`${address}\t${hostname}`);
+  return `${lines.join('\n')}\n`;
+}
+
+/** The host's resolv.conf minus loopback servers (a sandbox's own loopback has no resolver). */
+export function renderResolvConf(hostResolvConf: string): string {
+  const kept = hostResolvConf
+    .split('\n')
+    .filter((l) => !/^\s*nameserver\s+(127\.|::1\b)/.test(l))
+    .filter((l) => l.trim() !== '' && !l.trim().startsWith('#'));
+  return kept.length > 0 ? `${kept.join('\n')}\n` : '';
+}

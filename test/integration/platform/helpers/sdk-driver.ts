@@ -1,0 +1,102 @@
+/**
+ * Drives the unmodified E2B SDK from a jest test: the SDK runs in a child Node process (sdk-child.ts, bundled with
+ * esbuild, packages left to Node), and each call is one JSON line there and back.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { buildSync } from 'esbuild';
+
+const ROOT = join(__dirname, '..', '..', '..', '..');
+
+export class SdkCallError extends Error {
+  constructor(
+    readonly sdkName: string,
+    message: string,
+    readonly detail: { exitCode?: number; stdout?: string; stderr?: string },
+  ) {
+    super(`${sdkName}: ${message}`);
+  }
+}
+
+export class SdkDriver {
+  private nextId = 1;
+  private readonly pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+  private stderr = '';
+
+  private constructor(
+    private readonly child: ChildProcess,
+    private readonly dir: string,
+  ) {
+    createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', (line) => {
+      if (!line.startsWith('{')) return;
+      const reply = JSON.parse(line) as { id: number; ok: boolean; value?: unknown; error?: { name: string; message: string; exitCode?: number; stdout?: string; stderr?: string } };
+      const waiter = this.pending.get(reply.id);
+      this.pending.delete(reply.id);
+      if (!waiter) return;
+      if (reply.ok) waiter.resolve(reply.value);
+      else waiter.reject(new SdkCallError(reply.error?.name ?? 'Error', reply.error?.message ?? '', reply.error ?? {}));
+    });
+    child.stderr?.on('data', (d: Buffer) => {
+      this.stderr = (this.stderr + d.toString()).slice(-4000);
+    });
+    child.once('exit', (code) => {
+      for (const waiter of this.pending.values()) waiter.reject(new Error(`the SDK process exited (${code}): ${this.stderr}`));
+      this.pending.clear();
+    });
+  }
+
+  static async start(env: Record<string, string> = {}): Promise<SdkDriver> {
+    const dir = await mkdtemp(join(tmpdir(), 'sk-sdk-'));
+    const outfile = join(dir, 'sdk-child.js');
+    buildSync({ entryPoints: [join(__dirname, 'sdk-child.ts')], bundle: true, packages: 'external', platform: 'node', format: 'cjs', target: 'node20', outfile, logLevel: 'error' });
+    const child = spawn(process.execPath, [outfile], { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, NODE_PATH: join(ROOT, 'node_modules'), ...env } });
+    return new SdkDriver(child, dir);
+  }
+
+  private send(call: Record<string, unknown>): Promise<unknown> {
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.child.stdin?.write(`${JSON.stringify({ ...call, id })}\n`);
+    });
+  }
+
+  create(template: string, opts: Record<string, unknown>): Promise<{ sandboxId: string }> {
+    return this.send({ op: 'create', template, opts }) as Promise<{ sandboxId: string }>;
+  }
+
+  connect(sandboxId: string, opts: Record<string, unknown>): Promise<{ sandboxId: string }> {
+    return this.send({ op: 'connect', sandboxId, opts }) as Promise<{ sandboxId: string }>;
+  }
+
+  list(opts: Record<string, unknown>, pages = 1): Promise<Array<{ items: Array<Record<string, unknown>>; hasNext: boolean }>> {
+    return this.send({ op: 'list', opts, pages }) as Promise<Array<{ items: Array<Record<string, unknown>>; hasNext: boolean }>>;
+  }
+
+  /** A static method of Sandbox, e.g. ('kill', id, opts). */
+  static<T = unknown>(method: string, ...args: unknown[]): Promise<T> {
+    return this.send({ op: 'static', method, args }) as Promise<T>;
+  }
+
+  /** A method of a sandbox object this driver holds, e.g. (id, 'files.list', '/'). */
+  call<T = unknown>(sandboxId: string, path: string, ...args: unknown[]): Promise<T> {
+    return this.send({ op: 'call', sandboxId, path, args }) as Promise<T>;
+  }
+
+  async close(): Promise<void> {
+    this.child.stdin?.end();
+    if (this.child.exitCode === null) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(() => this.child.kill('SIGKILL'), 2000);
+        this.child.once('exit', () => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+    await rm(this.dir, { recursive: true, force: true });
+  }
+}

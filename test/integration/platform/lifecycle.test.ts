@@ -1,0 +1,238 @@
+/**
+ * The platform's lifecycle logic driven by the unmodified E2B SDK, over a stand-in host (FakeHost) so it runs
+ * without root; the same flows against the real runtime are in sdk-real.test.ts.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { MemoryCatalog } from '../../../src/catalog/memory';
+import { freePort } from '../../helpers/free-port';
+import { startPlatform, type RunningPlatform } from '../../../src/platform';
+import type { TemplateForSandbox } from '../../../src/platform/types';
+import { hashAccessToken } from '../../../src/contract';
+import { FakeHost } from './helpers/fake-host';
+import { SdkDriver } from './helpers/sdk-driver';
+
+const templates: Record<string, Partial<TemplateForSandbox>> = {
+  base: {},
+  served: { startCmd: 'serve forever', readyCmd: 'true', envs: { FROM_TEMPLATE: '1', OVERRIDE: 'template' } },
+  crashing: { startCmd: 'exit 3', readyCmd: 'false' },
+  never: { startCmd: 'serve forever', readyCmd: 'false' },
+};
+
+function resolver() {
+  return {
+    routes: [],
+    resolver: {
+      async resolve(name: string): Promise<TemplateForSandbox | undefined> {
+        const t = templates[name];
+        if (!t) return undefined;
+        return { templateID: `${name}-id`, alias: name, buildID: 'b1', layers: ['/nonexistent'], memoryMB: 256, cpuCount: 1, envs: {}, user: 'user', workdir: '/home/user', ...t };
+      },
+    },
+  };
+}
+
+describe('platform lifecycle through the E2B SDK', () => {
+  let stateDir: string;
+  let host: FakeHost;
+  let catalog: MemoryCatalog;
+  let platform: RunningPlatform;
+  let opts: { apiKey: string; apiUrl: string };
+  let sdk: SdkDriver;
+
+  const start = () =>
+    startPlatform({
+      stateDir,
+      runtime: host.runtimeView(),
+      network: host.networkView(),
+      catalog,
+      templates: resolver,
+      agentPort: host.agentPort,
+      readyTimeoutMs: 1500,
+      healthTimeoutMs: 5000,
+    });
+
+  beforeAll(async () => {
+    stateDir = await mkdtemp(join(tmpdir(), 'skp-'));
+    host = new FakeHost(await freePort());
+    catalog = new MemoryCatalog();
+    platform = await start();
+    opts = { apiKey: platform.apiKey, apiUrl: platform.url };
+    sdk = await SdkDriver.start();
+  });
+
+  afterAll(async () => {
+    await sdk?.close();
+    await platform?.close({ killSandboxes: true });
+    await host?.closeAll();
+    await rm(stateDir, { recursive: true, force: true });
+  });
+
+  const raw = (method: string, path: string, body?: string, key = platform.apiKey) =>
+    fetch(`${platform.url}${path}`, { method, headers: { 'x-api-key': key, 'content-type': 'application/json' }, body });
+
+  it('creates, lists with paging, gets, pauses, connects, sets the timeout and kills', async () => {
+    const a = await sdk.create('served', { ...opts, metadata: { suite: 'life', n: '1' }, envs: { OVERRIDE: 'caller' }, timeoutMs: 120_000 });
+    const b = await sdk.create('base', { ...opts, metadata: { suite: 'life', n: '2' } });
+    expect(a.sandboxId).toMatch(/^[a-z0-9]{20}$/);
+
+    // The agent was initialised with the token the API hands out, the template's env under the caller's.
+    const detail = (await (await raw('GET', `/sandboxes/${a.sandboxId}`)).json()) as Record<string, unknown>;
+    const fake = host.sandbox(a.sandboxId);
+    expect(fake.inits).toEqual([
+      { accessToken: detail.envdAccessToken, envVars: { FROM_TEMPLATE: '1', OVERRIDE: 'caller' }, defaultUser: 'user', defaultWorkdir: '/home/user' },
+    ]);
+    expect(detail).toMatchObject({ sandboxID: a.sandboxId, templateID: 'served-id', alias: 'served', state: 'running', cpuCount: 1, memoryMB: 256, envdVersion: '0.6.4', clientID: 'sandbox-kit', metadata: { suite: 'life', n: '1' } });
+    expect(Date.parse(detail.endAt as string) - Date.parse(detail.startedAt as string)).toBe(120_000);
+    // The start command runs, then the ready command.
+    expect(host.commands.slice(0, 2)).toEqual(['serve forever', 'true']);
+    expect(catalog.get(a.sandboxId)).toEqual({ sandboxID: a.sandboxId, host: fake.spec.network.address, agentPort: host.agentPort, tokenHash: hashAccessToken(detail.envdAccessToken as string), state: 'running', autoResume: false });
+
+    // list: filters and paging through x-next-token
+    const pages = await sdk.list({ ...opts, limit: 1, query: { metadata: { suite: 'life' } } }, 3);
+    expect(pages.map((p) => [p.items.length, p.hasNext])).toEqual([
+      [1, true],
+      [1, false],
+    ]);
+    expect(new Set(pages.map((p) => p.items[0].sandboxId))).toEqual(new Set([a.sandboxId, b.sandboxId]));
+    const [only2] = await sdk.list({ ...opts, query: { metadata: { suite: 'life', n: '2' } } });
+    expect(only2.items.map((s) => s.sandboxId)).toEqual([b.sandboxId]);
+
+    const info = await sdk.call<Record<string, unknown>>(a.sandboxId, 'getInfo');
+    expect(info).toMatchObject({ sandboxId: a.sandboxId, templateId: 'served-id', name: 'served', state: 'running', metadata: { suite: 'life', n: '1' } });
+
+    // pause: 204, then 409 (the SDK answers false), state paused everywhere
+    expect(await sdk.call(a.sandboxId, 'pause')).toBe(true);
+    expect(await sdk.call(a.sandboxId, 'pause')).toBe(false);
+    expect((await sdk.call<{ state: string }>(a.sandboxId, 'getInfo')).state).toBe('paused');
+    expect(catalog.get(a.sandboxId)?.state).toBe('paused');
+    const [pausedList] = await sdk.list({ ...opts, query: { state: ['paused'] } });
+    expect(pausedList.items.map((s) => s.sandboxId)).toEqual([a.sandboxId]);
+
+    // connect resumes (the agent is initialised again, presenting the token it holds) with the same token
+    await sdk.connect(a.sandboxId, opts);
+    expect((await sdk.call<{ state: string }>(a.sandboxId, 'getInfo')).state).toBe('running');
+    expect(catalog.get(a.sandboxId)?.state).toBe('running');
+    expect(fake.inits).toHaveLength(2);
+    expect(fake.inits[1]).toEqual(fake.inits[0]);
+    const detail2 = (await (await raw('GET', `/sandboxes/${a.sandboxId}`)).json()) as Record<string, unknown>;
+    expect(detail2.envdAccessToken).toBe(detail.envdAccessToken);
+    // connect on a running one: 200
+    const connectRunning = await raw('POST', `/v2/sandboxes/${a.sandboxId}/connect`, '{"timeout":10}');
+    expect(connectRunning.status).toBe(200);
+
+    await sdk.call(a.sandboxId, 'setTimeout', 30_000);
+    const moved = await sdk.call<{ endAt: string }>(a.sandboxId, 'getInfo');
+    expect(Date.parse(moved.endAt) - Date.now()).toBeLessThanOrEqual(30_000);
+    expect(Date.parse(moved.endAt) - Date.now()).toBeGreaterThan(20_000);
+
+    expect(await sdk.call(a.sandboxId, 'kill')).toBe(true);
+    await expect(sdk.call(a.sandboxId, 'getInfo')).rejects.toThrow(/^SandboxNotFoundError/);
+    expect(await sdk.static('kill', a.sandboxId, opts)).toBe(false);
+    expect(catalog.get(a.sandboxId)).toBeUndefined();
+    expect(host.sandboxes.has(a.sandboxId)).toBe(false);
+    expect(host.attachments.has(a.sandboxId)).toBe(false);
+    expect(await sdk.call(b.sandboxId, 'kill')).toBe(true);
+  });
+
+  it('kills a sandbox when its timeout passes, and pauses one created with auto-pause', async () => {
+    const killed = await sdk.create('base', { ...opts, timeoutMs: 1000 });
+    const paused = await sdk.create('base', { ...opts, timeoutMs: 1000, lifecycle: { onTimeout: 'pause' } });
+    await waitFor(async () => !host.sandboxes.has(killed.sandboxId) && host.sandboxes.get(paused.sandboxId)?.state === 'paused');
+    await expect(sdk.call(killed.sandboxId, 'getInfo')).rejects.toThrow(/^SandboxNotFoundError/);
+    expect((await sdk.call<{ state: string }>(paused.sandboxId, 'getInfo')).state).toBe('paused');
+    expect(catalog.get(paused.sandboxId)?.state).toBe('paused');
+    expect(await sdk.call(paused.sandboxId, 'kill')).toBe(true);
+  });
+
+  it('refuses a wrong API key', async () => {
+    const wrong = { ...opts, apiKey: 'sk_not_the_key_1' };
+    await expect(sdk.create('base', wrong)).rejects.toThrow(/^AuthenticationError/);
+    await expect(sdk.list(wrong)).rejects.toThrow(/^AuthenticationError/);
+  });
+
+  it('answers bad input with a clear error and leaves nothing behind', async () => {
+    await expect(sdk.create('no-such-template', opts)).rejects.toThrow('404: template "no-such-template" not found');
+    await expect(sdk.create('crashing', opts)).rejects.toThrow(/start command "exit 3" exited with code 3 before the sandbox was ready.*ran exit 3/);
+    await expect(sdk.create('never', opts)).rejects.toThrow(/ready command "false" did not succeed within 1500 ms \(last: exit code 1; last output: ran false\)/);
+    host.failCreate = new Error('crun: executable file not found in $PATH');
+    await expect(sdk.create('base', opts)).rejects.toThrow('could not start a sandbox from template "base": crun: executable file not found in $PATH');
+
+    const malformed = await raw('POST', '/v2/sandboxes', '{"templateID":');
+    expect(malformed.status).toBe(400);
+    expect(await malformed.json()).toEqual({ code: 400, message: expect.stringContaining('not valid JSON') });
+    const types = await raw('POST', '/v2/sandboxes', '{"templateID":5,"metadata":{"a":1},"timeout":"10"}');
+    expect(types.status).toBe(400);
+    const message = ((await types.json()) as { message: string }).message;
+    expect(message).toContain('body field "templateID"');
+    expect(message).toContain('body field "metadata.a"');
+    expect(message).toContain('body field "timeout": expected a whole number of seconds (given "10")');
+    const range = await raw('POST', '/v2/sandboxes', '{"templateID":"base","timeout":86401}');
+    expect(await range.json()).toEqual({ code: 400, message: 'body field "timeout": expected 1 to 86400 seconds (given 86401)' });
+    const zero = await raw('POST', '/sandboxes/whatever/timeout', '{"timeout":0}');
+    expect(zero.status).toBe(400);
+    const unknown = await raw('DELETE', '/sandboxes/nosuchsandbox');
+    expect(await unknown.json()).toEqual({ code: 404, message: 'sandbox "nosuchsandbox" not found' });
+    const badToken = await raw('GET', '/v2/sandboxes?nextToken=garbage');
+    expect(badToken.status).toBe(400);
+    const badState = await raw('GET', '/v2/sandboxes?state=running,gone');
+    expect(((await badState.json()) as { message: string }).message).toContain('query field "state.1"');
+
+    expect(host.sandboxes.size).toBe(0);
+    expect(host.attachments.size).toBe(0);
+    expect(await platform.sandboxes.all()).toEqual([]);
+  });
+
+  it('finds its sandboxes again after a restart and removes what is half-made or left over', async () => {
+    const kept = await sdk.create('served', { ...opts, metadata: { restart: 'yes' } });
+    const died = await sdk.create('base', opts);
+    // Then, as if the platform died: one sandbox died, one create was cut short, one container is nobody's.
+    await host.kill(died.sandboxId);
+    const { SandboxStore } = await import('../../../src/platform/sandbox-store');
+    await new SandboxStore(platform.redis).put(halfMade('halfmadesandbox00001'));
+    await host.networkView().attach('halfmadesandbox00001');
+    await host.runtimeView().create({ sandboxID: 'orphancontainer00001', layers: [], memoryMB: 1, cpuCount: 1, network: await host.networkView().attach('orphancontainer00001') });
+    await platform.close();
+    catalog = new MemoryCatalog();
+    platform = await start();
+    opts = { apiKey: platform.apiKey, apiUrl: platform.url };
+
+    expect((await platform.sandboxes.all()).map((r) => r.sandboxID)).toEqual([kept.sandboxId]);
+    expect([...host.sandboxes.keys()]).toEqual([kept.sandboxId]);
+    expect([...host.attachments.keys()]).toEqual([kept.sandboxId]);
+    expect(catalog.get(kept.sandboxId)?.state).toBe('running');
+    // The same key still works and the sandbox is there with its token.
+    const info = await sdk.static<{ metadata: unknown }>('getInfo', kept.sandboxId, opts);
+    expect(info.metadata).toEqual({ restart: 'yes' });
+    expect(await sdk.static('kill', kept.sandboxId, opts)).toBe(true);
+  });
+});
+
+function halfMade(sandboxID: string) {
+  return {
+    sandboxID,
+    templateID: 'base-id',
+    envdAccessToken: 'x'.repeat(40),
+    state: 'creating' as const,
+    startedAt: new Date().toISOString(),
+    endAt: new Date(Date.now() + 60_000).toISOString(),
+    cpuCount: 1,
+    memoryMB: 256,
+    metadata: {},
+    envVars: {},
+    templateEnvs: {},
+    autoPause: false,
+    autoResume: false,
+    agentPort: 49983,
+    defaultUser: 'user',
+  };
+}
+
+async function waitFor(check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('condition not reached in time');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

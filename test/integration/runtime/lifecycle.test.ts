@@ -1,0 +1,187 @@
+/**
+ * Sandboxes as real crun and runc containers from the cached Debian base, with the agent inside, on a standalone
+ * sandbox network: limits, network namespace, pause/resume at HTTP level, an OOM inside, kill and crash cleanup.
+ * Root only; puts one link into the root namespace: run under the shared e2e lock.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { DEFAULT_AGENT_PORT } from '../../../src/contract/agent-port';
+import type { AgentPayload } from '../../../src/runtime/agent-payload';
+import { cleanupLeftovers } from '../../../src/runtime/cleanup';
+import { exec } from '../../../src/runtime/exec';
+import { createSandboxHostNetwork, openSandboxHostNetwork, type SandboxHostNetwork } from '../../../src/runtime/network/host-network';
+import { createOciRuntime, type OciSandboxRuntime } from '../../../src/runtime/oci-runtime';
+import { CHILD_OOM_SCORE_ADJ } from '../../../src/runtime/oom';
+import {
+  agentRun,
+  baseRootfs,
+  freshAgentPayload,
+  httpStatus,
+  instanceCgroups,
+  limitsOf,
+  oomKills,
+  ROOTFS_TIMEOUT_MS,
+  tcpConnects,
+  tracesOf,
+  uniqueName,
+  waitForHealth,
+} from './support';
+
+jest.setTimeout(120_000);
+
+let rootfs: string;
+let scratch: string;
+let hostNet: SandboxHostNetwork;
+let agent: AgentPayload;
+const port = DEFAULT_AGENT_PORT;
+
+beforeAll(async () => {
+  rootfs = await baseRootfs();
+  scratch = fs.mkdtempSync('/var/tmp/sk-runtime-test-');
+  agent = await freshAgentPayload(path.join(scratch, 'bundle'));
+  hostNet = await createSandboxHostNetwork(uniqueName('rt'));
+}, ROOTFS_TIMEOUT_MS);
+
+afterAll(async () => {
+  await hostNet?.close();
+  if (scratch) fs.rmSync(scratch, { recursive: true, force: true });
+});
+
+describe.each(['crun', 'runc'] as const)('%s', (runtimeName) => {
+  let instance: string;
+  let rt: OciSandboxRuntime;
+  const roots = () => ({ stateRoot: path.join(scratch, 'state'), dataRoot: path.join(scratch, 'data') });
+
+  beforeEach(() => {
+    instance = uniqueName('t');
+    rt = createOciRuntime({ instance, runtime: runtimeName, ...roots(), network: hostNet.network, agent });
+  });
+
+  afterEach(async () => {
+    await cleanupLeftovers({ instance, ...roots(), network: hostNet.network });
+  });
+
+  const traces = (id: string, pid?: number) =>
+    tracesOf({ instance, sandboxID: id, stateDir: rt.paths.stateDir, dataDir: rt.paths.dataDir, netns: `${hostNet.namespace.replace(/\.host$/, '')}-${id}`, ...(pid ? { pid } : {}) });
+
+  async function start(id: string, memoryMB = 256) {
+    const network = await hostNet.network.attach(id);
+    const status = await rt.create({ sandboxID: id, layers: [rootfs], memoryMB, cpuCount: 1, network });
+    expect(await waitForHealth(network.address, port)).toBe(204);
+    return { network, status };
+  }
+
+  async function inside(id: string, script: string) {
+    return exec(rt.cli.execArgv(id, ['/bin/sh', '-c', script]), { timeoutMs: 60_000 });
+  }
+
+  test('create runs the agent under tini with the limits, the network namespace and the /etc files; kill leaves nothing', async () => {
+    expect(rt.name).toBe(runtimeName);
+    const id = 'life1';
+    const { network, status } = await start(id);
+    expect(status.state).toBe('running');
+    const pid = status.pid!;
+    expect(traces(id, pid).length).toBeGreaterThan(0);
+
+    // cgroup v1 shows quota and period in two files (joined here), cgroup v2 in cpu.max: the same text either way.
+    expect(limitsOf(pid)).toEqual({ memory: String(256 * 1024 * 1024), cpu: '100000 100000', pids: '4096' });
+    expect(fs.readlinkSync(`/proc/${pid}/ns/net`)).toBe(`net:[${fs.statSync(network.netnsPath).ino}]`);
+    expect(fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0]).toBe('/opt/sandbox-kit/tini');
+
+    const etc = await inside(id, 'hostname; grep -cE "^' + network.address + '\\s+' + id + '$" /etc/hosts; id -u user; ls -d /home/user /root /tmp; touch /tmp/x /home/user/y /root/z && echo writable');
+    expect(etc.stdout.split('\n')).toEqual([id, '1', '1000', '/home/user', '/root', '/tmp', 'writable', '']);
+
+    expect(await rt.status(id)).toEqual({ sandboxID: id, state: 'running', pid });
+    expect((await rt.list()).map((s) => s.sandboxID)).toEqual([id]);
+
+    await rt.kill(id);
+    expect(traces(id, pid)).toEqual([]);
+    expect(instanceCgroups(instance)).toEqual([]);
+    expect(await rt.status(id)).toBeUndefined();
+    expect(await httpStatus(`http://${network.address}:${port}/health`, 500)).not.toBe(204);
+    await rt.kill(id); // idempotent
+  });
+
+  test('pause freezes the agent (TCP still connects, HTTP times out); resume answers again', async () => {
+    const id = 'pause1';
+    const { network } = await start(id);
+    await rt.pause(id);
+    expect((await rt.status(id))?.state).toBe('paused');
+    expect(await tcpConnects(network.address, port)).toBe(true);
+    expect(await httpStatus(`http://${network.address}:${port}/health`, 700)).toBe('timeout');
+    await rt.resume(id);
+    expect((await rt.status(id))?.state).toBe('running');
+    expect(await waitForHealth(network.address, port, 5000)).toBe(204);
+    await rt.pause(id);
+    await rt.kill(id); // a paused sandbox is killed too
+    expect(traces(id)).toEqual([]);
+  });
+
+  test('an OOM inside kills the memory hog; the agent keeps answering', async () => {
+    const id = 'oom1';
+    const { network, status } = await start(id, 128);
+    // What the agent does for every process it starts: raise its oom_score_adj (no privilege needed).
+    const adj = await inside(id, `sleep 30 & echo ${CHILD_OOM_SCORE_ADJ} > /proc/$!/oom_score_adj && cat /proc/$!/oom_score_adj; kill $!`);
+    expect(adj.stdout.trim()).toBe(String(CHILD_OOM_SCORE_ADJ));
+    const hog = await inside(id, `echo ${CHILD_OOM_SCORE_ADJ} > /proc/self/oom_score_adj; head -c 400M /dev/zero | tail; echo "tail exit $?"`);
+    expect(hog.stdout).toContain('tail exit 137');
+    expect(oomKills(status.pid!)).toBeGreaterThanOrEqual(1);
+    expect(await waitForHealth(network.address, port, 3000)).toBe(204);
+
+    // The same through the agent: what it starts gets the runtime's CHILD_OOM_SCORE_ADJ and dies first.
+    const viaAgent = await agentRun(network.address, port, '/bin/sh', ['-c', 'cat /proc/self/oom_score_adj; head -c 400M /dev/zero | tail; echo "tail exit $?"']);
+    expect(viaAgent.stdout).toBe(`${CHILD_OOM_SCORE_ADJ}\ntail exit 137\n`);
+    expect(oomKills(status.pid!)).toBeGreaterThanOrEqual(2);
+    expect(await waitForHealth(network.address, port, 3000)).toBe(204);
+    expect((await rt.status(id))?.state).toBe('running');
+    await rt.kill(id);
+  });
+
+  test('after a crash (runtime object dropped) cleanupLeftovers removes every trace, paused ones too', async () => {
+    const a = await start('crash1');
+    const b = await start('crash2');
+    await rt.pause('crash2');
+    const report = await cleanupLeftovers({ instance, ...roots(), network: hostNet.network });
+    expect(report.containers.sort()).toEqual([`${runtimeName}:crash1`, `${runtimeName}:crash2`]);
+    expect(traces('crash1', a.status.pid)).toEqual([]);
+    expect(traces('crash2', b.status.pid)).toEqual([]);
+    expect(instanceCgroups(instance)).toEqual([]);
+    expect(fs.existsSync(rt.paths.dataDir)).toBe(false);
+    expect(fs.existsSync(path.dirname(rt.paths.stateDir))).toBe(false);
+  });
+
+  test('a failed start (not a network namespace) is a clear error and leaves nothing', async () => {
+    const notNetns = path.join(scratch, 'not-a-netns');
+    fs.writeFileSync(notNetns, '');
+    await expect(rt.create({ sandboxID: 'bad1', layers: [rootfs], memoryMB: 256, cpuCount: 1, network: { netnsPath: notNetns, address: '198.19.0.9' } })).rejects.toThrow(
+      new RegExp(`${runtimeName} could not start sandbox bad1`),
+    );
+    expect(traces('bad1')).toEqual([]);
+    expect(instanceCgroups(instance)).toEqual([]);
+    await expect(rt.create({ sandboxID: 'bad2', layers: [path.join(scratch, 'missing')], memoryMB: 256, cpuCount: 1, network: { netnsPath: notNetns, address: '198.19.0.9' } })).rejects.toThrow(
+      /layer .*missing is not a directory/,
+    );
+    expect(traces('bad2')).toEqual([]);
+  });
+});
+
+test('a standalone network is found again by name (a restarted platform), with its attachments', async () => {
+  const again = await openSandboxHostNetwork(hostNet.namespace.replace(/\.host$/, ''));
+  expect([again.subnet, again.gateway, again.hostAddress]).toEqual([hostNet.subnet, hostNet.gateway, hostNet.hostAddress]);
+  const a = await hostNet.network.attach('reopen1');
+  expect((await again.network.list()).get('reopen1')).toEqual(a);
+  const b = await again.network.attach('reopen2');
+  expect(b.address).not.toBe(a.address);
+  await again.network.detach('reopen1');
+  await again.network.detach('reopen2');
+  expect([...(await hostNet.network.list()).keys()]).toEqual([]);
+});
+
+test('a missing runtime binary is a clear error and creates nothing', () => {
+  const instance = uniqueName('t');
+  const stateRoot = path.join(scratch, 'missing-state');
+  expect(() => createOciRuntime({ instance, runtime: 'crun', binary: path.join(scratch, 'no-such-crun'), stateRoot, dataRoot: stateRoot })).toThrow(
+    /OCI runtime crun not found at .*no-such-crun: install the Debian package crun, or choose runc or auto/,
+  );
+  expect(fs.existsSync(stateRoot)).toBe(false);
+});

@@ -1,0 +1,27 @@
+/** `sandbox-kit template build` input errors: every bad flag at once, exit 2, nothing built. */
+import { join } from 'node:path';
+import { runEntry } from './node-script';
+
+const CLI = join(__dirname, '..', '..', '..', 'src', 'cli', 'main.ts');
+
+test('bad flags are all reported with what each accepts, and exit 2', async () => {
+  const result = await runEntry(CLI, { args: ['template', 'build', '--mode', 'tunnel', '--api-url', 'ftp://x', '--alias', 'Bad Name'], env: { E2B_API_KEY: '' } });
+  expect(result.code).toBe(2);
+  expect(result.stderr).toContain('--mode: got "tunnel"; expected one of local, transparent');
+  expect(result.stderr).toContain('--server-ip: got (missing)');
+  expect(result.stderr).toContain('--api-url: got "ftp://x"');
+  expect(result.stderr).toContain('--alias: got "Bad Name"');
+});
+
+test('without an API key the build is refused before anything is sent, exit 2', async () => {
+  const result = await runEntry(CLI, { args: ['template', 'build', '--server-ip', '203.0.113.10', '--api-url', 'http://127.0.0.1:9'], env: { E2B_API_KEY: '' } });
+  expect(result.code).toBe(2);
+  expect(result.stderr).toContain('--api-key-file: got (missing, and E2B_API_KEY is not set); expected a file holding the platform API key, or E2B_API_KEY');
+  expect(result.stderr).toContain('Nothing was built.');
+});
+
+test('an unknown subcommand is a usage error', async () => {
+  const result = await runEntry(CLI, { args: ['template', 'push'] });
+  expect(result.code).toBe(2);
+  expect(result.stderr).toContain('template: unknown subcommand "push"; expected build');
+});

@@ -1,0 +1,56 @@
+import { ApiKeys, hashApiKey, newApiKey, parseApiKeyFile } from '../../../src/platform/api-keys';
+import { ACCESS_TOKEN_LENGTH, newAccessToken, newSandboxID, randomText, SANDBOX_ID_LENGTH } from '../../../src/platform/random-text';
+
+describe('ApiKeys', () => {
+  it('accepts exactly the keys whose hashes it holds', () => {
+    const keys = new ApiKeys([hashApiKey('first-key-1'), hashApiKey('second-key-2')]);
+    expect(keys.matches('first-key-1')).toBe(true);
+    expect(keys.matches('second-key-2')).toBe(true);
+    expect(keys.matches('first-key-2')).toBe(false);
+    expect(keys.matches('')).toBe(false);
+    expect(keys.matches(undefined)).toBe(false);
+    expect(keys.matches(['first-key-1'])).toBe(false);
+  });
+
+  it('refuses a stored hash that is not sha256 hex', () => {
+    expect(() => new ApiKeys(['abc'])).toThrow('64 lowercase hex digits');
+  });
+
+  it('makes distinct keys of letters and digits', () => {
+    const a = newApiKey();
+    expect(a).toMatch(/^sk_[A-Za-z0-9]{40}$/);
+    expect(newApiKey()).not.toBe(a);
+  });
+});
+
+describe('parseApiKeyFile', () => {
+  it('reads one key per line, skipping blanks and comments', () => {
+    expect(parseApiKeyFile('# local\nsk_abcdefgh\n\n  other-key-123  \n', 'f')).toEqual(['sk_abcdefgh', 'other-key-123']);
+  });
+
+  it('names every bad line and the file', () => {
+    expect(() => parseApiKeyFile('short\nok-key-12345\nhas space in\n', '/k')).toThrow(
+      'API key file /k: line 1: expected 8-256 printable ASCII characters without spaces (got 5 characters); line 3:',
+    );
+  });
+
+  it('refuses a file without keys', () => {
+    expect(() => parseApiKeyFile('# nothing\n', '/k')).toThrow('holds no key');
+  });
+});
+
+describe('random identifiers', () => {
+  it('sandbox IDs are 20 lower-case letters and digits', () => {
+    const ids = new Set(Array.from({ length: 200 }, newSandboxID));
+    expect(ids.size).toBe(200);
+    for (const id of ids) expect(id).toMatch(new RegExp(`^[a-z0-9]{${SANDBOX_ID_LENGTH}}$`));
+  });
+
+  it('access tokens are ASCII letters and digits', () => {
+    expect(newAccessToken()).toMatch(new RegExp(`^[A-Za-z0-9]{${ACCESS_TOKEN_LENGTH}}$`));
+  });
+
+  it('draws every character of the alphabet', () => {
+    expect(new Set(randomText('abc', 300)).size).toBe(3);
+  });
+});

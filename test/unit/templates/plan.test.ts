@@ -1,0 +1,70 @@
+import { copySourceProblem, debianImage, expandEnv, planSteps } from '../../../src/platform/templates/plan';
+import type { Step } from '../../../src/platform/templates/wire';
+
+const step = (type: string, args: string[], extra: Partial<Step> = {}): Step => ({ type: type as Step['type'], args, force: false, ...extra });
+const HASH = 'b'.repeat(64);
+
+describe('planSteps', () => {
+  test('plans the step types the SDK produces', () => {
+    const result = planSteps([
+      step('RUN', ['apt-get update && apt-get install -y jq', 'root']),
+      step('COPY', ['app.txt', '/app/', 'root', '0755'], { filesHash: HASH }),
+      step('ENV', ['A', '1', 'B', '$A-2']),
+      step('WORKDIR', ['/app']),
+      step('USER', ['user']),
+    ]);
+    expect(result.ok && result.plan.map((p) => p.kind)).toEqual(['RUN', 'COPY', 'ENV', 'WORKDIR', 'USER']);
+    expect(result.ok && result.plan[1]).toMatchObject({ src: 'app.txt', dest: '/app/', owner: 'root', mode: 0o755, filesHash: HASH });
+    expect(result.ok && result.plan[0]).toMatchObject({ user: 'root' });
+  });
+
+  test('reports every bad step at once, each naming its position and cause', () => {
+    const result = planSteps([step('RUN', ['true']), step('ADD', ['x']), step('COPY', ['../x', '/y', '', ''], { filesHash: HASH }), step('ENV', ['A']), step('USER', ['Bad User'])]);
+    expect(result.ok).toBe(false);
+    expect(!result.ok && result.problems).toEqual([
+      { step: '2', message: 'step 2 (ADD x): unknown step type "ADD"; supported: RUN, COPY, ENV, WORKDIR, USER' },
+      { step: '3', message: 'step 3 (COPY ../x /y): the COPY source "../x" is outside the template\'s file context; expected a path inside it (no leading ..)' },
+      { step: '4', message: 'step 4 (ENV A): ENV needs name/value pairs; got 1 argument(s)' },
+      { step: '5', message: 'step 5 (USER Bad User): USER "Bad User" is not a Unix user name' },
+    ]);
+  });
+
+  test('COPY without a files hash or with a bad mode is refused', () => {
+    const result = planSteps([step('COPY', ['a', '/b', '', '']), step('COPY', ['a', '/b', '', '999'], { filesHash: HASH })]);
+    expect(!result.ok && result.problems.map((p) => p.message)).toEqual([
+      'step 1 (COPY a /b): COPY has no filesHash; the SDK computes it from the files and uploads them under it',
+      'step 2 (COPY a /b 999): COPY mode "999" is not an octal file mode such as 0644',
+    ]);
+  });
+});
+
+test.each([
+  ['a.txt', undefined],
+  ['dir/*.json', undefined],
+  ['./a/../b', undefined],
+  ['../a', 'outside'],
+  ['a/../../b', 'outside'],
+  ['/etc/passwd', 'absolute'],
+  ['', 'empty'],
+])('COPY source %j', (src, problem) => {
+  const found = copySourceProblem(src);
+  if (problem === undefined) expect(found).toBeUndefined();
+  else expect(found).toContain(problem);
+});
+
+test('ENV values expand what was set before, as a Dockerfile does', () => {
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: ${NAME} is the ENV syntax under test
+  expect(expandEnv('$A:${B}:$MISSING:plain', { A: '1', B: '2' })).toBe('1:2::plain');
+});
+
+test('only Debian suites the base maker supports are available; the error lists them', () => {
+  const supported = ['bookworm', 'stable', 'trixie'];
+  expect(debianImage('debian:bookworm', supported)).toEqual({ ok: true, image: 'debian:bookworm' });
+  expect(debianImage('debian', supported)).toEqual({ ok: true, image: 'debian:stable' });
+  expect(debianImage('debian:latest', supported)).toEqual({ ok: true, image: 'debian:stable' });
+  expect(debianImage('e2bdev/base', supported)).toEqual({
+    ok: false,
+    message: 'base image "e2bdev/base" is not available offline; supported: debian:bookworm, debian:stable, debian:trixie (fromDebianImage(\'<suite>\'))',
+  });
+  expect(debianImage('debian:buster', supported).ok).toBe(false);
+});
