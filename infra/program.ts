@@ -77,6 +77,7 @@ export function createStack(options: CreateStackOptions = {}): StackOutputs {
     config,
     password,
     proxyIngressIp: host.ingressIp,
+    egressIp,
     bundle,
     sshPrivateKey: sshKeySet ? stackConfig.requireSecret(SECRET_KEYS[1]) : undefined,
     componentOptions: options.componentOptions,

@@ -29,7 +29,7 @@ export interface SandboxOutputs {
   e2bSandboxUrlExport: pulumi.Output<string>;
   /** `export E2B_API_KEY=...` (secret). */
   e2bApiKeyExport: pulumi.Output<string>;
-  /** Single host: its public address (SSH, verify); a fleet: the load balancer's name. */
+  /** Single host: its public address (SSH, verify); a fleet: a placeholder (its hosts come and go). */
   sandboxHost: pulumi.Output<string>;
   sandboxVerifyCommand: pulumi.Output<string>;
 }
@@ -39,6 +39,8 @@ export interface SandboxSideArgs {
   /** The proxy password (a secret). */
   password: pulumi.Output<string>;
   proxyIngressIp: pulumi.Output<string>;
+  /** The proxy's egress address: what verify expects a sandbox to be seen from. */
+  egressIp: pulumi.Output<string>;
   bundle: BundleFiles;
   /** The SSH private key for the template build over SSH (a secret); undefined: no build by `pulumi up`. */
   sshPrivateKey?: pulumi.Output<string>;
@@ -152,7 +154,8 @@ export function createSandboxSide(args: SandboxSideArgs): SandboxOutputs {
       },
       opts,
     );
-    sshHost = frontend!.dnsName;
+    // Fleet hosts come and go with the Auto Scaling group: verify one of them by its address (docs/deploy-aws.md).
+    sshHost = pulumi.output('<address of one fleet host>');
   }
 
   return {
@@ -165,6 +168,6 @@ export function createSandboxSide(args: SandboxSideArgs): SandboxOutputs {
     e2bSandboxUrlExport: pulumi.interpolate`export E2B_SANDBOX_URL=${sandboxUrl}`,
     e2bApiKeyExport: pulumi.secret(pulumi.interpolate`export E2B_API_KEY=${apiKey}`),
     sandboxHost: sshHost,
-    sandboxVerifyCommand: pulumi.interpolate`sandbox-kit verify --stack ${pulumi.getStack()} --sandbox-host ${sshHost} --user ${config.host.sshUser} --ssh-key <private key file>`,
+    sandboxVerifyCommand: pulumi.interpolate`sandbox-kit verify --stack ${pulumi.getStack()} --sandbox-host ${sshHost} --egress-ip ${args.egressIp} --user ${config.host.sshUser} --ssh-key <private key file>`,
   };
 }

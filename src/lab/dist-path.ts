@@ -2,7 +2,7 @@
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
-function projectRoot(): string {
+export function projectRoot(): string {
   let dir = __dirname;
   while (!existsSync(join(dir, 'package.json'))) {
     const parent = dirname(dir);

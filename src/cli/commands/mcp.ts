@@ -26,7 +26,13 @@ export function describeCatalog(catalog: Catalog) {
     name,
     description: entry.description,
     aliases: entry.aliases ?? [],
-    properties: Object.entries(entry.properties).map(([prop, p]) => ({ name: prop, type: p.type, required: p.required, secret: p.secret, description: p.description })),
+    properties: Object.entries(entry.properties).map(([prop, p]) => ({
+      name: prop,
+      type: p.type,
+      required: p.required,
+      secret: p.secret,
+      description: p.description,
+    })),
   }));
 }
 
@@ -40,14 +46,20 @@ function list(argv: string[]): number {
   for (const s of servers) {
     console.log(`${s.name}${s.aliases.length ? ` (also ${s.aliases.join(', ')})` : ''}: ${s.description}`);
     for (const p of s.properties) {
-      console.log(`  ${p.name}${p.required ? '' : '?'}: ${TYPE_WORDS[p.type]}${p.secret ? ' (secret)' : ''}${p.description ? ` - ${p.description}` : ''}`);
+      console.log(
+        `  ${p.name}${p.required ? '' : '?'}: ${TYPE_WORDS[p.type]}${p.secret ? ' (secret)' : ''}${p.description ? ` - ${p.description}` : ''}`,
+      );
     }
   }
   return 0;
 }
 
 function check(argv: string[]): number {
-  const { values } = parseFlags('mcp check', argv, { config: valueFlag(textField(/.+/, 'a JSON object').optional()), 'config-file': file(), catalog: file() });
+  const { values } = parseFlags('mcp check', argv, {
+    config: valueFlag(textField(/.+/, 'a JSON object').optional()),
+    'config-file': file(),
+    catalog: file(),
+  });
   const text = values['config-file'] !== undefined ? fs.readFileSync(values['config-file'], 'utf8') : values.config;
   if (text === undefined) {
     console.error('mcp check: --config JSON or --config-file F is required');
@@ -87,6 +99,8 @@ export async function run(argv: string[]): Promise<number> {
     console.log(HELP);
     return 0;
   }
-  console.error(`sandbox-kit mcp: ${sub === undefined ? 'a subcommand is needed' : `unknown subcommand ${JSON.stringify(sub)}`}\n\n${HELP}`);
+  console.error(
+    `sandbox-kit mcp: ${sub === undefined ? 'a subcommand is needed' : `unknown subcommand ${JSON.stringify(sub)}`}\n\n${HELP}`,
+  );
   return 2;
 }

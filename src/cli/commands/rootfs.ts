@@ -12,7 +12,12 @@ Builds the base root file systems with mmdebstrap (default debian:bookworm) into
 (default $SANDBOX_KIT_CACHE or /var/cache/sandbox-kit) and prints their paths. A cached one is reused.`;
 
 export async function run(argv: string[]): Promise<number> {
-  const parsed = parseFlags('rootfs', argv, { cache: valueFlag(text(/.+/, 'a directory').optional()) }, { min: 0, max: 16, what: 'image names such as debian:bookworm' });
+  const parsed = parseFlags(
+    'rootfs',
+    argv,
+    { cache: valueFlag(text(/.+/, 'a directory').optional()) },
+    { min: 0, max: 16, what: 'image names such as debian:bookworm' },
+  );
   if (parsed.help) {
     console.log(HELP);
     return 0;

@@ -1,23 +1,26 @@
+/** `sandbox-kit up`: the whole system on this machine, left running; `status`, `rotate` and `down` take it from there. */
 import { existsSync } from 'node:fs';
-import { formatIssues, loadStackConfig, stackFilePath, type StackConfig } from '../../config';
-import { startLocalSystem, type LocalSystem } from '../../local/local-system';
-import { integer } from '../../config';
-import { parseFlags, valueFlag } from '../args';
+import { formatIssues, integer, loadStackConfig, type StackConfig, stackFilePath } from '../../config';
+import { attachLab, whoamiUrl } from '../../lab';
+import { summaryText, upJson, upLocal } from '../../local';
+import { parseFlags, switchFlag, valueFlag } from '../args';
 import { labModeFlag, labNameFlag, sandboxCountFlag } from '../lab-flags';
-import { stackName } from '../stack';
-import { DEFAULT_STACK, findProjectDir, loadStack } from '../stack';
+import { DEFAULT_STACK, findProjectDir, loadStack, stackName } from '../stack';
 
-const HELP = `usage: sandbox-kit up [--mode local|transparent] [--sandboxes N] [--gateway-port P] [--stack NAME] [--name NAME]
+const HELP = `usage: sandbox-kit up [--mode local|transparent] [--sandboxes N] [--gateway-port P] [--stack NAME] [--name NAME] [--json]
 
-Brings the whole system up on this machine (root, Debian): the proxy host, the internet and the sandboxes in
-network namespaces, the real shadowsocks-libev, an agent in every sandbox, and the gateway on 127.0.0.1.
-It stays in the foreground; Ctrl-C (or SIGTERM) tears everything down.
+Brings the whole system up on this machine (root, Debian) and leaves it running: the proxy host, the internet and
+the sandbox network in network namespaces with the real shadowsocks-libev, an agent in every sandbox, and the
+gateway on 127.0.0.1. It checks before it says "up": a sandbox's traffic leaves through the proxy's egress address,
+and a command, a ListDir and a wrong token behave through the gateway. Run it again: a healthy system is left as it
+is. Then: sandbox-kit status | rotate | down.
 
   --mode          client mode of the sandboxes (default: the stack's template.mode)
   --sandboxes     how many sandboxes (default 2)
-  --gateway-port  gateway port on 127.0.0.1 (default: the stack's gateway.port)
+  --gateway-port  gateway port on 127.0.0.1 (default: the stack's gateway.port; 0 picks a free one)
   --stack         stack whose config to use when Pulumi.<stack>.yaml exists (default ${DEFAULT_STACK}; else the defaults)
-  --name          lab name; namespaces are sk-<name>-* (default local)`;
+  --name          the system's name; its namespaces are sk-<name>-* (default local)
+  --json          print one JSON line at the end (progress goes to stderr)`;
 
 /** The stack's config when the project has Pulumi.<stack>.yaml, else the schema's defaults. */
 function localConfig(stack: string): { config: StackConfig; source: string } {
@@ -33,26 +36,6 @@ function localConfig(stack: string): { config: StackConfig; source: string } {
   return { config: loaded.config, source: loaded.path };
 }
 
-function printSummary(system: LocalSystem, config: StackConfig): void {
-  const url = `http://127.0.0.1:${system.gateway.port}`;
-  const first = system.sandboxes[0]!;
-  const idHeader = `${config.brand}-Sandbox-Id`;
-  console.log(`
-The local system is up.
-  gateway     ${url}   (routes by ${idHeader} / ${config.brand}-Sandbox-Port)
-  proxy       ingress ${system.lab.ingressEip}, egress ${system.lab.egressEip} (${system.lab.mode} mode)
-  sandboxes   ${system.sandboxes.map((s) => `${s.sandboxID} (${s.node}, ${s.address})`).join(', ')}
-  tokens      ${system.catalogFile} (0600; the gateway's file-catalog format)
-
-Try:
-  curl -s ${url}/filesystem.Filesystem/ListDir -H 'Content-Type: application/json' \\
-    -H 'Connect-Protocol-Version: 1' -H '${idHeader}: ${first.sandboxID}' \\
-    -H "X-Access-Token: $(node -p "require('${system.catalogFile}')[0].token")" -d '{"path": "/", "depth": 1}'
-  npm run sandbox-kit -- lab exec ${first.node} --name ${system.lab.name} -- curl -s ${system.lab.mode === 'local' ? `--socks5-hostname 127.0.0.1:${system.lab.socksPort} ` : ''}http://${system.lab.plan.web}/
-
-Press Ctrl-C to stop and remove everything.`);
-}
-
 export async function run(argv: string[]): Promise<number> {
   const { values, help } = parseFlags('up', argv, {
     mode: labModeFlag(),
@@ -60,52 +43,33 @@ export async function run(argv: string[]): Promise<number> {
     'gateway-port': valueFlag(integer(0, 65535, 'a port from 0 to 65535 (0 picks a free one)').optional()),
     stack: valueFlag(stackName().default(DEFAULT_STACK)),
     name: labNameFlag('local'),
+    json: switchFlag(),
   });
   if (help) {
     console.log(HELP);
     return 0;
   }
-  const mode = values.mode;
-  const count = values.sandboxes;
-  const gatewayPort = values['gateway-port'];
-
+  const out = values.json ? process.stderr : process.stdout;
   const { config, source } = localConfig(values.stack);
-  console.log(`[config] ${source === 'defaults' ? 'no stack file: using the defaults' : `stack config from ${source}`}`);
-  const system = await startLocalSystem({
+  out.write(`[config] ${source === 'defaults' ? 'no stack file: using the defaults' : `stack config from ${source}`}\n`);
+  const result = await upLocal({
     name: values.name,
-    mode,
-    sandboxes: count,
-    gatewayPort,
+    mode: values.mode,
+    sandboxes: values.sandboxes,
+    gatewayPort: values['gateway-port'],
     config,
-    onProgress: (e) => console.log(`[${e.step}] ${e.message}`),
+    onProgress: (e) => out.write(`[${e.step}] ${e.message}\n`),
   });
-
-  let stopping: Promise<void> | undefined;
-  const stop = (): Promise<void> => {
-    stopping ??= (async () => {
-      console.log('\nstopping: gateway, agents, proxy, namespaces');
-      await system.close();
-      console.log('stopped; nothing of the local system is left');
-    })();
-    return stopping;
+  const lab = attachLab(values.name);
+  const facts = {
+    state: result.state,
+    warm: result.warm,
+    ingressIp: lab.ingressEip,
+    egressIp: lab.egressEip,
+    whoamiUrl: whoamiUrl(lab.plan.web, lab.plan.webHttpPort),
+    socksPort: lab.socksPort,
   };
-  try {
-    const check = await system.lab.egressCheck();
-    console.log(
-      `[check] direct from ${check.directFrom}: ${check.direct}; through the proxy: ${check.proxied} (expected ${check.expectedEgress}) -> ${check.ok ? 'ok' : 'FAILED'}`,
-    );
-    if (!check.ok) throw new Error('the egress check failed: the sandbox does not leave through the proxy');
-    printSummary(system, config);
-    console.log('ready');
-  } catch (err) {
-    await stop();
-    throw err;
-  }
-
-  await new Promise<void>((resolve) => {
-    process.once('SIGINT', resolve);
-    process.once('SIGTERM', resolve);
-  });
-  await stop();
+  if (values.json) console.log(JSON.stringify(upJson(facts)));
+  else console.log(summaryText(facts));
   return 0;
 }

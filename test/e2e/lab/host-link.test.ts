@@ -1,14 +1,15 @@
 /**
  * Everything that uses the lab's host link (its one veth into the root namespace) lives in this file, so jest never
- * runs two host links at once: the lab's host link itself, and `sandbox-kit up`, the whole local system, which puts
- * the gateway in the root namespace in front of agents inside the sandboxes.
+ * runs two host links at once: the lab's host link itself, and `sandbox-kit up|status|rotate|down`, the whole local
+ * system, which puts the gateway in the root namespace in front of agents inside the sandboxes.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync, statSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { request } from 'node:http';
-import { hostLinkName, labUp, type Lab } from '../../../src/lab';
+import { attachLab, hostLinkName, type Lab, labUp } from '../../../src/lab';
+import type { LocalStatus, RotationReport, UpJson } from '../../../src/local';
 import { run } from '../../../src/lab/run';
-import { CLI, ROOT, cli, namespacesOf, requireBuilt, uniqueLabName, waitUntil } from '../../helpers/lab';
+import { CLI, cli, namespacesOf, requireBuilt, uniqueLabName, waitUntil, whoamiFrom } from '../../helpers/lab';
 
 beforeAll(() => requireBuilt());
 
@@ -55,124 +56,141 @@ interface Answer {
   body: string;
 }
 
-function post(port: number, path: string, headers: Record<string, string>, body: string): Promise<Answer> {
+function post(url: string, path: string, headers: Record<string, string>, body: string): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const req = request(
-      { host: '127.0.0.1', port, path, method: 'POST', headers: { 'content-type': 'application/json', ...headers } },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => (text += c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
-      },
-    );
+    const req = request(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (text += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+    });
     req.on('error', reject);
     req.end(body);
   });
 }
 
-describe('sandbox-kit up: the whole local system', () => {
+/** Every trace the local system `name` could leave: namespaces, host link, state directories, processes. */
+async function tracesOf(name: string): Promise<string[]> {
+  const traces = (await namespacesOf(name)).map((n) => `namespace ${n}`);
+  if ((await run(['ip', 'link', 'show', 'dev', hostLinkName(name)])).code === 0) traces.push('host link');
+  for (const dir of [`/run/sandbox-kit/local/${name}`, `/run/sandbox-kit/labs/${name}`]) if (existsSync(dir)) traces.push(dir);
+  const ps = await run(['ps', '-eo', 'pid=,args=']);
+  for (const line of ps.stdout.split('\n'))
+    if (line.includes(`/${name}/`) || line.includes(`sk-${name}-`)) traces.push(`process ${line.trim()}`);
+  return traces;
+}
+
+describe('sandbox-kit up | status | rotate | down: the whole local system', () => {
   const name = uniqueLabName('up');
-  let child: ChildProcess | undefined;
-  let output = '';
 
   afterAll(async () => {
-    if (child && child.exitCode === null) {
-      child.kill('SIGTERM');
-      await waitUntil('up to stop', () => (child!.exitCode === null ? undefined : true), 30_000).catch(() => undefined);
-    }
-    await cli(['lab', 'down', '--name', name]);
-    expect(await namespacesOf(name)).toEqual([]);
+    await cli(['down', '--name', name]);
+    expect(await tracesOf(name)).toEqual([]);
   });
 
-  test('brings up proxy, sandboxes, agents and gateway; requests route to the agents; SIGTERM removes everything', async () => {
-    child = spawn(process.execPath, [CLI, 'up', '--name', name, '--gateway-port', '0', '--sandboxes', '2'], {
-      cwd: ROOT,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    child.stdout!.on('data', (c: Buffer) => (output += c.toString()));
-    child.stderr!.on('data', (c: Buffer) => (output += c.toString()));
-    await waitUntil(
-      'the ready line',
-      () => (/^ready$/m.test(output) ? true : child!.exitCode !== null ? Promise.reject(new Error(output)) : undefined),
-      90_000,
+  test('without root, up says what it cannot do and changes nothing', async () => {
+    const result = await run(
+      ['setpriv', '--reuid=nobody', '--regid=nogroup', '--clear-groups', process.execPath, CLI, 'up', '--name', name],
+      {
+        timeoutMs: 60_000,
+      },
     );
-
-    // The egress check it printed is the real one: direct from the sandbox host, proxied from the egress EIP.
-    expect(output).toMatch(/\[check\] direct from sb1: 203\.0\.113\.100; through the proxy: (203\.0\.113\.\d+) \(expected \1\) -> ok/);
-
-    const port = Number(/gateway +http:\/\/127\.0\.0\.1:(\d+)/.exec(output)![1]);
-    const catalogFile = /tokens +(\S+)/.exec(output)![1]!;
-    expect(statSync(catalogFile).mode & 0o777).toBe(0o600);
-    const sandboxes = JSON.parse(readFileSync(catalogFile, 'utf8')) as { sandboxID: string; token: string }[];
-    expect(sandboxes).toHaveLength(2);
-    // The printed summary names sandboxes, never their tokens.
-    for (const s of sandboxes) expect(output).not.toContain(s.token);
-
-    const connect = { 'connect-protocol-version': '1' };
-    for (const s of sandboxes) {
-      const ok = await post(
-        port,
-        '/filesystem.Filesystem/Stat',
-        { ...connect, 'svc-sandbox-id': s.sandboxID, 'x-access-token': s.token },
-        '{"path":"/etc"}',
-      );
-      expect(ok.status).toBe(200);
-      expect(JSON.parse(ok.body).entry).toMatchObject({ name: 'etc', path: '/etc', type: 'FILE_TYPE_DIRECTORY' });
-    }
-    // Without an Authorization header the agents serve the stack's agent.defaultUser ("user" by default): `~` is
-    // that user's home, and the home belongs to that user.
-    const home = await post(
-      port,
-      '/filesystem.Filesystem/Stat',
-      { ...connect, 'svc-sandbox-id': sandboxes[0]!.sandboxID, 'x-access-token': sandboxes[0]!.token },
-      '{"path":"~"}',
-    );
-    expect(home.status).toBe(200);
-    expect(JSON.parse(home.body).entry).toMatchObject({ name: 'user', owner: 'user', type: 'FILE_TYPE_DIRECTORY' });
-
-    const [first, second] = sandboxes as [{ sandboxID: string; token: string }, { sandboxID: string; token: string }];
-    const crossed = await post(
-      port,
-      '/filesystem.Filesystem/Stat',
-      { ...connect, 'svc-sandbox-id': first.sandboxID, 'x-access-token': second.token },
-      '{"path":"/etc"}',
-    );
-    expect(crossed.status).toBe(401);
-    const unknown = await post(port, '/filesystem.Filesystem/Stat', { ...connect, 'svc-sandbox-id': 'no-such-sandbox' }, '{"path":"/etc"}');
-    expect(unknown.status).toBe(502);
-    expect(JSON.parse(unknown.body)).toEqual({ sandboxID: 'no-such-sandbox', message: expect.any(String), code: 502 });
-
-    // The sandboxes it built are the lab's: reachable with `lab exec`, leaving through the proxy.
-    const proxied = await cli([
-      'lab',
-      'exec',
-      'sb2',
-      '--name',
-      name,
-      '--',
-      'curl',
-      '-sS',
-      '--max-time',
-      '5',
-      '--socks5-hostname',
-      '127.0.0.1:1080',
-      'http://203.0.113.1/',
-    ]);
-    expect(proxied.stdout.trim()).toBe(/through the proxy: (\S+)/.exec(output)![1]);
-
-    child.kill('SIGTERM');
-    const code = await waitUntil('up to exit', () => child!.exitCode ?? undefined, 30_000);
-    // The whole output is in the failure message, so a failed teardown says why.
-    expect({ code, output }).toEqual({ code: 0, output: expect.stringContaining('nothing of the local system is left') });
-    expect(await namespacesOf(name)).toEqual([]);
-    expect((await run(['ip', 'link', 'show', 'dev', hostLinkName(name)])).code).not.toBe(0);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('nothing was changed');
+    expect(result.stderr).toContain('needs root');
+    expect(await tracesOf(name)).toEqual([]);
   });
 
-  test('bad flags are refused before anything is built', async () => {
-    const bad = await cli(['up', '--name', name, '--mode', 'socks']);
+  test('bad flags are a usage error, refused before anything is built', async () => {
+    const bad = await cli(['up', '--name', name, '--mode', 'socks', '--sandboxes', '0']);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('--mode: got "socks"; expected one of local, transparent');
-    expect(await namespacesOf(name)).toEqual([]);
+    expect(bad.stderr).toContain('--sandboxes: got "0"; expected an integer from 1 to 200');
+    expect(await tracesOf(name)).toEqual([]);
+  });
+
+  test('up --json, checked against the running system; status; rotate under load; a warm up; down leaves nothing', async () => {
+    const up = await cli(['up', '--name', name, '--gateway-port', '0', '--sandboxes', '2', '--json'], 120_000);
+    expect({ code: up.code, stderr: up.code === 0 ? '' : up.stderr }).toEqual({ code: 0, stderr: '' });
+    // Progress goes to stderr, step by step with timings; stdout is one JSON line.
+    for (const step of ['preflight', 'lab', 'sandboxes', 'gateway', 'check'])
+      expect(up.stderr).toMatch(new RegExp(`^\\[${step}\\] done in \\d+\\.\\d s$`, 'm'));
+    expect(up.stdout.trim().split('\n')).toHaveLength(1);
+    const info = JSON.parse(up.stdout) as UpJson;
+    expect(info).toMatchObject({ name, warm: false, proxy: { mode: 'local', ingressIp: '203.0.113.10' } });
+    expect(info.sandboxes).toHaveLength(2);
+
+    // The JSON describes what runs: the lab's addresses, and each sandbox answering through the gateway at sandboxUrl.
+    const lab = attachLab(name);
+    expect(info.proxy.egressIp).toBe(lab.egressEip);
+    expect(await whoamiFrom(lab, 'sb1', `127.0.0.1:${lab.socksPort}`)).toBe(info.proxy.egressIp);
+    expect(statSync(info.tokensFile).mode & 0o777).toBe(0o600);
+    const tokens = JSON.parse(readFileSync(info.tokensFile, 'utf8')) as { sandboxID: string; token: string }[];
+    for (const s of info.sandboxes) {
+      expect(s.address).toBe(lab.sandboxAddress(s.node));
+      const token = tokens.find((t) => t.sandboxID === s.sandboxID)!.token;
+      expect(up.stdout + up.stderr).not.toContain(token);
+      const headers = { 'connect-protocol-version': '1', 'e2b-sandbox-id': s.sandboxID, 'x-access-token': token };
+      const home = await post(info.sandboxUrl, '/filesystem.Filesystem/Stat', headers, '{"path":"~"}');
+      expect(home.status).toBe(200);
+      // Without an Authorization header the agents serve the stack's agent.defaultUser ("user"): ~ is that user's home.
+      expect(JSON.parse(home.body).entry).toMatchObject({ name: 'user', owner: 'user', type: 'FILE_TYPE_DIRECTORY' });
+    }
+    const [first, second] = info.sandboxes as [UpJson['sandboxes'][0], UpJson['sandboxes'][0]];
+    const crossed = await post(
+      info.sandboxUrl,
+      '/filesystem.Filesystem/Stat',
+      {
+        'connect-protocol-version': '1',
+        'e2b-sandbox-id': first.sandboxID,
+        'x-access-token': tokens.find((t) => t.sandboxID === second.sandboxID)!.token,
+      },
+      '{"path":"/"}',
+    );
+    expect(crossed.status).toBe(401);
+
+    const status = await cli(['status', '--name', name, '--json']);
+    expect(status.code).toBe(0);
+    const health = JSON.parse(status.stdout) as LocalStatus;
+    expect(health).toMatchObject({ up: true, healthy: true, problems: [], gateway: { healthy: true, url: info.sandboxUrl } });
+    expect(health.sandboxes.map((s) => [s.sandboxID, s.healthy])).toEqual(info.sandboxes.map((s) => [s.sandboxID, true]));
+
+    const rotate = await cli(['rotate', '--name', name, '--json'], 90_000);
+    expect({ code: rotate.code, stderr: rotate.code === 0 ? '' : rotate.stderr }).toEqual({ code: 0, stderr: '' });
+    const rotation = JSON.parse(rotate.stdout) as RotationReport;
+    expect(rotation.oldEgressIp).toBe(info.proxy.egressIp);
+    expect(rotation.newEgressIp).not.toBe(rotation.oldEgressIp);
+    expect(rotation.probes.failed).toBe(0);
+    expect(rotation.probes.sent).toBeGreaterThan(5);
+    expect(rotation.secondsToNewAddress).toBeGreaterThanOrEqual(0);
+    // The sandboxes now leave through the new address; the ingress address and the sandboxes did not change.
+    expect(await whoamiFrom(attachLab(name), 'sb2', `127.0.0.1:${lab.socksPort}`)).toBe(rotation.newEgressIp);
+    expect(attachLab(name).ingressEip).toBe(info.proxy.ingressIp);
+
+    const warm = await cli(['up', '--name', name, '--json'], 60_000);
+    expect(warm.code).toBe(0);
+    expect(warm.stderr).toContain('[warm]');
+    expect(JSON.parse(warm.stdout)).toMatchObject({ warm: true, sandboxes: info.sandboxes, proxy: { egressIp: rotation.newEgressIp } });
+
+    const down = await cli(['down', '--name', name]);
+    expect(down.code).toBe(0);
+    expect(await tracesOf(name)).toEqual([]);
+    const again = await cli(['down', '--name', name]);
+    expect({ code: again.code, out: again.stdout.trim() }).toEqual({ code: 0, out: `nothing of the local system ${name} was left` });
+  });
+
+  test('down after a crash of up removes what it had built', async () => {
+    const child = spawn(process.execPath, [CLI, 'up', '--name', name, '--gateway-port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout!.on('data', (c: Buffer) => (output += c.toString()));
+    // Killed once the gateway runs: lab, agents and gateway exist, the checks have not passed.
+    await waitUntil('up to start the gateway', () => (/\[gateway\] listening/.test(output) ? true : undefined), 90_000);
+    child.kill('SIGKILL');
+    await waitUntil('up to die', () => child.exitCode ?? child.signalCode ?? undefined, 10_000);
+    expect(await tracesOf(name)).not.toEqual([]);
+    const down = await cli(['down', '--name', name]);
+    expect(down.code).toBe(0);
+    expect(down.stdout).toContain('gateway');
+    expect(await tracesOf(name)).toEqual([]);
   });
 });

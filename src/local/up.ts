@@ -1,0 +1,212 @@
+/**
+ * `sandbox-kit up`: the whole system on one machine, left running in the background. Steps (each timed): preflight,
+ * lab (proxy host, internet, sandbox network), sandboxes (an agent in each), gateway (in the root namespace, over the
+ * lab's host link), check (egress through the proxy; a command, a ListDir and a wrong token through the gateway).
+ * A second `up` of a healthy system changes nothing and says so; one over the leftovers of a crash removes them first.
+ */
+import { randomBytes } from 'node:crypto';
+import { chownSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { loadStackConfig, type StackConfig } from '../config';
+import { attachLab, type EgressCheck, type Lab, type LabMode, labExists, labUp, type ProgressFn } from '../lab';
+import { projectRoot } from '../lab/dist-path';
+import { writeLayerFiles } from '../lab/etc-layer';
+import { spawnDetached } from '../lab/run';
+import { downLocal } from './down';
+import { checkThroughGateway, type GatewayCheck } from './gateway-checks';
+import { localPrerequisites, PreflightError } from './preflight';
+import { startDetached, waitForLogLine } from './processes';
+import { sandboxUser } from './sandbox-user';
+import { DEFAULT_LOCAL_NAME, type LocalSandbox, type LocalState, newLocalState, readLocalState, writeLocalState } from './state';
+import { localStatus } from './status';
+import { timedStep } from './steps';
+import { waitForHttp } from './wait-http';
+
+export interface UpOptions {
+  /** The system's name; its lab's namespaces are sk-<name>-*. Default `local`. */
+  name?: string;
+  mode?: LabMode;
+  sandboxes?: number;
+  /** Gateway port on 127.0.0.1; default the stack's gateway.port; 0 picks a free one. */
+  gatewayPort?: number;
+  config?: StackConfig;
+  onProgress?: ProgressFn;
+  /** Where the state lives (default /run/sandbox-kit/local). */
+  stateBase?: string;
+}
+
+export interface UpResult {
+  state: LocalState;
+  /** True when the system was already up and healthy and nothing was changed. */
+  warm: boolean;
+  egress: EgressCheck;
+  gatewayCheck: GatewayCheck;
+}
+
+/** One line of the gateway's file catalog (the 0600 file also holds the tokens). */
+interface CatalogFileEntry {
+  sandboxID: string;
+  host: string;
+  agentPort: number;
+  token: string;
+  state: 'running';
+}
+
+function sandboxID(): string {
+  // Lower-case letters and digits only: the ID also appears in host names (<port>-<id>.<domain>).
+  return `sb${randomBytes(8).toString('hex')}`;
+}
+
+function readCatalog(state: LocalState): CatalogFileEntry[] {
+  return JSON.parse(readFileSync(state.catalogFile, 'utf8')) as CatalogFileEntry[];
+}
+
+/** The checks `up` runs last, also on a warm start: egress through the proxy, then the gateway per sandbox. */
+async function finalChecks(
+  state: LocalState,
+  lab: Lab,
+  progress: ProgressFn,
+): Promise<{ egress: EgressCheck; gatewayCheck: GatewayCheck }> {
+  const egress = await lab.egressCheck();
+  progress({
+    step: 'check',
+    message: `egress from ${egress.directFrom} directly: ${egress.direct}; through the proxy: ${egress.proxied} (expected ${egress.expectedEgress})`,
+  });
+  if (!egress.ok) throw new Error(`the egress check failed: through the proxy ${egress.proxied}, expected ${egress.expectedEgress}`);
+  const tokens = new Map(readCatalog(state).map((e) => [e.sandboxID, e.token]));
+  let gatewayCheck: GatewayCheck | undefined;
+  for (const s of state.sandboxes) {
+    gatewayCheck = await checkThroughGateway({
+      gatewayUrl: state.gateway!.url,
+      // The E2B SDK's header names, whatever the stack's brand: what the SDK sends must work out of the box.
+      brand: 'E2b',
+      sandboxID: s.sandboxID,
+      agentPort: s.agentPort,
+      token: tokens.get(s.sandboxID)!,
+    });
+    progress({
+      step: 'check',
+      message: `${s.sandboxID} through the gateway: command ${gatewayCheck.command}; ListDir ${gatewayCheck.listDir}; wrong token ${gatewayCheck.wrongToken}`,
+    });
+    if (!gatewayCheck.ok) throw new Error(`the gateway check of ${s.sandboxID} failed`);
+  }
+  return { egress, gatewayCheck: gatewayCheck! };
+}
+
+export async function upLocal(options: UpOptions = {}): Promise<UpResult> {
+  const name = options.name ?? DEFAULT_LOCAL_NAME;
+  const config = options.config ?? loadStackConfig({});
+  const mode = options.mode ?? config.template.mode;
+  const progress = options.onProgress ?? (() => undefined);
+  const timings: Record<string, number> = {};
+
+  await timedStep('preflight', progress, timings, async () => {
+    const problems = await localPrerequisites(projectRoot());
+    if (problems.length > 0) throw new PreflightError(problems);
+    progress({ step: 'preflight', message: 'root, Debian tools and the built project are present' });
+  });
+
+  const existing = readLocalState(name, options.stateBase);
+  if (existing?.readyAt) {
+    const status = await localStatus(name, options.stateBase);
+    if (status.healthy) {
+      progress({
+        step: 'warm',
+        message: `the local system ${name} has been up since ${existing.readyAt} and is healthy: nothing to build`,
+      });
+      const checks = await finalChecks(existing, attachLab(name), progress);
+      return { state: existing, warm: true, ...checks };
+    }
+    progress({ step: 'cleanup', message: `the local system ${name} is up but not healthy (${status.problems.join('; ')}); rebuilding it` });
+  }
+  if (existing || (await labExists(name))) {
+    const removed = await downLocal(name, { stateBase: options.stateBase });
+    if (removed.anything) progress({ step: 'cleanup', message: `removed the leftovers of an earlier run: ${removed.summary}` });
+  }
+
+  const state = newLocalState(name, mode, config, options.stateBase);
+  writeLocalState(state);
+  try {
+    const lab = await timedStep('lab', progress, timings, () =>
+      labUp({ name, mode, sandboxes: options.sandboxes ?? 2, hostLink: true, config, onProgress: progress }),
+    );
+
+    const tokens = new Map<string, string>();
+    await timedStep('sandboxes', progress, timings, async () => {
+      const user = sandboxUser(
+        config.agent.defaultUser,
+        readFileSync('/etc/passwd', 'utf8'),
+        readFileSync('/etc/group', 'utf8'),
+        join(state.dir, 'home', config.agent.defaultUser),
+      );
+      if (user.files.length > 0) {
+        mkdirSync(user.home, { recursive: true, mode: 0o750 });
+        chownSync(user.home, user.uid, user.gid);
+        for (const node of lab.sandboxes) writeLayerFiles(lab.snapshot.etcLayers[node]!, user.files);
+        progress({ step: 'sandboxes', message: `sandbox user ${user.name} (uid ${user.uid}, home ${user.home}) in the sandboxes' /etc` });
+      }
+      const cli = join(projectRoot(), 'dist', 'src', 'cli', 'main.js');
+      for (const node of lab.sandboxes) {
+        const sandbox: LocalSandbox = { sandboxID: sandboxID(), node, address: lab.sandboxAddress(node), agentPort: config.agent.port };
+        const token = randomBytes(24).toString('hex');
+        tokens.set(sandbox.sandboxID, token);
+        const tokenFile = join(state.dir, `${node}.token`);
+        writeFileSync(tokenFile, `${token}\n`, { mode: 0o600 });
+        const argv = [process.execPath, cli, 'agent', '--port', String(sandbox.agentPort), '--token-file', tokenFile];
+        argv.push('--default-user', user.name, '--brand', config.brand);
+        // The lab's teardown stops every process in the sandbox's namespace; nothing to record here.
+        spawnDetached(lab.argvIn(node, argv), join(state.dir, `agent-${node}.log`));
+        await waitForHttp(`http://${sandbox.address}:${sandbox.agentPort}/health`, 204);
+        state.sandboxes.push(sandbox);
+        progress({ step: 'sandboxes', message: `${sandbox.sandboxID} in ${node} (${sandbox.address}): agent on ${sandbox.agentPort}` });
+      }
+      const entries: CatalogFileEntry[] = state.sandboxes.map((s) => ({
+        sandboxID: s.sandboxID,
+        host: s.address,
+        agentPort: s.agentPort,
+        token: tokens.get(s.sandboxID)!,
+        state: 'running',
+      }));
+      writeFileSync(state.catalogFile, `${JSON.stringify(entries, null, 2)}\n`, { mode: 0o600 });
+      writeLocalState(state);
+    });
+
+    await timedStep('gateway', progress, timings, async () => {
+      const cli = join(projectRoot(), 'dist', 'src', 'cli', 'main.js');
+      const port = options.gatewayPort ?? config.gateway.port;
+      const argv = [
+        process.execPath,
+        cli,
+        'gateway',
+        '--host',
+        '127.0.0.1',
+        '--port',
+        String(port),
+        '--catalog',
+        `file:${state.catalogFile}`,
+      ];
+      argv.push('--brand', config.brand, '--domain', config.gateway.domain);
+      const gateway = startDetached('gateway', argv, join(state.dir, 'gateway.log'), state.catalogFile);
+      state.processes.push(gateway);
+      writeLocalState(state);
+      const match = await waitForLogLine(gateway, /gateway listening on [^:\s]+:(\d+)/);
+      const actual = Number(match[1]);
+      state.gateway = { url: `http://127.0.0.1:${actual}`, port: actual };
+      writeLocalState(state);
+      progress({
+        step: 'gateway',
+        message: `listening on ${state.gateway.url} (pid ${gateway.pid}), ${state.sandboxes.length} sandboxes in its catalog`,
+      });
+    });
+
+    const checks = await timedStep('check', progress, timings, () => finalChecks(state, lab, progress));
+    state.timings = timings;
+    state.readyAt = new Date().toISOString();
+    writeLocalState(state);
+    return { state, warm: false, ...checks };
+  } catch (err) {
+    progress({ step: 'cleanup', message: `up failed (${(err as Error).message.split('\n')[0]}); removing what was built` });
+    await downLocal(name, { stateBase: options.stateBase }).catch(() => undefined);
+    throw err;
+  }
+}
