@@ -37,4 +37,4 @@ done
 cd "$DIR"
 SANDBOX_KIT_PROXY_PASSWORD=$(cat "$DIR/password")
 export SANDBOX_KIT_PROXY_PASSWORD
-exec /usr/bin/node /opt/sandbox-kit/lib/sandbox-kit.js template build --stack host --server-ip "$(cat "$DIR/server-ip")" --api-url "$API" --api-key-file /etc/sandbox-kit/api-key
+exec /usr/bin/node /opt/sandbox-kit/dist/bundle/sandbox-kit.js template build --stack host --server-ip "$(cat "$DIR/server-ip")" --api-url "$API" --api-key-file /etc/sandbox-kit/api-key
