@@ -123,8 +123,8 @@ export class SandboxService {
   private async bringUp(record: SandboxRecord, template: TemplateForSandbox, signal: AbortSignal): Promise<void> {
     const id = record.sandboxID;
     const network = await this.o.network.attach(id);
+    // Not stored yet: a crash from here on leaves a `creating` record, removed by ID on the next start.
     record.address = network.address;
-    await this.o.store.put(record);
     signal.throwIfAborted();
     await this.o.runtime.create({
       sandboxID: id,
