@@ -4,6 +4,7 @@
  * the `mcp-gateway` command, which runs the kit's gateway bundle with the node the platform mounts into every
  * sandbox. Defined with the E2B Template builder: it builds on the kit's platform or any E2B-compatible one.
  */
+import * as path from 'node:path';
 import { type BuildInfo, type BuildOptions, Template, type TemplateClass } from 'e2b';
 import { MCP_TEMPLATE } from '../src/contract/mcp';
 import { builtinCatalog } from '../src/mcp/catalog/load';
@@ -30,18 +31,29 @@ export interface McpTemplateOptions {
   catalog?: Catalog;
   /** Debian suite of the base image. */
   debian?: string;
+  /**
+   * A PEM file of certificates to trust besides Debian's (a TLS-inspecting proxy between the build and the npm
+   * registry). Copied into the template's system store, which npm is told to use as well.
+   */
+  extraCaCertsFile?: string;
 }
+
+const EXTRA_CA_FILE = '/usr/local/share/ca-certificates/sandbox-kit-extra.crt';
 
 export function mcpGatewayTemplate(options: McpTemplateOptions = {}): TemplateClass {
   const catalog = options.catalog ?? builtinCatalog();
   const servers = options.servers ?? Object.keys(catalog).filter((name) => 'npm' in catalog[name].run);
   const specs = npmSpecs(servers, catalog);
   const wrapper = Buffer.from(gatewayWrapperScript()).toString('base64');
-  let template = Template()
+  const extraCa = options.extraCaCertsFile === undefined ? undefined : path.resolve(options.extraCaCertsFile);
+  let template = Template(extraCa === undefined ? undefined : { fileContextPath: path.dirname(extraCa) })
     .fromDebianImage(options.debian ?? 'bookworm')
     // Debian's node runs npm at build time only; at run time the servers run with the kit's node.
     .aptInstall(['ca-certificates', 'curl', 'nodejs'])
     .runCmd(`echo ${wrapper} | base64 -d > ${GATEWAY_COMMAND_PATH} && chmod 0755 ${GATEWAY_COMMAND_PATH}`, { user: 'root' });
+  if (extraCa !== undefined) {
+    template = template.copy(path.basename(extraCa), EXTRA_CA_FILE, { user: 'root', mode: 0o644 }).runCmd('update-ca-certificates', { user: 'root' });
+  }
   if (specs.length > 0) {
     template = template.runCmd(
       [
@@ -49,7 +61,8 @@ export function mcpGatewayTemplate(options: McpTemplateOptions = {}): TemplateCl
         `echo '${NPM.sha512}  /tmp/npm.tgz' | sha512sum -c --quiet`,
         'mkdir -p /tmp/npm && tar -xzf /tmp/npm.tgz -C /tmp/npm',
         `mkdir -p ${DEFAULT_SERVERS_DIR} && cd ${DEFAULT_SERVERS_DIR} && echo '{"private":true}' > package.json`,
-        `node /tmp/npm/package/bin/npm-cli.js install --no-audit --no-fund --omit=dev --loglevel=error ${specs.join(' ')}`,
+        // node trusts its own CA list only; the system store holds any extra certificates too.
+        `NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt node /tmp/npm/package/bin/npm-cli.js install --no-audit --no-fund --omit=dev --loglevel=error ${specs.join(' ')}`,
         'rm -rf /tmp/npm /tmp/npm.tgz /root/.npm',
       ].join(' && '),
       { user: 'root' },

@@ -13,3 +13,6 @@ bash scripts/bench/gateway.sh "$@"
 echo
 echo "== templates: proxy template cold and cached through the SDK vs mmdebstrap + chroot =="
 bash scripts/bench/template-build.sh "$@"
+echo
+echo "== mcp: tool call through the in-sandbox gateway vs stdio vs the server's own HTTP; catalog validation =="
+node dist/scripts/bench/mcp.js

@@ -34,7 +34,7 @@ test('the SDK builds mcp-gateway; in it, mcp-gateway --config starts filesystem,
   const logs = messages.filter((m) => m.t === 'log').map((m) => m.message);
   const failed = messages.find((m) => m.t === 'error');
   if (failed || !messages.some((m) => m.t === 'done')) throw new Error(`build failed: ${failed?.message ?? result.stderr}\n${logs.slice(-30).join('\n')}`);
-  expect(logs.some((l) => /npm-cli\.js install/.test(l ?? ''))).toBe(true);
+  expect(logs.some((l) => /RUN curl -fsSL https:\/\/registry\.npmjs\.org\/npm/.test(l ?? ''))).toBe(true);
 
   const template = await platform.service.resolve(alias);
   if (!template) throw new Error(`template ${alias} not found after the build`);
