@@ -150,7 +150,7 @@ describe('template build script', () => {
     expectGolden('build-template.sh', script);
     expect(script).toContain('SANDBOX_KIT_PROXY_PASSWORD=$(cat "$DIR/password")');
     expect(script).toContain(`template build --stack host --server-ip "$(cat "$DIR/server-ip")" --api-url "$API" --api-key-file ${P.apiKey}\n`);
-    expect(script).toContain('curl -fsS -o /dev/null "$API/health"');
+    expect(script).toContain(`curl -fsS -o /dev/null -H "X-API-Key: $(cat ${P.apiKey})" "$API/templates"`);
   });
 
   it('hands the build a stack file that parses back to the same template settings, and nothing else', () => {
