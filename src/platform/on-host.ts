@@ -13,7 +13,7 @@ import type { AgentPayload } from '../runtime/agent-payload';
 import { randomText } from './random-text';
 import { startPlatform, type RunningPlatform } from './index';
 import { openStandaloneNetwork } from './standalone-network';
-import { createTemplateService, templateRoutes } from './templates';
+import { createTemplateService, sandboxValidator, templateRoutes } from './templates';
 
 export interface PlatformOnHostOptions {
   stateDir: string;
@@ -111,6 +111,8 @@ export async function startPlatformOnHost(options: PlatformOnHostOptions): Promi
           executor: createStepExecutor({ instance, runtime: options.runtime ?? 'auto', stateRoot: options.runtimeStateRoot, dataRoot }),
           baseImages,
           dataDir: join(options.stateDir, 'templates'),
+          // A build is checked by starting a real sandbox from it (the platform exists by the time a build runs).
+          validator: sandboxValidator(() => platform?.sandboxes),
         });
         return { routes: templateRoutes(service), resolver: service.resolver(), close: () => service.close() };
       },
