@@ -11,7 +11,7 @@
  *
  *   node dist/scripts/bench/agent-process.js [--runs 200] [--gib 1] [--json FILE]
  */
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -205,15 +205,17 @@ async function main(): Promise<void> {
     const nginx = await startNginxFiles(path.join(work, 'nginx'), nginxPort);
     children.push(nginx);
     const source = path.join(work, 'source.bin');
-    await new Promise<void>((resolve, reject) => execFile('head', ['-c', String(bytes), '/dev/urandom'], { encoding: 'buffer', maxBuffer: bytes + 1 }, (err, out) => (err ? reject(err) : (fs.writeFileSync(source, out), resolve()))));
+    const fd = fs.openSync(source, 'w');
+    spawnSync('head', ['-c', String(bytes), '/dev/urandom'], { stdio: ['ignore', fd, 'inherit'] });
+    fs.closeSync(fd);
     fs.copyFileSync(source, path.join(work, 'nginx/www/file.bin'));
     const tokenHeader = ['-H', `X-Access-Token: ${token}`];
     const routeHeaders = ['-H', `E2b-Sandbox-Id: ${sandboxID}`, '-H', `E2b-Sandbox-Port: ${DEFAULT_AGENT_PORT}`];
     const nginxDown = await curl([`http://127.0.0.1:${nginxPort}/file.bin`]);
-    const nginxUp = await curl(['-X', 'POST', '-H', 'Content-Type: application/octet-stream', '--data-binary', `@${source}`, `http://127.0.0.1:${nginxPort}/upload`]);
-    const agentUp = await curl([...tokenHeader, '-H', 'Content-Type: application/octet-stream', '--data-binary', `@${source}`, `${agentUrl}/files?path=${work}/uploaded.bin`]);
+    const nginxUp = await curl(['-X', 'POST', '-H', 'Content-Type: application/octet-stream', '-T', source, `http://127.0.0.1:${nginxPort}/upload`]);
+    const agentUp = await curl([...tokenHeader, '-X', 'POST', '-H', 'Content-Type: application/octet-stream', '-T', source, `${agentUrl}/files?path=${work}/uploaded.bin`]);
     const agentDown = await curl([...tokenHeader, `${agentUrl}/files?path=${source}`]);
-    const gwUp = await curl([...tokenHeader, ...routeHeaders, '-H', 'Content-Type: application/octet-stream', '--data-binary', `@${source}`, `${gatewayUrl}/files?path=${work}/uploaded2.bin`]);
+    const gwUp = await curl([...tokenHeader, ...routeHeaders, '-X', 'POST', '-H', 'Content-Type: application/octet-stream', '-T', source, `${gatewayUrl}/files?path=${work}/uploaded2.bin`]);
     const gwDown = await curl([...tokenHeader, ...routeHeaders, `${gatewayUrl}/files?path=${source}`]);
     const peakRss = status(agent.pid!, 'VmHWM');
 

@@ -105,8 +105,10 @@ export class SandboxService {
     try {
       return await this.lock.run(id, async () => {
         await this.o.store.put(record);
+        const t0 = this.now();
         try {
           await this.bringUp(record, template, abort.signal);
+          this.log(`sandbox ${id} running (template ${template.alias ?? template.templateID}, ready in ${this.now() - t0} ms)`);
         } catch (err) {
           await this.destroy(record, 'its create failed');
           if (err instanceof ApiError) throw err;
@@ -123,8 +125,8 @@ export class SandboxService {
   private async bringUp(record: SandboxRecord, template: TemplateForSandbox, signal: AbortSignal): Promise<void> {
     const id = record.sandboxID;
     const network = await this.o.network.attach(id);
+    // Not stored yet: a crash from here on leaves a `creating` record, removed by ID on the next start.
     record.address = network.address;
-    await this.o.store.put(record);
     signal.throwIfAborted();
     await this.o.runtime.create({
       sandboxID: id,

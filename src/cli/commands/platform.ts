@@ -6,6 +6,7 @@
 import { integer, oneOf, text } from '../../config';
 import { startGateway, type RunningGateway } from '../../gateway';
 import { startPlatformOnHost } from '../../platform/on-host';
+import { DEFAULT_TIMEOUT_SECONDS } from '../../platform/sandbox-requests';
 import { parseFlags, valueFlag } from '../args';
 
 export const DEFAULT_STATE_DIR = '/var/lib/sandbox-kit/platform';
@@ -63,7 +64,15 @@ export async function run(argv: string[]): Promise<number> {
   let gateway: RunningGateway | undefined;
   try {
     if (flags.catalog === 'memory' || flags['gateway-port'] !== undefined) {
-      gateway = await startGateway({ catalog: platform.catalog, host: flags.host, port: flags['gateway-port'] ?? 0, domain: flags.domain, log: (line) => console.error(`gateway: ${line}`) });
+      gateway = await startGateway({
+        catalog: platform.catalog,
+        host: flags.host,
+        port: flags['gateway-port'] ?? 0,
+        domain: flags.domain,
+        // Sandboxes created with autoResume are resumed by their first request, for the default time.
+        resumeSandbox: async (sandboxID) => void (await platform.sandboxes.connect(sandboxID, DEFAULT_TIMEOUT_SECONDS)),
+        log: (line) => console.error(`gateway: ${line}`),
+      });
     }
   } catch (err) {
     await platform.close();

@@ -3,7 +3,7 @@ import { ConfigError, loadStackConfig, type StackConfig } from '../../config';
 import { SERVER_OPEN_FILES } from '../../render';
 import { connectSsh, expectationsFor, formatResult, runChecks, runSandboxHostChecks, sandboxExpectationsFor, type CheckResult, type Remote } from '../../verify';
 import { ipv4, port, text } from '../../config';
-import { parseFlags, requiredFlag, valueFlag } from '../args';
+import { parseFlags, requiredFlag, UsageError, valueFlag } from '../args';
 import { loadStack, stackName } from '../stack';
 
 const USAGE = `usage: sandbox-kit verify [--host HOST] [--sandbox-host HOST [--egress-ip IP] [--check-url URL]] --ssh-key FILE
@@ -47,15 +47,22 @@ function stackConfig(stack: string | undefined): StackConfig {
 }
 
 export async function run(argv: string[]): Promise<number> {
-  const { values, help } = parseFlags('verify', argv, OPTIONS);
+  // A host to check is a usage error like any other flag's: reported together with the rest.
+  const named = (flag: string) => argv.some((a) => a === flag || a.startsWith(`${flag}=`));
+  const hostIssue = { key: '--host or --sandbox-host', given: '(missing)', expected: 'the proxy host and/or the sandbox host to check' };
+  let parsed: ReturnType<typeof parseFlags<typeof OPTIONS>>;
+  try {
+    parsed = parseFlags('verify', argv, OPTIONS);
+  } catch (err) {
+    if (err instanceof UsageError && !named('--host') && !named('--sandbox-host')) throw new UsageError('verify', [hostIssue, ...err.issues]);
+    throw err;
+  }
+  const { values, help } = parsed;
   if (help) {
     console.log(USAGE);
     return 0;
   }
-  if (!values.host && !values['sandbox-host']) {
-    console.error(`sandbox-kit verify: missing --host or --sandbox-host (the host to check)\n\n${USAGE}`);
-    return 2;
-  }
+  if (!values.host && !values['sandbox-host']) throw new UsageError('verify', [hostIssue]);
   const port = values.port;
   const config = stackConfig(values.stack);
   const username = values.user ?? config.host.sshUser;

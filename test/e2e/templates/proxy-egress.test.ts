@@ -110,15 +110,18 @@ describe.each(['local', 'transparent'] as const)('%s mode', (mode) => {
   });
 
   if (mode === 'local') {
-    test('a template built with the SDK: its sandbox has the copied file, the package and the env', async () => {
+    test('a template built with the SDK: its sandbox has the copied file, the package, the env and the template limits', async () => {
       const stack = s as Required<Stack>;
       const context = await mkdtemp(join(stack.work, 'ctx-'));
       await writeFile(join(context, 'hello.txt'), 'hello from the build context\n');
       const built = await sdkBuild(stack.platform.url, 'sample', 'sdk-sample', context, undefined, false, stack.platform.apiKey);
       succeeded(built);
-      const seen = await inSandbox(stack, 'sdk-sample', ['jq --version', 'echo "$GREETING|$APP_HOME"; pwd; whoami', 'stat -c "%a %U" /app/hello.txt'], ['/app/hello.txt']);
+      // The template's memoryMB (1024) and cpuCount (1) are the sandbox's cgroup limits, as the sandbox sees them.
+      const limits = 'cat /sys/fs/cgroup/memory.max 2>/dev/null || cat /sys/fs/cgroup/memory/memory.limit_in_bytes; cat /sys/fs/cgroup/cpu.max 2>/dev/null || echo "$(cat /sys/fs/cgroup/cpu/cpu.cfs_quota_us) $(cat /sys/fs/cgroup/cpu/cpu.cfs_period_us)"';
+      const seen = await inSandbox(stack, 'sdk-sample', ['jq --version', 'echo "$GREETING|$APP_HOME"; pwd; whoami', 'stat -c "%a %U" /app/hello.txt', limits], ['/app/hello.txt']);
       expect(seen.files['/app/hello.txt']).toBe('hello from the build context\n');
-      expect(seen.commands.map((c) => c.exitCode)).toEqual([0, 0, 0]);
+      expect(seen.commands.map((c) => c.exitCode)).toEqual([0, 0, 0, 0]);
+      expect(seen.commands[3]!.stdout).toBe(`${1024 * 1024 * 1024}\n100000 100000\n`);
       expect(seen.commands[0]!.stdout).toMatch(/^jq-1\./);
       expect(seen.commands[1]!.stdout).toBe('hi there|/app\n/app\nuser\n');
       expect(seen.commands[2]!.stdout).toBe('640 user\n');

@@ -155,3 +155,40 @@ export function instanceCgroups(instance: string): string[] {
     .map((m) => path.join(m.mountPoint, `sandbox-kit-${instance}`))
     .filter((d) => fs.existsSync(d));
 }
+
+/**
+ * Runs a command through the agent's process service (Process.Start, Connect JSON streaming, as the E2B SDK calls
+ * it) and collects its output and end event.
+ */
+export function agentRun(address: string, port: number, cmd: string, args: string[]): Promise<{ stdout: string; stderr: string; end: Record<string, unknown> }> {
+  const json = Buffer.from(JSON.stringify({ process: { cmd, args } }));
+  const frame = Buffer.alloc(5 + json.length);
+  frame.writeUInt32BE(json.length, 1);
+  json.copy(frame, 5);
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      `http://${address}:${port}/process.Process/Start`,
+      { method: 'POST', agent: false, headers: { 'content-type': 'application/connect+json', 'connect-protocol-version': '1' } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          let buf = Buffer.concat(chunks);
+          const out = { stdout: '', stderr: '', end: {} as Record<string, unknown> };
+          while (buf.length >= 5) {
+            const len = buf.readUInt32BE(1);
+            const msg = JSON.parse(buf.subarray(5, 5 + len).toString('utf8')) as { event?: { data?: { stdout?: string; stderr?: string }; end?: Record<string, unknown> }; error?: unknown };
+            if (buf[0] === 2 && msg.error) return reject(new Error(`agent: ${JSON.stringify(msg.error)}`));
+            if (msg.event?.data?.stdout) out.stdout += Buffer.from(msg.event.data.stdout, 'base64').toString();
+            if (msg.event?.data?.stderr) out.stderr += Buffer.from(msg.event.data.stderr, 'base64').toString();
+            if (msg.event?.end) out.end = msg.event.end;
+            buf = buf.subarray(5 + len);
+          }
+          resolve(out);
+        });
+      },
+    );
+    req.on('error', reject);
+    req.end(frame);
+  });
+}
