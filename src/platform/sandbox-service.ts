@@ -105,8 +105,10 @@ export class SandboxService {
     try {
       return await this.lock.run(id, async () => {
         await this.o.store.put(record);
+        const t0 = this.now();
         try {
           await this.bringUp(record, template, abort.signal);
+          this.log(`sandbox ${id} running (template ${template.alias ?? template.templateID}, ready in ${this.now() - t0} ms)`);
         } catch (err) {
           await this.destroy(record, 'its create failed');
           if (err instanceof ApiError) throw err;
