@@ -12,7 +12,7 @@ import { createOciRuntime, createStepExecutor, MmdebstrapImages, openSandboxHost
 import type { AgentPayload } from '../runtime/agent-payload';
 import { randomText } from './random-text';
 import { startPlatform, type RunningPlatform } from './index';
-import { templatesForPlatform } from './templates';
+import { sandboxValidator, templatesForPlatform } from './templates';
 
 export interface PlatformOnHostOptions {
   stateDir: string;
@@ -107,6 +107,8 @@ export async function startPlatformOnHost(options: PlatformOnHostOptions): Promi
       templates: templatesForPlatform({
         executor: createStepExecutor({ instance, runtime: options.runtime ?? 'auto', stateRoot: options.runtimeStateRoot, dataRoot }),
         baseImages,
+        // A build is checked by starting a real sandbox from it (the platform exists by the time a build runs).
+        validator: sandboxValidator(() => platform?.sandboxes),
       }),
     });
   } catch (err) {

@@ -101,6 +101,8 @@ describe.each(['local', 'transparent'] as const)('%s mode', (mode) => {
       onLine: (l) => lines.push(l),
     });
     if (built.code !== 0) throw new Error(`template build failed: ${built.stderr}\n${lines.slice(-30).join('\n')}`);
+    // On the platform, the build's finalize check is a real sandbox started from the new build (then killed).
+    expect(lines.some((l) => / INFO {2}sandbox [a-z0-9]+ started from the new build: the start command ran and the ready command succeeded$/.test(l))).toBe(true);
 
     const web = `http://${stack.lab.plan.web}/`;
     const command = mode === 'local' ? `curl -sS --max-time 10 --socks5-hostname 127.0.0.1:1080 ${web}` : `curl -sS --max-time 10 ${web}`;
