@@ -62,7 +62,13 @@ export function templateBuildBlocker(config: StackConfig, sshKeySet: boolean): s
  * default) or a fleet, with a load balancer in front when there is a fleet or a domain; the proxy template built on
  * it; the URLs and `export` lines the E2B SDK needs.
  */
-export function createSandboxSide(args: SandboxSideArgs): SandboxOutputs {
+export interface SandboxSide {
+  outputs: SandboxOutputs;
+  /** A single host's public address: the proxy must let it in when its client CIDRs are not open to anyone. */
+  proxyClientIp?: pulumi.Output<string>;
+}
+
+export function createSandboxSide(args: SandboxSideArgs): SandboxSide {
   const { config } = args;
   const opts = args.componentOptions;
   const fleet = config.fleet.hosts > 1;
@@ -89,6 +95,7 @@ export function createSandboxSide(args: SandboxSideArgs): SandboxOutputs {
       : { apiUrl: pulumi.interpolate`http://${address}:${apiPort}`, sandboxUrl: pulumi.interpolate`http://${address}:${config.gateway.port}` };
 
   let templateId: pulumi.Output<string> = pulumi.output(config.template.alias);
+  let proxyClientIp: pulumi.Output<string> | undefined;
   let sshHost: pulumi.Output<string>;
   let apiUrl: pulumi.Output<string>;
   let sandboxUrl: pulumi.Output<string>;
@@ -108,6 +115,7 @@ export function createSandboxSide(args: SandboxSideArgs): SandboxOutputs {
       opts,
     );
     sshHost = host.publicIp;
+    proxyClientIp = host.publicIp;
     if (frontend) {
       new aws.lb.TargetGroupAttachment('sandbox-api-target', { targetGroupArn: frontend.apiTargetGroupArn, targetId: host.instanceId }, {});
       new aws.lb.TargetGroupAttachment('sandbox-gateway-target', { targetGroupArn: frontend.gatewayTargetGroupArn, targetId: host.instanceId }, {});
@@ -158,7 +166,7 @@ export function createSandboxSide(args: SandboxSideArgs): SandboxOutputs {
     sshHost = pulumi.output('<address of one fleet host>');
   }
 
-  return {
+  const outputs: SandboxOutputs = {
     apiUrl,
     sandboxUrl,
     apiKey,
@@ -170,4 +178,5 @@ export function createSandboxSide(args: SandboxSideArgs): SandboxOutputs {
     sandboxHost: sshHost,
     sandboxVerifyCommand: pulumi.interpolate`sandbox-kit verify --stack ${pulumi.getStack()} --sandbox-host ${sshHost} --egress-ip ${args.egressIp} --user ${config.host.sshUser} --ssh-key <private key file>`,
   };
+  return { outputs, ...(proxyClientIp ? { proxyClientIp } : {}) };
 }

@@ -8,8 +8,11 @@
  *  3. /files upload and download of a 1 GiB file with curl, to the agent and to nginx (MB/s).
  *  4. The agent's idle RSS (VmRSS after /init, before any load) and its peak (VmHWM) at the end.
  * The agent runs as the runtime ships it (the esbuild bundle of src/agent/main.ts, a child process).
+ *  5. With --sandbox (root; it puts one link into the root namespace, so run it under the shared e2e lock): the
+ *     same round trip into a real crun sandbox (the agent under tini, cached Debian base), through the gateway,
+ *     beside `crun exec <sandbox> /bin/true` and `crun exec <sandbox> /bin/bash -l -c true`.
  *
- *   node dist/scripts/bench/agent-process.js [--runs 200] [--gib 1] [--json FILE]
+ *   node dist/scripts/bench/agent-process.js [--runs 200] [--gib 1] [--sandbox] [--json FILE]
  */
 import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -143,8 +146,82 @@ async function rawStream(agentUrl: string, token: string, bytes: number): Promis
   return Number(process.hrtime.bigint() - t0) / 1e9;
 }
 
+/** Round trips into a real crun sandbox: the SDK through the gateway vs `crun exec`, same sandbox, same run. */
+async function sandboxRoundTrips(runs: number): Promise<Record<string, unknown>> {
+  const { MmdebstrapImages } = await import('../../src/runtime/base-images');
+  const { defaultAgentPayload } = await import('../../src/runtime/agent-payload');
+  const { createSandboxHostNetwork } = await import('../../src/runtime/network/host-network');
+  const { createOciRuntime } = await import('../../src/runtime/oci-runtime');
+  const { cleanupLeftovers } = await import('../../src/runtime/cleanup');
+  const suffix = Math.random().toString(36).slice(2, 8);
+  const scratch = fs.mkdtempSync('/var/tmp/sk-agent-bench-');
+  const rootfs = await new MmdebstrapImages().rootfs('debian:bookworm', (line) => log(`rootfs: ${line}`));
+  const bundleDir = path.join(scratch, 'bundle');
+  for (const entry of bundleEntries()) await bundle(entry, bundleDir);
+  const hostNet = await createSandboxHostNetwork(`ab${suffix}`);
+  const instance = `b${suffix}`;
+  const roots = { stateRoot: path.join(scratch, 'state'), dataRoot: path.join(scratch, 'data') };
+  const rt = createOciRuntime({ instance, runtime: 'crun', ...roots, network: hostNet.network, agent: { ...defaultAgentPayload(), bundleDir } });
+  const id = `bench${suffix}`;
+  const token = `bench-${suffix}`;
+  const closers: Array<() => Promise<unknown>> = [];
+  try {
+    log('creating a crun sandbox');
+    const network = await hostNet.network.attach(id);
+    await rt.create({ sandboxID: id, layers: [rootfs], memoryMB: 512, cpuCount: 1, network });
+    const agentUrl = `http://${network.address}:${DEFAULT_AGENT_PORT}`;
+    for (let i = 0; i < 200; i++) {
+      try {
+        if ((await fetch(`${agentUrl}/health`)).status === 204) break;
+      } catch {
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
+    const init = await fetch(`${agentUrl}/init`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ accessToken: token, defaultUser: 'root' }) });
+    if (init.status !== 204) throw new Error(`/init answered ${init.status}`);
+    const gateway = await startGateway({ catalog: new MemoryCatalog([{ sandboxID: id, host: network.address, agentPort: DEFAULT_AGENT_PORT, token }]) });
+    closers.push(() => gateway.close());
+    const http = await import('node:http');
+    const platform = http.createServer((req, res) => {
+      req.resume();
+      const body = JSON.stringify({ sandboxID: id, templateID: 'base', envdVersion: ENVD_VERSION, envdAccessToken: token });
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body);
+    });
+    await new Promise<void>((r) => platform.listen(0, '127.0.0.1', r));
+    closers.push(() => new Promise<void>((r) => platform.close(() => r())));
+    const { Sandbox } = await import('e2b');
+    const sbx = await Sandbox.connect(id, { apiUrl: `http://127.0.0.1:${(platform.address() as { port: number }).port}`, sandboxUrl: `http://127.0.0.1:${gateway.port}`, apiKey: 'bench' });
+    const crunTrue = rt.cli.execArgv(id, ['/bin/true']);
+    const crunBash = rt.cli.execArgv(id, ['/bin/bash', '-l', '-c', 'true']);
+    log(`round trips: ${runs} each of commands.run('true') via the gateway, crun exec /bin/true, crun exec bash -l -c true`);
+    await timeEach(10, () => sbx.commands.run('true'));
+    await timeEach(10, () => spawnOnce(crunTrue[0]!, crunTrue.slice(1)));
+    const sdk = summary(await timeEach(runs, () => sbx.commands.run('true')));
+    const execTrue = summary(await timeEach(runs, () => spawnOnce(crunTrue[0]!, crunTrue.slice(1))));
+    const execBash = summary(await timeEach(runs, () => spawnOnce(crunBash[0]!, crunBash.slice(1))));
+    return {
+      sandboxRoundTripMs: { sdkThroughGateway: sdk, crunExecTrue: execTrue, crunExecBashLogin: execBash },
+      ratioP50: { vsCrunExecTrue: +(sdk.p50 / execTrue.p50).toFixed(2), vsCrunExecBashLogin: +(sdk.p50 / execBash.p50).toFixed(2) },
+      ratioP99: { vsCrunExecTrue: +(sdk.p99 / execTrue.p99).toFixed(2), vsCrunExecBashLogin: +(sdk.p99 / execBash.p99).toFixed(2) },
+    };
+  } finally {
+    for (const c of closers.reverse()) await c().catch(() => {});
+    await cleanupLeftovers({ instance, ...roots, network: hostNet.network }).catch(() => undefined);
+    await hostNet.close().catch(() => {});
+    fs.rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { runs: { type: 'string', default: '200' }, gib: { type: 'string', default: '1' }, json: { type: 'string' } } });
+  const { values } = parseArgs({
+    options: { runs: { type: 'string', default: '200' }, gib: { type: 'string', default: '1' }, sandbox: { type: 'boolean', default: false }, json: { type: 'string' } },
+  });
+  if (values.sandbox) {
+    const result = await sandboxRoundTrips(Number(values.runs));
+    console.log(JSON.stringify(result, null, 2));
+    if (values.json) fs.writeFileSync(values.json, JSON.stringify(result, null, 2));
+    return;
+  }
   const runs = Number(values.runs);
   const bytes = Math.round(Number(values.gib) * 1024 ** 3);
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-process-bench-'));
@@ -240,7 +317,7 @@ async function main(): Promise<void> {
         uploadAgentVsNginx: +(mbps(agentUp.bytes, agentUp.seconds) / mbps(nginxUp.bytes, nginxUp.seconds)).toFixed(2),
       },
       agentRssMiB: { idle: +(idleRss / 1048576).toFixed(1), peak: +(peakRss / 1048576).toFixed(1) },
-      crunExec: 'not measured: needs a running sandbox from the runtime',
+      crunExec: 'measured with --sandbox (a real crun sandbox)',
     };
     console.log(JSON.stringify(result, null, 2));
     if (values.json) fs.writeFileSync(values.json, JSON.stringify(result, null, 2));

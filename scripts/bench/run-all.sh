@@ -16,3 +16,6 @@ bash scripts/bench/template-build.sh "$@"
 echo
 echo "== mcp: tool call through the in-sandbox gateway vs stdio vs the server's own HTTP; catalog validation =="
 node dist/scripts/bench/mcp.js
+echo
+echo "== sandboxes: create -> first agent call through the runtime and the API vs bare crun run; idle memory =="
+bash scripts/bench/sandbox-start.sh

@@ -13,8 +13,8 @@
  *          on its own runtime instance and network prefix (its restart reconciliation must not see the others).
  *
  * Further columns are one more entry in the column list. Idle memory per sandbox is the
- * drop of MemAvailable with N agents idle, divided by N. Sequential creates; each measured sandbox is killed
- * before the next. Root only; makes one link into the root namespace (the standalone sandbox network).
+ * drop of MemAvailable with N agents idle, divided by N. Sequential creates, the columns taking turns sample by
+ * sample; each measured sandbox is killed before the next. Root only; makes one link into the root namespace (the standalone sandbox network).
  *
  *   node dist/scripts/bench/sandbox-start.js [--samples 50] [--levels 1,10,50] [--runtime auto|crun|runc] [--json FILE]
  */
@@ -260,15 +260,18 @@ async function main(): Promise<number> {
         memPerSandboxKB = (memBefore - memAvailableKB()) / level;
         memcgPerSandboxKB = backgroundPids.reduce((sum, pid) => sum + memcgUsageBytes(pid), 0) / 1024 / level;
       }
-      for (const c of columns) {
-        const times: number[] = [];
-        for (let i = 0; i < samples; i++) {
-          const s = await c.start(`m${level}x${columns.indexOf(c)}x${i}`);
-          times.push(s.readyMs);
+      // Columns take turns sample by sample, so a load change on this shared machine hits every column alike.
+      const times: number[][] = columns.map(() => []);
+      for (let i = 0; i < samples; i++) {
+        for (const [k, c] of columns.entries()) {
+          const s = await c.start(`m${level}x${k}x${i}`);
+          times[k]!.push(s.readyMs);
           await s.stop();
         }
-        times.sort((a, b) => a - b);
-        const row = { running: level, column: c.name, p50: percentile(times, 0.5), p95: percentile(times, 0.95), n: samples };
+      }
+      for (const [k, c] of columns.entries()) {
+        const sorted = times[k]!.sort((a, b) => a - b);
+        const row = { running: level, column: c.name, p50: percentile(sorted, 0.5), p95: percentile(sorted, 0.95), n: samples };
         results.push(row);
         log(`${level} running, ${c.name}: p50 ${row.p50.toFixed(1)} ms, p95 ${row.p95.toFixed(1)} ms`);
       }

@@ -157,8 +157,14 @@ const fleet = z
       ),
     gateways: integer(1, 20, 'an integer from 1 to 20').default(2).describe('Gateway instances behind the load balancer when hosts > 1.'),
     gatewayInstanceType: instanceType().default('t3.small').describe('EC2 instance type of each fleet gateway.'),
-    redisNodeType: text(/^cache\.[a-z0-9]+\.[a-z0-9]+$/, 'an ElastiCache node type such as cache.t4g.micro').default('cache.t4g.micro').describe('ElastiCache node type of the fleet\'s shared catalog and platform state.'),
-    prefixesPerHost: integer(1, 16, 'an integer from 1 to 16').default(1).describe('IPv4 /28 prefixes delegated to each fleet host\'s network interface: its sandboxes\' addresses, routable in the VPC so any gateway reaches any sandbox (the platform allocates from the first).'),
+    redisNodeType: text(/^cache\.[a-z0-9]+\.[a-z0-9]+$/, 'an ElastiCache node type such as cache.t4g.micro')
+      .default('cache.t4g.micro')
+      .describe("ElastiCache node type of the fleet's shared catalog and platform state."),
+    prefixesPerHost: integer(1, 16, 'an integer from 1 to 16')
+      .default(1)
+      .describe(
+        "IPv4 /28 prefixes delegated to each fleet host's network interface: its sandboxes' addresses, routable in the VPC so any gateway reaches any sandbox (the platform allocates from the first).",
+      ),
   })
   .prefault({});
 

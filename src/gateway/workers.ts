@@ -10,7 +10,7 @@ export interface GatewayWorkers {
 }
 
 /** How long a worker may take to finish after SIGTERM before it is killed. */
-const STOP_GRACE_MS = 5000;
+const STOP_GRACE_MS = 4000;
 
 /**
  * The primary side of a multi-process gateway: forks `count` copies of this very command (node:cluster), each of
@@ -85,5 +85,8 @@ export function isGatewayWorker(): boolean {
 
 /** In a worker, after its gateway closed: drop the channel to the primary, the last thing keeping the process alive. */
 export function leaveWorkerPool(): void {
-  if (cluster.isWorker) cluster.worker?.disconnect();
+  if (!cluster.isWorker) return;
+  cluster.worker?.disconnect();
+  // Everything is closed by now; a handle left open somewhere must not keep a stopped worker around.
+  setTimeout(() => process.exit(0), 1000).unref();
 }

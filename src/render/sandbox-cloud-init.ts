@@ -110,8 +110,9 @@ echo "install-bundle: installed $(wc -l < "$SUMS") files into $LIB"
 function networkOptions(config: StackConfig, inputs: SandboxHostInputs): SandboxNetworkOptions {
   const mode = config.proxy.mode;
   return {
-    // A single host's platform makes its sandbox networks in the runtime's standalone range.
-    addresses: inputs.role === 'single' ? { kind: 'static', cidr: STANDALONE_RANGE } : { kind: 'delegated' },
+    // The platform makes its sandbox networks in the runtime's standalone range, on a fleet host too: it does not
+    // allocate from the host's delegated prefixes yet (docs/deploy-aws.md, Fleet), so that range is what needs NAT.
+    addresses: { kind: 'static', cidr: STANDALONE_RANGE },
     proxy: { ip: inputs.proxyIngressIp, port: config.proxy.port, protocols: mode === 'tcp_only' ? ['tcp'] : mode === 'udp_only' ? ['udp'] : ['tcp', 'udp'] },
     hostNetworks: inputs.hostNetworks,
     routedFrom: inputs.role === 'fleet-host' ? inputs.hostNetworks : [],

@@ -1,5 +1,14 @@
 import { PRIVATE_DESTINATIONS } from './server-acl';
-import { SANDBOX_CHAINS } from './sandbox-host-paths';
+import { SANDBOX_CHAINS, SANDBOX_HOST_PATHS } from './sandbox-host-paths';
+
+/**
+ * The runtime's standalone sandbox network, as the platform makes it on a host: a namespace `<instance>.host` whose
+ * bridge `sb` holds `<prefix>.1/24` (the sandboxes' gateway), plugged into the host's namespace, which holds
+ * `<prefix>.254` (src/runtime/network/host-network.ts). The instance name is kept in the platform's state dir.
+ */
+export const STANDALONE_BRIDGE = 'sb';
+export const STANDALONE_HOST_OCTET = 254;
+export const ROUTE_WAIT_SECONDS = 80;
 
 export interface SandboxNetworkOptions {
   /**
@@ -48,7 +57,7 @@ sandbox_cidrs() {
 export function renderSandboxNetworkScript(options: SandboxNetworkOptions): string {
   const { proxy } = options;
   return `#!/bin/sh
-# sandbox-kit sandbox network rules. Usage: sandbox-network.sh [up|down]   (up is the default; both are safe to run again)
+# sandbox-kit sandbox network rules. Usage: sandbox-network.sh [up|route|down]   (up is the default; all are safe to run again)
 set -eu
 
 FWD=${SANDBOX_CHAINS.forward}
@@ -59,6 +68,7 @@ PROXY_PORT=${proxy.port}
 PROXY_PROTOCOLS="${proxy.protocols.join(' ')}"
 BLOCKED="${sandboxBlockedDestinations(options.hostNetworks).join(' ')}"
 ROUTED_FROM="${options.routedFrom.join(' ')}"
+INSTANCE_FILE=\${SANDBOX_KIT_INSTANCE_FILE:-${SANDBOX_HOST_PATHS.platformState}/instance}
 
 ${cidrSource(options.addresses)}
 
@@ -120,6 +130,31 @@ up() {
   echo "sandbox-network: rules up for sandboxes in $(echo "$cidrs" | tr '\\n' ' ')"
 }
 
+# The platform's sandbox namespace routes nowhere by itself: let it forward, and send what is not on the sandbox
+# subnet to the host's address there, from where the rules above take it (run after the platform has made it).
+route() {
+  waited=0
+  while :; do
+    if [ -s "$INSTANCE_FILE" ]; then
+      ns="$(cat "$INSTANCE_FILE").host"
+      if [ -e "/run/netns/$ns" ]; then
+        gateway=$(ip -n "$ns" -4 -o addr show dev ${STANDALONE_BRIDGE} | awk '{ print $4; exit }')
+        if [ -n "$gateway" ]; then break; fi
+      fi
+    fi
+    if [ "$waited" -ge ${ROUTE_WAIT_SECONDS} ]; then
+      echo "sandbox-network: no sandbox namespace with a ${STANDALONE_BRIDGE} bridge after ${ROUTE_WAIT_SECONDS} s (instance file $INSTANCE_FILE)" >&2
+      exit 1
+    fi
+    sleep 1
+    waited=$((waited + 1))
+  done
+  net=\${gateway%/*}
+  ip netns exec "$ns" sysctl -q -w net.ipv4.ip_forward=1
+  ip -n "$ns" route replace default via "\${net%.*}.${STANDALONE_HOST_OCTET}"
+  echo "sandbox-network: $ns routes via \${net%.*}.${STANDALONE_HOST_OCTET}"
+}
+
 down() {
   detach filter FORWARD "$FWD"
   detach filter INPUT "$IN"
@@ -128,8 +163,9 @@ down() {
 
 case "\${1:-up}" in
   up) up ;;
+  route) route ;;
   down) down ;;
-  *) echo "usage: $0 [up|down]" >&2; exit 2 ;;
+  *) echo "usage: $0 [up|route|down]" >&2; exit 2 ;;
 esac
 `;
 }

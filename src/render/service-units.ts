@@ -69,6 +69,7 @@ Requires=${after.join(' ')}
 [Service]
 Type=simple
 ExecStart=${line(platformCommand(config, options))}
+ExecStartPost=${P.networkScript} route
 Restart=always
 RestartSec=2
 LimitNOFILE=65536

@@ -68,7 +68,7 @@ function frames(buf) {
 (async () => {
   let id;
   try {
-    const created = await fetch(api + "/sandboxes", {
+    const created = await fetch(api + "/v2/sandboxes", {
       method: "POST",
       headers: { "content-type": "application/json", "x-api-key": key },
       body: JSON.stringify({ templateID: ${JSON.stringify(o.template)}, timeout: 120 }),

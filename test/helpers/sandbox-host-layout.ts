@@ -1,7 +1,7 @@
 /**
  * Lays out a sandbox host the way its cloud-init does, for a lab node: the rendered files under /etc go into an /etc
  * layer (the lab's node view of /etc), and the release bundle with the rest of /opt/sandbox-kit into a directory to
- * bind-mount at /opt/sandbox-kit in the node's mount namespace. Same paths, same modes, same sums check as on AWS.
+ * overlay on /opt in the node's mount namespace. Same paths, same modes, same sums check as on AWS.
  */
 import { createHash } from 'node:crypto';
 import { chmodSync, copyFileSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
@@ -13,7 +13,9 @@ import { SANDBOX_HOST_PATHS as P, sandboxHostFiles, type SandboxHostInputs } fro
 export interface SandboxHostLayout {
   /** The /etc layer directory (systemd units, scripts, the API key). */
   etcLayer: string;
-  /** What to bind-mount at /opt/sandbox-kit. */
+  /** A layer for /opt holding `sandbox-kit/` (overlaid on /opt in the node's mount namespace). */
+  optLayer: string;
+  /** Its sandbox-kit directory: what the node sees as /opt/sandbox-kit. */
   optDir: string;
   /** The unit files as the node sees them (paths under /etc). */
   units: string[];
@@ -31,7 +33,8 @@ export function bundleSums(bundleDir: string): Record<string, string> {
 
 export function layOutSandboxHost(dir: string, config: StackConfig, inputs: SandboxHostInputs, bundleDir: string): SandboxHostLayout {
   const etcLayer = join(dir, 'etc-layer');
-  const optDir = join(dir, 'opt-sandbox-kit');
+  const optLayer = join(dir, 'opt-layer');
+  const optDir = join(optLayer, 'sandbox-kit');
   mkdirSync(etcLayer, { recursive: true, mode: 0o755 });
   mkdirSync(optDir, { recursive: true, mode: 0o755 });
   const files = sandboxHostFiles(config, inputs);
@@ -53,5 +56,5 @@ export function layOutSandboxHost(dir: string, config: StackConfig, inputs: Sand
   }
   const others = files.filter((f) => !f.path.startsWith('/etc/') && !f.path.startsWith(`${P.root}/`));
   if (others.length > 0) throw new Error(`the lab cannot place ${others.map((f) => f.path).join(', ')}`);
-  return { etcLayer, optDir, units: etc.filter((f) => f.path.startsWith(`${P.units}/`)).map((f) => f.path) };
+  return { etcLayer, optLayer, optDir, units: etc.filter((f) => f.path.startsWith(`${P.units}/`)).map((f) => f.path) };
 }

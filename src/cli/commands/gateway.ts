@@ -99,11 +99,13 @@ export async function run(argv: string[]): Promise<number> {
     await catalog.close();
     throw err;
   }
+  // Listen for the stop signals before announcing: whoever reads the line may signal at once.
+  const stopped = untilStopSignal();
   // A worker's address is announced by the primary, once for all workers.
   if (!isGatewayWorker()) console.log(`gateway listening on ${gateway.host}:${gateway.port}`);
 
   const running = gateway;
-  await untilStopSignal();
+  await stopped;
   await running.close();
   await catalog.close();
   leaveWorkerPool();
@@ -113,8 +115,9 @@ export async function run(argv: string[]): Promise<number> {
 /** The primary of `--workers N`: starts the workers, announces their shared address, stops them on a signal. */
 async function runPrimary(count: number, log: (line: string) => void): Promise<number> {
   const workers = await startGatewayWorkers(count, log);
+  const stopped = untilStopSignal();
   console.log(`gateway listening on ${workers.host}:${workers.port} (${count} workers: ${workers.pids().join(', ')})`);
-  await untilStopSignal();
+  await stopped;
   await workers.stop();
   return 0;
 }

@@ -1,7 +1,16 @@
 /** `sandbox-kit verify`: checks a deployed proxy host and/or sandbox host over SSH; one PASS/FAIL line per check. */
 import { ConfigError, loadStackConfig, type StackConfig } from '../../config';
 import { SERVER_OPEN_FILES } from '../../render';
-import { connectSsh, expectationsFor, formatResult, runChecks, runSandboxHostChecks, sandboxExpectationsFor, type CheckResult, type Remote } from '../../verify';
+import {
+  connectSsh,
+  expectationsFor,
+  formatResult,
+  runChecks,
+  runSandboxHostChecks,
+  sandboxExpectationsFor,
+  type CheckResult,
+  type Remote,
+} from '../../verify';
 import { ipv4, port, text } from '../../config';
 import { parseFlags, requiredFlag, UsageError, valueFlag } from '../args';
 import { loadStack, stackName } from '../stack';
@@ -54,7 +63,8 @@ export async function run(argv: string[]): Promise<number> {
   try {
     parsed = parseFlags('verify', argv, OPTIONS);
   } catch (err) {
-    if (err instanceof UsageError && !named('--host') && !named('--sandbox-host')) throw new UsageError('verify', [hostIssue, ...err.issues]);
+    if (err instanceof UsageError && !named('--host') && !named('--sandbox-host'))
+      throw new UsageError('verify', [hostIssue, ...err.issues]);
     throw err;
   }
   const { values, help } = parsed;
@@ -79,7 +89,9 @@ export async function run(argv: string[]): Promise<number> {
   let failed = 0;
   let total = 0;
   for (const target of targets) {
-    console.log(`verifying ${target.what} ${username}@${target.host}:${port}${values.stack ? ` against stack ${values.stack}` : ' against the default config'}`);
+    console.log(
+      `verifying ${target.what} ${username}@${target.host}:${port}${values.stack ? ` against stack ${values.stack}` : ' against the default config'}`,
+    );
     const remote = await connectSsh({ host: target.host, port, username, privateKeyPath: values['ssh-key'] });
     try {
       const results = await target.check(remote);

@@ -9,6 +9,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { Agent, fetch as undiciFetch } from 'undici';
 import { bundle, bundleEntries } from '../../../scripts/bundle';
 import { startGateway, type RunningGateway } from '../../../src/gateway';
 import { startPlatformOnHost, type PlatformOnHost } from '../../../src/platform/on-host';
@@ -44,6 +45,24 @@ async function mcpClient(sandboxID: string, sandboxTokenValue: string, mcpToken:
   const headers = { 'E2b-Sandbox-Id': sandboxID, 'E2b-Sandbox-Port': '50005', 'X-Access-Token': sandboxTokenValue, Authorization: `Bearer ${mcpToken}` };
   await client.connect(new StreamableHTTPClientTransport(new URL(`${opts.sandboxUrl}/mcp`), { requestInit: { headers } }));
   return client;
+}
+
+/** The host form of getMcpUrl(), `50005-<id>.<domain>`, on the kit's gateway (domain `localhost`, resolved here). */
+async function hostFormClient(sandboxID: string, sandboxTokenValue: string, mcpToken: string): Promise<{ client: Client; close(): Promise<void> }> {
+  const dispatcher = new Agent({
+    connect: { lookup: (_host, o, cb) => ((o as { all?: boolean }).all ? cb(null, [{ address: '127.0.0.1', family: 4 }] as never, 4) : cb(null, '127.0.0.1', 4)) },
+  });
+  const fetchVia = ((url: string | URL, init?: RequestInit) => undiciFetch(url, { ...(init as object), dispatcher })) as unknown as typeof fetch;
+  const client = new Client({ name: 'e2e-host-form', version: '1' });
+  const url = new URL(`http://50005-${sandboxID}.localhost:${gateway.port}/mcp`);
+  await client.connect(new StreamableHTTPClientTransport(url, { fetch: fetchVia, requestInit: { headers: { 'X-Access-Token': sandboxTokenValue, Authorization: `Bearer ${mcpToken}` } } }));
+  return {
+    client,
+    close: async () => {
+      await client.close();
+      await dispatcher.close();
+    },
+  };
 }
 
 beforeAll(async () => {
@@ -98,6 +117,14 @@ test('Sandbox.create({ mcp }) runs filesystem, memory and a custom server; the M
     expect(text(await client.callTool({ name: 'plain__shout', arguments: { text: 'through two gateways' } }))).toBe('THROUGH TWO GATEWAYS');
   } finally {
     await client.close();
+  }
+
+  // getMcpUrl()'s host form routes the same way.
+  const byHost = await hostFormClient(sandboxId, token, mcpToken);
+  try {
+    expect(text(await byHost.client.callTool({ name: 'plain__shout', arguments: { text: 'by host' } }))).toBe('BY HOST');
+  } finally {
+    await byHost.close();
   }
 
   // A wrong MCP token is the sandbox gateway's 401; a wrong sandbox token is the kit gateway's.

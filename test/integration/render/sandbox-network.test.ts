@@ -2,21 +2,22 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SANDBOX_CHAINS, renderSandboxNetworkScript } from '../../../src/render';
-
-/** The sandboxes' bridge, made here the way the platform's network makes one. */
-const BRIDGE = 'sb';
+import { SANDBOX_CHAINS, STANDALONE_BRIDGE, renderSandboxNetworkScript } from '../../../src/render';
 
 /**
- * Runs the rendered sandbox-network script for real in three network namespaces this test makes and removes: a
- * sandbox host (runs the script), a sandbox on its bridge, and an "internet" holding a public server, the proxy, a
- * private (VPC) address and the metadata address. The machine's own namespace and firewall are never touched.
+ * Runs the rendered sandbox-network script for real in namespaces this test makes and removes: a sandbox host (runs
+ * the script; stands for the host's own namespace), the platform's sandbox namespace `<instance>.host` with its `sb`
+ * bridge and link into the host (as the runtime's standalone network makes it), a sandbox on that bridge, and an
+ * "internet" holding a public server, the proxy, a private (VPC) address and the metadata address. The machine's own
+ * namespace and firewall are never touched.
  */
 const tag = `${process.pid.toString(36)}${Date.now().toString(36).slice(-4)}`;
 const HOST = `skt-snh-${tag}`;
+const INSTANCE = `skt-snp-${tag}`;
+const PLATFORM_NS = `${INSTANCE}.host`;
 const SANDBOX = `skt-sns-${tag}`;
 const NET = `skt-sni-${tag}`;
-const SANDBOX_CIDR = '10.88.0.0/24';
+const SANDBOX_RANGE = '198.19.0.0/16';
 const PUBLIC = '203.0.113.50';
 const PROXY = '203.0.113.60';
 const HOST_UPLINK = '203.0.113.1';
@@ -24,8 +25,8 @@ const VPC = '10.0.0.0/16';
 const VPC_PEER = '10.0.0.5';
 const METADATA = '169.254.169.254';
 
-function run(args: string[]) {
-  const result = spawnSync(args[0]!, args.slice(1), { encoding: 'utf8', timeout: 20_000 });
+function run(args: string[], env?: NodeJS.ProcessEnv) {
+  const result = spawnSync(args[0]!, args.slice(1), { encoding: 'utf8', timeout: 20_000, env });
   if (result.error) throw result.error;
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
@@ -53,23 +54,26 @@ async function listening(ns: string, port: number): Promise<void> {
 describe('sandbox network script in throwaway namespaces', () => {
   let dir: string;
   let script: string;
+  let instanceFile: string;
   const children: ChildProcess[] = [];
-  const runScript = (action: 'up' | 'down') => spawnSync('ip', ['netns', 'exec', HOST, 'sh', script, action], { encoding: 'utf8' });
+  const runScript = (action: 'up' | 'route' | 'down') =>
+    run(['ip', 'netns', 'exec', HOST, 'sh', script, action], { ...process.env, SANDBOX_KIT_INSTANCE_FILE: instanceFile });
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'skt-sandbox-net-'));
     script = join(dir, 'sandbox-network.sh');
+    instanceFile = join(dir, 'instance');
     writeFileSync(
       script,
       renderSandboxNetworkScript({
-        addresses: { kind: 'static', cidr: SANDBOX_CIDR },
+        addresses: { kind: 'static', cidr: SANDBOX_RANGE },
         proxy: { ip: PROXY, port: 8388, protocols: ['tcp', 'udp'] },
         hostNetworks: [VPC],
         routedFrom: [],
       }),
       { mode: 0o755 },
     );
-    for (const ns of [HOST, SANDBOX, NET]) {
+    for (const ns of [HOST, PLATFORM_NS, SANDBOX, NET]) {
       must(['ip', 'netns', 'add', ns]);
       mustIn(ns, ['ip', 'link', 'set', 'lo', 'up']);
     }
@@ -80,7 +84,21 @@ describe('sandbox network script in throwaway namespaces', () => {
     mustIn(HOST, ['ip', 'route', 'add', 'default', 'via', PUBLIC]);
     for (const address of [`${PUBLIC}/24`, `${PROXY}/32`, `${VPC_PEER}/32`, `${METADATA}/32`]) mustIn(NET, ['ip', 'addr', 'add', address, 'dev', 'down0']);
     mustIn(NET, ['ip', 'link', 'set', 'down0', 'up']);
-    mustIn(NET, ['ip', 'route', 'add', '10.88.0.0/16', 'via', HOST_UPLINK]);
+    mustIn(NET, ['ip', 'route', 'add', SANDBOX_RANGE, 'via', HOST_UPLINK]);
+    // The platform's sandbox network, as the runtime's standalone network makes it.
+    mustIn(PLATFORM_NS, ['ip', 'link', 'add', STANDALONE_BRIDGE, 'type', 'bridge']);
+    mustIn(PLATFORM_NS, ['ip', 'addr', 'add', '198.19.77.1/24', 'dev', STANDALONE_BRIDGE]);
+    mustIn(PLATFORM_NS, ['ip', 'link', 'set', STANDALONE_BRIDGE, 'up']);
+    must(['ip', '-n', HOST, 'link', 'add', 'skh0', 'type', 'veth', 'peer', 'name', 'host0', 'netns', PLATFORM_NS]);
+    mustIn(PLATFORM_NS, ['ip', 'link', 'set', 'host0', 'master', STANDALONE_BRIDGE, 'up']);
+    mustIn(HOST, ['ip', 'addr', 'add', '198.19.77.254/24', 'dev', 'skh0']);
+    mustIn(HOST, ['ip', 'link', 'set', 'skh0', 'up']);
+    must(['ip', '-n', PLATFORM_NS, 'link', 'add', 'sbh0', 'type', 'veth', 'peer', 'name', 'eth0', 'netns', SANDBOX]);
+    mustIn(PLATFORM_NS, ['ip', 'link', 'set', 'sbh0', 'master', STANDALONE_BRIDGE, 'up']);
+    mustIn(SANDBOX, ['ip', 'addr', 'add', '198.19.77.2/24', 'dev', 'eth0']);
+    mustIn(SANDBOX, ['ip', 'link', 'set', 'eth0', 'up']);
+    mustIn(SANDBOX, ['ip', 'route', 'add', 'default', 'via', '198.19.77.1']);
+    writeFileSync(instanceFile, `${INSTANCE}\n`);
     // Every address of the internet namespace answers with the address it sees the connection come from.
     for (const port of [8080, 8388]) {
       const server = spawn('ip', ['netns', 'exec', NET, 'socat', `TCP-LISTEN:${port},reuseaddr,fork`, 'SYSTEM:echo $SOCAT_PEERADDR'], { stdio: 'ignore' });
@@ -95,7 +113,7 @@ describe('sandbox network script in throwaway namespaces', () => {
 
   afterAll(() => {
     for (const child of children) child.kill('SIGKILL');
-    for (const ns of [SANDBOX, HOST, NET]) spawnSync('ip', ['netns', 'del', ns]);
+    for (const ns of [SANDBOX, PLATFORM_NS, HOST, NET]) spawnSync('ip', ['netns', 'del', ns]);
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -110,16 +128,15 @@ describe('sandbox network script in throwaway namespaces', () => {
     expect(jumps('filter', 'INPUT', SANDBOX_CHAINS.input)).toHaveLength(1);
     expect(jumps('nat', 'POSTROUTING', SANDBOX_CHAINS.nat)).toHaveLength(1);
     expect(mustIn(HOST, ['sysctl', '-n', 'net.ipv4.ip_forward']).trim()).toBe('1');
+  });
 
-    // A sandbox on a bridge of the host, as the platform attaches one.
-    mustIn(HOST, ['ip', 'link', 'add', BRIDGE, 'type', 'bridge']);
-    mustIn(HOST, ['ip', 'addr', 'add', '10.88.0.1/24', 'dev', BRIDGE]);
-    mustIn(HOST, ['ip', 'link', 'set', BRIDGE, 'up']);
-    must(['ip', '-n', HOST, 'link', 'add', 'sbh0', 'type', 'veth', 'peer', 'name', 'eth0', 'netns', SANDBOX]);
-    mustIn(HOST, ['ip', 'link', 'set', 'sbh0', 'master', BRIDGE, 'up']);
-    mustIn(SANDBOX, ['ip', 'addr', 'add', '10.88.0.2/24', 'dev', 'eth0']);
-    mustIn(SANDBOX, ['ip', 'link', 'set', 'eth0', 'up']);
-    mustIn(SANDBOX, ['ip', 'route', 'add', 'default', 'via', '10.88.0.1']);
+  it('the platform namespace routes nowhere until route, which sends its traffic to the host', () => {
+    expect(connectFromSandbox(PUBLIC, 8080)).toBe('');
+    for (let i = 0; i < 2; i++) {
+      const routed = runScript('route');
+      expect({ status: routed.status, stderr: routed.stderr }).toEqual({ status: 0, stderr: '' });
+    }
+    expect(mustIn(PLATFORM_NS, ['ip', '-4', 'route', 'show', 'default']).trim()).toBe('default via 198.19.77.254 dev sb');
   });
 
   it('lets a sandbox reach the internet and the proxy, leaving from the host address (NAT)', () => {
@@ -130,7 +147,7 @@ describe('sandbox network script in throwaway namespaces', () => {
   it('keeps a sandbox away from the VPC, the metadata service and the host itself', () => {
     expect(connectFromSandbox(VPC_PEER, 8080)).toBe('');
     expect(connectFromSandbox(METADATA, 8080)).toBe('');
-    expect(connectFromSandbox('10.88.0.1', 7000)).toBe('');
+    expect(connectFromSandbox('198.19.77.254', 7000)).toBe('');
     expect(connectFromSandbox(HOST_UPLINK, 7000)).toBe('');
     // The same addresses answer the host itself: it is the rules, not the routes, that stop the sandbox.
     expect(inNs(HOST, ['nc', '-w', '2', '-N', VPC_PEER, '8080']).stdout.trim()).toBe(HOST_UPLINK);
@@ -143,5 +160,15 @@ describe('sandbox network script in throwaway namespaces', () => {
     }
     expect(mustIn(HOST, ['iptables', '-w', '-S', 'FORWARD']).trim()).toBe('-P FORWARD ACCEPT');
     expect(mustIn(HOST, ['iptables', '-w', '-t', 'nat', '-S', 'POSTROUTING']).trim()).toBe('-P POSTROUTING ACCEPT');
+  });
+
+  it('route gives up with a clear message when the platform made no sandbox namespace', () => {
+    writeFileSync(instanceFile, 'no-such-instance\n');
+    const script80 = join(dir, 'fast.sh');
+    const text = renderSandboxNetworkScript({ addresses: { kind: 'static', cidr: SANDBOX_RANGE }, proxy: { ip: PROXY, port: 8388, protocols: ['tcp'] }, hostNetworks: [], routedFrom: [] });
+    writeFileSync(script80, text.replace(/-ge 80 \]/, '-ge 1 ]'), { mode: 0o755 });
+    const result = run(['sh', script80, 'route'], { ...process.env, SANDBOX_KIT_INSTANCE_FILE: instanceFile });
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain('no sandbox namespace with a sb bridge after 80 s');
   });
 });

@@ -49,7 +49,7 @@ describe('sandbox probe of sandbox-kit verify', () => {
       const body = await read(req);
       if (req.headers['x-api-key'] !== KEY) {
         res.writeHead(401).end(JSON.stringify({ code: 401, message: 'bad key' }));
-      } else if (req.method === 'POST' && req.url === '/sandboxes') {
+      } else if (req.method === 'POST' && req.url === '/v2/sandboxes') {
         seen.create = JSON.parse(body.toString());
         res.writeHead(201, { 'content-type': 'application/json' }).end(JSON.stringify({ sandboxID: 'sbxprobe01', envdAccessToken: TOKEN }));
       } else if (req.method === 'DELETE') {

@@ -135,7 +135,9 @@ describe('sandbox host cloud-init', () => {
     expect(platformUnit).toContain(`--catalog ${REDIS} `);
     // The platform's state goes to database 1 of the same Redis, the catalog stays in database 0.
     expect(platformUnit).toContain(`--redis ${REDIS.replace(/\/0$/, '/1')} `);
-    expect(fleet.find((f) => f.path === P.networkScript)!.content).toContain('ipv4-prefix');
+    // A fleet host lets the VPC (its gateways) open connections to its sandboxes; a single host does not.
+    expect(fleet.find((f) => f.path === P.networkScript)!.content).toContain(`ROUTED_FROM="${HOST_NETWORKS.join(' ')}"`);
+    expect(sandboxHostFiles(defaults, sandboxInputs('single')).find((f) => f.path === P.networkScript)!.content).toContain('ROUTED_FROM=""');
   });
 
   it('refuses a fleet role without its catalog, and a malformed bundle sum', () => {
@@ -150,7 +152,7 @@ describe('template build script', () => {
     expectGolden('build-template.sh', script);
     expect(script).toContain('SANDBOX_KIT_PROXY_PASSWORD=$(cat "$DIR/password")');
     expect(script).toContain(`template build --stack host --server-ip "$(cat "$DIR/server-ip")" --api-url "$API" --api-key-file ${P.apiKey}\n`);
-    expect(script).toContain('curl -fsS -o /dev/null "$API/health"');
+    expect(script).toContain(`curl -fsS -o /dev/null -H "X-API-Key: $(cat ${P.apiKey})" "$API/templates"`);
   });
 
   it('hands the build a stack file that parses back to the same template settings, and nothing else', () => {
