@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import * as aws from '@pulumi/aws';
 import * as pulumi from '@pulumi/pulumi';
 import { CONFIG_NAMESPACE, SECRET_KEYS } from '../src/config';
 import { renderClientConfig, renderNatChain } from '../src/render';
@@ -7,6 +8,7 @@ import { EgressAddress } from './egress-address';
 import { proxyPassword } from './password';
 import { ProxyHost } from './proxy-host';
 import { createSandboxSide, type SandboxOutputs } from './sandbox-side';
+import { proxyProtocols } from './security-rules';
 import { loadInfraConfig } from './stack-config';
 
 /** What a stack hands back: what sandboxes need to use the proxy, and what `sandbox-kit verify` needs. */
@@ -73,17 +75,33 @@ export function createStack(options: CreateStackOptions = {}): StackOutputs {
       pulumi.all([host.ingressIp, password]).apply(([serverIp, pw]) => renderClientConfig(config, { serverIp, password: pw }, mode)),
     );
 
-  const sandbox = createSandboxSide({
+  const sandboxSide = createSandboxSide({
     config,
     password,
     proxyIngressIp: host.ingressIp,
+    egressIp,
     bundle,
     sshPrivateKey: sshKeySet ? stackConfig.requireSecret(SECRET_KEYS[1]) : undefined,
     componentOptions: options.componentOptions,
   });
 
+  // The sandbox host's proxy client must reach the proxy port: when the client CIDRs do not already admit anyone,
+  // the single host's address is let in (a fleet's hosts come and go: their addresses belong in host.clientCidrs).
+  if (sandboxSide.proxyClientIp && !config.host.clientCidrs.includes('0.0.0.0/0')) {
+    for (const protocol of proxyProtocols(config.proxy.mode)) {
+      new aws.vpc.SecurityGroupIngressRule(`proxy-${protocol}-from-sandbox-host`, {
+        securityGroupId: host.securityGroupId,
+        ipProtocol: protocol,
+        fromPort: config.proxy.port,
+        toPort: config.proxy.port,
+        cidrIpv4: pulumi.interpolate`${sandboxSide.proxyClientIp}/32`,
+        description: `Shadowsocks ${protocol.toUpperCase()} ${config.proxy.port} from the sandbox host`,
+      });
+    }
+  }
+
   return {
-    ...sandbox,
+    ...sandboxSide.outputs,
     ingressIp: host.ingressIp,
     egressIp,
     egressMode: config.egress.mode,

@@ -1,5 +1,5 @@
 import * as aws from '@pulumi/aws';
-import * as pulumi from '@pulumi/pulumi';
+import type * as pulumi from '@pulumi/pulumi';
 import type { SandboxGroup, SandboxRule } from './sandbox-rules';
 
 export type SandboxGroups = Partial<Record<SandboxGroup, aws.ec2.SecurityGroup>>;

@@ -29,7 +29,7 @@ export interface SandboxOutputs {
   e2bSandboxUrlExport: pulumi.Output<string>;
   /** `export E2B_API_KEY=...` (secret). */
   e2bApiKeyExport: pulumi.Output<string>;
-  /** Single host: its public address (SSH, verify); a fleet: the load balancer's name. */
+  /** Single host: its public address (SSH, verify); a fleet: a placeholder (its hosts come and go). */
   sandboxHost: pulumi.Output<string>;
   sandboxVerifyCommand: pulumi.Output<string>;
 }
@@ -39,6 +39,8 @@ export interface SandboxSideArgs {
   /** The proxy password (a secret). */
   password: pulumi.Output<string>;
   proxyIngressIp: pulumi.Output<string>;
+  /** The proxy's egress address: what verify expects a sandbox to be seen from. */
+  egressIp: pulumi.Output<string>;
   bundle: BundleFiles;
   /** The SSH private key for the template build over SSH (a secret); undefined: no build by `pulumi up`. */
   sshPrivateKey?: pulumi.Output<string>;
@@ -60,7 +62,13 @@ export function templateBuildBlocker(config: StackConfig, sshKeySet: boolean): s
  * default) or a fleet, with a load balancer in front when there is a fleet or a domain; the proxy template built on
  * it; the URLs and `export` lines the E2B SDK needs.
  */
-export function createSandboxSide(args: SandboxSideArgs): SandboxOutputs {
+export interface SandboxSide {
+  outputs: SandboxOutputs;
+  /** A single host's public address: the proxy must let it in when its client CIDRs are not open to anyone. */
+  proxyClientIp?: pulumi.Output<string>;
+}
+
+export function createSandboxSide(args: SandboxSideArgs): SandboxSide {
   const { config } = args;
   const opts = args.componentOptions;
   const fleet = config.fleet.hosts > 1;
@@ -87,6 +95,7 @@ export function createSandboxSide(args: SandboxSideArgs): SandboxOutputs {
       : { apiUrl: pulumi.interpolate`http://${address}:${apiPort}`, sandboxUrl: pulumi.interpolate`http://${address}:${config.gateway.port}` };
 
   let templateId: pulumi.Output<string> = pulumi.output(config.template.alias);
+  let proxyClientIp: pulumi.Output<string> | undefined;
   let sshHost: pulumi.Output<string>;
   let apiUrl: pulumi.Output<string>;
   let sandboxUrl: pulumi.Output<string>;
@@ -106,6 +115,7 @@ export function createSandboxSide(args: SandboxSideArgs): SandboxOutputs {
       opts,
     );
     sshHost = host.publicIp;
+    proxyClientIp = host.publicIp;
     if (frontend) {
       new aws.lb.TargetGroupAttachment('sandbox-api-target', { targetGroupArn: frontend.apiTargetGroupArn, targetId: host.instanceId }, {});
       new aws.lb.TargetGroupAttachment('sandbox-gateway-target', { targetGroupArn: frontend.gatewayTargetGroupArn, targetId: host.instanceId }, {});
@@ -152,10 +162,11 @@ export function createSandboxSide(args: SandboxSideArgs): SandboxOutputs {
       },
       opts,
     );
-    sshHost = frontend!.dnsName;
+    // Fleet hosts come and go with the Auto Scaling group: verify one of them by its address (docs/deploy-aws.md).
+    sshHost = pulumi.output('<address of one fleet host>');
   }
 
-  return {
+  const outputs: SandboxOutputs = {
     apiUrl,
     sandboxUrl,
     apiKey,
@@ -165,6 +176,7 @@ export function createSandboxSide(args: SandboxSideArgs): SandboxOutputs {
     e2bSandboxUrlExport: pulumi.interpolate`export E2B_SANDBOX_URL=${sandboxUrl}`,
     e2bApiKeyExport: pulumi.secret(pulumi.interpolate`export E2B_API_KEY=${apiKey}`),
     sandboxHost: sshHost,
-    sandboxVerifyCommand: pulumi.interpolate`sandbox-kit verify --stack ${pulumi.getStack()} --sandbox-host ${sshHost} --user ${config.host.sshUser} --ssh-key <private key file>`,
+    sandboxVerifyCommand: pulumi.interpolate`sandbox-kit verify --stack ${pulumi.getStack()} --sandbox-host ${sshHost} --egress-ip ${args.egressIp} --user ${config.host.sshUser} --ssh-key <private key file>`,
   };
+  return { outputs, ...(proxyClientIp ? { proxyClientIp } : {}) };
 }

@@ -1,4 +1,3 @@
-'use strict';
 /**
  * Starts a bundle with V8's code cache: `node run.js <name> [args...]` runs <name>.js from this directory, compiled
  * with <name>.js.cache when that cache was made by this same node binary (V8 rejects it otherwise, and the bundle is

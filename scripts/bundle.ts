@@ -17,6 +17,8 @@ export interface BundleEntry {
   entry: string;
   /** The entry is a CLI command module (`run(argv)` resolving to the exit code) rather than a program. */
   commandModule?: boolean;
+  /** Also make V8's code cache for it (it starts often and its start-up time counts: the agent). */
+  codeCache?: boolean;
 }
 
 const ROOT = path.resolve(__dirname, fs.existsSync(path.resolve(__dirname, '../package.json')) ? '..' : '../..');
@@ -24,8 +26,8 @@ const ROOT = path.resolve(__dirname, fs.existsSync(path.resolve(__dirname, '../p
 /** The agent's standalone entry once it exists; until then the CLI's `agent` command module (same flags). */
 function agentEntry(): BundleEntry {
   return fs.existsSync(path.join(ROOT, 'src/agent/main.ts'))
-    ? { name: 'agent', entry: 'src/agent/main.ts' }
-    : { name: 'agent', entry: 'src/cli/commands/agent.ts', commandModule: true };
+    ? { name: 'agent', entry: 'src/agent/main.ts', codeCache: true }
+    : { name: 'agent', entry: 'src/cli/commands/agent.ts', commandModule: true, codeCache: true };
 }
 
 export function bundleEntries(): BundleEntry[] {
@@ -66,7 +68,7 @@ export async function bundle(entry: BundleEntry, outDir = BUNDLE_DIR): Promise<s
     await build({ ...common, entryPoints: [path.join(ROOT, entry.entry)] });
   }
   fs.copyFileSync(path.join(ROOT, 'scripts', 'bundle-loader.js'), path.join(outDir, LOADER));
-  await produceCodeCache(outDir, entry.name);
+  if (entry.codeCache) await produceCodeCache(outDir, entry.name);
   return outfile;
 }
 

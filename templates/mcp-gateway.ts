@@ -4,6 +4,7 @@
  * the `mcp-gateway` command, which runs the kit's gateway bundle with the node the platform mounts into every
  * sandbox. Defined with the E2B Template builder: it builds on the kit's platform or any E2B-compatible one.
  */
+import * as path from 'node:path';
 import { type BuildInfo, type BuildOptions, Template, type TemplateClass } from 'e2b';
 import { MCP_TEMPLATE } from '../src/contract/mcp';
 import { builtinCatalog } from '../src/mcp/catalog/load';
@@ -11,6 +12,15 @@ import type { Catalog } from '../src/mcp/catalog/schema';
 import { npmSpecs } from '../src/mcp/gateway/pull';
 import { DEFAULT_SERVERS_DIR } from '../src/mcp/launch/resolve-bin';
 import { GATEWAY_COMMAND_PATH, gatewayWrapperScript } from '../src/mcp/template/wrapper';
+
+/**
+ * The npm that installs the servers at build time, fetched from the registry and checked against its published
+ * sha512: Debian's own npm package drags in some 400 node-* packages, minutes of apt for a one-off install.
+ */
+const NPM = {
+  url: 'https://registry.npmjs.org/npm/-/npm-10.9.2.tgz',
+  sha512: '8ab88f10f224a0c614cb717a7f7c30499014f77134120e9c1f0211ea3cf3397592cbe483feb38e0c4b3be1c54e347292c76a1b5edb94a3289d5448484ab8ac81',
+};
 
 /** The build settings (the seed's template options: alias, memoryMB, cpuCount). */
 export const MCP_GATEWAY_TEMPLATE = { alias: MCP_TEMPLATE, memoryMB: 1024, cpuCount: 1 } as const;
@@ -21,21 +31,40 @@ export interface McpTemplateOptions {
   catalog?: Catalog;
   /** Debian suite of the base image. */
   debian?: string;
+  /**
+   * A PEM file of certificates to trust besides Debian's (a TLS-inspecting proxy between the build and the npm
+   * registry). Copied into the template's system store, which npm is told to use as well.
+   */
+  extraCaCertsFile?: string;
 }
+
+const EXTRA_CA_FILE = '/usr/local/share/ca-certificates/sandbox-kit-extra.crt';
 
 export function mcpGatewayTemplate(options: McpTemplateOptions = {}): TemplateClass {
   const catalog = options.catalog ?? builtinCatalog();
   const servers = options.servers ?? Object.keys(catalog).filter((name) => 'npm' in catalog[name].run);
   const specs = npmSpecs(servers, catalog);
   const wrapper = Buffer.from(gatewayWrapperScript()).toString('base64');
-  let template = Template()
+  const extraCa = options.extraCaCertsFile === undefined ? undefined : path.resolve(options.extraCaCertsFile);
+  let template = Template(extraCa === undefined ? undefined : { fileContextPath: path.dirname(extraCa) })
     .fromDebianImage(options.debian ?? 'bookworm')
-    // npm installs the servers at build time; at run time they run with the kit's node, not Debian's.
-    .aptInstall(['ca-certificates', 'nodejs', 'npm'])
+    // Debian's node runs npm at build time only; at run time the servers run with the kit's node.
+    .aptInstall(['ca-certificates', 'curl', 'nodejs'])
     .runCmd(`echo ${wrapper} | base64 -d > ${GATEWAY_COMMAND_PATH} && chmod 0755 ${GATEWAY_COMMAND_PATH}`, { user: 'root' });
+  if (extraCa !== undefined) {
+    template = template.copy(path.basename(extraCa), EXTRA_CA_FILE, { user: 'root', mode: 0o644 }).runCmd('update-ca-certificates', { user: 'root' });
+  }
   if (specs.length > 0) {
     template = template.runCmd(
-      `mkdir -p ${DEFAULT_SERVERS_DIR} && cd ${DEFAULT_SERVERS_DIR} && echo '{"private":true}' > package.json && npm install --no-audit --no-fund --omit=dev --loglevel=error ${specs.join(' ')}`,
+      [
+        `curl -fsSL ${NPM.url} -o /tmp/npm.tgz`,
+        `echo '${NPM.sha512}  /tmp/npm.tgz' | sha512sum -c --quiet`,
+        'mkdir -p /tmp/npm && tar -xzf /tmp/npm.tgz -C /tmp/npm',
+        `mkdir -p ${DEFAULT_SERVERS_DIR} && cd ${DEFAULT_SERVERS_DIR} && echo '{"private":true}' > package.json`,
+        // node trusts its own CA list only; the system store holds any extra certificates too.
+        `NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt node /tmp/npm/package/bin/npm-cli.js install --no-audit --no-fund --omit=dev --loglevel=error ${specs.join(' ')}`,
+        'rm -rf /tmp/npm /tmp/npm.tgz /root/.npm',
+      ].join(' && '),
       { user: 'root' },
     );
   }
@@ -47,8 +76,8 @@ export function mcpGatewayTemplate(options: McpTemplateOptions = {}): TemplateCl
  * `sandbox-kit template build --template mcp-gateway` calls this.
  */
 export function buildMcpGatewayTemplate(
-  connection: Pick<BuildOptions, 'apiKey' | 'apiUrl' | 'domain' | 'requestTimeoutMs'> & { onBuildLogs?: BuildOptions['onBuildLogs'] } = {},
+  connection: Pick<BuildOptions, 'apiKey' | 'apiUrl' | 'domain' | 'requestTimeoutMs' | 'onBuildLogs' | 'skipCache'> & { alias?: string } = {},
   options: McpTemplateOptions = {},
 ): Promise<BuildInfo> {
-  return Template.build(mcpGatewayTemplate(options), { ...MCP_GATEWAY_TEMPLATE, ...connection });
+  return Template.build(mcpGatewayTemplate(options), { ...MCP_GATEWAY_TEMPLATE, ...connection, alias: connection.alias ?? MCP_GATEWAY_TEMPLATE.alias });
 }

@@ -8,49 +8,15 @@
  *              when both listen.
  * The start command runs as root: it writes /run/sandbox-kit and (transparent) changes the sandbox's NAT table.
  */
-import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Template, waitForPort, type BuildInfo, type LogEntry, type TemplateClass } from 'e2b';
 import type { StackConfig } from '../src/config';
-import { renderArtifacts, SANDBOX_DIR, type ClientMode } from '../src/render';
+import { SANDBOX_DIR } from '../src/render';
+import { PROXY_TEMPLATE_FILES, PROXY_TEMPLATE_PACKAGES, type ProxyMode, type ProxyTarget, proxyPorts, withBypass, writeProxyContext } from './proxy-files';
 
-export type ProxyMode = ClientMode;
-
-/** The rendered artifacts each mode's template carries. */
-export const PROXY_TEMPLATE_FILES: Record<ProxyMode, readonly string[]> = {
-  local: ['client-local.json', 'client-start-local.sh'],
-  transparent: ['client-local.json', 'client-transparent.json', 'nat-chain.sh', 'client-start-transparent.sh'],
-};
-
-/** Debian packages each mode installs (iproute2 for `ss`, which the start script and waitForPort use). */
-export const PROXY_TEMPLATE_PACKAGES: Record<ProxyMode, readonly string[]> = {
-  local: ['shadowsocks-libev', 'iproute2'],
-  transparent: ['shadowsocks-libev', 'iproute2', 'iptables'],
-};
-
-export interface ProxyTarget {
-  /** The proxy's ingress address, what the client dials. */
-  serverIp: string;
-  password: string;
-}
-
-/** The ports the started template listens on: 1080, plus the redirect port in transparent mode. */
-export function proxyPorts(config: StackConfig, mode: ProxyMode): number[] {
-  return mode === 'local' ? [config.client.localPort] : [config.client.redirectPort, config.client.localPort];
-}
-
-/** Writes the mode's rendered files, with their modes, into `dir` (the build's file context). */
-export async function writeProxyContext(dir: string, config: StackConfig, target: ProxyTarget, mode: ProxyMode): Promise<void> {
-  const wanted = new Set(PROXY_TEMPLATE_FILES[mode]);
-  // The host-side inputs do not reach the client files; only serverIp and the password do.
-  const artifacts = renderArtifacts(config, { serverIp: target.serverIp, password: target.password, hostNetworks: [] }).filter((a) => wanted.has(a.name));
-  for (const a of artifacts) {
-    const path = join(dir, a.name);
-    await writeFile(path, a.content, { mode: a.mode });
-    await chmod(path, a.mode);
-  }
-}
+export * from './proxy-files';
 
 /** The template definition over a file context that `writeProxyContext` filled. */
 export function proxyTemplate(config: StackConfig, mode: ProxyMode, contextDir: string): TemplateClass {
@@ -74,14 +40,21 @@ export interface BuildProxyTemplateOptions {
   apiKey?: string;
   onBuildLogs?: (entry: LogEntry) => void;
   skipCache?: boolean;
+  /**
+   * Destinations the transparent NAT chain must leave alone on top of the stack's `client.bypassCidrs`: the networks
+   * the platform and the gateway reach the sandbox from (its replies on connections opened before the chain would
+   * otherwise be picked up as new ones and redirected).
+   */
+  bypassCidrs?: string[];
 }
 
 /** Renders the files into a temporary context (0700, removed afterwards) and builds the template with the SDK. */
 export async function buildProxyTemplate(o: BuildProxyTemplateOptions): Promise<BuildInfo> {
   const context = await mkdtemp(join(tmpdir(), 'sandbox-kit-template-'));
   try {
-    await writeProxyContext(context, o.config, o.target, o.mode);
-    return await Template.build(proxyTemplate(o.config, o.mode, context), {
+    const config = withBypass(o.config, o.bypassCidrs ?? []);
+    await writeProxyContext(context, config, o.target, o.mode);
+    return await Template.build(proxyTemplate(config, o.mode, context), {
       alias: o.alias ?? o.config.template.alias,
       memoryMB: o.config.template.memoryMB,
       cpuCount: o.config.template.cpuCount,

@@ -13,14 +13,17 @@ export interface NginxPeerConfig {
   agentPort: number;
   /** The same token check the gateway does (plain compare: stock nginx has no sha256). */
   accessToken: string;
+  /** nginx worker processes, as many as the gateway's (default 1: a single process, like one gateway). */
+  workers?: number;
 }
 
-/** nginx.conf for the peer: one worker, like the single gateway process. */
+/** nginx.conf for the peer: as many worker processes as the gateway has (one: a single process, no master). */
 export function nginxConfig(c: NginxPeerConfig): string {
   const headerVar = `$http_${c.idHeader.toLowerCase().replace(/-/g, '_')}`;
+  const workers = c.workers ?? 1;
   return `daemon off;
-master_process off;
-worker_processes 1;
+master_process ${workers > 1 ? 'on' : 'off'};
+worker_processes ${workers};
 pid ${join(c.dir, 'nginx.pid')};
 error_log ${join(c.dir, 'error.log')} warn;
 events { worker_connections 4096; }

@@ -4,7 +4,10 @@
  * for the three, the CPU time per request of the proxy (gateway or nginx) and of the agent, and the
  * gateway/nginx ratios. Rounds alternate the order so drift hits every target alike.
  *
- *   node dist/scripts/bench/gateway.js [--seconds 8] [--warmup 2] [--rounds 3] [--connections 32] [--json FILE]
+ * With `--workers N` the gateway runs N processes (`sandbox-kit gateway --workers N`) and nginx as many worker
+ * processes; CPU time is then the sum over each proxy's processes.
+ *
+ *   node dist/scripts/bench/gateway.js [--seconds 8] [--warmup 2] [--rounds 3] [--connections 32] [--workers 1] [--json FILE]
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -37,16 +40,32 @@ function clockTicks(): number {
   }
 }
 
-/** CPU seconds (user + system) a process has used so far, from /proc; NaN where /proc is not available. */
+/** A process and its descendants, from /proc (a multi-process proxy is measured as a whole). */
+function processTree(pid: number): number[] {
+  let kids: number[] = [];
+  try {
+    const text = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim();
+    kids = text === '' ? [] : text.split(/\s+/).map(Number);
+  } catch {
+    // Gone, or no /proc: just the process itself.
+  }
+  return [pid, ...kids.flatMap(processTree)];
+}
+
+/** CPU seconds (user + system) a process and its descendants have used so far, from /proc; NaN without /proc. */
 function cpuSeconds(pid: number | undefined, ticks: number): number {
   if (pid === undefined) return NaN;
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / ticks;
-  } catch {
-    return NaN;
+  let total = 0;
+  for (const p of processTree(pid)) {
+    try {
+      const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      total += (Number(fields[11]) + Number(fields[12])) / ticks;
+    } catch {
+      if (p === pid) return NaN;
+    }
   }
+  return total;
 }
 
 /** Starts a sandbox-kit command and waits for its "<what> listening on HOST:PORT" line. */
@@ -109,6 +128,7 @@ async function main(): Promise<void> {
       rounds: { type: 'string', default: '3' },
       connections: { type: 'string', default: '32' },
       threads: { type: 'string', default: '1' },
+      workers: { type: 'string', default: '1' },
       json: { type: 'string' },
     },
     strict: true,
@@ -118,7 +138,8 @@ async function main(): Promise<void> {
   const rounds = Number(values.rounds);
   const connections = Number(values.connections);
   const threads = Number(values.threads);
-  for (const [name, v] of Object.entries({ seconds, rounds, connections, threads })) {
+  const workers = Number(values.workers);
+  for (const [name, v] of Object.entries({ seconds, rounds, connections, threads, workers })) {
     if (!Number.isInteger(v) || v < 1) throw new Error(`--${name} must be a positive integer`);
   }
   if (!Number.isInteger(warmup) || warmup < 0) throw new Error('--warmup must be a non-negative integer');
@@ -137,11 +158,11 @@ async function main(): Promise<void> {
     const catalogFile = join(dir, 'catalog.json');
     await writeFile(catalogFile, JSON.stringify([{ sandboxID: SANDBOX_ID, host: '127.0.0.1', agentPort, token: TOKEN, state: 'running' }]));
     console.log('bench gateway: starting the gateway');
-    const gateway = await startCli(['gateway', '--host', '127.0.0.1', '--port', '0', '--catalog', `file:${catalogFile}`], 'gateway');
+    const gateway = await startCli(['gateway', '--host', '127.0.0.1', '--port', '0', '--catalog', `file:${catalogFile}`, ...(workers > 1 ? ['--workers', String(workers)] : [])], 'gateway');
     const gatewayPort = gateway.port;
     console.log('bench gateway: starting nginx');
     const nginxPort = await freePort();
-    const nginx = await startNginx({ dir: join(dir, 'nginx'), listenPort: nginxPort, idHeader: names.sandboxIdHeader, sandboxID: SANDBOX_ID, agentHost: '127.0.0.1', agentPort, accessToken: TOKEN });
+    const nginx = await startNginx({ dir: join(dir, 'nginx'), listenPort: nginxPort, idHeader: names.sandboxIdHeader, sandboxID: SANDBOX_ID, agentHost: '127.0.0.1', agentPort, accessToken: TOKEN, workers });
     children.push(nginx);
 
     const body = JSON.stringify({ path: statPath });
@@ -202,7 +223,9 @@ async function main(): Promise<void> {
       p99: summary.gateway.p99Ms / summary.nginx.p99Ms,
     };
 
-    console.log(`\nStat workload, wrk ${connections} connections, ${threads} thread(s), ${seconds}s x ${rounds} rounds (median), cores: ${require('node:os').cpus().length}`);
+    console.log(
+      `\nStat workload, wrk ${connections} connections, ${threads} thread(s), ${seconds}s x ${rounds} rounds (median), proxy processes: ${workers}, cores: ${require('node:os').cpus().length}`,
+    );
     console.log('| target  | req/s | p50 ms | p99 ms | proxy CPU us/req | agent CPU us/req |');
     console.log('|---------|------:|-------:|-------:|-----------------:|-----------------:|');
     for (const t of TARGETS) {
@@ -211,11 +234,14 @@ async function main(): Promise<void> {
     }
     console.log(`\ngateway / nginx: req/s ${ratios.rps.toFixed(2)}x, p50 ${ratios.p50.toFixed(2)}x, p99 ${ratios.p99.toFixed(2)}x`);
     console.log(`gateway / direct: req/s ${(summary.gateway.rps / summary.direct.rps).toFixed(2)}x; nginx / direct: req/s ${(summary.nginx.rps / summary.direct.rps).toFixed(2)}x`);
-    if (values.json) await writeFile(values.json, JSON.stringify({ connections, threads, seconds, rounds, summary, ratios, runs: results }, null, 2));
+    if (values.json) await writeFile(values.json, JSON.stringify({ connections, threads, seconds, rounds, workers, summary, ratios, runs: results }, null, 2));
   } finally {
-    for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-    await new Promise((r) => setTimeout(r, 300));
-    for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    // SIGTERM first: a multi-process gateway or nginx stops its workers itself; SIGKILL only what is left after 5 s.
+    const running = children.filter((child) => child.exitCode === null && child.signalCode === null);
+    const exited = running.map((child) => new Promise((r) => child.once('exit', r)));
+    for (const child of running) child.kill('SIGTERM');
+    await Promise.race([Promise.all(exited), new Promise((r) => setTimeout(r, 5000))]);
+    for (const child of running) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     await rm(dir, { recursive: true, force: true });
   }
 }

@@ -5,8 +5,17 @@ cd "$(dirname "$0")/../.."
 echo "== agent: ListDir 100,000 entries vs find -printf; Stat latency =="
 bash scripts/bench/agent-listdir.sh "$@"
 echo
+echo "== agent: commands.run round trip, 1 GiB stdout and /files vs nginx, idle RSS =="
+bash scripts/bench/agent-process.sh
+echo
 echo "== gateway: Stat straight to the agent vs through the gateway vs through nginx =="
 bash scripts/bench/gateway.sh "$@"
 echo
 echo "== templates: proxy template cold and cached through the SDK vs mmdebstrap + chroot =="
 bash scripts/bench/template-build.sh "$@"
+echo
+echo "== mcp: tool call through the in-sandbox gateway vs stdio vs the server's own HTTP; catalog validation =="
+node dist/scripts/bench/mcp.js
+echo
+echo "== sandboxes: create -> first agent call through the runtime and the API vs bare crun run; idle memory =="
+bash scripts/bench/sandbox-start.sh

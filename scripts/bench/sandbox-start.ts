@@ -8,9 +8,13 @@
  *          config.json, the same pre-made network namespace kind) with a trivial HTTP responder
  *          (`node -e` http server, no agent, no tini, no /etc files) -> first 204. Its attach is not timed.
  *
- * Further columns (e.g. through the platform API) are one more entry in COLUMNS. Idle memory per sandbox is the
- * drop of MemAvailable with N agents idle, divided by N. Sequential creates; each measured sandbox is killed
- * before the next. Root only; makes one link into the root namespace (the standalone sandbox network).
+ * - api:   through the platform API as a client sees it: `POST /v2/sandboxes` (201 once the agent answered /health
+ *          and took /init) -> a Stat through the gateway with the returned token. The platform runs in this process
+ *          on its own runtime instance and network prefix (its restart reconciliation must not see the others).
+ *
+ * Further columns are one more entry in the column list. Idle memory per sandbox is the
+ * drop of MemAvailable with N agents idle, divided by N. Sequential creates, the columns taking turns sample by
+ * sample; each measured sandbox is killed before the next. Root only; makes one link into the root namespace (the standalone sandbox network).
  *
  *   node dist/scripts/bench/sandbox-start.js [--samples 50] [--levels 1,10,50] [--runtime auto|crun|runc] [--json FILE]
  */
@@ -30,6 +34,9 @@ import { createSandboxHostNetwork, type SandboxHostNetwork } from '../../src/run
 import { renderOciConfig } from '../../src/runtime/oci-config';
 import { createOciRuntime, type OciSandboxRuntime } from '../../src/runtime/oci-runtime';
 import type { NetworkAttachment, RuntimeChoice } from '../../src/runtime/types';
+import { BridgeNetwork } from '../../src/runtime/network/bridge-network';
+import { startGateway, type RunningGateway } from '../../src/gateway';
+import { startPlatform, type RunningPlatform } from '../../src/platform';
 
 function log(msg: string): void {
   process.stderr.write(`sandbox-start: ${msg}\n`);
@@ -144,6 +151,51 @@ function floorColumn(env: Env): Column {
   };
 }
 
+/** The platform API column: create through the API, then the first agent call through the gateway. */
+async function apiColumn(env: Env, instance: string, runtime: RuntimeChoice): Promise<Column & { close(): Promise<void> }> {
+  const net = env.net.network as unknown as BridgeNetwork;
+  const network = new BridgeNetwork({ ...net.options, netnsPrefix: `${instance}-` });
+  const roots = { stateRoot: path.join(env.scratch, 'state'), dataRoot: path.join(env.scratch, 'data') };
+  const rt = createOciRuntime({ instance, runtime, ...roots });
+  const platform: RunningPlatform = await startPlatform({
+    stateDir: path.join(env.scratch, 'platform'),
+    runtime: rt,
+    network,
+    baseImages: { supported: ['bookworm'], rootfs: async () => env.rootfs },
+  });
+  const gateway: RunningGateway = await startGateway({ catalog: platform.catalog });
+  const headers = { 'x-api-key': platform.apiKey, 'content-type': 'application/json' };
+  return {
+    name: 'api (POST /v2/sandboxes+Stat via gateway)',
+    async start() {
+      const t0 = performance.now();
+      const res = await fetch(`${platform.url}/v2/sandboxes`, { method: 'POST', headers, body: '{"templateID":"base"}' });
+      if (res.status !== 201) throw new Error(`create answered ${res.status}: ${await res.text()}`);
+      const sandbox = (await res.json()) as { sandboxID: string; envdAccessToken: string };
+      const statRes = await fetch(`http://127.0.0.1:${gateway.port}/filesystem.Filesystem/Stat`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'connect-protocol-version': '1', 'E2b-Sandbox-Id': sandbox.sandboxID, 'X-Access-Token': sandbox.envdAccessToken },
+        body: '{"path":"/"}',
+      });
+      await statRes.body?.cancel();
+      if (statRes.status !== 200) throw new Error(`Stat through the gateway answered ${statRes.status}`);
+      const readyMs = performance.now() - t0;
+      return {
+        readyMs,
+        stop: async () => {
+          const del = await fetch(`${platform.url}/sandboxes/${sandbox.sandboxID}`, { method: 'DELETE', headers });
+          if (del.status !== 204) throw new Error(`kill answered ${del.status}`);
+        },
+      };
+    },
+    async close() {
+      await gateway.close();
+      await platform.close({ killSandboxes: true });
+      await cleanupLeftovers({ instance, ...roots, network });
+    },
+  };
+}
+
 function percentile(sorted: number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
 }
@@ -176,18 +228,21 @@ async function main(): Promise<number> {
   const instance = `bench${randomBytes(2).toString('hex')}`;
   log(`instance ${instance}; base rootfs and agent bundle`);
   const rootfs = await new MmdebstrapImages().rootfs('debian:bookworm', (l) => log(l));
-  for (const e of bundleEntries()) await bundle(e);
+  await bundle(bundleEntries().find((e) => e.name === 'agent')!);
   const scratch = fs.mkdtempSync('/var/tmp/sk-bench-start-');
   const net = await createSandboxHostNetwork(instance);
   const rt = createOciRuntime({ instance, runtime: values.runtime as RuntimeChoice, stateRoot: path.join(scratch, 'state'), dataRoot: path.join(scratch, 'data'), network: net.network });
   const env: Env = { rootfs, net, rt, scratch };
-  const columns = [kitColumn(env), floorColumn(env)];
+  const columns: Column[] = [kitColumn(env), floorColumn(env)];
+  let api: Awaited<ReturnType<typeof apiColumn>> | undefined;
   const background: string[] = [];
   const backgroundPids: number[] = [];
   const results: Array<{ running: number; column: string; p50: number; p95: number; n: number }> = [];
   let memPerSandboxKB: number | undefined;
   let memcgPerSandboxKB: number | undefined;
   try {
+    api = await apiColumn(env, `${instance}p`, values.runtime as RuntimeChoice);
+    columns.push(api);
     log(`runtime ${rt.name}; warming up each column once`);
     for (const c of columns) await (await c.start(`warm${columns.indexOf(c)}`)).stop();
     const memBefore = memAvailableKB();
@@ -205,21 +260,25 @@ async function main(): Promise<number> {
         memPerSandboxKB = (memBefore - memAvailableKB()) / level;
         memcgPerSandboxKB = backgroundPids.reduce((sum, pid) => sum + memcgUsageBytes(pid), 0) / 1024 / level;
       }
-      for (const c of columns) {
-        const times: number[] = [];
-        for (let i = 0; i < samples; i++) {
-          const s = await c.start(`m${level}x${columns.indexOf(c)}x${i}`);
-          times.push(s.readyMs);
+      // Columns take turns sample by sample, so a load change on this shared machine hits every column alike.
+      const times: number[][] = columns.map(() => []);
+      for (let i = 0; i < samples; i++) {
+        for (const [k, c] of columns.entries()) {
+          const s = await c.start(`m${level}x${k}x${i}`);
+          times[k]!.push(s.readyMs);
           await s.stop();
         }
-        times.sort((a, b) => a - b);
-        const row = { running: level, column: c.name, p50: percentile(times, 0.5), p95: percentile(times, 0.95), n: samples };
+      }
+      for (const [k, c] of columns.entries()) {
+        const sorted = times[k]!.sort((a, b) => a - b);
+        const row = { running: level, column: c.name, p50: percentile(sorted, 0.5), p95: percentile(sorted, 0.95), n: samples };
         results.push(row);
         log(`${level} running, ${c.name}: p50 ${row.p50.toFixed(1)} ms, p95 ${row.p95.toFixed(1)} ms`);
       }
     }
   } finally {
     log('cleaning up');
+    await api?.close();
     await cleanupLeftovers({ instance, stateRoot: path.join(scratch, 'state'), dataRoot: path.join(scratch, 'data'), network: net.network });
     removeCgroup(`sandbox-kit-${instance}-floor`);
     await net.close();
@@ -227,12 +286,16 @@ async function main(): Promise<number> {
   }
 
   console.log(`\nsandbox start, ${rt.name}, ${samples} samples per cell (create -> first successful agent call)\n`);
-  console.log('| already running | ' + columns.map((c) => `${c.name} p50 / p95`).join(' | ') + ' | kit / floor (p50) |');
-  console.log('|---|' + columns.map(() => '---|').join('') + '---|');
+  console.log('| already running | ' + columns.map((c) => `${c.name} p50 / p95`).join(' | ') + ' | kit / floor (p50) | api / floor (p50, p95) |');
+  console.log('|---|' + columns.map(() => '---|').join('') + '---|---|');
   for (const level of levels) {
     const row = results.filter((r) => r.running === level);
-    const [kit, floor] = [row[0]!, row[1]!];
-    console.log(`| ${level} | ` + row.map((r) => `${r.p50.toFixed(1)} / ${r.p95.toFixed(1)} ms`).join(' | ') + ` | ${(kit.p50 / floor.p50).toFixed(2)}x |`);
+    const [kit, floor, viaApi] = [row[0]!, row[1]!, row[2]!];
+    console.log(
+      `| ${level} | ` +
+        row.map((r) => `${r.p50.toFixed(1)} / ${r.p95.toFixed(1)} ms`).join(' | ') +
+        ` | ${(kit.p50 / floor.p50).toFixed(2)}x | ${(viaApi.p50 / floor.p50).toFixed(2)}x, ${(viaApi.p95 / floor.p95).toFixed(2)}x |`,
+    );
   }
   if (memPerSandboxKB !== undefined) {
     console.log(`\nidle memory per sandbox, ${Math.max(...levels)} running: MemAvailable drop / N ${(memPerSandboxKB / 1024).toFixed(1)} MiB; memory cgroup usage (anonymous + the sandbox's own page cache) ${((memcgPerSandboxKB ?? NaN) / 1024).toFixed(1)} MiB`);

@@ -1,6 +1,6 @@
 /**
- * One EntryInfo (spec 2.1), written straight to JSON text: all fields in a fixed order, `symlinkTarget` only for
- * symlinks. Semantics (DESIGN.md, "Agent wire semantics"):
+ * One EntryInfo, written straight to JSON text: all fields in a fixed order, `symlinkTarget` only for
+ * symlinks. Semantics (docs/agent.md, "Wire semantics"):
  * - `type`: FILE / DIRECTORY; a symlink has its target's type, a broken or looping one UNSPECIFIED; other kinds
  *   (FIFO, socket, device) UNSPECIFIED.
  * - `symlinkTarget`: the fully resolved absolute path; for a link that does not resolve (dangling, loop), its

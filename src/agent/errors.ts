@@ -27,7 +27,7 @@ export class AgentError extends Error {
   constructor(
     readonly code: ConnectCode,
     message: string,
-    /** Overrides the code's HTTP status, for the few protocol-level answers (405, 415) that the spec fixes. */
+    /** Overrides the code's HTTP status, for the few protocol-level answers (405, 415) that the Connect protocol fixes. */
     readonly httpStatus: number = CONNECT_HTTP_STATUS[code],
     /** Extra response headers, e.g. Allow on a 405. */
     readonly headers: Record<string, string> = {},

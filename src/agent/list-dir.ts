@@ -1,7 +1,7 @@
 /**
- * ListDir (spec 4.3, DESIGN.md "Agent wire semantics"): `depth` 0 means 1; depth N lists N levels below the
+ * ListDir (docs/agent.md, "Wire semantics"): `depth` 0 means 1; depth N lists N levels below the
  * path; entries depth-first pre-order, names sorted bytewise, the listed directory itself not included. A
- * symlink given as the path is resolved and entry paths are under the resolved directory; symlinks met in the
+ * symlink given as the path is followed and entry paths stay under the path as requested; symlinks met in the
  * walk are listed, never descended.
  *
  * Errors on the listed directory itself are the call's error. Below it, the walk keeps going like `find`:
@@ -45,7 +45,10 @@ interface Frame {
 
 const SLICE_MS = 8;
 
-/** Resolves the listed path and checks it is a directory; returns the directory the walk starts from. */
+/**
+ * Checks that the listed path is (or leads through symlinks to) a directory, and returns it as requested: the walk
+ * reads through the link, and entry paths stay under the path the client gave, as a shell's `ls link/` shows them.
+ */
 export function listRoot(requested: Buffer): Buffer {
   const shown = bytesToText(requested);
   let root: Buffer;
@@ -61,7 +64,7 @@ export function listRoot(requested: Buffer): Buffer {
     throw fsError(err, `ListDir ${shown}`);
   }
   if (!st.isDirectory()) throw new AgentError('invalid_argument', `ListDir ${shown}: not a directory (use Stat for a single entry)`);
-  return root;
+  return requested;
 }
 
 /** Walks `root` to `depth` levels, pushing each entry's JSON to `out` (comma-separated); returns the count. */

@@ -1,5 +1,5 @@
 /**
- * Request paths -> absolute byte paths. Relative paths and `~` resolve against the request user's home (spec 5);
+ * Request paths -> absolute byte paths. Relative paths and `~` resolve against the request user's home;
  * `~` alone or `~/...` only (`~name` is an ordinary relative name). The result is lexically cleaned (`.`, `..`,
  * repeated and trailing slashes), like Go's filepath.Clean, before any symlink is looked at.
  *

@@ -5,7 +5,7 @@
  * is the connection cut.
  */
 import type * as http from 'node:http';
-import { AgentError, errorBody } from './errors';
+import { type AgentError, errorBody } from './errors';
 
 const DRAIN_MS = 5_000;
 const DRAIN_BYTES = 64 * 1024 * 1024;

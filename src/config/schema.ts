@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { cidr, cidrList, flag, integer, ipv4, oneOf, openCidrList, port, sshCidrList, text } from './fields';
+import { cidrList, flag, integer, ipv4, oneOf, openCidrList, port, sshCidrList, text } from './fields';
 import { AEAD_METHODS, SS_MODES } from './methods';
 import { DEFAULT_AGENT_PORT } from '../contract/agent-port';
 
@@ -142,11 +142,6 @@ const sandboxHost = z
     gatewayCidrs: openCidrList()
       .default(['0.0.0.0/0'])
       .describe("Who may reach the sandbox gateway (`E2B_SANDBOX_URL`; every request still needs the sandbox's access token)."),
-    sandboxCidr: cidr()
-      .default('10.88.0.0/22')
-      .describe(
-        'The sandbox network of a single host: the bridge takes the first address, sandboxes the rest; NAT to the internet. Must not overlap the VPC.',
-      ),
     generation: integer(0, 1_000_000, 'an integer from 0 to 1000000')
       .default(1)
       .describe('Bump to recreate the sandbox host(s): sandboxes are lost, the template is rebuilt.'),
@@ -162,8 +157,14 @@ const fleet = z
       ),
     gateways: integer(1, 20, 'an integer from 1 to 20').default(2).describe('Gateway instances behind the load balancer when hosts > 1.'),
     gatewayInstanceType: instanceType().default('t3.small').describe('EC2 instance type of each fleet gateway.'),
-    redisNodeType: text(/^cache\.[a-z0-9]+\.[a-z0-9]+$/, 'an ElastiCache node type such as cache.t4g.micro').default('cache.t4g.micro').describe('ElastiCache node type of the fleet\'s shared catalog and platform state.'),
-    prefixesPerHost: integer(1, 16, 'an integer from 1 to 16').default(1).describe('IPv4 /28 prefixes delegated to each fleet host\'s network interface: its sandboxes\' addresses, routable in the VPC so any gateway reaches any sandbox (the platform allocates from the first).'),
+    redisNodeType: text(/^cache\.[a-z0-9]+\.[a-z0-9]+$/, 'an ElastiCache node type such as cache.t4g.micro')
+      .default('cache.t4g.micro')
+      .describe("ElastiCache node type of the fleet's shared catalog and platform state."),
+    prefixesPerHost: integer(1, 16, 'an integer from 1 to 16')
+      .default(1)
+      .describe(
+        "IPv4 /28 prefixes delegated to each fleet host's network interface: its sandboxes' addresses, routable in the VPC so any gateway reaches any sandbox (the platform allocates from the first).",
+      ),
   })
   .prefault({});
 

@@ -64,7 +64,7 @@ export function stackFileIssues(file: StackFile): ConfigIssue[] {
       issues.push({
         key: `${CONFIG_NAMESPACE}:${key}`,
         given: '(encrypted)',
-        expected: `a plain value: only ${secrets.join(', ')} is a secret; set it again without --secret`,
+        expected: `a plain value: only ${secrets.join(' and ')} are secrets; set it again without --secret`,
       });
     }
   }

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { PassThrough } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { timerDelay } from '../contract/connect-timeout';
 import { sendError, upstreamTimedOut, upstreamUnreachable, type GatewayErrorBody } from './error-response';
@@ -20,6 +21,13 @@ export interface ForwardSettings {
   /** Longest wait for a new TCP connection to the upstream (the pools apply it; named in the 504). */
   connectTimeoutMs: number;
 }
+
+/**
+ * Bodies announced by a Content-Length up to this size are collected before the call is sent (they usually arrived
+ * with the head): the sandbox then gets head and body in one write, and undici no stream to manage. Larger and
+ * chunked bodies stream.
+ */
+const SMALL_BODY_BYTES = 64 * 1024;
 
 /** Error codes that mean "nothing is listening there" rather than "it broke". */
 const REFUSED = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'EHOSTDOWN', 'EADDRNOTAVAIL']);
@@ -49,10 +57,35 @@ export function forward(req: IncomingMessage, res: ServerResponse, target: Forwa
   const headers = forwardedRequestHeaders(req.rawHeaders, req.headers, settings.via, req.socket.remoteAddress);
   if (framing.kind === 'length') headers.push('content-length', String(framing.length));
   const handler = new ForwardHandler(res, target, settings, callTimeoutMs);
-  settings.pools.poolFor(target.host, target.port).dispatch(
-    { path: req.url as string, method: req.method as Dispatcher.HttpMethod, headers, body: framing.kind === 'none' ? null : req },
-    handler,
-  );
+  const pool = settings.pools.poolFor(target.host, target.port);
+  const call: Dispatcher.DispatchOptions = { path: req.url as string, method: req.method as Dispatcher.HttpMethod, headers, body: null };
+  if (framing.kind === 'none') {
+    pool.dispatch(call, handler);
+    return;
+  }
+  if (framing.kind === 'length' && framing.length <= SMALL_BODY_BYTES) {
+    const parts: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => parts.push(chunk));
+    req.on('end', () => {
+      // The call may be over already (the client left, or Connect-Timeout-Ms passed while the body came in).
+      if (handler.over) return;
+      call.body = parts.length === 1 ? parts[0] : Buffer.concat(parts);
+      pool.dispatch(call, handler);
+    });
+    return;
+  }
+  // The body streams through a stream of its own, never the request itself: undici destroys the body stream when the
+  // sandbox answers before taking all of it, and the client's request must instead be read to its end, so the
+  // client connection stays in step for its next request.
+  const body = new PassThrough();
+  req.pipe(body);
+  handler.onOver = () => {
+    if (req.complete) return;
+    req.unpipe(body);
+    req.resume();
+  };
+  call.body = body;
+  pool.dispatch(call, handler);
 }
 
 /** One forwarded call, as undici's dispatch handler: a class rather than closures, one allocation per call. */
@@ -62,6 +95,8 @@ class ForwardHandler implements Dispatcher.DispatchHandlers {
   private deadline: NodeJS.Timeout | undefined;
   private timedOut = false;
   private finished = false;
+  /** Called once when the call is over, whichever way. */
+  onOver: (() => void) | undefined;
 
   constructor(
     private readonly res: ServerResponse,
@@ -149,8 +184,13 @@ class ForwardHandler implements Dispatcher.DispatchHandlers {
     this.abort?.(err);
   }
 
+  get over(): boolean {
+    return this.finished;
+  }
+
   private finish(): void {
     this.finished = true;
     if (this.deadline !== undefined) clearTimeout(this.deadline);
+    this.onOver?.();
   }
 }

@@ -52,7 +52,7 @@ export function forwardedRequestHeaders(rawHeaders: readonly string[], headers: 
   for (let i = 0; i < rawHeaders.length; i += 2) {
     const name = rawHeaders[i];
     const lower = name.toLowerCase();
-    if (ALWAYS_DROPPED.has(lower) || (extra !== undefined && extra.has(lower))) continue;
+    if (ALWAYS_DROPPED.has(lower) || extra?.has(lower)) continue;
     if (lower === 'via') {
       priorVia = priorVia === undefined ? rawHeaders[i + 1] : `${priorVia}, ${rawHeaders[i + 1]}`;
       continue;
@@ -91,7 +91,7 @@ export function forwardedResponseHeaders(rawHeaders: readonly Buffer[], via: str
       out.push(name, rawHeaders[i + 1].toString('latin1'));
       continue;
     }
-    if (ALWAYS_DROPPED.has(lower) || (extra !== undefined && extra.has(lower))) continue;
+    if (ALWAYS_DROPPED.has(lower) || extra?.has(lower)) continue;
     if (lower === 'via') {
       const value = rawHeaders[i + 1].toString('latin1');
       priorVia = priorVia === undefined ? value : `${priorVia}, ${value}`;

@@ -17,17 +17,26 @@ export class UpstreamSocket extends Socket {
   private peerClosed = false;
 
   override _write(chunk: unknown, encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
-    if (this.peerClosed) return callback();
+    if (this.peerClosed) {
+      callback();
+      return;
+    }
     super._write(chunk, encoding, (err?: Error | null) => callback(this.tolerated(err)));
   }
 
   override _writev(chunks: { chunk: unknown; encoding: BufferEncoding }[], callback: (error?: Error | null) => void): void {
-    if (this.peerClosed) return callback();
+    if (this.peerClosed) {
+      callback();
+      return;
+    }
     super._writev?.(chunks, (err?: Error | null) => callback(this.tolerated(err)));
   }
 
   override _final(callback: (error?: Error | null) => void): void {
-    if (this.peerClosed) return callback();
+    if (this.peerClosed) {
+      callback();
+      return;
+    }
     super._final((err?: Error | null) => callback(this.tolerated(err)));
   }
 

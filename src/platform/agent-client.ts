@@ -72,7 +72,7 @@ export class AgentClient {
    */
   async waitForHealth(timeoutMs: number, signal?: AbortSignal): Promise<void> {
     const deadline = Date.now() + timeoutMs;
-    let delay = 2;
+    let delay = 1;
     let last = 'no answer yet';
     while (true) {
       signal?.throwIfAborted();
@@ -88,7 +88,8 @@ export class AgentClient {
         last = (err as Error & { cause?: Error }).cause?.message ?? (err as Error).message;
       }
       await new Promise((r) => setTimeout(r, delay));
-      delay = Math.min(delay * 2, 50);
+      // Capped low: the agent usually answers within tens of milliseconds of its start, and a refused connect is cheap.
+      delay = Math.min(delay * 2, 4);
     }
   }
 

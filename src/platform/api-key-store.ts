@@ -3,9 +3,9 @@ import { ApiKeys, hashApiKey } from './api-keys';
 import { DEFAULT_STORE_PREFIX } from './sandbox-store';
 
 /**
- * The accepted API keys' hashes, kept in Redis beside the sandboxes so every platform of a fleet accepts the same
- * keys. Checks run against an in-memory copy (a Redis round trip per request is not needed for a set that changes
- * only when keys are added).
+ * The accepted API keys' hashes, kept in Redis beside the sandboxes. The key file is their source: each start
+ * replaces the stored set with the file's keys, so a key deleted from the file stops working at the next start.
+ * Checks run against an in-memory copy (no Redis round trip per request for a set that changes only at start).
  */
 export class ApiKeyStore {
   private keys = new ApiKeys([]);
@@ -18,9 +18,10 @@ export class ApiKeyStore {
     this.key = `${prefix}api-key-hashes`;
   }
 
-  /** Stores the hashes of these plain keys (never the keys) and reloads the accepted set. */
-  async add(plainKeys: readonly string[]): Promise<void> {
-    if (plainKeys.length > 0) await this.redis.sadd(this.key, ...plainKeys.map(hashApiKey));
+  /** Makes these plain keys (stored as hashes, never as keys) the accepted set, in one transaction. */
+  async replace(plainKeys: readonly string[]): Promise<void> {
+    if (plainKeys.length === 0) throw new Error('at least one API key is needed');
+    await this.redis.multi().del(this.key).sadd(this.key, ...plainKeys.map(hashApiKey)).exec();
     await this.reload();
   }
 

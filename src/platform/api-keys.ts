@@ -38,7 +38,8 @@ export class ApiKeys {
 
   /** Constant time per stored key, and every stored key is compared, so timing tells nothing about which matched. */
   matches(presented: string | string[] | undefined): boolean {
-    if (typeof presented !== 'string' || presented === '') return false;
+    // A key no platform could have issued (spaces, non-ASCII bytes) matches nothing; hashing would refuse it.
+    if (typeof presented !== 'string' || !API_KEY_PATTERN.test(presented)) return false;
     const digest = Buffer.from(hashApiKey(presented), 'hex');
     let found = false;
     for (const stored of this.digests) found = timingSafeEqual(digest, stored) || found;

@@ -103,7 +103,7 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
     const keyFile = await loadOrCreateApiKeyFile(apiKeyFile);
     if (keyFile.generated) log(`a new API key was written to ${apiKeyFile}`);
     const apiKeys = new ApiKeyStore(redis);
-    await apiKeys.add(keyFile.keys);
+    await apiKeys.replace(keyFile.keys);
 
     const catalog = options.catalog ?? new MemoryCatalog();
     const ctx: PlatformContext = { redis, stateDir: options.stateDir, redisPrefix: DEFAULT_STORE_PREFIX, log };

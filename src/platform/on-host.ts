@@ -9,10 +9,11 @@ import { MemoryCatalog } from '../catalog/memory';
 import { RedisCatalog } from '../catalog/redis';
 import type { WritableCatalog } from '../catalog/types';
 import { createOciRuntime, createStepExecutor, MmdebstrapImages, type RuntimeChoice, type SandboxNetwork } from '../runtime';
+import type { AgentPayload } from '../runtime/agent-payload';
 import { randomText } from './random-text';
 import { startPlatform, type RunningPlatform } from './index';
 import { openStandaloneNetwork } from './standalone-network';
-import { createTemplateService, templateRoutes } from './templates';
+import { createTemplateService, sandboxValidator, templateRoutes } from './templates';
 
 export interface PlatformOnHostOptions {
   stateDir: string;
@@ -29,6 +30,8 @@ export interface PlatformOnHostOptions {
   runtimeStateRoot?: string;
   /** Parent of the sandboxes' upper dirs (default <stateDir>/runtime). */
   runtimeDataRoot?: string;
+  /** The agent placed into every sandbox (default: the project's dist/bundle with this node). */
+  agent?: AgentPayload;
   /** Where base root filesystems are cached (default the runtime's shared cache). */
   imageCacheRoot?: string;
   domain?: string;
@@ -79,7 +82,7 @@ export async function startPlatformOnHost(options: PlatformOnHostOptions): Promi
   await mkdir(options.stateDir, { recursive: true, mode: 0o700 });
   const instance = await instanceName(options.stateDir);
   const dataRoot = options.runtimeDataRoot ?? join(options.stateDir, 'runtime');
-  const runtime = createOciRuntime({ instance, runtime: options.runtime ?? 'auto', stateRoot: options.runtimeStateRoot, dataRoot });
+  const runtime = createOciRuntime({ instance, runtime: options.runtime ?? 'auto', stateRoot: options.runtimeStateRoot, dataRoot, agent: options.agent });
   log(`runtime ${runtime.name}, instance ${instance}`);
   const standalone = options.network ? undefined : await openStandaloneNetwork(instance);
   if (standalone) log(`standalone sandbox network ${standalone.subnet} (namespace ${standalone.namespace})`);
@@ -108,6 +111,8 @@ export async function startPlatformOnHost(options: PlatformOnHostOptions): Promi
           executor: createStepExecutor({ instance, runtime: options.runtime ?? 'auto', stateRoot: options.runtimeStateRoot, dataRoot }),
           baseImages,
           dataDir: join(options.stateDir, 'templates'),
+          // A build is checked by starting a real sandbox from it (the platform exists by the time a build runs).
+          validator: sandboxValidator(() => platform?.sandboxes),
         });
         return { routes: templateRoutes(service), resolver: service.resolver(), close: () => service.close() };
       },

@@ -42,7 +42,8 @@ export const newSandboxSchema = z.object({
   allow_internet_access: z.literal(true, { message: 'turning internet access off is not supported by this platform; leave it out or send true' }).optional(),
   secure: z.boolean().optional(),
   network: unsupported('network rules'),
-  mcp: unsupported('MCP servers in the create call'),
+  /** Tool servers: validated against the MCP catalog by checkSandboxMcp, which never echoes secret values. */
+  mcp: z.unknown().optional(),
   iam: unsupported('IAM tokens'),
   volumeMounts: unsupported('volume mounts'),
 });

@@ -1,4 +1,5 @@
 /** The sandbox endpoints of E2B's API, as its SDK calls them, mapped onto the SandboxService. */
+import { checkSandboxMcp } from '../mcp/platform-check';
 import { listSandboxes } from './sandbox-list';
 import {
   connectSchema,
@@ -25,6 +26,8 @@ export function sandboxRoutes(service: SandboxService, view: ViewContext): Route
       auth: 'api-key',
       handler: async (req) => {
         const body = validate(newSandboxSchema, req.body, 'body');
+        // Checked before anything is made; the SDK itself then runs mcp-gateway in the sandbox.
+        checkSandboxMcp(body.mcp);
         const record = await service.create(body);
         return { status: 201, body: sandboxDetail(record, view) };
       },

@@ -105,8 +105,10 @@ export class SandboxService {
     try {
       return await this.lock.run(id, async () => {
         await this.o.store.put(record);
+        const t0 = this.now();
         try {
-          await this.bringUp(record, template, abort.signal);
+          const steps = await this.bringUp(record, template, abort.signal);
+          this.log(`sandbox ${id} running (template ${template.alias ?? template.templateID}, ready in ${this.now() - t0} ms: ${steps})`);
         } catch (err) {
           await this.destroy(record, 'its create failed');
           if (err instanceof ApiError) throw err;
@@ -120,11 +122,20 @@ export class SandboxService {
     }
   }
 
-  private async bringUp(record: SandboxRecord, template: TemplateForSandbox, signal: AbortSignal): Promise<void> {
+  /** Resolves to how long each step took, for the log. */
+  private async bringUp(record: SandboxRecord, template: TemplateForSandbox, signal: AbortSignal): Promise<string> {
     const id = record.sandboxID;
+    const took: string[] = [];
+    let mark = performance.now();
+    const step = (name: string) => {
+      const now = performance.now();
+      took.push(`${name} ${Math.round(now - mark)}`);
+      mark = now;
+    };
     const network = await this.o.network.attach(id);
+    step('network');
+    // Not stored yet: a crash from here on leaves a `creating` record, removed by ID on the next start.
     record.address = network.address;
-    await this.o.store.put(record);
     signal.throwIfAborted();
     await this.o.runtime.create({
       sandboxID: id,
@@ -133,16 +144,24 @@ export class SandboxService {
       cpuCount: template.cpuCount,
       network,
     });
+    step('container');
     signal.throwIfAborted();
     const agent = this.agentFor(record);
     await agent.waitForHealth(this.healthTimeoutMs, signal);
+    step('agent');
     await agent.init(this.initRequest(record));
-    if (template.startCmd !== undefined) await this.runStartCommand(record, template, agent, signal);
+    step('init');
+    if (template.startCmd !== undefined) {
+      await this.runStartCommand(record, template, agent, signal);
+      step('start+ready');
+    }
     signal.throwIfAborted();
     record.state = 'running';
     await this.o.store.put(record);
     await this.publish(record);
     this.deadlines.arm(id, Date.parse(record.endAt));
+    step('store+catalog');
+    return took.join(', ');
   }
 
   private initRequest(record: SandboxRecord) {

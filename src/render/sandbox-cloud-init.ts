@@ -2,7 +2,8 @@ import { stringify } from 'yaml';
 import type { StackConfig } from '../config';
 import { NODESOURCE_KEY, NODESOURCE_REPOSITORY } from './nodesource-key';
 import { renderSandboxNetworkScript, type SandboxNetworkOptions } from './sandbox-network';
-import { LOCAL_REDIS_CATALOG, SANDBOX_HOST_PATHS as P, SANDBOX_UNITS } from './sandbox-host-paths';
+import { LOCAL_REDIS_CATALOG, LOCAL_REDIS_STATE, SANDBOX_HOST_PATHS as P, SANDBOX_UNITS } from './sandbox-host-paths';
+import { STANDALONE_RANGE } from '../runtime/network/host-network';
 import { renderCliWrapper, renderGatewayUnit, renderNetworkUnit, renderPlatformUnit } from './service-units';
 import { renderBuildTemplateScript, type TemplateBuildInput } from './template-build';
 
@@ -109,7 +110,9 @@ echo "install-bundle: installed $(wc -l < "$SUMS") files into $LIB"
 function networkOptions(config: StackConfig, inputs: SandboxHostInputs): SandboxNetworkOptions {
   const mode = config.proxy.mode;
   return {
-    addresses: inputs.role === 'single' ? { kind: 'static', cidr: config.sandboxHost.sandboxCidr } : { kind: 'delegated' },
+    // The platform makes its sandbox networks in the runtime's standalone range, on a fleet host too: it does not
+    // allocate from the host's delegated prefixes yet (docs/deploy-aws.md, Fleet), so that range is what needs NAT.
+    addresses: { kind: 'static', cidr: STANDALONE_RANGE },
     proxy: { ip: inputs.proxyIngressIp, port: config.proxy.port, protocols: mode === 'tcp_only' ? ['tcp'] : mode === 'udp_only' ? ['udp'] : ['tcp', 'udp'] },
     hostNetworks: inputs.hostNetworks,
     routedFrom: inputs.role === 'fleet-host' ? inputs.hostNetworks : [],
@@ -120,6 +123,12 @@ function catalogOf(inputs: SandboxHostInputs): string {
   if (inputs.role === 'single') return LOCAL_REDIS_CATALOG;
   if (!inputs.catalog) throw new Error(`a ${inputs.role} needs the fleet's catalog (redis://HOST:PORT/DB)`);
   return inputs.catalog;
+}
+
+/** The platform's state: database 1 of the catalog's Redis (database 0 is the catalog). */
+export function stateOf(catalog: string): string {
+  if (catalog === LOCAL_REDIS_CATALOG) return LOCAL_REDIS_STATE;
+  return catalog.replace(/\/\d+$/, '') + '/1';
 }
 
 /**
@@ -134,12 +143,13 @@ export function sandboxHostFiles(config: StackConfig, inputs: SandboxHostInputs)
     file(P.bundleSums, '0644', sumsFile(inputs.bundle.sums)),
     file(P.installBundle, '0755', renderInstallBundleScript(inputs.bundle)),
     file(P.wrapper, '0755', renderCliWrapper()),
+    file(P.rootMarker, '0644', `${JSON.stringify({ name: 'sandbox-kit-release', private: true })}\n`),
   ];
   if (inputs.role !== 'fleet-gateway') {
     files.push(
       file(P.networkScript, '0755', renderSandboxNetworkScript(networkOptions(config, inputs))),
       file(`${P.units}/${SANDBOX_UNITS.network}`, '0644', renderNetworkUnit()),
-      file(`${P.units}/${SANDBOX_UNITS.platform}`, '0644', renderPlatformUnit(config, { catalog, localRedis: inputs.role === 'single' })),
+      file(`${P.units}/${SANDBOX_UNITS.platform}`, '0644', renderPlatformUnit(config, { catalog, state: stateOf(catalog), localRedis: inputs.role === 'single' })),
       file(P.buildTemplate, '0755', renderBuildTemplateScript(config)),
     );
   }

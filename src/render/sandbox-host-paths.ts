@@ -5,12 +5,15 @@
  */
 export const SANDBOX_HOST_PATHS = {
   root: '/opt/sandbox-kit',
+  /** Marks the release root: the runtime finds the agent bundle at <root>/dist/bundle, as in a checkout. */
+  rootMarker: '/opt/sandbox-kit/package.json',
   bin: '/opt/sandbox-kit/bin',
-  lib: '/opt/sandbox-kit/lib',
+  /** The release bundle (dist/bundle of the build). */
+  lib: '/opt/sandbox-kit/dist/bundle',
   /** The kit's CLI as one bundle: `platform`, `gateway`, `template build`, ... */
-  cli: '/opt/sandbox-kit/lib/sandbox-kit.js',
+  cli: '/opt/sandbox-kit/dist/bundle/sandbox-kit.js',
   /** The agent bundle the runtime places, read-only, into every sandbox. */
-  agent: '/opt/sandbox-kit/lib/agent.js',
+  agent: '/opt/sandbox-kit/dist/bundle/agent.js',
   /** `sandbox-kit` on the PATH of an admin shell: a wrapper that runs the bundle with the host's node. */
   wrapper: '/opt/sandbox-kit/bin/sandbox-kit',
   node: '/usr/bin/node',
@@ -25,8 +28,8 @@ export const SANDBOX_HOST_PATHS = {
   templateDir: '/etc/sandbox-kit/template',
   buildTemplate: '/etc/sandbox-kit/build-template.sh',
   state: '/var/lib/sandbox-kit',
-  /** Written by the network script: the sandbox network's CIDRs, one per line, for the platform to allocate from. */
-  sandboxCidrs: '/run/sandbox-kit/sandbox-cidrs',
+  /** The platform's own state directory (its instance name, sandboxes' upper dirs, template layers). */
+  platformState: '/var/lib/sandbox-kit/platform',
   units: '/etc/systemd/system',
 } as const;
 
@@ -38,15 +41,9 @@ export const SANDBOX_UNITS = {
   redis: 'redis-server.service',
 } as const;
 
-/**
- * The name the sandbox network script gives the namespace holding the bridge (the host's own, named with
- * `ip netns attach`): the runtime's bridge network addresses the bridge through a named namespace.
- */
-export const SANDBOX_HOST_NETNS = 'sandbox-kit-host';
-
-/** The bridge every sandbox's veth joins. */
-export const SANDBOX_BRIDGE = 'sk-br0';
 /** iptables chains of the sandbox network (filter FORWARD, filter INPUT, nat POSTROUTING). */
 export const SANDBOX_CHAINS = { forward: 'SANDBOX_KIT_FWD', input: 'SANDBOX_KIT_IN', nat: 'SANDBOX_KIT_NAT' } as const;
 /** The single host's catalog: Debian's redis-server, which listens on loopback only. */
 export const LOCAL_REDIS_CATALOG = 'redis://127.0.0.1:6379/0';
+/** The single host's platform state, in another database of the same Redis. */
+export const LOCAL_REDIS_STATE = 'redis://127.0.0.1:6379/1';

@@ -1,11 +1,20 @@
 import { PRIVATE_DESTINATIONS } from './server-acl';
-import { SANDBOX_BRIDGE, SANDBOX_CHAINS, SANDBOX_HOST_NETNS, SANDBOX_HOST_PATHS } from './sandbox-host-paths';
+import { SANDBOX_CHAINS, SANDBOX_HOST_PATHS } from './sandbox-host-paths';
+
+/**
+ * The runtime's standalone sandbox network, as the platform makes it on a host: a namespace `<instance>.host` whose
+ * bridge `sb` holds `<prefix>.1/24` (the sandboxes' gateway), plugged into the host's namespace, which holds
+ * `<prefix>.254` (src/runtime/network/host-network.ts). The instance name is kept in the platform's state dir.
+ */
+export const STANDALONE_BRIDGE = 'sb';
+export const STANDALONE_HOST_OCTET = 254;
+export const ROUTE_WAIT_SECONDS = 80;
 
 export interface SandboxNetworkOptions {
   /**
-   * Where the sandbox addresses come from. `static`: one configured CIDR (a single host; NAT makes it invisible
-   * outside). `delegated`: the IPv4 prefixes AWS delegated to the host's network interface, read from the instance
-   * metadata at boot (a fleet host: the VPC routes those addresses to the host, so any gateway reaches any sandbox).
+   * The sandboxes' source addresses. `static`: a fixed CIDR (a single host: the platform's standalone sandbox
+   * networks live in it). `delegated`: the IPv4 prefixes AWS delegated to the host's network interface, read from the
+   * instance metadata at boot (a fleet host: the VPC routes those addresses to the host).
    */
   addresses: { kind: 'static'; cidr: string } | { kind: 'delegated' };
   /** The proxy's ingress address and port, which sandboxes must reach (the template's client dials it). */
@@ -39,39 +48,29 @@ sandbox_cidrs() {
 }
 
 /**
- * The sandbox network of a host: a bridge holding the first address of each sandbox CIDR (the sandboxes' default
- * gateway), forwarding, and three chains; the namespace it runs in is named (NETNS) for the runtime. Sandboxes reach the internet through NAT and the proxy's ingress port,
- * and DNS; they reach no private or link-local address (not the VPC, not the metadata service) and nothing on the
- * host itself. A fleet's gateways may open TCP connections to them. `up` rebuilds the chains in one
- * iptables-restore transaction and writes the CIDRs for the platform; `down` removes all of it. Both are idempotent.
+ * The sandbox network's rules on a host, keyed on the sandboxes' source addresses (the platform makes the bridges and
+ * namespaces; this makes their traffic go, and go only where it may): forwarding on, and three chains. Sandboxes
+ * reach the internet through NAT, the proxy's ingress port, and DNS; they reach no private or link-local address (not
+ * the VPC, not the metadata service) and no service of the host itself. A fleet's gateways may open TCP connections
+ * to them. `up` rebuilds the chains in one iptables-restore transaction; `down` removes them. Both are idempotent.
  */
 export function renderSandboxNetworkScript(options: SandboxNetworkOptions): string {
   const { proxy } = options;
   return `#!/bin/sh
-# sandbox-kit sandbox network. Usage: sandbox-network.sh [up|down]   (up is the default; both are safe to run again)
+# sandbox-kit sandbox network rules. Usage: sandbox-network.sh [up|route|down]   (up is the default; all are safe to run again)
 set -eu
 
-BRIDGE=${SANDBOX_BRIDGE}
 FWD=${SANDBOX_CHAINS.forward}
 IN=${SANDBOX_CHAINS.input}
 NAT=${SANDBOX_CHAINS.nat}
-# The namespace the script runs in gets this name, so the platform's bridge network can address it.
-NETNS=\${SANDBOX_KIT_HOST_NETNS:-${SANDBOX_HOST_NETNS}}
-# SANDBOX_KIT_CIDRS_FILE moves the CIDR list, so several hosts can share one file system in a lab.
-CIDRS_FILE=\${SANDBOX_KIT_CIDRS_FILE:-${SANDBOX_HOST_PATHS.sandboxCidrs}}
 PROXY=${proxy.ip}
 PROXY_PORT=${proxy.port}
 PROXY_PROTOCOLS="${proxy.protocols.join(' ')}"
 BLOCKED="${sandboxBlockedDestinations(options.hostNetworks).join(' ')}"
 ROUTED_FROM="${options.routedFrom.join(' ')}"
+INSTANCE_FILE=\${SANDBOX_KIT_INSTANCE_FILE:-${SANDBOX_HOST_PATHS.platformState}/instance}
 
 ${cidrSource(options.addresses)}
-
-# 10.88.0.0/22 -> 10.88.0.1/22: the bridge's address in a sandbox CIDR.
-first_address() {
-  net=\${1%/*}
-  echo "\${net%.*}.$((\${net##*.} + 1))/\${1#*/}"
-}
 
 attach() {
   iptables -w -t "$1" -C "$2" -j "$3" 2>/dev/null || iptables -w -t "$1" -I "$2" 1 -j "$3"
@@ -89,28 +88,30 @@ rules() {
   echo '*filter'
   echo ":$FWD - [0:0]"
   echo ":$IN - [0:0]"
-  echo "-A $FWD -i $BRIDGE -m conntrack --ctstate ESTABLISHED,RELATED -j ACCEPT"
-  echo "-A $FWD -o $BRIDGE -m conntrack --ctstate ESTABLISHED,RELATED -j ACCEPT"
-  for protocol in $PROXY_PROTOCOLS; do
-    echo "-A $FWD -i $BRIDGE -d $PROXY/32 -p $protocol --dport $PROXY_PORT -j ACCEPT"
+  for cidr in $1; do
+    echo "-A $FWD -s $cidr -m conntrack --ctstate ESTABLISHED,RELATED -j ACCEPT"
+    echo "-A $FWD -d $cidr -m conntrack --ctstate ESTABLISHED,RELATED -j ACCEPT"
+    for protocol in $PROXY_PROTOCOLS; do
+      echo "-A $FWD -s $cidr -d $PROXY/32 -p $protocol --dport $PROXY_PORT -j ACCEPT"
+    done
+    echo "-A $FWD -s $cidr -p udp --dport 53 -j ACCEPT"
+    echo "-A $FWD -s $cidr -p tcp --dport 53 -j ACCEPT"
+    for blocked in $BLOCKED; do
+      echo "-A $FWD -s $cidr -d $blocked -j DROP"
+    done
+    echo "-A $FWD -s $cidr -j ACCEPT"
+    for from in $ROUTED_FROM; do
+      echo "-A $FWD -s $from -d $cidr -p tcp -j ACCEPT"
+    done
+    echo "-A $FWD -d $cidr -j DROP"
+    echo "-A $IN -s $cidr -m conntrack --ctstate ESTABLISHED,RELATED -j ACCEPT"
+    echo "-A $IN -s $cidr -j DROP"
   done
-  echo "-A $FWD -i $BRIDGE -p udp --dport 53 -j ACCEPT"
-  echo "-A $FWD -i $BRIDGE -p tcp --dport 53 -j ACCEPT"
-  for cidr in $BLOCKED; do
-    echo "-A $FWD -i $BRIDGE -d $cidr -j DROP"
-  done
-  echo "-A $FWD -i $BRIDGE -j ACCEPT"
-  for cidr in $ROUTED_FROM; do
-    echo "-A $FWD -o $BRIDGE -s $cidr -p tcp -j ACCEPT"
-  done
-  echo "-A $FWD -o $BRIDGE -j DROP"
-  echo "-A $IN -i $BRIDGE -m conntrack --ctstate ESTABLISHED,RELATED -j ACCEPT"
-  echo "-A $IN -i $BRIDGE -j DROP"
   echo 'COMMIT'
   echo '*nat'
   echo ":$NAT - [0:0]"
   for cidr in $1; do
-    echo "-A $NAT -s $cidr ! -o $BRIDGE -j MASQUERADE"
+    echo "-A $NAT -s $cidr ! -d $cidr -j MASQUERADE"
   done
   echo 'COMMIT'
 }
@@ -121,39 +122,50 @@ up() {
     echo "sandbox-network: no sandbox CIDR found" >&2
     exit 1
   fi
-  [ -e "/run/netns/$NETNS" ] || ip netns attach "$NETNS" $$
-  ip link show "$BRIDGE" >/dev/null 2>&1 || ip link add "$BRIDGE" type bridge
-  for cidr in $cidrs; do
-    ip addr replace "$(first_address "$cidr")" dev "$BRIDGE"
-  done
-  ip link set "$BRIDGE" up
   sysctl -q -w net.ipv4.ip_forward=1
   rules "$cidrs" | iptables-restore -w --noflush
   attach filter FORWARD "$FWD"
   attach filter INPUT "$IN"
   attach nat POSTROUTING "$NAT"
-  mkdir -p "$(dirname "$CIDRS_FILE")"
-  for cidr in $cidrs; do
-    echo "$cidr"
-  done > "$CIDRS_FILE.tmp"
-  mv "$CIDRS_FILE.tmp" "$CIDRS_FILE"
-  echo "sandbox-network: $BRIDGE up for $(tr '\\n' ' ' < "$CIDRS_FILE")"
+  echo "sandbox-network: rules up for sandboxes in $(echo "$cidrs" | tr '\\n' ' ')"
+}
+
+# The platform's sandbox namespace routes nowhere by itself: let it forward, and send what is not on the sandbox
+# subnet to the host's address there, from where the rules above take it (run after the platform has made it).
+route() {
+  waited=0
+  while :; do
+    if [ -s "$INSTANCE_FILE" ]; then
+      ns="$(cat "$INSTANCE_FILE").host"
+      if [ -e "/run/netns/$ns" ]; then
+        gateway=$(ip -n "$ns" -4 -o addr show dev ${STANDALONE_BRIDGE} | awk '{ print $4; exit }')
+        if [ -n "$gateway" ]; then break; fi
+      fi
+    fi
+    if [ "$waited" -ge ${ROUTE_WAIT_SECONDS} ]; then
+      echo "sandbox-network: no sandbox namespace with a ${STANDALONE_BRIDGE} bridge after ${ROUTE_WAIT_SECONDS} s (instance file $INSTANCE_FILE)" >&2
+      exit 1
+    fi
+    sleep 1
+    waited=$((waited + 1))
+  done
+  net=\${gateway%/*}
+  ip netns exec "$ns" sysctl -q -w net.ipv4.ip_forward=1
+  ip -n "$ns" route replace default via "\${net%.*}.${STANDALONE_HOST_OCTET}"
+  echo "sandbox-network: $ns routes via \${net%.*}.${STANDALONE_HOST_OCTET}"
 }
 
 down() {
   detach filter FORWARD "$FWD"
   detach filter INPUT "$IN"
   detach nat POSTROUTING "$NAT"
-  if ip link show "$BRIDGE" >/dev/null 2>&1; then ip link del "$BRIDGE"; fi
-  rm -f "$CIDRS_FILE"
-  # Only the name goes: the namespace is the one this script runs in.
-  if [ -e "/run/netns/$NETNS" ]; then ip netns delete "$NETNS"; fi
 }
 
 case "\${1:-up}" in
   up) up ;;
+  route) route ;;
   down) down ;;
-  *) echo "usage: $0 [up|down]" >&2; exit 2 ;;
+  *) echo "usage: $0 [up|route|down]" >&2; exit 2 ;;
 esac
 `;
 }

@@ -1,10 +1,12 @@
 import type { StackConfig } from '../config';
-import { SANDBOX_BRIDGE, SANDBOX_HOST_NETNS, SANDBOX_HOST_PATHS as P, SANDBOX_UNITS } from './sandbox-host-paths';
+import { SANDBOX_HOST_PATHS as P, SANDBOX_UNITS } from './sandbox-host-paths';
 
 /** What a platform process needs to be told; secrets are never here, only the paths of their 0600 files. */
 export interface PlatformServiceOptions {
   /** `--catalog` spec shared with the gateway(s): the local Redis on a single host, ElastiCache in a fleet. */
   catalog: string;
+  /** `--redis`: where the platform keeps its state (another database of the same Redis). */
+  state: string;
 }
 
 export interface GatewayServiceOptions {
@@ -21,21 +23,17 @@ function line(argv: readonly string[]): string {
 
 /**
  * `sandbox-kit platform` as the host runs it: the E2B-compatible API, the runtime and the template builder, with
- * the API key read from its 0600 file and the sandbox network from what the network unit wrote.
+ * the API key read from its 0600 file, its state and the catalog in Redis (the gateway reads the catalog there).
  */
 export function platformCommand(config: StackConfig, options: PlatformServiceOptions): string[] {
   return [
     P.node, P.cli, 'platform',
     '--port', String(config.sandboxHost.apiPort),
     '--host', '0.0.0.0',
+    '--state-dir', P.platformState,
+    '--redis', options.state,
     '--catalog', options.catalog,
     '--api-key-file', P.apiKey,
-    '--state-dir', P.state,
-    '--agent-bundle', P.agent,
-    '--bridge-netns', SANDBOX_HOST_NETNS,
-    '--bridge', SANDBOX_BRIDGE,
-    '--sandbox-cidrs-file', P.sandboxCidrs,
-    '--brand', config.brand,
     '--domain', config.gateway.domain,
   ];
 }
@@ -71,6 +69,7 @@ Requires=${after.join(' ')}
 [Service]
 Type=simple
 ExecStart=${line(platformCommand(config, options))}
+ExecStartPost=${P.networkScript} route
 Restart=always
 RestartSec=2
 LimitNOFILE=65536
@@ -109,10 +108,10 @@ WantedBy=multi-user.target
 `;
 }
 
-/** The sandbox network (bridge, forwarding, NAT) as a oneshot unit the platform requires. */
+/** The sandbox network's forwarding, filter and NAT rules as a oneshot unit the platform requires. */
 export function renderNetworkUnit(): string {
   return `[Unit]
-Description=sandbox-kit sandbox network (bridge, forwarding rules, NAT)
+Description=sandbox-kit sandbox network (forwarding, filter rules, NAT)
 Wants=network-online.target
 After=network-online.target
 Before=${SANDBOX_UNITS.platform}

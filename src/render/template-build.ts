@@ -5,8 +5,8 @@ import { renderClientStart } from './client-start';
 import { renderNatChain } from './nat-chain';
 import { SANDBOX_HOST_PATHS as P } from './sandbox-host-paths';
 
-/** The health path of the platform API: the build waits for it before it starts. */
-export const PLATFORM_HEALTH_PATH = '/health';
+/** What the build asks the platform API (with the key) until it answers: the API is up and the key is accepted. */
+export const PLATFORM_READY_PATH = '/templates';
 /** How long the build waits for the platform API (cloud-init installs packages and the bundle first). */
 export const PLATFORM_WAIT_SECONDS = 900;
 
@@ -58,7 +58,7 @@ fs.writeFileSync(dir + "/Pulumi.${HOST_BUILD_STACK}.yaml", input.stackFile);
 ' "$DIR"
 
 waited=0
-until curl -fsS -o /dev/null "$API${PLATFORM_HEALTH_PATH}"; do
+until curl -fsS -o /dev/null -H "X-API-Key: $(cat ${P.apiKey})" "$API${PLATFORM_READY_PATH}"; do
   if [ "$waited" -ge "$WAIT_SECONDS" ]; then
     echo "build-template: the platform API at $API did not answer within $WAIT_SECONDS s" >&2
     exit 1

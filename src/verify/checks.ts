@@ -56,8 +56,8 @@ export function formatResult(result: CheckResult): string {
   return `${result.ok ? 'PASS' : 'FAIL'} ${result.name}${result.detail ? `: ${result.detail}` : ''}`;
 }
 
-/** Runs commands on the host as root, remembering how (for messages). */
-class HostShell {
+/** Runs commands on the host as root, remembering how (for messages). Shared by the proxy and sandbox host checks. */
+export class HostShell {
   private constructor(
     private readonly remote: Remote,
     readonly isRoot: boolean,

@@ -79,6 +79,8 @@ describe('security group', () => {
         { direction: 'ingress', protocol: 'tcp', fromPort: 8388, toPort: 8388, cidr: '203.0.113.0/24' },
         { direction: 'ingress', protocol: 'udp', fromPort: 8388, toPort: 8388, cidr: '192.0.2.0/24' },
         { direction: 'ingress', protocol: 'udp', fromPort: 8388, toPort: 8388, cidr: '203.0.113.0/24' },
+        // The client CIDRs are not open to anyone: the sandbox host's address is let in too.
+        ...(['tcp', 'udp'] as const).map((protocol) => ({ direction: 'ingress', protocol, fromPort: 8388, toPort: 8388, cidr: `${resource(run, EIP, 'sandbox-eip').state.publicIp}/32` })),
       ].sort(byText),
     );
   });

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as pulumi from '@pulumi/pulumi';
@@ -45,9 +45,17 @@ export interface ExtraSecrets {
   sshPrivateKey?: string;
 }
 
+const madeBundles: string[] = [];
+// The fake bundles go when the test process does.
+process.on('exit', () => {
+  for (const dir of madeBundles) rmSync(dir, { recursive: true, force: true });
+});
+
 /** A release bundle directory with the two files the hosts run; contents vary with `release`. */
 export function fakeBundle(release = 'r1'): string {
-  const dir = join(mkdtempSync(join(tmpdir(), 'skt-bundle-')), 'bundle');
+  const parent = mkdtempSync(join(tmpdir(), 'skt-bundle-'));
+  madeBundles.push(parent);
+  const dir = join(parent, 'bundle');
   mkdirSync(dir);
   writeFileSync(join(dir, 'sandbox-kit.js'), `// cli ${release}\n`);
   writeFileSync(join(dir, 'agent.js'), `// agent ${release}\n`);

@@ -107,6 +107,20 @@ describe('single sandbox host', () => {
   });
 });
 
+describe('proxy access from the sandbox host', () => {
+  it('lets the single host reach the proxy port when the client CIDRs are not open to anyone', async () => {
+    const run = await runProgram({ ...BASE, host: { ...BASE.host, clientCidrs: ['192.0.2.0/24'] } }, PASSWORD);
+    const ip = resource(run, 'aws:ec2/eip:Eip', 'sandbox-eip').state.publicIp;
+    const rules = run.cloud.resources.filter((r) => r.type === SG_INGRESS && r.name.endsWith('-from-sandbox-host'));
+    expect(rules.map((r) => ({ protocol: r.inputs.ipProtocol, port: r.inputs.fromPort, cidr: r.inputs.cidrIpv4, group: r.inputs.securityGroupId }))).toEqual([
+      { protocol: 'tcp', port: 8388, cidr: `${ip}/32`, group: resource(run, SG, 'proxy-sg').id },
+      { protocol: 'udp', port: 8388, cidr: `${ip}/32`, group: resource(run, SG, 'proxy-sg').id },
+    ]);
+    const open = await runProgram(BASE, PASSWORD);
+    expect(open.cloud.resources.filter((r) => r.name.endsWith('-from-sandbox-host'))).toEqual([]);
+  });
+});
+
 describe('SSH is never open to the world', () => {
   it('refuses 0.0.0.0/0 as an admin CIDR and creates nothing', async () => {
     const cloud = mockCloud();

@@ -35,7 +35,7 @@ export async function download(req: http.IncomingMessage, res: http.ServerRespon
       res.end();
       return;
     }
-    await pipeline(fd.createReadStream({ autoClose: false, highWaterMark: 256 * 1024 }), res).catch(() => {
+    await pipeline(fd.createReadStream({ autoClose: false, highWaterMark: 1024 * 1024 }), res).catch(() => {
       res.destroy(); // the client went away, or the file shrank: the connection cannot carry a correct answer
     });
   } finally {

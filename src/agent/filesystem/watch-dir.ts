@@ -61,7 +61,13 @@ export async function* watchDir(svc: AgentServices, req: WatchDirRequest, ctx: H
   const ms = callTimeoutMs(ctx);
   const delay = ms === undefined ? undefined : timerDelay(ms);
   let expired = false;
-  const deadline = delay === undefined ? undefined : setTimeout(() => ((expired = true), notify()), delay);
+  const deadline =
+    delay === undefined
+      ? undefined
+      : setTimeout(() => {
+          expired = true;
+          notify();
+        }, delay);
   const onAbort = () => notify();
   ctx.signal.addEventListener('abort', onAbort);
   const interval = keepaliveMs(ctx);

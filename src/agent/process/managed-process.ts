@@ -137,18 +137,26 @@ export class ManagedProcess {
 
   /**
    * The terminal device of a pty process: `script` is this pid (the wrappers exec), and its child, the command,
-   * has the terminal as its stdin.
+   * has the terminal as its controlling tty. Found from /proc/<pid>/stat (parent pid, tty_nr), which anyone may
+   * read; /proc/<pid>/fd of another user's process needs CAP_SYS_PTRACE, which a sandbox does not give the agent.
    */
   terminalPath(): string | undefined {
+    let names: string[];
     try {
-      const children = fs.readFileSync(`/proc/${this.pid}/task/${this.pid}/children`, 'utf8').trim().split(/\s+/);
-      for (const c of children) {
-        if (!c) continue;
-        const link = fs.readlinkSync(`/proc/${c}/fd/0`);
-        if (link.startsWith('/dev/pts/')) return link;
-      }
+      names = fs.readdirSync('/proc');
     } catch {
-      /* ended meanwhile */
+      return undefined;
+    }
+    for (const name of names) {
+      if (!/^\d+$/.test(name)) continue;
+      let stat: string;
+      try {
+        stat = fs.readFileSync(`/proc/${name}/stat`, 'utf8');
+      } catch {
+        continue;
+      }
+      const tty = ptsOfStat(stat, this.pid);
+      if (tty) return tty;
     }
     return undefined;
   }
@@ -160,4 +168,19 @@ function endEvent(code: number | null, signal: NodeJS.Signals | null, reason: st
   }
   const name = signal === 'SIGKILL' ? 'killed' : signal === 'SIGTERM' ? 'terminated' : (signal ?? 'unknown').toLowerCase();
   return { kind: 'end', exitCode: -1, exited: false, status: `signal: ${name}`, ...(reason ? { error: reason } : {}) };
+}
+
+/**
+ * `/dev/pts/N` when a /proc/<pid>/stat line belongs to a child of `parent` whose controlling terminal is a pty.
+ * Fields after the command name (which may hold spaces and parentheses): state ppid pgrp session tty_nr ...
+ */
+export function ptsOfStat(stat: string, parent: number): string | undefined {
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  if (Number(fields[1]) !== parent) return undefined;
+  const ttyNr = Number(fields[4]);
+  const major = (ttyNr >> 8) & 0xfff;
+  const minor = (ttyNr & 0xff) | ((ttyNr >> 12) & 0xfff00);
+  // Unix98 pty slaves have majors 136..143, 256 minors each.
+  if (major < 136 || major > 143) return undefined;
+  return `/dev/pts/${(major - 136) * 256 + minor}`;
 }

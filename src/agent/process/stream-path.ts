@@ -57,13 +57,23 @@ function envelope(flags: number, json: string): Buffer {
   return frame;
 }
 
-function eventJson(ev: ProcessEvent): string {
+/** One event as a frame; data events are assembled as bytes (base64 is ASCII), without a JSON text in between. */
+function eventFrame(ev: ProcessEvent): Buffer {
   if (ev.event.case === 'data' && ev.event.value.output.case) {
     const bytes = ev.event.value.output.value;
     const b64 = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');
-    return `{"event":{"data":{"${ev.event.value.output.case}":"${b64}"}}}`;
+    const head = `{"event":{"data":{"${ev.event.value.output.case}":"`;
+    const tail = '"}}}';
+    const length = head.length + b64.length + tail.length;
+    const frame = Buffer.allocUnsafe(5 + length);
+    frame[0] = 0;
+    frame.writeUInt32BE(length, 1);
+    let at = 5 + frame.write(head, 5, 'latin1');
+    at += frame.write(b64, at, 'latin1');
+    frame.write(tail, at, 'latin1');
+    return frame;
   }
-  return JSON.stringify({ event: toJson(ProcessEventSchema, ev) });
+  return envelope(0, JSON.stringify({ event: toJson(ProcessEventSchema, ev) }));
 }
 
 function write(res: http.ServerResponse, frame: Buffer): Promise<void> {
@@ -118,7 +128,7 @@ export async function serveJsonStream(req: http.IncomingMessage, res: http.Serve
     const events = isStart ? start(svc, decode(StartRequestSchema, json), ctx) : connect(svc, decode(ConnectRequestSchema, json), ctx);
     for await (const r of events) {
       if (abort.signal.aborted) break;
-      if (r.event) await write(res, envelope(0, eventJson(r.event)));
+      if (r.event) await write(res, eventFrame(r.event));
     }
   } catch (err) {
     const e = ConnectError.from(err);

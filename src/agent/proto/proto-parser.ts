@@ -53,7 +53,7 @@ interface Token {
 
 function tokenize(source: string): Token[] {
   const out: Token[] = [];
-  const re = /\s+|\/\/[^\n]*|"(?:[^"\\]|\\.)*"|[A-Za-z_][A-Za-z0-9_.]*|\d+|[{}()<>;=,\[\]]/y;
+  const re = /\s+|\/\/[^\n]*|"(?:[^"\\]|\\.)*"|[A-Za-z_][A-Za-z0-9_.]*|\d+|[{}()<>;=,[\]]/y;
   let line = 1;
   let i = 0;
   while (i < source.length) {

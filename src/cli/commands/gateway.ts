@@ -5,6 +5,7 @@ import { openCatalog } from '../../catalog';
 import { platformResumer } from '../../gateway/platform-resumer';
 import { integer, text } from '../../config';
 import { parseFlags, requiredFlag, valueFlag } from '../args';
+import { isGatewayWorker, leaveWorkerPool, startGatewayWorkers } from '../../gateway/workers';
 
 const HELP = `usage: sandbox-kit gateway --catalog memory|file:PATH|redis://HOST:PORT[/DB] [options]
 
@@ -28,7 +29,8 @@ options:
   --upstream-timeout-ms N     wait for a sandbox's response head (default ${DEFAULT_LIMITS.upstreamTimeoutMs})
   --connect-timeout-ms N      wait for a TCP connection to a sandbox (default ${DEFAULT_LIMITS.connectTimeoutMs})
   --max-sockets-per-upstream N  connections to one sandbox port at most (default ${DEFAULT_LIMITS.maxSocketsPerUpstream})
-  --listen-backlog N          queue of accepted-but-not-taken connections (default ${DEFAULT_LIMITS.listenBacklog}; the kernel caps it at net.core.somaxconn)`;
+  --listen-backlog N          queue of accepted-but-not-taken connections (default ${DEFAULT_LIMITS.listenBacklog}; the kernel caps it at net.core.somaxconn)
+  --workers N                 gateway processes sharing the port (default 1; above 1 needs a file: or redis:// catalog)`;
 
 const atLeast = (min: number) => integer(min, Number.MAX_SAFE_INTEGER, `an integer of at least ${min}`);
 const word = (what: string) => text(/^\S+$/, what);
@@ -51,6 +53,7 @@ const FLAGS = {
   'connect-timeout-ms': valueFlag(atLeast(1).optional()),
   'max-sockets-per-upstream': valueFlag(atLeast(1).optional()),
   'listen-backlog': valueFlag(integer(1, 65535, 'an integer from 1 to 65535').optional()),
+  workers: valueFlag(integer(1, 64, 'an integer from 1 to 64').default(1)),
 };
 
 export async function run(argv: string[]): Promise<number> {
@@ -59,6 +62,12 @@ export async function run(argv: string[]): Promise<number> {
     console.log(HELP);
     return 0;
   }
+  if (flags.workers > 1 && flags.catalog === 'memory') {
+    console.error('sandbox-kit gateway: --workers above 1 needs a shared catalog (file:PATH or redis://...): each worker would have its own empty memory catalog');
+    return 2;
+  }
+  const log = (line: string) => console.error(`gateway: ${line}`);
+  if (flags.workers > 1 && !isGatewayWorker()) return runPrimary(flags.workers, log);
   const limits: Partial<GatewayLimits> = {
     maxHeaderBytes: flags['max-header-bytes'],
     headersTimeoutMs: flags['headers-timeout-ms'],
@@ -71,7 +80,6 @@ export async function run(argv: string[]): Promise<number> {
   };
   for (const key of Object.keys(limits) as (keyof GatewayLimits)[]) if (limits[key] === undefined) delete limits[key];
 
-  const log = (line: string) => console.error(`gateway: ${line}`);
   const apiKey = flags['api-key-file'] === undefined ? undefined : readFileSync(flags['api-key-file'], 'utf8').trim();
   const catalog = await openCatalog(flags.catalog, { cacheTtlMs: flags['catalog-cache-ms'], redisPrefix: flags['redis-prefix'], onError: log });
   if (flags.catalog === 'memory') log('the memory catalog starts empty; it is meant for an in-process gateway filled by the platform');
@@ -91,10 +99,31 @@ export async function run(argv: string[]): Promise<number> {
     await catalog.close();
     throw err;
   }
-  console.log(`gateway listening on ${gateway.host}:${gateway.port}`);
+  // Listen for the stop signals before announcing: whoever reads the line may signal at once.
+  const stopped = untilStopSignal();
+  // A worker's address is announced by the primary, once for all workers.
+  if (!isGatewayWorker()) console.log(`gateway listening on ${gateway.host}:${gateway.port}`);
 
   const running = gateway;
-  await new Promise<void>((resolve) => {
+  await stopped;
+  await running.close();
+  await catalog.close();
+  leaveWorkerPool();
+  return 0;
+}
+
+/** The primary of `--workers N`: starts the workers, announces their shared address, stops them on a signal. */
+async function runPrimary(count: number, log: (line: string) => void): Promise<number> {
+  const workers = await startGatewayWorkers(count, log);
+  const stopped = untilStopSignal();
+  console.log(`gateway listening on ${workers.host}:${workers.port} (${count} workers: ${workers.pids().join(', ')})`);
+  await stopped;
+  await workers.stop();
+  return 0;
+}
+
+function untilStopSignal(): Promise<void> {
+  return new Promise<void>((resolve) => {
     const stop = () => {
       process.off('SIGTERM', stop);
       process.off('SIGINT', stop);
@@ -103,7 +132,4 @@ export async function run(argv: string[]): Promise<number> {
     process.on('SIGTERM', stop);
     process.on('SIGINT', stop);
   });
-  await running.close();
-  await catalog.close();
-  return 0;
 }

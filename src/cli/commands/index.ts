@@ -28,6 +28,7 @@ export const COMMANDS: Command[] = [
   { name: 'render', summary: 'write every proxy artifact of a stack to a directory', load: () => import('./render') },
   { name: 'lab', summary: 'the local network-namespace lab: up, status, exec, down', load: () => import('./lab') },
   { name: 'agent', summary: 'run the in-sandbox agent (filesystem, processes, files, init)', load: () => import('./agent') },
+  { name: 'platform', summary: 'run the E2B-compatible sandbox platform API (sandboxes, templates)', load: () => import('./platform') },
   { name: 'gateway', summary: 'run the shared sandbox gateway that routes by header', load: () => import('./gateway') },
   { name: 'rootfs', summary: 'build or find the cached base root file systems (mmdebstrap)', load: () => import('./rootfs') },
   { name: 'mcp', summary: 'MCP tool servers: list the catalog, check a config, run the in-sandbox gateway', load: () => import('./mcp') },

@@ -27,7 +27,10 @@ export interface TemplateServiceOptions {
   baseImages: BaseImages;
   /** Layers, uploads and scratch space live under this directory. */
   dataDir: string;
-  /** Starts a finished template once to check its ready command; default: a one-shot container over its layers. */
+  /**
+   * Starts a finished template once to check its start and ready commands: `sandboxValidator` (a real sandbox, on a
+   * platform) or, the default, `stepValidator` (a one-shot container over its layers in a network namespace of its own).
+   */
   validator?: TemplateValidator;
   keyPrefix?: string;
   /** Base of the upload URLs handed to the SDK; default: http:// + the Host the request came to. */
@@ -68,17 +71,30 @@ export class TemplateService {
   private readonly secret: Buffer;
   private readonly running = new Set<Promise<void>>();
   private readonly filesDir: string;
+  /** Builds being checked by starting them: resolvable by build ID until the check ends. */
+  private readonly checking = new Map<string, TemplateForSandbox>();
 
   constructor(private readonly o: TemplateServiceOptions) {
     this.store = new TemplateStore(o.redis, o.keyPrefix ?? DEFAULT_KEY_PREFIX);
     this.secret = o.uploadSecret ?? randomBytes(32);
     this.filesDir = join(o.dataDir, 'files');
     const scratchDir = join(o.dataDir, 'scratch');
+    const inner = o.validator ?? stepValidator(o.executor, scratchDir);
+    const validator: TemplateValidator = {
+      validate: async (t, io) => {
+        this.checking.set(t.buildID, t);
+        try {
+          return await inner.validate(t, io);
+        } finally {
+          this.checking.delete(t.buildID);
+        }
+      },
+    };
     this.runner = new BuildRunner({
       store: this.store,
       executor: o.executor,
       baseImages: o.baseImages,
-      validator: o.validator ?? stepValidator(o.executor, scratchDir),
+      validator,
       layersDir: join(o.dataDir, 'layers'),
       scratchDir,
       stepTimeoutMs: o.stepTimeoutMs ?? 20 * 60_000,
@@ -244,6 +260,8 @@ export class TemplateService {
   }
 
   async resolve(idOrAlias: string): Promise<TemplateForSandbox | undefined> {
+    const checking = this.checking.get(idOrAlias);
+    if (checking) return checking;
     const t = await this.store.findTemplate(idOrAlias);
     if (!t?.readyBuildID) return undefined;
     const b = await this.store.getBuild(t.readyBuildID);

@@ -42,7 +42,7 @@ echo "ready command succeeded: ${ready.replace(/[\\$`"]/g, '\\$&')}"
 /**
  * Validates in a one-shot container over the template's layers, in a network namespace of its own (a start command
  * may listen on any port or change firewall rules: never on the host's network). Its writes go to a throwaway layer.
- * Stands in for a real sandbox until the platform's sandbox creation is available to the builder.
+ * Needs no agent and no sandbox network: the template service on its own (tests, a build host) uses it.
  */
 export function stepValidator(executor: StepExecutor, scratchDir: string): TemplateValidator {
   return {
@@ -70,6 +70,40 @@ export function stepValidator(executor: StepExecutor, scratchDir: string): Templ
         return { ok: false, message: `starting the template failed (exit ${code})` };
       } finally {
         await rm(layerDir, { recursive: true, force: true });
+      }
+    },
+  };
+}
+
+/** What the sandbox validator needs of the platform's sandboxes (SandboxService has it). */
+export interface SandboxStarter {
+  create(request: { templateID: string; timeout: number; metadata: Record<string, string>; envVars: Record<string, string>; autoPause: boolean }): Promise<{ sandboxID: string }>;
+  kill(sandboxID: string): Promise<void>;
+}
+
+/** Metadata key marking the sandbox a build starts to check its template. */
+export const BUILD_CHECK_METADATA = 'sandbox-kit:template-build';
+
+/**
+ * Validates by starting a real sandbox from the new build (the template service resolves the build's ID while it is
+ * being checked): the platform runs the start command through the sandbox's agent and waits for the ready command,
+ * exactly as for any sandbox; then the sandbox is killed. `sandboxes` is asked at validation time, because the
+ * platform makes its sandbox service after the template service.
+ */
+export function sandboxValidator(sandboxes: () => SandboxStarter | undefined): TemplateValidator {
+  return {
+    async validate(t, io) {
+      const starter = sandboxes();
+      if (!starter) return { ok: false, message: 'the platform cannot start sandboxes yet; build again once it is up' };
+      let sandboxID: string | undefined;
+      try {
+        ({ sandboxID } = await starter.create({ templateID: t.buildID, timeout: Math.ceil(io.timeoutMs / 1000) + 60, metadata: { [BUILD_CHECK_METADATA]: t.buildID }, envVars: {}, autoPause: false }));
+        io.onLine(`sandbox ${sandboxID} started from the new build: the start command ran and the ready command succeeded`);
+        return { ok: true };
+      } catch (err) {
+        return { ok: false, message: `a sandbox from the new build did not become ready: ${(err as Error).message}` };
+      } finally {
+        if (sandboxID) await starter.kill(sandboxID).catch(() => undefined);
       }
     },
   };

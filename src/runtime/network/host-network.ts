@@ -58,18 +58,8 @@ export async function createSandboxHostNetwork(name: string): Promise<SandboxHos
   const free = Array.from({ length: 254 }, (_, i) => i + 1).filter((x) => !used.has(x));
   if (free.length === 0) throw new Error(`no free /24 left in ${STANDALONE_RANGE}`);
   const x = free[Math.floor(Math.random() * free.length)]!;
-  const subnet = `198.19.${x}.0/24`;
-  const gateway = `198.19.${x}.1`;
-  const hostAddress = `198.19.${x}.254`;
-
-  const network = new BridgeNetwork({ bridgeNamespace: namespace, bridge: BRIDGE, subnet, gateway, netnsPrefix: `${name}-`, reserved: [hostAddress] });
-  const close = async (): Promise<void> => {
-    if (fs.existsSync(`${NETNS_DIR}/${namespace}`)) {
-      for (const id of (await network.list()).keys()) await network.detach(id);
-    }
-    await exec(['ip', 'link', 'del', link]);
-    if (fs.existsSync(`${NETNS_DIR}/${namespace}`)) await exec(['ip', 'netns', 'del', namespace]);
-  };
+  const handle = hostNetworkHandle(name, x);
+  const { subnet, gateway, hostAddress, close } = handle;
   try {
     await execOk(['ip', 'netns', 'add', namespace]);
     await execOk(['ip', '-n', namespace, '-b', '-'], {
@@ -86,5 +76,45 @@ export async function createSandboxHostNetwork(name: string): Promise<SandboxHos
     await close();
     throw new Error(`cannot create sandbox host network ${name}: ${(err as Error).message}`);
   }
+  return handle;
+}
+
+/** The handle of the standalone network `name` on 198.19.<x>.0/24 (made or found). */
+function hostNetworkHandle(name: string, x: number): SandboxHostNetwork {
+  const namespace = hostNamespaceName(name);
+  const subnet = `198.19.${x}.0/24`;
+  const gateway = `198.19.${x}.1`;
+  const hostAddress = `198.19.${x}.254`;
+  const network = new BridgeNetwork({ bridgeNamespace: namespace, bridge: BRIDGE, subnet, gateway, netnsPrefix: `${name}-`, reserved: [hostAddress] });
+  const close = async (): Promise<void> => {
+    if (fs.existsSync(`${NETNS_DIR}/${namespace}`)) {
+      for (const id of (await network.list()).keys()) await network.detach(id);
+    }
+    await exec(['ip', 'link', 'del', rootLinkName(name)]);
+    if (fs.existsSync(`${NETNS_DIR}/${namespace}`)) await exec(['ip', 'netns', 'del', namespace]);
+  };
   return { network, subnet, gateway, hostAddress, namespace, close };
+}
+
+/**
+ * The standalone network `name` as a previous run left it (a restarted platform's sandboxes still live on it), read
+ * back from its bridge's address; undefined when there is none.
+ */
+export async function reopenSandboxHostNetwork(name: string): Promise<SandboxHostNetwork | undefined> {
+  checkInstanceName(name);
+  const namespace = hostNamespaceName(name);
+  if (!fs.existsSync(`${NETNS_DIR}/${namespace}`)) return undefined;
+  const out = await execOk(['ip', '-n', namespace, '-j', 'addr', 'show', 'dev', BRIDGE]);
+  const info = (JSON.parse(out.trim() || '[]') as Array<{ addr_info?: Array<{ family: string; local: string; prefixlen: number }> }>)[0];
+  const v4 = info?.addr_info?.find((a) => a.family === 'inet');
+  const m = v4 ? /^198\.19\.(\d+)\.1$/.exec(v4.local) : null;
+  if (!v4 || !m || v4.prefixlen !== 24) {
+    throw new Error(`sandbox host network ${name}: the bridge ${BRIDGE} in ${namespace} has no 198.19.x.1/24 address; remove it (ip netns del ${namespace}) and start again`);
+  }
+  return hostNetworkHandle(name, Number(m[1]));
+}
+
+/** The standalone network `name`: the existing one when a previous run left it, else a new one. */
+export async function openSandboxHostNetwork(name: string): Promise<SandboxHostNetwork> {
+  return (await reopenSandboxHostNetwork(name)) ?? createSandboxHostNetwork(name);
 }

@@ -178,9 +178,9 @@ describe('ListDir over raw HTTP', () => {
     expect(deep).toContain('home/notes.txt');
   });
 
-  test('a symlink as the listed path is resolved; entry paths are under its target', async () => {
+  test('a symlink as the listed path is followed; entry paths stay under the path as requested', async () => {
     const res = await list(path.join(root, 'link-dir'));
-    expect(res.json.entries.map((e: { path: string }) => e.path)).toEqual([path.join(root, 'a/b'), path.join(root, 'a/top.txt')]);
+    expect(res.json.entries.map((e: { path: string }) => e.path)).toEqual([path.join(root, 'link-dir/b'), path.join(root, 'link-dir/top.txt')]);
   });
 
   test('errors: not found, not a directory, symlink loop', async () => {

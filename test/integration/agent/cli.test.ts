@@ -57,14 +57,15 @@ test('--token-file (trailing newline trimmed), --brand, --max-entries, --default
 
 test('bad flags and a missing default user exit non-zero with a clear message', () => {
   const run = (...args: string[]) => spawnSync(process.execPath, [CLI, 'agent', ...args], { encoding: 'utf8', timeout: 20_000 });
-  const port = run('--port', 'http');
-  expect(port.status).not.toBe(0);
+  const port = run('--port', 'http', '--max-entries', 'many');
+  expect(port.status).toBe(2); // usage error
   expect(port.stderr).toContain('--port');
+  expect(port.stderr).toContain('--max-entries'); // every bad flag at once
   const unknown = run('--bogus');
-  expect(unknown.status).not.toBe(0);
+  expect(unknown.status).toBe(2);
   expect(unknown.stderr).toContain('--token-file');
   const nobody = run('--port', '0', '--default-user', 'no-such-user-anywhere');
-  expect(nobody.status).not.toBe(0);
+  expect(nobody.status).toBe(1); // a failure, not a usage error
   expect(nobody.stderr).toContain('no-such-user-anywhere');
   const empty = path.join(secrets, 'empty-token');
   fs.writeFileSync(empty, '\n');

@@ -120,6 +120,52 @@ describe('/files', () => {
   });
 });
 
+describe('the rest of the filesystem service', () => {
+  const call = (procedure: string, body: unknown, asUser?: string) =>
+    fetch(`${url}/filesystem.Filesystem/${procedure}`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'connect-protocol-version': '1',
+        ...auth,
+        ...(asUser ? { authorization: `Basic ${Buffer.from(`${asUser}:`).toString('base64')}` } : {}),
+      },
+      body: JSON.stringify(body),
+    });
+
+  test('MakeDir makes missing parents owned by the request user; existing is already_exists; Move and Remove', async () => {
+    const made = await call('MakeDir', { path: 'a/b/c' }, user.name);
+    expect(made.status).toBe(200);
+    expect(((await made.json()) as { entry: { path: string; type: string } }).entry).toMatchObject({ path: path.join(user.home, 'a/b/c'), type: 'FILE_TYPE_DIRECTORY' });
+    for (const d of ['a', 'a/b', 'a/b/c']) expect(fs.statSync(path.join(user.home, d)).uid).toBe(user.uid);
+    const again = await call('MakeDir', { path: 'a/b/c' }, user.name);
+    expect([again.status, ((await again.json()) as { code: string }).code]).toEqual([409, 'already_exists']);
+    const moved = await call('Move', { source: 'a/b/c', destination: 'x/y' }, user.name);
+    expect(moved.status).toBe(200);
+    expect(fs.existsSync(path.join(user.home, 'x/y'))).toBe(true);
+    expect(fs.statSync(path.join(user.home, 'x')).uid).toBe(user.uid);
+    const missing = await call('Move', { source: 'nope', destination: 'z' }, user.name);
+    expect([missing.status, ((await missing.json()) as { code: string }).code]).toEqual([404, 'not_found']);
+    expect((await call('Remove', { path: 'x' }, user.name)).status).toBe(200);
+    expect(fs.existsSync(path.join(user.home, 'x'))).toBe(false);
+    expect((await call('Remove', { path: 'x' }, user.name)).status).toBe(404);
+  });
+
+  test('CreateWatcher / GetWatcherEvents / RemoveWatcher', async () => {
+    const created = await call('CreateWatcher', { path: user.home }, user.name);
+    const { watcherId } = (await created.json()) as { watcherId: string };
+    fs.writeFileSync(path.join(user.home, 'watched.txt'), 'w');
+    let events: Array<{ name: string; type: string }> = [];
+    for (let i = 0; i < 50 && !events.some((e) => e.name === 'watched.txt'); i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      events = events.concat(((await (await call('GetWatcherEvents', { watcherId })).json()) as { events?: Array<{ name: string; type: string }> }).events ?? []);
+    }
+    expect(events).toContainEqual({ name: 'watched.txt', type: 'EVENT_TYPE_CREATE' });
+    expect((await call('RemoveWatcher', { watcherId })).status).toBe(200);
+    expect((await call('GetWatcherEvents', { watcherId })).status).toBe(404);
+  });
+});
+
 /** Sends raw bytes, returns everything the agent answers until it closes (or `waitMs`). */
 function rawExchange(bytes: Buffer | string, waitMs = 3000): Promise<string> {
   return new Promise((resolve) => {

@@ -1,4 +1,4 @@
-/** The fixture tree the agent tests list: every kind of entry the spec and DESIGN.md talk about. */
+/** The fixture tree the agent tests list: every kind of entry docs/agent.md talks about. */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { sh } from './helpers';

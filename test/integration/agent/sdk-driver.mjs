@@ -2,7 +2,7 @@
 // because the SDK is an ES module graph that Jest's CommonJS runtime cannot load.
 // Usage: node sdk-driver.mjs <scenario> <json: {apiUrl, sandboxUrl, sandboxID, ...scenario args}>
 import { createHash } from 'node:crypto';
-import { CommandExitError, Sandbox } from 'e2b';
+import { Sandbox } from 'e2b';
 
 const [scenario, argText] = process.argv.slice(2);
 const args = JSON.parse(argText);

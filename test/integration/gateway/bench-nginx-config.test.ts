@@ -20,4 +20,15 @@ describe('nginx peer of the gateway benchmark', () => {
     const { stderr } = await promisify(execFile)('nginx', ['-t', '-c', file, '-p', dir, '-e', join(dir, 'error.log')]);
     expect(stderr).toContain('syntax is ok');
   });
+
+  it('runs as many worker processes as the gateway when asked, with a master then', async () => {
+    const one = nginxConfig({ dir, listenPort: 18080, idHeader: 'Svc-Sandbox-Id', sandboxID: 'b', agentHost: '127.0.0.1', agentPort: 1, accessToken: 't' });
+    expect(one).toContain('master_process off;\nworker_processes 1;');
+    const two = nginxConfig({ dir, listenPort: 18080, idHeader: 'Svc-Sandbox-Id', sandboxID: 'b', agentHost: '127.0.0.1', agentPort: 1, accessToken: 't', workers: 2 });
+    expect(two).toContain('master_process on;\nworker_processes 2;');
+    const file = join(dir, 'nginx.conf');
+    await writeFile(file, two);
+    const { stderr } = await promisify(execFile)('nginx', ['-t', '-c', file, '-p', dir, '-e', join(dir, 'error.log')]);
+    expect(stderr).toContain('syntax is ok');
+  });
 });

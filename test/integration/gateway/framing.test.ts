@@ -166,6 +166,21 @@ describe('early answers from the sandbox reach the client', () => {
     }
   });
 
+  it.each(cases)('answer then %s, %d-byte body by %s: the client connection stays in step for its next request', async (how, size, framing) => {
+    const upstream = await startEarlyAnswerUpstream(how);
+    cleanup.add(() => upstream.close());
+    const gateway = await gatewayFor(upstream.port);
+    const payload = Buffer.alloc(size, 'p');
+    const first =
+      framing === 'length'
+        ? Buffer.concat([Buffer.from(head('POST', '/upload', [`Content-Length: ${size}`])), payload])
+        : Buffer.concat([Buffer.from(head('POST', '/upload', ['Transfer-Encoding: chunked'])), oneChunk(payload)]);
+    const x = await exchange(gateway.port, [first, head('POST', '/next', ['Content-Length: 0'])], ['POST', 'POST']);
+    expect(finals(x).map(status)).toEqual([429, 429]);
+    // The second answer is for the second request: the upstream saw its head on a connection of its own.
+    expect(upstream.messages().map((m) => m.startLine)).toContain('POST /next HTTP/1.1');
+  });
+
   it.each(sizes)('a node:http service answering 413 with Connection: close before reading a %d-byte body is passed through', async (size) => {
     const service = createServer((req, res) => {
       req.resume();

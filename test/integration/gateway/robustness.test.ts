@@ -86,12 +86,15 @@ describe('gateway process under bad clients', () => {
 
 describe('gateway command line', () => {
   it.each([
-    [[], '--catalog is required'],
+    [[], '--catalog: got (missing); expected memory, file:PATH or redis://'],
     [['--catalog', 'mongodb://x'], 'expected memory, file:PATH or redis://'],
-    [['--catalog', 'memory', '--port', 'eighty'], '--port: expected an integer'],
-    [['--catalog', 'memory', '--brand', 'svc'], 'invalid brand'],
-    [['--catalog', 'memory', '--bogus'], 'Unknown option'],
+    [['--catalog', 'memory', '--max-header-bytes', 'eighty'], '--max-header-bytes: got "eighty"; expected an integer of at least 1024'],
+    [['--catalog', 'memory', '--brand', 'svc'], '--brand: got "svc"; expected a capitalised word'],
+    [['--catalog', 'memory', '--bogus'], '--bogus: got (a switch); expected one of --port, --host, --catalog'],
     [['--catalog', 'file:/nonexistent/catalog.json'], 'cannot read it (ENOENT)'],
+    [['--catalog', 'memory', '--workers', '2'], '--workers above 1 needs a shared catalog'],
+    [['--catalog', 'memory', '--workers', '0'], '--workers: got "0"; expected an integer from 1 to 64'],
+    [['--catalog', 'memory', '--listen-backlog', 'lots'], '--listen-backlog: got "lots"; expected an integer from 1 to 65535'],
   ])('refuses %j with a clear message', async (args, message) => {
     await expect(spawnGateway(args)).rejects.toThrow(message);
   });

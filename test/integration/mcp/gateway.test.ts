@@ -120,3 +120,38 @@ describe('mcp-gateway: reference servers and custom ones behind one Streamable H
     expect(logs.join('\n')).toContain('crashing on request');
   });
 });
+
+describe('mcp-gateway: a server that keeps crashing', () => {
+  test('past its restart limit it stays failed, and every call of its tools says why, with its stderr', async () => {
+    const root = tempDir('sk-mcp-gw-crash');
+    const logs: string[] = [];
+    const gateway = await startMcpGateway({
+      config: parseMcpConfig({ custom: { echo: { runCmd: ECHO_RUN_CMD } } }),
+      catalog: builtinCatalog(),
+      token: 't',
+      port: 0,
+      host: '127.0.0.1',
+      serversDirs: [REPO],
+      stateDir: path.join(root, 'state'),
+      maxRestarts: 0,
+      log: (line) => logs.push(line),
+    });
+    const client = await connect(`http://127.0.0.1:${gateway.port}/mcp`, 't');
+    try {
+      await gateway.settled;
+      await client.callTool({ name: 'echo__crash', arguments: {} });
+      await waitFor('the echo server to be reported failed', () => (gateway.status().servers[0].state === 'failed' ? true : undefined));
+      // Its tools stay listed, so the failure is visible where the client looks.
+      expect((await client.listTools()).tools.map((t) => t.name)).toContain('echo__echo');
+      const result = await client.callTool({ name: 'echo__echo', arguments: { text: 'anyone?' } });
+      expect(result.isError).toBe(true);
+      expect(text(result)).toContain('server echo is failed');
+      expect(text(result)).toContain('crashing on request');
+      expect(logs.join('\n')).toContain('not restarted again');
+    } finally {
+      await client.close();
+      await gateway.close();
+      fs.rmSync(root, { recursive: true, force: true });
+    }
+  });
+});

@@ -20,24 +20,27 @@ async function templateJson(servers?: string[]): Promise<TemplateJson> {
 }
 
 describe('the mcp-gateway template', () => {
-  test('Debian with npm, the mcp-gateway command, and every catalog npm server preinstalled at its pinned version', async () => {
+  test('Debian with node for the build, the mcp-gateway command, and every catalog npm server preinstalled at its pinned version', async () => {
     const json = await templateJson();
     expect(json.build).toEqual({ alias: 'mcp-gateway', memoryMB: 1024, cpuCount: 1 });
     expect(json.fromImage).toBe('debian:bookworm');
     const runs = json.steps.filter((s) => s.type === 'RUN').map((s) => s.args[0]);
-    expect(runs[0]).toContain('apt-get install -y ca-certificates nodejs npm');
+    expect(runs[0]).toContain('apt-get install -y ca-certificates curl nodejs');
     const wrapper = /echo (\S+) \| base64 -d > \/usr\/local\/bin\/mcp-gateway && chmod 0755/.exec(runs[1]);
     expect(Buffer.from(wrapper?.[1] ?? '', 'base64').toString()).toBe(gatewayWrapperScript());
     for (const pkg of ['server-filesystem', 'server-memory', 'server-everything', 'server-sequential-thinking']) {
       expect(runs[2]).toContain(`@modelcontextprotocol/${pkg}@2026.8.31`);
     }
     expect(runs[2]).toContain('cd /opt/mcp-servers');
+    // npm itself comes from the registry, checked against its published sha512.
+    expect(runs[2]).toMatch(/curl -fsSL https:\/\/registry\.npmjs\.org\/npm\/-\/npm-10\.9\.2\.tgz .* sha512sum -c/);
     expect(json.startCmd).toBeUndefined();
   });
 
   test('a subset of servers can be preinstalled; an unknown one is refused by name', async () => {
     const json = await templateJson(['memory']);
-    expect(json.steps.at(-1)?.args[0]).toMatch(/npm install .* @modelcontextprotocol\/server-memory@2026\.8\.31$/);
+    expect(json.steps.at(-1)?.args[0]).toMatch(/npm-cli\.js install [^&]* @modelcontextprotocol\/server-memory@2026\.8\.31 &&/);
+    expect(json.steps.at(-1)?.args[0]).not.toContain('server-filesystem');
     expect((await templateJson(['memroy'])).error).toBe('cannot pull: memroy: not in the catalog');
   });
 

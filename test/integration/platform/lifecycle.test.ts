@@ -187,6 +187,7 @@ describe('platform lifecycle through the E2B SDK', () => {
   it('finds its sandboxes again after a restart and removes what is half-made or left over', async () => {
     const kept = await sdk.create('served', { ...opts, metadata: { restart: 'yes' } });
     const died = await sdk.create('base', opts);
+    const expiring = await sdk.create('base', { ...opts, timeoutMs: 4000 });
     // Then, as if the platform died: one sandbox died, one create was cut short, one container is nobody's.
     await host.kill(died.sandboxId);
     const { SandboxStore } = await import('../../../src/platform/sandbox-store');
@@ -198,6 +199,9 @@ describe('platform lifecycle through the E2B SDK', () => {
     platform = await start();
     opts = { apiKey: platform.apiKey, apiUrl: platform.url };
 
+    expect((await platform.sandboxes.all()).map((r) => r.sandboxID).sort()).toEqual([kept.sandboxId, expiring.sandboxId].sort());
+    // The timers come back from the store: the short-lived one still ends on time.
+    await waitFor(async () => !host.sandboxes.has(expiring.sandboxId));
     expect((await platform.sandboxes.all()).map((r) => r.sandboxID)).toEqual([kept.sandboxId]);
     expect([...host.sandboxes.keys()]).toEqual([kept.sandboxId]);
     expect([...host.attachments.keys()]).toEqual([kept.sandboxId]);

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { startGateway, type RunningGateway } from '../../../src/gateway';
 import { instancePaths } from '../../../src/runtime/instance';
 import { startPlatformOnHost, type PlatformOnHost } from '../../../src/platform/on-host';
-import { baseRootfs, freshAgentBundle, ROOTFS_TIMEOUT_MS, tracesOf } from '../runtime/support';
+import { baseRootfs, freshAgentPayload, ROOTFS_TIMEOUT_MS, tracesOf } from '../runtime/support';
 import { SdkDriver } from './helpers/sdk-driver';
 
 jest.setTimeout(180_000);
@@ -23,10 +23,10 @@ let opts: { apiKey: string; apiUrl: string; sandboxUrl: string };
 
 beforeAll(async () => {
   await baseRootfs();
-  await freshAgentBundle();
   stateDir = await mkdtemp(join(tmpdir(), 'skp-'));
-  platform = await startPlatformOnHost({ stateDir, log: (line) => process.stderr.write(`platform: ${line}\n`) });
-  gateway = await startGateway({ catalog: platform.catalog });
+  const agent = await freshAgentPayload(join(stateDir, 'bundle'));
+  platform = await startPlatformOnHost({ stateDir, agent, log: (line) => process.stderr.write(`platform: ${line}\n`) });
+  gateway = await startGateway({ catalog: platform.catalog, resumeSandbox: async (id) => void (await platform.sandboxes.connect(id, 300)) });
   opts = { apiKey: platform.apiKey, apiUrl: platform.url, sandboxUrl: `http://127.0.0.1:${gateway.port}` };
   sdk = await SdkDriver.start();
 }, ROOTFS_TIMEOUT_MS);
@@ -93,6 +93,16 @@ test('create from base, list, getInfo, ListDir and commands through the gateway,
     expect(await sdk.static('kill', s.sandboxId, opts)).toBe(false);
     expect(traces(s.sandboxId)).toEqual([]);
   }
+});
+
+test('a sandbox created with autoResume is resumed by its first request through the gateway', async () => {
+  const s = await sdk.create('base', { ...opts, lifecycle: { onTimeout: 'pause', autoResume: true } });
+  expect(await sdk.call(s.sandboxId, 'pause')).toBe(true);
+  expect(await platform.catalog.get(s.sandboxId)).toMatchObject({ state: 'paused', autoResume: true });
+  const entries = await sdk.call<Array<{ name: string }>>(s.sandboxId, 'files.list', '/home');
+  expect(entries.map((e) => e.name)).toEqual(['user']);
+  expect((await sdk.call<{ state: string }>(s.sandboxId, 'getInfo')).state).toBe('running');
+  expect(await sdk.call(s.sandboxId, 'kill')).toBe(true);
 });
 
 test('a process over the memory limit is killed; the sandbox and the host live on', async () => {

@@ -21,7 +21,7 @@ function inputs(role: SandboxHostInputs['role']): SandboxHostInputs {
 
 const configs = {
   defaults: loadStackConfig({}),
-  custom: loadStackConfig({ proxy: { mode: 'tcp_only', port: 9443 }, sandboxHost: { apiPort: 8443, sandboxCidr: '10.99.4.0/24' }, gateway: { port: 8080 } }),
+  custom: loadStackConfig({ proxy: { mode: 'tcp_only', port: 9443 }, sandboxHost: { apiPort: 8443 }, gateway: { port: 8080 } }),
 };
 
 /** Every shell script a sandbox-side machine gets, in every role and config, passes shellcheck with every check. */

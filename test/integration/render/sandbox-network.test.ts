@@ -1,19 +1,23 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SANDBOX_BRIDGE, SANDBOX_CHAINS, renderSandboxNetworkScript } from '../../../src/render';
+import { SANDBOX_CHAINS, STANDALONE_BRIDGE, renderSandboxNetworkScript } from '../../../src/render';
 
 /**
- * Runs the rendered sandbox-network script for real in three network namespaces this test makes and removes: a
- * sandbox host (runs the script), a sandbox on its bridge, and an "internet" holding a public server, the proxy, a
- * private (VPC) address and the metadata address. The machine's own namespace and firewall are never touched.
+ * Runs the rendered sandbox-network script for real in namespaces this test makes and removes: a sandbox host (runs
+ * the script; stands for the host's own namespace), the platform's sandbox namespace `<instance>.host` with its `sb`
+ * bridge and link into the host (as the runtime's standalone network makes it), a sandbox on that bridge, and an
+ * "internet" holding a public server, the proxy, a private (VPC) address and the metadata address. The machine's own
+ * namespace and firewall are never touched.
  */
 const tag = `${process.pid.toString(36)}${Date.now().toString(36).slice(-4)}`;
 const HOST = `skt-snh-${tag}`;
+const INSTANCE = `skt-snp-${tag}`;
+const PLATFORM_NS = `${INSTANCE}.host`;
 const SANDBOX = `skt-sns-${tag}`;
 const NET = `skt-sni-${tag}`;
-const SANDBOX_CIDR = '10.88.0.0/24';
+const SANDBOX_RANGE = '198.19.0.0/16';
 const PUBLIC = '203.0.113.50';
 const PROXY = '203.0.113.60';
 const HOST_UPLINK = '203.0.113.1';
@@ -21,8 +25,8 @@ const VPC = '10.0.0.0/16';
 const VPC_PEER = '10.0.0.5';
 const METADATA = '169.254.169.254';
 
-function run(args: string[]) {
-  const result = spawnSync(args[0]!, args.slice(1), { encoding: 'utf8', timeout: 20_000 });
+function run(args: string[], env?: NodeJS.ProcessEnv) {
+  const result = spawnSync(args[0]!, args.slice(1), { encoding: 'utf8', timeout: 20_000, env });
   if (result.error) throw result.error;
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
@@ -50,29 +54,26 @@ async function listening(ns: string, port: number): Promise<void> {
 describe('sandbox network script in throwaway namespaces', () => {
   let dir: string;
   let script: string;
-  let cidrsFile: string;
+  let instanceFile: string;
   const children: ChildProcess[] = [];
-  const hostName = `skt-snn-${tag}`;
-  const env = () => ({ ...process.env, SANDBOX_KIT_CIDRS_FILE: cidrsFile, SANDBOX_KIT_HOST_NETNS: hostName });
-  // nsenter switches only the network namespace: the script names it with a bind mount, which `ip netns exec` (its
-  // own mount namespace) would keep to itself. systemd runs the unit in the host's mount namespace the same way.
-  const runScript = (action: 'up' | 'down') => spawnSync('nsenter', [`--net=/run/netns/${HOST}`, 'sh', script, action], { encoding: 'utf8', env: env() });
+  const runScript = (action: 'up' | 'route' | 'down') =>
+    run(['ip', 'netns', 'exec', HOST, 'sh', script, action], { ...process.env, SANDBOX_KIT_INSTANCE_FILE: instanceFile });
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'skt-sandbox-net-'));
     script = join(dir, 'sandbox-network.sh');
-    cidrsFile = join(dir, 'run', 'sandbox-cidrs');
+    instanceFile = join(dir, 'instance');
     writeFileSync(
       script,
       renderSandboxNetworkScript({
-        addresses: { kind: 'static', cidr: SANDBOX_CIDR },
+        addresses: { kind: 'static', cidr: SANDBOX_RANGE },
         proxy: { ip: PROXY, port: 8388, protocols: ['tcp', 'udp'] },
         hostNetworks: [VPC],
         routedFrom: [],
       }),
       { mode: 0o755 },
     );
-    for (const ns of [HOST, SANDBOX, NET]) {
+    for (const ns of [HOST, PLATFORM_NS, SANDBOX, NET]) {
       must(['ip', 'netns', 'add', ns]);
       mustIn(ns, ['ip', 'link', 'set', 'lo', 'up']);
     }
@@ -83,7 +84,21 @@ describe('sandbox network script in throwaway namespaces', () => {
     mustIn(HOST, ['ip', 'route', 'add', 'default', 'via', PUBLIC]);
     for (const address of [`${PUBLIC}/24`, `${PROXY}/32`, `${VPC_PEER}/32`, `${METADATA}/32`]) mustIn(NET, ['ip', 'addr', 'add', address, 'dev', 'down0']);
     mustIn(NET, ['ip', 'link', 'set', 'down0', 'up']);
-    mustIn(NET, ['ip', 'route', 'add', '10.88.0.0/16', 'via', HOST_UPLINK]);
+    mustIn(NET, ['ip', 'route', 'add', SANDBOX_RANGE, 'via', HOST_UPLINK]);
+    // The platform's sandbox network, as the runtime's standalone network makes it.
+    mustIn(PLATFORM_NS, ['ip', 'link', 'add', STANDALONE_BRIDGE, 'type', 'bridge']);
+    mustIn(PLATFORM_NS, ['ip', 'addr', 'add', '198.19.77.1/24', 'dev', STANDALONE_BRIDGE]);
+    mustIn(PLATFORM_NS, ['ip', 'link', 'set', STANDALONE_BRIDGE, 'up']);
+    must(['ip', '-n', HOST, 'link', 'add', 'skh0', 'type', 'veth', 'peer', 'name', 'host0', 'netns', PLATFORM_NS]);
+    mustIn(PLATFORM_NS, ['ip', 'link', 'set', 'host0', 'master', STANDALONE_BRIDGE, 'up']);
+    mustIn(HOST, ['ip', 'addr', 'add', '198.19.77.254/24', 'dev', 'skh0']);
+    mustIn(HOST, ['ip', 'link', 'set', 'skh0', 'up']);
+    must(['ip', '-n', PLATFORM_NS, 'link', 'add', 'sbh0', 'type', 'veth', 'peer', 'name', 'eth0', 'netns', SANDBOX]);
+    mustIn(PLATFORM_NS, ['ip', 'link', 'set', 'sbh0', 'master', STANDALONE_BRIDGE, 'up']);
+    mustIn(SANDBOX, ['ip', 'addr', 'add', '198.19.77.2/24', 'dev', 'eth0']);
+    mustIn(SANDBOX, ['ip', 'link', 'set', 'eth0', 'up']);
+    mustIn(SANDBOX, ['ip', 'route', 'add', 'default', 'via', '198.19.77.1']);
+    writeFileSync(instanceFile, `${INSTANCE}\n`);
     // Every address of the internet namespace answers with the address it sees the connection come from.
     for (const port of [8080, 8388]) {
       const server = spawn('ip', ['netns', 'exec', NET, 'socat', `TCP-LISTEN:${port},reuseaddr,fork`, 'SYSTEM:echo $SOCAT_PEERADDR'], { stdio: 'ignore' });
@@ -98,32 +113,30 @@ describe('sandbox network script in throwaway namespaces', () => {
 
   afterAll(() => {
     for (const child of children) child.kill('SIGKILL');
-    for (const ns of [SANDBOX, `skt-snn-${tag}`, HOST, NET]) spawnSync('ip', ['netns', 'del', ns]);
+    for (const ns of [SANDBOX, PLATFORM_NS, HOST, NET]) spawnSync('ip', ['netns', 'del', ns]);
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('up, run twice, makes the bridge with the first address, one jump per chain, and writes the CIDRs', () => {
+  it('up, run twice, leaves one jump per chain and forwarding on', () => {
     for (let i = 0; i < 2; i++) {
       const up = runScript('up');
       expect({ status: up.status, stderr: up.stderr }).toEqual({ status: 0, stderr: '' });
     }
-    expect(mustIn(HOST, ['ip', '-4', '-o', 'addr', 'show', 'dev', SANDBOX_BRIDGE])).toContain('inet 10.88.0.1/24');
-    expect(readFileSync(cidrsFile, 'utf8')).toBe(`${SANDBOX_CIDR}\n`);
     const jumps = (table: string, chain: string, target: string) =>
       mustIn(HOST, ['iptables', '-w', '-t', table, '-S', chain]).split('\n').filter((l) => l.endsWith(`-j ${target}`));
     expect(jumps('filter', 'FORWARD', SANDBOX_CHAINS.forward)).toHaveLength(1);
     expect(jumps('filter', 'INPUT', SANDBOX_CHAINS.input)).toHaveLength(1);
     expect(jumps('nat', 'POSTROUTING', SANDBOX_CHAINS.nat)).toHaveLength(1);
     expect(mustIn(HOST, ['sysctl', '-n', 'net.ipv4.ip_forward']).trim()).toBe('1');
-    // The namespace the script ran in now has the name the runtime addresses the bridge by.
-    expect(must(['ip', '-n', hostName, '-4', '-o', 'addr', 'show', 'dev', SANDBOX_BRIDGE])).toContain('inet 10.88.0.1/24');
+  });
 
-    // A sandbox on the bridge, as the runtime attaches one.
-    must(['ip', '-n', HOST, 'link', 'add', 'sbh0', 'type', 'veth', 'peer', 'name', 'eth0', 'netns', SANDBOX]);
-    mustIn(HOST, ['ip', 'link', 'set', 'sbh0', 'master', SANDBOX_BRIDGE, 'up']);
-    mustIn(SANDBOX, ['ip', 'addr', 'add', '10.88.0.2/24', 'dev', 'eth0']);
-    mustIn(SANDBOX, ['ip', 'link', 'set', 'eth0', 'up']);
-    mustIn(SANDBOX, ['ip', 'route', 'add', 'default', 'via', '10.88.0.1']);
+  it('the platform namespace routes nowhere until route, which sends its traffic to the host', () => {
+    expect(connectFromSandbox(PUBLIC, 8080)).toBe('');
+    for (let i = 0; i < 2; i++) {
+      const routed = runScript('route');
+      expect({ status: routed.status, stderr: routed.stderr }).toEqual({ status: 0, stderr: '' });
+    }
+    expect(mustIn(PLATFORM_NS, ['ip', '-4', 'route', 'show', 'default']).trim()).toBe('default via 198.19.77.254 dev sb');
   });
 
   it('lets a sandbox reach the internet and the proxy, leaving from the host address (NAT)', () => {
@@ -134,22 +147,28 @@ describe('sandbox network script in throwaway namespaces', () => {
   it('keeps a sandbox away from the VPC, the metadata service and the host itself', () => {
     expect(connectFromSandbox(VPC_PEER, 8080)).toBe('');
     expect(connectFromSandbox(METADATA, 8080)).toBe('');
-    expect(connectFromSandbox('10.88.0.1', 7000)).toBe('');
+    expect(connectFromSandbox('198.19.77.254', 7000)).toBe('');
     expect(connectFromSandbox(HOST_UPLINK, 7000)).toBe('');
     // The same addresses answer the host itself: it is the rules, not the routes, that stop the sandbox.
     expect(inNs(HOST, ['nc', '-w', '2', '-N', VPC_PEER, '8080']).stdout.trim()).toBe(HOST_UPLINK);
   });
 
-  it('down removes the bridge, the chains and the CIDR file; a second down is fine', () => {
+  it('down removes the chains and their jumps; a second down is fine', () => {
     for (let i = 0; i < 2; i++) expect(runScript('down').status).toBe(0);
-    expect(inNs(HOST, ['ip', 'link', 'show', SANDBOX_BRIDGE]).status).not.toBe(0);
     for (const [table, chain] of [['filter', SANDBOX_CHAINS.forward], ['filter', SANDBOX_CHAINS.input], ['nat', SANDBOX_CHAINS.nat]] as const) {
       expect(inNs(HOST, ['iptables', '-w', '-t', table, '-S', chain]).status).not.toBe(0);
     }
     expect(mustIn(HOST, ['iptables', '-w', '-S', 'FORWARD']).trim()).toBe('-P FORWARD ACCEPT');
-    expect(existsSync(cidrsFile)).toBe(false);
-    expect(existsSync(`/run/netns/${hostName}`)).toBe(false);
-    // Only the name went: the host namespace itself is still there.
-    expect(inNs(HOST, ['true']).status).toBe(0);
+    expect(mustIn(HOST, ['iptables', '-w', '-t', 'nat', '-S', 'POSTROUTING']).trim()).toBe('-P POSTROUTING ACCEPT');
+  });
+
+  it('route gives up with a clear message when the platform made no sandbox namespace', () => {
+    writeFileSync(instanceFile, 'no-such-instance\n');
+    const script80 = join(dir, 'fast.sh');
+    const text = renderSandboxNetworkScript({ addresses: { kind: 'static', cidr: SANDBOX_RANGE }, proxy: { ip: PROXY, port: 8388, protocols: ['tcp'] }, hostNetworks: [], routedFrom: [] });
+    writeFileSync(script80, text.replace(/-ge 80 \]/, '-ge 1 ]'), { mode: 0o755 });
+    const result = run(['sh', script80, 'route'], { ...process.env, SANDBOX_KIT_INSTANCE_FILE: instanceFile });
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain('no sandbox namespace with a sb bridge after 80 s');
   });
 });

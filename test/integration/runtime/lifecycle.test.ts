@@ -9,10 +9,11 @@ import { DEFAULT_AGENT_PORT } from '../../../src/contract/agent-port';
 import type { AgentPayload } from '../../../src/runtime/agent-payload';
 import { cleanupLeftovers } from '../../../src/runtime/cleanup';
 import { exec } from '../../../src/runtime/exec';
-import { createSandboxHostNetwork, type SandboxHostNetwork } from '../../../src/runtime/network/host-network';
+import { createSandboxHostNetwork, openSandboxHostNetwork, type SandboxHostNetwork } from '../../../src/runtime/network/host-network';
 import { createOciRuntime, type OciSandboxRuntime } from '../../../src/runtime/oci-runtime';
 import { CHILD_OOM_SCORE_ADJ } from '../../../src/runtime/oom';
 import {
+  agentRun,
   baseRootfs,
   freshAgentPayload,
   httpStatus,
@@ -126,6 +127,12 @@ describe.each(['crun', 'runc'] as const)('%s', (runtimeName) => {
     expect(hog.stdout).toContain('tail exit 137');
     expect(oomKills(status.pid!)).toBeGreaterThanOrEqual(1);
     expect(await waitForHealth(network.address, port, 3000)).toBe(204);
+
+    // The same through the agent: what it starts gets the runtime's CHILD_OOM_SCORE_ADJ and dies first.
+    const viaAgent = await agentRun(network.address, port, '/bin/sh', ['-c', 'cat /proc/self/oom_score_adj; head -c 400M /dev/zero | tail; echo "tail exit $?"']);
+    expect(viaAgent.stdout).toBe(`${CHILD_OOM_SCORE_ADJ}\ntail exit 137\n`);
+    expect(oomKills(status.pid!)).toBeGreaterThanOrEqual(2);
+    expect(await waitForHealth(network.address, port, 3000)).toBe(204);
     expect((await rt.status(id))?.state).toBe('running');
     await rt.kill(id);
   });
@@ -156,6 +163,18 @@ describe.each(['crun', 'runc'] as const)('%s', (runtimeName) => {
     );
     expect(traces('bad2')).toEqual([]);
   });
+});
+
+test('a standalone network is found again by name (a restarted platform), with its attachments', async () => {
+  const again = await openSandboxHostNetwork(hostNet.namespace.replace(/\.host$/, ''));
+  expect([again.subnet, again.gateway, again.hostAddress]).toEqual([hostNet.subnet, hostNet.gateway, hostNet.hostAddress]);
+  const a = await hostNet.network.attach('reopen1');
+  expect((await again.network.list()).get('reopen1')).toEqual(a);
+  const b = await again.network.attach('reopen2');
+  expect(b.address).not.toBe(a.address);
+  await again.network.detach('reopen1');
+  await again.network.detach('reopen2');
+  expect([...(await hostNet.network.list()).keys()]).toEqual([]);
 });
 
 test('a missing runtime binary is a clear error and creates nothing', () => {

@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as net from 'node:net';
 import * as path from 'node:path';
-import { bundle, bundleEntries } from '../../../scripts/bundle';
+import { bundle, bundleEntries, BUNDLE_DIR } from '../../../scripts/bundle';
 import { defaultAgentPayload, type AgentPayload } from '../../../src/runtime/agent-payload';
 import { MmdebstrapImages } from '../../../src/runtime/base-images';
 import { hostCgroupMounts } from '../../../src/runtime/cgroups';
@@ -24,9 +24,15 @@ export function baseRootfs(): Promise<string> {
   return new MmdebstrapImages().rootfs('debian:bookworm', (line) => process.stderr.write(`rootfs: ${line}\n`));
 }
 
+/** The agent bundled from the current sources into dist/bundle (where the runtime's default payload looks). */
+export async function freshAgentBundle(): Promise<string> {
+  await bundle(bundleEntries().find((e) => e.name === 'agent')!);
+  return BUNDLE_DIR;
+}
+
 /** The agent bundled from the current sources into `outDir` (a test's own, so parallel test files never share one). */
 export async function freshAgentPayload(outDir: string): Promise<AgentPayload> {
-  for (const entry of bundleEntries()) await bundle(entry, outDir);
+  await bundle(bundleEntries().find((e) => e.name === 'agent')!, outDir);
   return { ...defaultAgentPayload(), bundleDir: outDir };
 }
 
@@ -148,4 +154,41 @@ export function instanceCgroups(instance: string): string[] {
   return hostCgroupMounts()
     .map((m) => path.join(m.mountPoint, `sandbox-kit-${instance}`))
     .filter((d) => fs.existsSync(d));
+}
+
+/**
+ * Runs a command through the agent's process service (Process.Start, Connect JSON streaming, as the E2B SDK calls
+ * it) and collects its output and end event.
+ */
+export function agentRun(address: string, port: number, cmd: string, args: string[]): Promise<{ stdout: string; stderr: string; end: Record<string, unknown> }> {
+  const json = Buffer.from(JSON.stringify({ process: { cmd, args } }));
+  const frame = Buffer.alloc(5 + json.length);
+  frame.writeUInt32BE(json.length, 1);
+  json.copy(frame, 5);
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      `http://${address}:${port}/process.Process/Start`,
+      { method: 'POST', agent: false, headers: { 'content-type': 'application/connect+json', 'connect-protocol-version': '1' } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          let buf = Buffer.concat(chunks);
+          const out = { stdout: '', stderr: '', end: {} as Record<string, unknown> };
+          while (buf.length >= 5) {
+            const len = buf.readUInt32BE(1);
+            const msg = JSON.parse(buf.subarray(5, 5 + len).toString('utf8')) as { event?: { data?: { stdout?: string; stderr?: string }; end?: Record<string, unknown> }; error?: unknown };
+            if (buf[0] === 2 && msg.error) return reject(new Error(`agent: ${JSON.stringify(msg.error)}`));
+            if (msg.event?.data?.stdout) out.stdout += Buffer.from(msg.event.data.stdout, 'base64').toString();
+            if (msg.event?.data?.stderr) out.stderr += Buffer.from(msg.event.data.stderr, 'base64').toString();
+            if (msg.event?.end) out.end = msg.event.end;
+            buf = buf.subarray(5 + len);
+          }
+          resolve(out);
+        });
+      },
+    );
+    req.on('error', reject);
+    req.end(frame);
+  });
 }

@@ -52,3 +52,15 @@ test('the children\'s OOM score comes from the runtime\'s variable, validated', 
   expect(childOomScoreAdj({ SANDBOX_KIT_CHILD_OOM_SCORE_ADJ: '5000' })).toBeUndefined();
   expect(childOomScoreAdj({})).toBeUndefined();
 });
+
+test('the terminal of a pty child is read from /proc/<pid>/stat (tty_nr), not from its file descriptors', async () => {
+  const { ptsOfStat } = await import('../../../src/agent/process/managed-process');
+  // pid (comm) state ppid pgrp session tty_nr ...: tty_nr 34816 is major 136, minor 0; 34817 is /dev/pts/1.
+  expect(ptsOfStat('120 (bash) S 117 120 120 34817 120 4194560', 117)).toBe('/dev/pts/1');
+  expect(ptsOfStat('120 (a) b) (c) S 117 120 120 34816 120 0', 117)).toBe('/dev/pts/0');
+  expect(ptsOfStat('120 (bash) S 99 120 120 34817 120 0', 117)).toBeUndefined();
+  expect(ptsOfStat('120 (bash) S 117 120 120 0 -1 0', 117)).toBeUndefined();
+  // minor 300 on major 137: /dev/pts/556 (minor's high bits sit above bit 20)
+  const nr = (137 << 8) | (300 & 0xff) | ((300 & ~0xff) << 12);
+  expect(ptsOfStat(`120 (x) S 117 1 1 ${nr} 1 0`, 117)).toBe('/dev/pts/556');
+});

@@ -9,6 +9,9 @@ describe('ApiKeys', () => {
     expect(keys.matches('first-key-2')).toBe(false);
     expect(keys.matches('')).toBe(false);
     expect(keys.matches(undefined)).toBe(false);
+    // Keys no platform issues (a space, non-ASCII bytes as Node presents them) match nothing instead of throwing.
+    expect(keys.matches('first-key-1 ')).toBe(false);
+    expect(keys.matches('first-k\u00e9y-1')).toBe(false);
     expect(keys.matches(['first-key-1'])).toBe(false);
   });
 

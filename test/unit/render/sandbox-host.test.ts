@@ -1,6 +1,7 @@
 import { parse } from 'yaml';
 import {
   LOCAL_REDIS_CATALOG,
+  LOCAL_REDIS_STATE,
   NODESOURCE_KEY,
   SANDBOX_HOST_PATHS as P,
   SANDBOX_UNITS,
@@ -34,7 +35,7 @@ const USER_DATA_LIMIT = 16 * 1024;
 
 describe('sandbox host units', () => {
   it('match the golden files', () => {
-    expectGolden('sandbox-kit-platform.service', renderPlatformUnit(defaults, { catalog: LOCAL_REDIS_CATALOG, localRedis: true }));
+    expectGolden('sandbox-kit-platform.service', renderPlatformUnit(defaults, { catalog: LOCAL_REDIS_CATALOG, state: LOCAL_REDIS_STATE, localRedis: true }));
     expectGolden(
       'sandbox-kit-gateway.service',
       renderGatewayUnit(defaults, { catalog: LOCAL_REDIS_CATALOG, resumeUrl: 'http://127.0.0.1:3001', after: [SANDBOX_UNITS.redis, SANDBOX_UNITS.platform] }),
@@ -43,7 +44,7 @@ describe('sandbox host units', () => {
   });
 
   it('never put the API key on a command line: only the path of its 0600 file', () => {
-    const platform = platformCommand(defaults, { catalog: LOCAL_REDIS_CATALOG });
+    const platform = platformCommand(defaults, { catalog: LOCAL_REDIS_CATALOG, state: LOCAL_REDIS_STATE });
     const gateway = gatewayCommand(defaults, { catalog: LOCAL_REDIS_CATALOG, resumeUrl: 'http://127.0.0.1:3001' });
     for (const argv of [platform, gateway]) {
       expect(argv[argv.indexOf('--api-key-file') + 1]).toBe(P.apiKey);
@@ -58,13 +59,13 @@ describe('sandbox host units', () => {
     const unit = renderGatewayUnit(config, { catalog: REDIS, resumeUrl: 'http://api:8443', after: [] });
     expect(unit).toContain('--port 8080 ');
     expect(unit).toContain('--brand E2b --domain sandbox.example.com ');
-    expect(renderPlatformUnit(config, { catalog: REDIS, localRedis: false })).toContain(`--port 8443 --host 0.0.0.0 --catalog ${REDIS} `);
+    expect(renderPlatformUnit(config, { catalog: REDIS, state: REDIS, localRedis: false })).toContain(`--port 8443 --host 0.0.0.0 `);
     // Without the local Redis the platform does not wait for it.
-    expect(renderPlatformUnit(config, { catalog: REDIS, localRedis: false })).not.toContain(SANDBOX_UNITS.redis);
+    expect(renderPlatformUnit(config, { catalog: REDIS, state: REDIS, localRedis: false })).not.toContain(SANDBOX_UNITS.redis);
   });
 
   it('refuse an argument that would need quoting in a unit', () => {
-    expect(() => renderPlatformUnit(defaults, { catalog: 'redis://a b', localRedis: false })).toThrow(/would need quoting/);
+    expect(() => renderPlatformUnit(defaults, { catalog: 'redis://a b', state: REDIS, localRedis: false })).toThrow(/would need quoting/);
   });
 });
 
@@ -110,7 +111,7 @@ describe('sandbox host cloud-init', () => {
     expect(files[P.bundleSums].content).toBe(`${'b'.repeat(64)}  agent.js\n${'a'.repeat(64)}  sandbox-kit.js\n`);
     expect(files[P.installBundle]).toMatchObject({ permissions: '0755', content: renderInstallBundleScript(BUNDLE) });
     expect(files[P.buildTemplate]).toMatchObject({ permissions: '0755', content: renderBuildTemplateScript(defaults) });
-    expect(files[`${P.units}/${SANDBOX_UNITS.platform}`].content).toBe(renderPlatformUnit(defaults, { catalog: LOCAL_REDIS_CATALOG, localRedis: true }));
+    expect(files[`${P.units}/${SANDBOX_UNITS.platform}`].content).toBe(renderPlatformUnit(defaults, { catalog: LOCAL_REDIS_CATALOG, state: LOCAL_REDIS_STATE, localRedis: true }));
     // The key is in exactly one file, the 0600 one.
     expect(doc.write_files.filter((f) => f.content.includes(API_KEY)).map((f) => f.path)).toEqual([P.apiKey]);
   });
@@ -130,8 +131,13 @@ describe('sandbox host cloud-init', () => {
     expect(sandboxPackages('fleet-host')).not.toContain('redis-server');
     expect(sandboxPackages('fleet-gateway')).not.toContain('crun');
     const fleet = sandboxHostFiles(defaults, sandboxInputs('fleet-host'));
-    expect(fleet.find((f) => f.path.endsWith(SANDBOX_UNITS.platform))!.content).toContain(`--catalog ${REDIS} `);
-    expect(fleet.find((f) => f.path === P.networkScript)!.content).toContain('ipv4-prefix');
+    const platformUnit = fleet.find((f) => f.path.endsWith(SANDBOX_UNITS.platform))!.content;
+    expect(platformUnit).toContain(`--catalog ${REDIS} `);
+    // The platform's state goes to database 1 of the same Redis, the catalog stays in database 0.
+    expect(platformUnit).toContain(`--redis ${REDIS.replace(/\/0$/, '/1')} `);
+    // A fleet host lets the VPC (its gateways) open connections to its sandboxes; a single host does not.
+    expect(fleet.find((f) => f.path === P.networkScript)!.content).toContain(`ROUTED_FROM="${HOST_NETWORKS.join(' ')}"`);
+    expect(sandboxHostFiles(defaults, sandboxInputs('single')).find((f) => f.path === P.networkScript)!.content).toContain('ROUTED_FROM=""');
   });
 
   it('refuses a fleet role without its catalog, and a malformed bundle sum', () => {
@@ -146,7 +152,7 @@ describe('template build script', () => {
     expectGolden('build-template.sh', script);
     expect(script).toContain('SANDBOX_KIT_PROXY_PASSWORD=$(cat "$DIR/password")');
     expect(script).toContain(`template build --stack host --server-ip "$(cat "$DIR/server-ip")" --api-url "$API" --api-key-file ${P.apiKey}\n`);
-    expect(script).toContain('curl -fsS -o /dev/null "$API/health"');
+    expect(script).toContain(`curl -fsS -o /dev/null -H "X-API-Key: $(cat ${P.apiKey})" "$API/templates"`);
   });
 
   it('hands the build a stack file that parses back to the same template settings, and nothing else', () => {

@@ -6,7 +6,7 @@ const fixture = (name: string) => fs.readFileSync(path.join(__dirname, 'fixtures
 const both = { crun: true, runc: true };
 
 describe('cgroup layout from captured mount tables', () => {
-  test('hybrid with hugetlb in the cgroup2 part (this kind of VM): crun needs unified hidden', () => {
+  test('hybrid with hugetlb in the cgroup2 part (v1 controllers plus a cgroup2 mount): crun needs unified hidden', () => {
     const facts = cgroupFactsFromMountinfo(fixture('mountinfo-hybrid.txt'), ['hugetlb']);
     expect(facts).toEqual({ rootType: 'tmpfs', unifiedType: 'cgroup2', unifiedControllers: ['hugetlb'] });
     const layout = classifyCgroupLayout(facts);

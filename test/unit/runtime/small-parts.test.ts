@@ -62,7 +62,7 @@ describe('host facts', () => {
   });
 
   test('CAP_SYS_RESOURCE decides whether the agent can be exempted from the OOM killer', () => {
-    expect(canLowerOomScore('CapEff:\t000001fffeffffff\n')).toBe(false); // bit 24 clear, as on this kind of VM
+    expect(canLowerOomScore('CapEff:\t000001fffeffffff\n')).toBe(false); // bit 24 clear: a root without CAP_SYS_RESOURCE
     expect(canLowerOomScore('CapEff:\t000001ffffffffff\n')).toBe(true);
   });
 });

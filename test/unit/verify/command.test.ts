@@ -19,12 +19,13 @@ describe('sandbox-kit verify (arguments)', () => {
   it('needs a host and a key (a usage error, exit 2)', async () => {
     await expect(run(['--host', '203.0.113.5'])).rejects.toThrow(UsageError);
     await expect(run(['--host', '203.0.113.5'])).rejects.toThrow(/--ssh-key: got \(missing\)/);
-    await expect(run([])).rejects.toThrow(/--host: got \(missing\).*\n.*--ssh-key: got \(missing\)/);
+    await expect(run([])).rejects.toThrow(/--host or --sandbox-host: got \(missing\).*\n.*--ssh-key: got \(missing\)/);
+    await expect(run(['--ssh-key', 'k'])).rejects.toThrow(/--host or --sandbox-host: got \(missing\); expected the proxy host and\/or the sandbox host to check/);
   });
 
   it('refuses a bad port and unknown flags, all at once', async () => {
     await expect(run(['--host', 'h', '--ssh-key', 'k', '--port', '70000', '--bogus'])).rejects.toThrow(
-      /--bogus: got \(a switch\); expected one of --host, --ssh-key.*\n.*--port: got "70000"; expected a TCP\/UDP port, an integer from 1 to 65535/,
+      /--bogus: got \(a switch\); expected one of --host, --sandbox-host, --egress-ip, --check-url, --ssh-key.*\n.*--port: got "70000"; expected a TCP\/UDP port, an integer from 1 to 65535/,
     );
     expect(errors).toEqual([]);
   });

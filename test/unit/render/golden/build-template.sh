@@ -24,7 +24,7 @@ fs.writeFileSync(dir + "/Pulumi.host.yaml", input.stackFile);
 ' "$DIR"
 
 waited=0
-until curl -fsS -o /dev/null "$API/health"; do
+until curl -fsS -o /dev/null -H "X-API-Key: $(cat /etc/sandbox-kit/api-key)" "$API/templates"; do
   if [ "$waited" -ge "$WAIT_SECONDS" ]; then
     echo "build-template: the platform API at $API did not answer within $WAIT_SECONDS s" >&2
     exit 1
@@ -37,4 +37,4 @@ done
 cd "$DIR"
 SANDBOX_KIT_PROXY_PASSWORD=$(cat "$DIR/password")
 export SANDBOX_KIT_PROXY_PASSWORD
-exec /usr/bin/node /opt/sandbox-kit/lib/sandbox-kit.js template build --stack host --server-ip "$(cat "$DIR/server-ip")" --api-url "$API" --api-key-file /etc/sandbox-kit/api-key
+exec /usr/bin/node /opt/sandbox-kit/dist/bundle/sandbox-kit.js template build --stack host --server-ip "$(cat "$DIR/server-ip")" --api-url "$API" --api-key-file /etc/sandbox-kit/api-key

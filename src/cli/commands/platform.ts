@@ -1,0 +1,99 @@
+/**
+ * `sandbox-kit platform` runs the E2B-compatible platform API on this host: sandboxes as OCI containers on a
+ * standalone sandbox network, state in a private Redis (or --redis), templates, and the catalog for the gateway.
+ * With the in-process catalog it also runs the gateway, since nothing else could read that catalog.
+ */
+import { integer, oneOf, text } from '../../config';
+import { startGateway, type RunningGateway } from '../../gateway';
+import { startPlatformOnHost } from '../../platform/on-host';
+import { DEFAULT_TIMEOUT_SECONDS } from '../../platform/sandbox-requests';
+import { parseFlags, valueFlag } from '../args';
+
+export const DEFAULT_STATE_DIR = '/var/lib/sandbox-kit/platform';
+
+const HELP = `usage: sandbox-kit platform [options]
+
+Runs the sandbox platform API (E2B-compatible: point E2B_API_URL at it). Sandboxes keep running when it stops;
+the next start with the same --state-dir finds them again and removes what a crash left half-made.
+
+options:
+  --port P            API listen port (default 0: a free port, printed)
+  --host H            API listen address (default 127.0.0.1)
+  --runtime R         crun, runc or auto (default auto: what works with this host's cgroups)
+  --state-dir D       the platform's own data: Redis, API key file, upper dirs, templates (default ${DEFAULT_STATE_DIR})
+  --redis URL         keep state in this Redis instead of a private redis-server in the state dir
+  --api-key-file F    plain API keys, one per line; created with a new key (mode 0600) when missing
+                      (default <state-dir>/api-key)
+  --catalog C         memory (in-process, default) or redis://HOST:PORT[/DB] for a fleet of gateways
+  --gateway-port P    also run the gateway in this process on port P (always done with --catalog memory;
+                      default then 0: a free port)
+  --domain D          the domain clients use for host-form sandbox URLs (default: theirs)`;
+
+const word = (what: string) => text(/^\S+$/, what);
+
+const FLAGS = {
+  port: valueFlag(integer(0, 65535, 'a port from 0 to 65535 (0 picks a free one)').default(0)),
+  host: valueFlag(word('an address to listen on, such as 127.0.0.1').default('127.0.0.1')),
+  runtime: valueFlag(oneOf(['crun', 'runc', 'auto'] as const).default('auto')),
+  'state-dir': valueFlag(text(/^\/\S*$/, 'an absolute directory path').default(DEFAULT_STATE_DIR)),
+  redis: valueFlag(text(/^rediss?:\/\/\S+$/, 'a redis:// URL').optional()),
+  'api-key-file': valueFlag(word('a file path').optional()),
+  catalog: valueFlag(text(/^(memory|rediss?:\/\/\S+)$/, 'memory or redis://HOST:PORT[/DB]').default('memory')),
+  'gateway-port': valueFlag(integer(0, 65535, 'a port from 0 to 65535').optional()),
+  domain: valueFlag(word('a DNS domain such as sandbox.example.com').optional()),
+};
+
+export async function run(argv: string[]): Promise<number> {
+  const { values: flags, help } = parseFlags('platform', argv, FLAGS);
+  if (help) {
+    console.log(HELP);
+    return 0;
+  }
+  const log = (line: string) => console.error(`platform: ${line}`);
+  const platform = await startPlatformOnHost({
+    stateDir: flags['state-dir'],
+    host: flags.host,
+    port: flags.port,
+    runtime: flags.runtime,
+    redisUrl: flags.redis,
+    apiKeyFile: flags['api-key-file'],
+    catalog: flags.catalog,
+    domain: flags.domain,
+    log,
+  });
+  let gateway: RunningGateway | undefined;
+  try {
+    if (flags.catalog === 'memory' || flags['gateway-port'] !== undefined) {
+      gateway = await startGateway({
+        catalog: platform.catalog,
+        host: flags.host,
+        port: flags['gateway-port'] ?? 0,
+        domain: flags.domain,
+        // Sandboxes created with autoResume are resumed by their first request, for the default time.
+        resumeSandbox: async (sandboxID) => void (await platform.sandboxes.connect(sandboxID, DEFAULT_TIMEOUT_SECONDS)),
+        log: (line) => console.error(`gateway: ${line}`),
+      });
+    }
+  } catch (err) {
+    await platform.close();
+    throw err;
+  }
+  console.log(`platform API listening on ${platform.url}`);
+  console.log(`export E2B_API_URL=${platform.url}`);
+  if (gateway) console.log(`export E2B_SANDBOX_URL=http://${flags.host}:${gateway.port}`);
+  console.log(`export E2B_API_KEY=$(head -n 1 ${platform.apiKeyFile})`);
+
+  await new Promise<void>((resolve) => {
+    const stop = () => {
+      process.off('SIGTERM', stop);
+      process.off('SIGINT', stop);
+      resolve();
+    };
+    process.on('SIGTERM', stop);
+    process.on('SIGINT', stop);
+  });
+  log('stopping (sandboxes keep running)');
+  await gateway?.close();
+  await platform.close();
+  return 0;
+}

@@ -1,0 +1,104 @@
+/**
+ * The end-to-end probe `verify` runs on a sandbox host: a small Node program (the host has Node for the kit) that
+ * creates a sandbox from the template through the platform API, runs one request inside it through the gateway
+ * (the agent's Process.Start, Connect server streaming), removes the sandbox, and prints what it saw as one JSON
+ * line. Rendered here, parsed by parseProbeReport: the effects stay on the host, the logic is pure.
+ */
+import { ACCESS_TOKEN_HEADER } from '../contract/headers';
+import { brandNames } from '../contract/brand';
+
+export interface SandboxProbeOptions {
+  apiPort: number;
+  gatewayPort: number;
+  agentPort: number;
+  brand: string;
+  apiKeyFile: string;
+  template: string;
+  /** A what-is-my-IP URL (plain HTTP), asked from inside the sandbox. */
+  checkUrl: string;
+  /** local: through the template's SOCKS5 port; transparent: a plain request (the NAT chain proxies it). */
+  mode: 'local' | 'transparent';
+  socksPort: number;
+  /** Node inside every sandbox (the runtime's payload). */
+  sandboxNode: string;
+}
+
+/** Runs inside the sandbox: one HTTP GET, through SOCKS5 or directly; prints the body. */
+export function inSandboxRequest(url: string, socksPort: number | undefined): string {
+  return `const net=require("net");const u=new URL(${JSON.stringify(url)});const port=Number(u.port||80);
+const req="GET "+(u.pathname+u.search)+" HTTP/1.0\\r\\nHost: "+u.host+"\\r\\nUser-Agent: sandbox-kit-verify\\r\\n\\r\\n";
+const done=(b)=>{const t=b.toString("latin1");const i=t.indexOf("\\r\\n\\r\\n");process.stdout.write(i<0?t:t.slice(i+4));};
+const chunks=[];const fail=(e)=>{console.error(String(e&&e.message||e));process.exit(1);};setTimeout(()=>fail("timeout"),10000).unref();
+${
+  socksPort === undefined
+    ? `const s=net.connect(port,u.hostname,()=>s.write(req));s.on("data",(d)=>chunks.push(d));s.on("end",()=>done(Buffer.concat(chunks)));s.on("error",fail);`
+    : `const s=net.connect(${socksPort},"127.0.0.1",()=>s.write(Buffer.from([5,1,0])));let stage=0;
+s.on("data",(d)=>{if(stage===0){if(d[1]!==0)fail("socks auth refused");stage=1;const h=Buffer.from(u.hostname);
+s.write(Buffer.concat([Buffer.from([5,1,0,3,h.length]),h,Buffer.from([port>>8,port&255])]));}
+else if(stage===1){if(d[1]!==0)fail("socks connect refused: "+d[1]);stage=2;s.write(req);}else chunks.push(d);});
+s.on("end",()=>done(Buffer.concat(chunks)));s.on("error",fail);`
+}`;
+}
+
+/** The host-side program (run with `node -e`). It never prints the API key or the sandbox's token. */
+export function renderSandboxProbe(o: SandboxProbeOptions): string {
+  const names = brandNames(o.brand);
+  const inner = inSandboxRequest(o.checkUrl, o.mode === 'local' ? o.socksPort : undefined);
+  return `"use strict";
+const fs = require("fs");
+const key = fs.readFileSync(${JSON.stringify(o.apiKeyFile)}, "utf8").trim();
+const api = "http://127.0.0.1:${o.apiPort}";
+const gateway = "http://127.0.0.1:${o.gatewayPort}";
+const report = { create: null, frames: [], kill: null, error: null };
+function envelope(message) {
+  const body = Buffer.from(JSON.stringify(message));
+  const head = Buffer.alloc(5);
+  head.writeUInt32BE(body.length, 1);
+  return Buffer.concat([head, body]);
+}
+function frames(buf) {
+  const out = [];
+  for (let i = 0; i + 5 <= buf.length; ) {
+    const len = buf.readUInt32BE(i + 1);
+    out.push({ flags: buf[i], message: JSON.parse(buf.subarray(i + 5, i + 5 + len).toString() || "{}") });
+    i += 5 + len;
+  }
+  return out;
+}
+(async () => {
+  let id;
+  try {
+    const created = await fetch(api + "/v2/sandboxes", {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-api-key": key },
+      body: JSON.stringify({ templateID: ${JSON.stringify(o.template)}, timeout: 120 }),
+    });
+    const body = await created.json().catch(() => ({}));
+    report.create = { status: created.status, sandboxID: body.sandboxID, message: body.message };
+    if (!created.ok) return;
+    id = body.sandboxID;
+    const started = await fetch(gateway + "/process.Process/Start", {
+      method: "POST",
+      headers: {
+        "content-type": "application/connect+json",
+        "connect-protocol-version": "1",
+        ${JSON.stringify(names.sandboxIdHeader)}: id,
+        ${JSON.stringify(names.sandboxPortHeader)}: "${o.agentPort}",
+        ${JSON.stringify(ACCESS_TOKEN_HEADER)}: body.envdAccessToken || "",
+        authorization: "Basic " + Buffer.from("root:").toString("base64"),
+      },
+      body: envelope({ process: { cmd: ${JSON.stringify(o.sandboxNode)}, args: ["-e", ${JSON.stringify(inner)}], envs: {} } }),
+    });
+    report.frames = started.ok ? frames(Buffer.from(await started.arrayBuffer())) : [{ flags: -1, message: { status: started.status, body: await started.text() } }];
+  } catch (err) {
+    report.error = String(err && err.message || err);
+  } finally {
+    if (id) {
+      const killed = await fetch(api + "/sandboxes/" + id, { method: "DELETE", headers: { "x-api-key": key } }).catch((e) => ({ status: String(e) }));
+      report.kill = killed.status;
+    }
+    process.stdout.write(JSON.stringify(report) + "\\n");
+  }
+})();
+`;
+}

@@ -1,0 +1,132 @@
+/**
+ * Both proxy templates, end to end in the lab: `sandbox-kit template build` builds each through the platform's API,
+ * the unmodified SDK creates a sandbox from it on the lab's sandbox network, and from inside the sandbox the
+ * internet sees the proxy's egress address: through the SOCKS5 proxy at 127.0.0.1:1080 in local mode, with a plain
+ * request in transparent mode. Also the sample template of the SDK test: the copied file, the package and the env,
+ * read through the SDK's filesystem and process services. Runs under the shared lab lock (host link).
+ */
+import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startGateway, type RunningGateway } from '../../../src/gateway';
+import { labUp, type Lab } from '../../../src/lab';
+import { startPlatformOnHost, type PlatformOnHost } from '../../../src/platform/on-host';
+import { BridgeNetwork } from '../../../src/runtime';
+import { bundle, bundleEntries } from '../../../scripts/bundle';
+import { namespacesOf, requireBuilt, uniqueLabName } from '../../helpers/lab';
+import { runEntry, runScript } from '../../integration/templates/node-script';
+import { sdkBuild, succeeded } from '../../integration/templates/sdk-run';
+
+jest.setTimeout(900_000);
+
+const ROOT = join(__dirname, '..', '..', '..');
+const CLI = join(ROOT, 'src', 'cli', 'main.ts');
+/** The lab's own addresses (the platform's host link, the sandbox network). */
+const LAB_RANGE = '198.18.0.0/15';
+
+interface Stack {
+  lab: Lab;
+  work: string;
+  platform?: PlatformOnHost;
+  gateway?: RunningGateway;
+}
+
+/** Brings the lab, the platform on its sandbox network and the gateway up; what came up is in `s` even on failure. */
+async function up(s: Partial<Stack>, mode: 'local' | 'transparent'): Promise<void> {
+  s.lab = await labUp({ name: uniqueLabName('tp'), mode, hostLink: true });
+  s.work = await mkdtemp(join(tmpdir(), 'sk-templates-e2e-'));
+  const lab = s.lab;
+  // Sandboxes join the lab's sandbox network beside its own sandbox namespaces, whose addresses stay theirs.
+  const network = new BridgeNetwork({
+    bridgeNamespace: lab.namespace('sbhost'),
+    bridge: 'sb',
+    subnet: lab.plan.sandboxSubnet,
+    gateway: lab.plan.sandboxGateway,
+    netnsPrefix: `${lab.name}-p-`,
+    reserved: lab.sandboxes.map((node) => lab.sandboxAddress(node)),
+  });
+  s.platform = await startPlatformOnHost({ stateDir: join(s.work, 'platform'), network, log: (line) => process.stderr.write(`platform: ${line}\n`) });
+  s.gateway = await startGateway({ catalog: s.platform.catalog });
+}
+
+async function down(s: Partial<Stack>): Promise<void> {
+  await s.gateway?.close();
+  await s.platform?.close({ killSandboxes: true });
+  if (s.lab) {
+    const name = s.lab.name;
+    await s.lab.down();
+    expect(await namespacesOf(name)).toEqual([]);
+  }
+  if (s.work) await rm(s.work, { recursive: true, force: true });
+}
+
+async function inSandbox(s: Required<Stack>, template: string, commands: string[], files: string[] = []) {
+  let result: Record<string, unknown> | undefined;
+  const run = await runScript(
+    join(ROOT, 'test', 'integration', 'templates', 'sdk-sandbox.ts'),
+    { apiUrl: s.platform.url, apiKey: s.platform.apiKey, sandboxUrl: `http://127.0.0.1:${s.gateway.port}`, template, commands, files },
+    (m) => (result = m),
+  );
+  if (run.code !== 0 || result?.t !== 'done') throw new Error(`sandbox client: ${JSON.stringify(result)} ${run.stderr}`);
+  return result as { commands: Array<{ exitCode: number; stdout: string; stderr: string }>; files: Record<string, string> };
+}
+
+describe.each(['local', 'transparent'] as const)('%s mode', (mode) => {
+  const s: Partial<Stack> = {};
+  beforeAll(async () => {
+    requireBuilt();
+    for (const entry of bundleEntries()) await bundle(entry);
+    await up(s, mode);
+  });
+  afterAll(() => down(s));
+
+  test('the proxy template builds through the platform and its sandbox egresses through the proxy', async () => {
+    const stack = s as Required<Stack>;
+    const keyFile = join(stack.work, 'api-key');
+    await writeFile(keyFile, stack.platform.apiKey);
+    await chmod(keyFile, 0o600);
+    const password = (await readFile(stack.lab.snapshot.passwordFile, 'utf8')).trim();
+    const alias = `proxy-${mode}`;
+    const lines: string[] = [];
+    // A stack of the test's own: the platform reaches the sandboxes from the lab's addresses, and in transparent mode
+    // its replies must not be redirected to the proxy (the NAT chain starts tracking connections that were open before
+    // it), so the lab's range is one of the client's bypassed destinations.
+    const project = await mkdtemp(join(stack.work, 'project-'));
+    await writeFile(join(project, 'Pulumi.yaml'), 'name: sandbox-kit-e2e\nruntime: nodejs\n');
+    await writeFile(join(project, 'Pulumi.e2e.yaml'), `config:\n  sandbox-kit:client:\n    bypassCidrs:\n      - ${LAB_RANGE}\n`);
+    const built = await runEntry(CLI, {
+      cwd: project,
+      args: ['template', 'build', '--stack', 'e2e', '--mode', mode, '--server-ip', stack.lab.ingressEip, '--api-url', stack.platform.url, '--api-key-file', keyFile, '--alias', alias],
+      env: { SANDBOX_KIT_PROXY_PASSWORD: password },
+      onLine: (l) => lines.push(l),
+    });
+    if (built.code !== 0) throw new Error(`template build failed: ${built.stderr}\n${lines.slice(-30).join('\n')}`);
+    // On the platform, the build's finalize check is a real sandbox started from the new build (then killed).
+    expect(lines.some((l) => / INFO {2}sandbox [a-z0-9]+ started from the new build: the start command ran and the ready command succeeded$/.test(l))).toBe(true);
+
+    const web = `http://${stack.lab.plan.web}/`;
+    const command = mode === 'local' ? `curl -sS --max-time 10 --socks5-hostname 127.0.0.1:1080 ${web}` : `curl -sS --max-time 10 ${web}`;
+    const seen = await inSandbox(stack, alias, [command]);
+    expect(seen.commands[0]).toMatchObject({ exitCode: 0 });
+    expect(seen.commands[0]!.stdout.trim()).toBe(stack.lab.egressEip);
+  });
+
+  if (mode === 'local') {
+    test('a template built with the SDK: its sandbox has the copied file, the package, the env and the template limits', async () => {
+      const stack = s as Required<Stack>;
+      const context = await mkdtemp(join(stack.work, 'ctx-'));
+      await writeFile(join(context, 'hello.txt'), 'hello from the build context\n');
+      const built = await sdkBuild(stack.platform.url, 'sample', 'sdk-sample', context, undefined, false, stack.platform.apiKey);
+      succeeded(built);
+      // The template's memoryMB (1024) and cpuCount (1) are the sandbox's cgroup limits, as the sandbox sees them.
+      const limits = 'cat /sys/fs/cgroup/memory.max 2>/dev/null || cat /sys/fs/cgroup/memory/memory.limit_in_bytes; cat /sys/fs/cgroup/cpu.max 2>/dev/null || echo "$(cat /sys/fs/cgroup/cpu/cpu.cfs_quota_us) $(cat /sys/fs/cgroup/cpu/cpu.cfs_period_us)"';
+      const seen = await inSandbox(stack, 'sdk-sample', ['jq --version', 'echo "$GREETING|$APP_HOME"; pwd; whoami', 'stat -c "%a %U" /app/hello.txt', limits], ['/app/hello.txt']);
+      expect(seen.files['/app/hello.txt']).toBe('hello from the build context\n');
+      expect(seen.commands.map((c) => c.exitCode)).toEqual([0, 0, 0, 0]);
+      expect(seen.commands[3]!.stdout).toBe(`${1024 * 1024 * 1024}\n100000 100000\n`);
+      expect(seen.commands[0]!.stdout).toMatch(/^jq-1\./);
+      expect(seen.commands[1]!.stdout).toBe('hi there|/app\n/app\nuser\n');
+      expect(seen.commands[2]!.stdout).toBe('640 user\n');
+    });
+  }
+});

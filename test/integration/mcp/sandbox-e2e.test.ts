@@ -1,0 +1,147 @@
+/**
+ * MCP end to end, on the real platform (OCI runtime, agent, template service) with the kit's gateway in front:
+ * the unmodified E2B SDK builds the mcp-gateway template and runs `Sandbox.create({ mcp })`; the MCP SDK client
+ * reaches the sandbox's gateway through the kit's gateway with the sandbox token and the MCP token. Root only; puts
+ * one link into the root network namespace (the standalone sandbox network): run under the shared e2e lock.
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { Agent, fetch as undiciFetch } from 'undici';
+import { bundle, bundleEntries } from '../../../scripts/bundle';
+import { startGateway, type RunningGateway } from '../../../src/gateway';
+import { startPlatformOnHost, type PlatformOnHost } from '../../../src/platform/on-host';
+import { baseRootfs, ROOTFS_TIMEOUT_MS } from '../runtime/support';
+import { runScript } from './node-script';
+import { text } from './support';
+
+jest.setTimeout(1_200_000);
+
+const PLAIN_SERVER = fs.readFileSync(path.join(__dirname, 'fixtures', 'plain-server.js')).toString('base64');
+
+let stateDir: string;
+let platform: PlatformOnHost;
+let gateway: RunningGateway;
+let opts: { apiKey: string; apiUrl: string; sandboxUrl: string };
+const made: string[] = [];
+
+async function sdk(request: Record<string, unknown>): Promise<{ ok: boolean; value?: any; name?: string; message?: string }> {
+  const result = await runScript(path.join(__dirname, 'sdk-mcp-child.ts'), [JSON.stringify({ opts, ...request })], {}, 300_000);
+  const line = result.stdout.split('\n').find((l) => l.startsWith('{'));
+  if (line === undefined) throw new Error(`the SDK child printed nothing (exit ${result.code}): ${result.stderr}`);
+  return JSON.parse(line);
+}
+
+async function sandboxToken(sandboxID: string): Promise<string> {
+  const res = await fetch(`${opts.apiUrl}/sandboxes/${sandboxID}`, { headers: { 'x-api-key': opts.apiKey } });
+  return ((await res.json()) as { envdAccessToken: string }).envdAccessToken;
+}
+
+/** An MCP client to the sandbox's gateway through the kit's gateway, routed by E2B's headers. */
+async function mcpClient(sandboxID: string, sandboxTokenValue: string, mcpToken: string): Promise<Client> {
+  const client = new Client({ name: 'e2e', version: '1' });
+  const headers = { 'E2b-Sandbox-Id': sandboxID, 'E2b-Sandbox-Port': '50005', 'X-Access-Token': sandboxTokenValue, Authorization: `Bearer ${mcpToken}` };
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${opts.sandboxUrl}/mcp`), { requestInit: { headers } }));
+  return client;
+}
+
+/** The host form of getMcpUrl(), `50005-<id>.<domain>`, on the kit's gateway (domain `localhost`, resolved here). */
+async function hostFormClient(sandboxID: string, sandboxTokenValue: string, mcpToken: string): Promise<{ client: Client; close(): Promise<void> }> {
+  const dispatcher = new Agent({
+    connect: { lookup: (_host, o, cb) => ((o as { all?: boolean }).all ? cb(null, [{ address: '127.0.0.1', family: 4 }] as never, 4) : cb(null, '127.0.0.1', 4)) },
+  });
+  const fetchVia = ((url: string | URL, init?: RequestInit) => undiciFetch(url, { ...(init as object), dispatcher })) as unknown as typeof fetch;
+  const client = new Client({ name: 'e2e-host-form', version: '1' });
+  const url = new URL(`http://50005-${sandboxID}.localhost:${gateway.port}/mcp`);
+  await client.connect(new StreamableHTTPClientTransport(url, { fetch: fetchVia, requestInit: { headers: { 'X-Access-Token': sandboxTokenValue, Authorization: `Bearer ${mcpToken}` } } }));
+  return {
+    client,
+    close: async () => {
+      await client.close();
+      await dispatcher.close();
+    },
+  };
+}
+
+beforeAll(async () => {
+  await baseRootfs();
+  for (const entry of bundleEntries()) await bundle(entry);
+  stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sk-mcp-e2e-'));
+  platform = await startPlatformOnHost({ stateDir, log: (line) => process.stderr.write(`platform: ${line}\n`) });
+  gateway = await startGateway({ catalog: platform.catalog });
+  opts = { apiKey: platform.apiKey, apiUrl: platform.url, sandboxUrl: `http://127.0.0.1:${gateway.port}` };
+  // The template the SDK picks by default for mcp, built by the SDK on this platform.
+  const build = await runScript(path.join(__dirname, 'build-template.ts'), [platform.url, platform.apiKey, 'mcp-gateway'], {}, 1_000_000);
+  const done = build.stdout.split('\n').find((l) => l.startsWith('{"t":"done"') || l.startsWith('{"t":"error"'));
+  if (!done?.startsWith('{"t":"done"')) throw new Error(`building mcp-gateway failed: ${done ?? build.stderr}`);
+}, ROOTFS_TIMEOUT_MS + 1_000_000);
+
+afterAll(async () => {
+  for (const id of made) await sdk({ op: 'kill', sandboxId: id }).catch(() => undefined);
+  await gateway?.close();
+  await platform?.close({ killSandboxes: true });
+  if (stateDir) fs.rmSync(stateDir, { recursive: true, force: true });
+});
+
+test('Sandbox.create({ mcp }) runs filesystem, memory and a custom server; the MCP client lists and calls them through the kit gateway', async () => {
+  const created = await sdk({
+    op: 'create',
+    mcp: {
+      filesystem: { paths: ['/home/user'] },
+      memory: {},
+      custom: { plain: { installCmd: `echo ${PLAIN_SERVER} | base64 -d > server.js`, runCmd: '/opt/sandbox-kit/node server.js' } },
+    },
+  });
+  if (!created.ok) throw new Error(`create failed: ${created.name}: ${created.message}`);
+  const { sandboxId, mcpUrl, mcpToken } = created.value as { sandboxId: string; mcpUrl: string; mcpToken: string };
+  made.push(sandboxId);
+  expect(mcpUrl).toBe(`https://50005-${sandboxId}.e2b.app/mcp`);
+  const token = await sandboxToken(sandboxId);
+
+  const client = await mcpClient(sandboxId, token, mcpToken);
+  try {
+    const names = (await client.listTools()).tools.map((t) => t.name);
+    expect(names).toEqual(expect.arrayContaining(['filesystem__write_file', 'filesystem__read_text_file', 'memory__create_entities', 'memory__read_graph', 'plain__shout']));
+
+    const write = await client.callTool({ name: 'filesystem__write_file', arguments: { path: '/home/user/note.txt', content: 'written over MCP' } });
+    expect(write.isError).toBeFalsy();
+    expect(text(await client.callTool({ name: 'filesystem__read_text_file', arguments: { path: '/home/user/note.txt' } }))).toBe('written over MCP');
+    const outside = await client.callTool({ name: 'filesystem__read_text_file', arguments: { path: '/etc/passwd' } });
+    expect(outside.isError).toBe(true);
+    expect(text(outside)).toMatch(/access denied/i);
+
+    await client.callTool({ name: 'memory__create_entities', arguments: { entities: [{ name: 'sandbox', entityType: 'thing', observations: ['remembers'] }] } });
+    expect(text(await client.callTool({ name: 'memory__read_graph', arguments: {} }))).toContain('remembers');
+    expect(text(await client.callTool({ name: 'plain__shout', arguments: { text: 'through two gateways' } }))).toBe('THROUGH TWO GATEWAYS');
+  } finally {
+    await client.close();
+  }
+
+  // getMcpUrl()'s host form routes the same way.
+  const byHost = await hostFormClient(sandboxId, token, mcpToken);
+  try {
+    expect(text(await byHost.client.callTool({ name: 'plain__shout', arguments: { text: 'by host' } }))).toBe('BY HOST');
+  } finally {
+    await byHost.close();
+  }
+
+  // A wrong MCP token is the sandbox gateway's 401; a wrong sandbox token is the kit gateway's.
+  await expect(mcpClient(sandboxId, token, 'not-the-mcp-token')).rejects.toMatchObject({ code: 401 });
+  await expect(mcpClient(sandboxId, 'not-the-sandbox-token', mcpToken)).rejects.toMatchObject({ code: 401 });
+});
+
+test.each([
+  ['an unknown server', { filesytem: { paths: ['/home/user'] } }, 'mcp.filesytem'],
+  ['an unknown key', { memory: { path: '/tmp/m.jsonl' } }, 'mcp.memory.path'],
+  ['a wrong type', { filesystem: { paths: '/home/user' } }, 'mcp.filesystem.paths: got "/home/user"; expected a list of strings'],
+  ['a missing required key', { filesystem: {} }, 'mcp.filesystem.paths: got (missing); expected a list of strings (required)'],
+])('%s fails validation before any sandbox is made', async (_kind, mcp, named) => {
+  const before = await sdk({ op: 'list' });
+  const result = await sdk({ op: 'create', mcp });
+  expect(result).toMatchObject({ ok: false, message: expect.stringContaining(named) });
+  expect(result.message).toMatch(/^400: /);
+  const after = await sdk({ op: 'list' });
+  expect(after.value).toEqual(before.value);
+});

@@ -1,0 +1,32 @@
+/**
+ * The E2B SDK side of the MCP end-to-end test, in a plain Node process (jest cannot load the SDK's ESM
+ * dependencies). argv: a JSON request; prints one JSON line: what the SDK returned, or the error it threw.
+ */
+import { Sandbox } from 'e2b';
+
+interface Request {
+  op: 'create' | 'kill' | 'list';
+  opts: Record<string, unknown>;
+  mcp?: unknown;
+  sandboxId?: string;
+}
+
+async function main(req: Request): Promise<unknown> {
+  if (req.op === 'create') {
+    const started = Date.now();
+    // Exactly as users write it: no template named, so the SDK picks `mcp-gateway` and starts the gateway in it.
+    const sbx = await Sandbox.create({ ...req.opts, mcp: req.mcp as never });
+    const readyMs = Date.now() - started;
+    return { sandboxId: sbx.sandboxId, mcpUrl: sbx.getMcpUrl(), mcpToken: await sbx.getMcpToken(), readyMs };
+  }
+  if (req.op === 'list') {
+    const items = await Sandbox.list(req.opts).nextItems();
+    return items.map((s) => ({ sandboxId: s.sandboxId, templateId: s.templateId, name: s.name }));
+  }
+  return Sandbox.kill(req.sandboxId as string, req.opts);
+}
+
+main(JSON.parse(process.argv[2]) as Request).then(
+  (value) => console.log(JSON.stringify({ ok: true, value })),
+  (err: Error) => console.log(JSON.stringify({ ok: false, name: err.constructor?.name ?? err.name, message: err.message })),
+);

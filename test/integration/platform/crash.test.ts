@@ -1,0 +1,179 @@
+/**
+ * Crash safety: `sandbox-kit platform` is killed with SIGKILL in the middle of a create (at two different moments),
+ * started again on the same state dir, and afterwards the sandboxes it lists are exactly the containers running,
+ * the sandbox made before the crash still answers with its token, and the half-made one left no network namespace,
+ * runtime state, cgroup, mount (in any mount namespace) or directory. Root only; one link into the root namespace: run under the shared e2e lock.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { buildSync } from 'esbuild';
+import Redis from 'ioredis';
+import { hostCgroupMounts } from '../../../src/runtime/cgroups';
+import { cleanupLeftovers } from '../../../src/runtime/cleanup';
+import { DEFAULT_STATE_ROOT } from '../../../src/runtime/instance';
+import { openStandaloneNetwork } from '../../../src/platform/standalone-network';
+import { bundle, bundleEntries } from '../../../scripts/bundle';
+import { baseRootfs, ROOTFS_TIMEOUT_MS } from '../runtime/support';
+
+jest.setTimeout(240_000);
+
+const ROOT = join(__dirname, '..', '..', '..');
+/** Inside the project, so the runtime finds the agent bundle from the CLI's location as it does when installed. */
+const CLI = join(ROOT, 'dist', 'test-platform', 'cli.js');
+
+let stateDir: string;
+let child: ChildProcess | undefined;
+
+interface Running {
+  url: string;
+  sandboxUrl: string;
+  key: string;
+}
+
+function startCli(): Promise<Running> {
+  const proc = spawn(process.execPath, [CLI, 'platform', '--state-dir', stateDir], { stdio: ['ignore', 'pipe', 'pipe'] });
+  child = proc;
+  let stderr = '';
+  proc.stderr?.on('data', (d: Buffer) => {
+    stderr = (stderr + d.toString()).slice(-4000);
+  });
+  return new Promise((resolve, reject) => {
+    const found: Partial<Running> = {};
+    createInterface({ input: proc.stdout as NodeJS.ReadableStream }).on('line', (line) => {
+      const api = /^export E2B_API_URL=(\S+)$/.exec(line);
+      const sbx = /^export E2B_SANDBOX_URL=(\S+)$/.exec(line);
+      if (api) found.url = api[1];
+      if (sbx) found.sandboxUrl = sbx[1];
+      if (/^export E2B_API_KEY=/.test(line)) {
+        resolve({ url: found.url as string, sandboxUrl: found.sandboxUrl as string, key: fs.readFileSync(join(stateDir, 'api-key'), 'utf8').trim() });
+      }
+    });
+    proc.once('exit', (code) => reject(new Error(`the platform exited (${code}): ${stderr}`)));
+  });
+}
+
+async function killHard(): Promise<void> {
+  const proc = child as ChildProcess;
+  const exited = new Promise((r) => proc.once('exit', r));
+  proc.kill('SIGKILL');
+  await exited;
+  child = undefined;
+}
+
+const api = (p: Running, method: string, path: string, body?: unknown) =>
+  fetch(`${p.url}${path}`, { method, headers: { 'x-api-key': p.key, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+
+function instance(): string {
+  return fs.readFileSync(join(stateDir, 'instance'), 'utf8').trim();
+}
+
+/** What this instance has on the host, per sandbox ID: network namespaces, runtime state, cgroups, bundle dirs, mounts. */
+function hostTraces(withMounts = true): Record<string, string[]> {
+  const name = instance();
+  const out: Record<string, string[]> = {};
+  const add = (id: string, what: string) => (out[id] ??= []).push(what);
+  for (const ns of fs.readdirSync('/run/netns')) if (ns.startsWith(`${name}-`)) add(ns.slice(name.length + 1), 'netns');
+  for (const rt of ['crun', 'runc']) {
+    const dir = join(DEFAULT_STATE_ROOT, name, rt);
+    if (fs.existsSync(dir)) for (const id of fs.readdirSync(dir)) if (fs.statSync(join(dir, id)).isDirectory()) add(id, `${rt} state`);
+  }
+  for (const m of hostCgroupMounts()) {
+    const dir = join(m.mountPoint, `sandbox-kit-${name}`);
+    if (fs.existsSync(dir)) for (const id of fs.readdirSync(dir)) if (fs.statSync(join(dir, id)).isDirectory()) add(id, `cgroup ${m.mountPoint}`);
+  }
+  const data = join(stateDir, 'runtime', name);
+  if (fs.existsSync(data)) for (const id of fs.readdirSync(data)) add(id, 'dir');
+  // Mounts in any mount namespace on the host (the runtime mounts in a private one).
+  for (const pid of withMounts ? fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d)) : []) {
+    let text = '';
+    try {
+      text = fs.readFileSync(`/proc/${pid}/mountinfo`, 'utf8');
+    } catch {
+      continue;
+    }
+    for (const line of text.split('\n')) {
+      const point = line.split(' ')[4];
+      if (point?.startsWith(`${data}/`)) add(point.slice(data.length + 1).split('/')[0] as string, 'mount');
+    }
+  }
+  for (const key of Object.keys(out)) out[key] = [...new Set(out[key])].sort();
+  return out;
+}
+
+beforeAll(async () => {
+  await baseRootfs();
+  // The CLI places the project's agent bundle (dist/bundle), as an installed kit does.
+  for (const entry of bundleEntries()) await bundle(entry);
+  buildSync({ entryPoints: [join(ROOT, 'src', 'cli', 'main.ts')], bundle: true, packages: 'external', platform: 'node', format: 'cjs', target: 'node20', outfile: CLI, logLevel: 'error' });
+  stateDir = await mkdtemp(join(tmpdir(), 'skp-'));
+}, ROOTFS_TIMEOUT_MS);
+
+afterAll(async () => {
+  if (child) await killHard();
+  if (!stateDir) return;
+  if (fs.existsSync(join(stateDir, 'instance'))) {
+    const net = await openStandaloneNetwork(instance());
+    await cleanupLeftovers({ instance: instance(), dataRoot: join(stateDir, 'runtime'), network: net.network });
+    await net.close();
+  }
+  const socket = join(stateDir, 'redis', 'redis.sock');
+  if (fs.existsSync(socket)) {
+    const redis = new Redis({ path: socket, lazyConnect: true, retryStrategy: () => null });
+    redis.on('error', () => {});
+    await redis.connect().then(() => redis.call('SHUTDOWN', 'NOSAVE')).catch(() => {});
+    redis.disconnect();
+  }
+  fs.rmSync(stateDir, { recursive: true, force: true });
+});
+
+/** Waits until `probe` sees the new sandbox reach a stage, polling fast (a create takes a few hundred ms). */
+async function until(probe: () => boolean, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!probe()) {
+    if (Date.now() > deadline) throw new Error('the create never reached the stage to kill at');
+    await new Promise((r) => setTimeout(r, 2));
+  }
+}
+
+test('killed with SIGKILL during a create, restarted: nothing lost, nothing leaked', async () => {
+  let platform = await startCli();
+  const created = await api(platform, 'POST', '/v2/sandboxes', { templateID: 'base', metadata: { survivor: 'yes' } });
+  expect(created.status).toBe(201);
+  const survivor = (await created.json()) as { sandboxID: string; envdAccessToken: string };
+
+  const stages: Array<[string, (traces: Record<string, string[]>) => boolean]> = [
+    ['its network namespace exists', (t) => Object.entries(t).some(([id, w]) => id !== survivor.sandboxID && w.includes('netns'))],
+    ['its container exists', (t) => Object.entries(t).some(([id, w]) => id !== survivor.sandboxID && w.some((x) => x.endsWith('state')))],
+  ];
+  for (const [stage, reached] of stages) {
+    const pending = api(platform, 'POST', '/v2/sandboxes', { templateID: 'base' }).catch(() => undefined);
+    await until(() => reached(hostTraces(false)));
+    await killHard();
+    await pending;
+    process.stderr.write(`killed the platform when ${stage}: ${JSON.stringify(hostTraces(false))}\n`);
+
+    platform = await startCli();
+    const listed = (await (await api(platform, 'GET', '/v2/sandboxes')).json()) as Array<{ sandboxID: string; state: string }>;
+    expect(listed.map((s) => [s.sandboxID, s.state])).toEqual([[survivor.sandboxID, 'running']]);
+    // The host holds exactly the listed sandbox, whole.
+    const traces = hostTraces();
+    expect(Object.keys(traces)).toEqual([survivor.sandboxID]);
+    expect(traces[survivor.sandboxID]).toEqual(expect.arrayContaining(['dir', 'netns', expect.stringMatching(/^(crun|runc) state$/), expect.stringMatching(/^cgroup /)]));
+    // The survivor still answers through the restarted platform's gateway, with the token it had.
+    const detail = (await (await api(platform, 'GET', `/sandboxes/${survivor.sandboxID}`)).json()) as { envdAccessToken: string; metadata: unknown };
+    expect(detail).toMatchObject({ envdAccessToken: survivor.envdAccessToken, metadata: { survivor: 'yes' } });
+    const listDir = await fetch(`${platform.sandboxUrl}/filesystem.Filesystem/ListDir`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'connect-protocol-version': '1', 'E2b-Sandbox-Id': survivor.sandboxID, 'X-Access-Token': survivor.envdAccessToken },
+      body: '{"path":"/home/user"}',
+    });
+    expect(listDir.status).toBe(200);
+  }
+
+  expect((await api(platform, 'DELETE', `/sandboxes/${survivor.sandboxID}`)).status).toBe(204);
+  expect(hostTraces()).toEqual({});
+});

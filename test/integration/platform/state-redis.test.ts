@@ -1,0 +1,66 @@
+/** The platform's state in its private Redis: API key hashes, reuse of a running server, durability of every write. */
+import * as fs from 'node:fs';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type Redis from 'ioredis';
+import { ApiKeyStore } from '../../../src/platform/api-key-store';
+import { hashApiKey } from '../../../src/platform/api-keys';
+import { redisClient, startPrivateRedis, type PrivateRedis } from '../../../src/platform/private-redis';
+
+let dir: string;
+let server: PrivateRedis;
+let redis: Redis;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'skp-'));
+  server = await startPrivateRedis(dir);
+  redis = redisClient({ socketPath: server.socketPath });
+});
+
+afterAll(async () => {
+  redis?.disconnect();
+  await server?.stop();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+test('keys are stored as hashes only, and the key file replaces them at each start', async () => {
+  const store = new ApiKeyStore(redis, 'test:');
+  await store.replace(['sk_first_key_1', 'sk_second_key_2']);
+  expect(store.matches('sk_first_key_1')).toBe(true);
+  expect(store.matches('sk_second_key_2')).toBe(true);
+  expect((await redis.smembers('test:api-key-hashes')).sort()).toEqual([hashApiKey('sk_first_key_1'), hashApiKey('sk_second_key_2')].sort());
+
+  // The next start has only the second key in its file: the first stops working, for every instance that reloads.
+  const next = new ApiKeyStore(redis, 'test:');
+  await next.replace(['sk_second_key_2']);
+  expect(next.matches('sk_first_key_1')).toBe(false);
+  await store.reload();
+  expect(store.matches('sk_first_key_1')).toBe(false);
+  expect(store.matches('sk_second_key_2')).toBe(true);
+});
+
+test('a private Redis found running again is used as it is, with its data', async () => {
+  await redis.set('test:marker', 'kept');
+  const again = await startPrivateRedis(dir);
+  expect(again.socketPath).toBe(server.socketPath);
+  expect(await redis.get('test:marker')).toBe('kept');
+});
+
+test('every acknowledged write survives a SIGKILL of the Redis server itself (append-only, fsync always)', async () => {
+  for (let i = 0; i < 50; i++) await redis.hset('test:durable', `k${i}`, String(i));
+  const info = String(await redis.call('INFO', 'server'));
+  const pid = Number(/process_id:(\d+)/.exec(info)?.[1]);
+  process.kill(pid, 'SIGKILL');
+  while (fs.existsSync(`/proc/${pid}`) && !/\) Z /.test(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'))) await new Promise((r) => setTimeout(r, 10));
+  server = await startPrivateRedis(dir);
+  const fresh = redisClient({ socketPath: server.socketPath });
+  try {
+    expect(await fresh.hlen('test:durable')).toBe(50);
+    expect(await fresh.hget('test:durable', 'k49')).toBe('49');
+  } finally {
+    fresh.disconnect();
+  }
+  redis.disconnect();
+  redis = redisClient({ socketPath: server.socketPath });
+});

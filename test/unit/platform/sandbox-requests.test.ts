@@ -1,0 +1,49 @@
+import { connectSchema, newSandboxSchema, setTimeoutSchema } from '../../../src/platform/sandbox-requests';
+
+describe('newSandboxSchema', () => {
+  it('fills in E2B defaults', () => {
+    expect(newSandboxSchema.parse({ templateID: 'base' })).toEqual({ templateID: 'base', timeout: 300, metadata: {}, envVars: {}, autoPause: false });
+  });
+
+  it('takes what the SDK sends for lifecycle', () => {
+    expect(newSandboxSchema.parse({ templateID: 'x', autoPause: true, autoResume: { enabled: true } })).toMatchObject({ autoPause: true, autoResume: { enabled: true } });
+  });
+
+  it('accepts the empty values clients send by default for unsupported features', () => {
+    expect(newSandboxSchema.safeParse({ templateID: 'x', network: {}, volumeMounts: [], allow_internet_access: true }).success).toBe(true);
+  });
+
+  it('refuses features it does not provide rather than ignoring them', () => {
+    const r = newSandboxSchema.safeParse({ templateID: 'x', network: { denyOut: ['0.0.0.0/0'] }, allow_internet_access: false, volumeMounts: [{ name: 'v', path: '/v' }] });
+    expect(r.success).toBe(false);
+    const messages = r.success ? [] : r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
+    expect(messages).toEqual([
+      expect.stringMatching(/^allow_internet_access: turning internet access off is not supported/),
+      'network: network rules are not supported by this platform; leave them out',
+      'volumeMounts: volume mounts are not supported by this platform; leave them out',
+    ]);
+  });
+
+  it('refuses timeouts that are not whole seconds from 1 to 86400, and bad env names', () => {
+    for (const timeout of [0, -1, 1.5, 86_401, '60']) expect(newSandboxSchema.safeParse({ templateID: 'x', timeout }).success).toBe(false);
+    expect(newSandboxSchema.safeParse({ templateID: 'x', timeout: 86_400 }).success).toBe(true);
+    expect(newSandboxSchema.safeParse({ templateID: 'x', envVars: { '1BAD': 'v' } }).success).toBe(false);
+  });
+
+  it('requires the template', () => {
+    expect(newSandboxSchema.safeParse({}).success).toBe(false);
+    expect(newSandboxSchema.safeParse({ templateID: '' }).success).toBe(false);
+  });
+});
+
+describe('connect and timeout bodies', () => {
+  it('connect defaults to 300 s and refuses a reboot-style resume', () => {
+    expect(connectSchema.parse({})).toEqual({ timeout: 300 });
+    expect(connectSchema.safeParse({ memory: false }).success).toBe(false);
+  });
+
+  it('setTimeout needs the timeout', () => {
+    expect(setTimeoutSchema.safeParse({}).success).toBe(false);
+    expect(setTimeoutSchema.parse({ timeout: 5 })).toEqual({ timeout: 5 });
+  });
+});

@@ -1,0 +1,99 @@
+import { loadStackConfig } from '../../../src/config';
+import { SANDBOX_HOST_PATHS as P } from '../../../src/render';
+import { formatResult, runSandboxHostChecks, sandboxExpectationsFor, type CommandResult, type Remote } from '../../../src/verify';
+
+/** Output captured from a Debian 12 sandbox host (systemd, crun 1.8, cgroup v2), trimmed to what matters. */
+const PS_LAB = `    1 /sbin/init
+  801 /usr/bin/redis-server 127.0.0.1:6379
+  812 /usr/bin/node ${P.cli} platform --port 3001 --host 0.0.0.0 --catalog redis://127.0.0.1:6379/0
+  840 /usr/bin/node ${P.cli} gateway --port 3000 --host 0.0.0.0
+`;
+const TEMPLATES = JSON.stringify([{ templateID: 'tpl8k2m4q', aliases: ['sandbox-kit-proxy'], buildStatus: 'ready' }]);
+const frame = (m: unknown, flags = 0) => ({ flags, message: m });
+const b64 = (t: string) => Buffer.from(t).toString('base64');
+const PROBE_OK = JSON.stringify({
+  create: { status: 201, sandboxID: 'sbxa1b2c3' },
+  frames: [frame({ event: { start: { pid: 7 } } }), frame({ event: { data: { stdout: b64('198.51.100.44\n') } } }), frame({ event: { end: { exitCode: 0 } } }), frame({}, 2)],
+  kill: 204,
+  error: null,
+});
+
+type Answers = Array<[RegExp, CommandResult]>;
+const ok = (stdout: string): CommandResult => ({ stdout, stderr: '', code: 0 });
+
+function fakeHost(answers: Answers): Remote & { commands: string[] } {
+  const commands: string[] = [];
+  return {
+    commands,
+    async exec(command) {
+      commands.push(command);
+      for (const [pattern, result] of answers) if (pattern.test(command)) return result;
+      return { stdout: '', stderr: `unexpected command: ${command}`, code: 127 };
+    },
+  };
+}
+
+const healthy = (init: string, probe = PROBE_OK): Answers => [
+  [/^id -u$/, ok('0\n')],
+  [/cat \/proc\/1\/comm/, ok(`${init}\n`)],
+  [/LoadState/, ok('loaded\n')],
+  [/systemctl is-active/, ok('active\n')],
+  [/ps -eo/, ok(PS_LAB)],
+  [/sha256sum --check/, ok('ok\n')],
+  [/stat -c/, ok('600 root root\n')],
+  [/crun --version/, ok('crun version 1.8.1\ncgroup2fs\n')],
+  [/\/templates/, ok(TEMPLATES)],
+  [/node -e/, ok(`${probe}\n`)],
+];
+
+const config = loadStackConfig({});
+
+describe('sandbox host checks', () => {
+  it('pass on a healthy host: services, bundle, key mode, runtime, template, egress through the proxy', async () => {
+    const results = await runSandboxHostChecks(fakeHost(healthy('systemd')), sandboxExpectationsFor(config, { egressIp: '198.51.100.44' }));
+    expect(results.map(formatResult)).toEqual([
+      'PASS redis-server.service active: systemd unit active',
+      'PASS sandbox-kit-platform.service active: systemd unit active',
+      'PASS sandbox-kit-gateway.service active: systemd unit active',
+      `PASS release bundle intact: every file of ${P.bundleSums} matches`,
+      `PASS API key file mode 0600: ${P.apiKey} is 0600 root:root`,
+      'PASS OCI runtime: crun version 1.8.1; /sys/fs/cgroup is cgroup v2',
+      'PASS template sandbox-kit-proxy present: templateID tpl8k2m4q, ready',
+      'PASS a sandbox reaches the internet through the proxy (198.51.100.44): sandbox sbxa1b2c3 is seen as 198.51.100.44; sandbox removed',
+    ]);
+  });
+
+  it('finds the services by their processes where systemd does not run them (the lab)', async () => {
+    const results = await runSandboxHostChecks(fakeHost(healthy('node')), sandboxExpectationsFor(config, {}));
+    expect(results.slice(0, 3).map(formatResult)).toEqual([
+      'PASS redis-server.service active: no systemd (PID 1 is node), process check: pid 801',
+      'PASS sandbox-kit-platform.service active: no systemd (PID 1 is node), process check: pid 812',
+      'PASS sandbox-kit-gateway.service active: no systemd (PID 1 is node), process check: pid 840',
+    ]);
+    expect(results.at(-1)!.detail).toBe('sandbox sbxa1b2c3 is seen as 198.51.100.44 (no --egress-ip to compare with); sandbox removed');
+  });
+
+  it('fails the egress check when the sandbox is seen from another address, and says which', async () => {
+    const results = await runSandboxHostChecks(fakeHost(healthy('systemd')), sandboxExpectationsFor(config, { egressIp: '203.0.113.9' }));
+    expect(formatResult(results.at(-1)!)).toBe('FAIL a sandbox reaches the internet through the proxy (203.0.113.9): sandbox sbxa1b2c3 is seen as 198.51.100.44; sandbox removed');
+  });
+
+  it('reports a missing template and a refused create with what the API said', async () => {
+    const refused = JSON.stringify({ create: { status: 404, message: 'template sandbox-kit-proxy not found' }, frames: [], kill: null, error: null });
+    const answers = healthy('systemd', refused).map(([p, r]): [RegExp, CommandResult] => (String(p).includes('templates') ? [p, ok('[]')] : [p, r]));
+    const results = await runSandboxHostChecks(fakeHost(answers), sandboxExpectationsFor(config, {}));
+    expect(results.slice(-2).map(formatResult)).toEqual([
+      'FAIL template sandbox-kit-proxy present: the API lists 0 templates, none named sandbox-kit-proxy (build it: docs/deploy-aws.md)',
+      'FAIL a sandbox reaches the internet through the proxy: creating a sandbox failed: 404 template sandbox-kit-proxy not found',
+    ]);
+  });
+
+  it('never sends the API key over SSH: it is read on the host', async () => {
+    const host = fakeHost(healthy('systemd'));
+    await runSandboxHostChecks(host, sandboxExpectationsFor(config, {}));
+    const api = host.commands.find((c) => c.includes('/templates'))!;
+    // Quoted once for the file name and once more for `sh -c`.
+    expect(api).toContain(`$(cat '\\''${P.apiKey}'\\'')`);
+    expect(host.commands.join('\n')).not.toMatch(/e2b_[a-z0-9]{10,}/);
+  });
+});
