@@ -6,6 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { attachLab, whoamiUrl } from '../lab';
+import { sleep } from '../util/poll';
 import { type EgressProbe, startEgressProbe, startSandboxProbe } from './egress-probe';
 import { readLocalState } from './state';
 
@@ -58,7 +59,7 @@ export async function rotateEgress(name: string, options: RotateOptions = {}): P
     const seen = await probe.waitFor(moved.to, switchedAt, 30_000);
     const secondsToNewAddress = Math.round((seen.at - switchedAt) / 100) / 10;
     say(`the probe saw ${moved.to} after ${secondsToNewAddress.toFixed(1)} s`);
-    await new Promise((resolve) => setTimeout(resolve, options.settleMs ?? 2_000));
+    await sleep(options.settleMs ?? 2_000);
     const probes = await probe.stop();
     return { oldEgressIp, newEgressIp: moved.to, secondsToNewAddress, probes };
   } finally {

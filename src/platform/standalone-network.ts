@@ -17,7 +17,7 @@ async function reopen(name: string): Promise<SandboxHostNetwork | undefined> {
   const out = await execOk(['ip', '-n', namespace, '-j', 'addr', 'show', 'dev', BRIDGE]);
   const info = (JSON.parse(out.trim() || '[]') as Array<{ addr_info?: Array<{ family: string; local: string; prefixlen: number }> }>)[0];
   const v4 = info?.addr_info?.find((a) => a.family === 'inet');
-  if (!v4 || v4.prefixlen !== 24) throw new Error(`sandbox host network ${name}: its bridge ${BRIDGE} in ${namespace} has no /24 address; remove the namespace (ip netns del ${namespace}) and start again`);
+  if (v4?.prefixlen !== 24) throw new Error(`sandbox host network ${name}: its bridge ${BRIDGE} in ${namespace} has no /24 address; remove the namespace (ip netns del ${namespace}) and start again`);
   const prefix = v4.local.split('.').slice(0, 3).join('.');
   const subnet = `${prefix}.0/24`;
   const hostAddress = `${prefix}.254`;
