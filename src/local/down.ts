@@ -6,7 +6,9 @@
 import { downLab, findLeftovers, hasLeftovers } from '../lab';
 import { stopProcesses } from './processes';
 import { localDir, readLocalState, removeLocalDir } from './state';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { cleanupLeftovers } from '../runtime';
 
 export interface LocalRemoved {
   anything: boolean;
@@ -15,13 +17,23 @@ export interface LocalRemoved {
 
 export async function downLocal(name: string, options: { stateBase?: string } = {}): Promise<LocalRemoved> {
   const state = readLocalState(name, options.stateBase);
-  const stopped = state ? await stopProcesses(state.processes) : 0;
+  // The service removes its sandboxes when it stops; give it the time to.
+  const stopped = state ? await stopProcesses(state.processes, 20_000) : 0;
   const leftovers = await findLeftovers(name);
   const lab = hasLeftovers(leftovers) ? await downLab(name) : undefined;
+  // After a crash the platform could not remove its sandboxes: their containers, cgroups and mounts go here.
+  const platformDir = join(localDir(name, options.stateBase), 'platform');
+  const instanceFile = join(platformDir, 'instance');
+  let containers = 0;
+  if (existsSync(instanceFile)) {
+    const report = await cleanupLeftovers({ instance: readFileSync(instanceFile, 'utf8').trim(), dataRoot: join(platformDir, 'runtime') });
+    containers = report.containers.length;
+  }
   const hadDir = existsSync(localDir(name, options.stateBase));
   removeLocalDir(name, options.stateBase);
   const parts: string[] = [];
-  if (stopped > 0) parts.push(`stopped ${stopped} process${stopped === 1 ? '' : 'es'} (gateway)`);
+  if (stopped > 0) parts.push(`stopped ${stopped} process${stopped === 1 ? '' : 'es'} (gateway${state?.platform ? ', platform' : ''})`);
+  if (containers > 0) parts.push(`${containers} leftover sandbox container${containers === 1 ? '' : 's'}`);
   if (lab) {
     parts.push(`lab ${name}: ${lab.processes} processes, ${lab.namespaces.length} namespaces${lab.hostLink ? ', the host link' : ''}`);
   }

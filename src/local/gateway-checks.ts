@@ -60,6 +60,18 @@ export function unaryCall(t: SandboxTarget, path: string, body: unknown, token?:
 
 /** Runs `sh -c script` in the sandbox through the gateway; resolves to its stdout and exit code. */
 export async function runCommand(t: SandboxTarget, script: string): Promise<{ stdout: string; exitCode: number }> {
+  let stdout = '';
+  const exitCode = await streamCommand(t, script, (chunk) => (stdout += chunk));
+  return { stdout, exitCode };
+}
+
+/** Runs `sh -c script` in the sandbox, handing its stdout over as it arrives; resolves to the exit code. */
+export async function streamCommand(
+  t: SandboxTarget,
+  script: string,
+  onStdout: (chunk: string) => void,
+  timeoutMs = 20_000,
+): Promise<number> {
   const transport = createConnectTransport({
     baseUrl: t.gatewayUrl,
     httpVersion: '1.1',
@@ -72,14 +84,13 @@ export async function runCommand(t: SandboxTarget, script: string): Promise<{ st
     ],
   });
   const client = createClient(Process, transport);
-  let stdout = '';
   let exitCode = -1;
-  for await (const response of client.start({ process: { cmd: '/bin/sh', args: ['-c', script] } }, { timeoutMs: 20_000 })) {
+  for await (const response of client.start({ process: { cmd: '/bin/sh', args: ['-c', script] } }, { timeoutMs })) {
     const event = response.event?.event;
-    if (event?.case === 'data' && event.value.output.case === 'stdout') stdout += Buffer.from(event.value.output.value).toString('utf8');
+    if (event?.case === 'data' && event.value.output.case === 'stdout') onStdout(Buffer.from(event.value.output.value).toString('utf8'));
     if (event?.case === 'end') exitCode = event.value.exitCode;
   }
-  return { stdout, exitCode };
+  return exitCode;
 }
 
 export interface GatewayCheck {

@@ -4,8 +4,10 @@
  * proxy, and reports how long until the new address was seen and how many probe requests failed. Sandboxes, their
  * config and the ingress address do not change.
  */
-import { attachLab } from '../lab';
-import { startEgressProbe } from './egress-probe';
+import { readFileSync } from 'node:fs';
+import { attachLab, whoamiUrl } from '../lab';
+import { sleep } from '../util/poll';
+import { type EgressProbe, startEgressProbe, startSandboxProbe } from './egress-probe';
 import { readLocalState } from './state';
 
 export interface RotationReport {
@@ -29,20 +31,35 @@ export async function rotateEgress(name: string, options: RotateOptions = {}): P
   if (!state?.readyAt) throw new Error(`the local system ${name} is not up; start it with 'sandbox-kit up'`);
   const say = options.onProgress ?? (() => undefined);
   const lab = attachLab(name);
-  const node = state.sandboxes[0]!.node;
   const oldEgressIp = lab.egressEip;
+  const first = state.sandboxes[0]!;
+  const where = first.node || first.sandboxID;
 
-  const probe = startEgressProbe(lab, node);
+  let probe: EgressProbe;
+  if (state.platform) {
+    // A platform sandbox runs the probe itself, started through the gateway like any workload.
+    const token = (JSON.parse(readFileSync(state.catalogFile, 'utf8')) as { sandboxID: string; token: string }[]).find(
+      (e) => e.sandboxID === first.sandboxID,
+    )!.token;
+    const url = whoamiUrl(lab.plan.web, lab.plan.webHttpPort);
+    const curl = `curl -sS --max-time 5 ${lab.mode === 'local' ? `--socks5-hostname 127.0.0.1:${lab.socksPort} ` : ''}${url}`;
+    probe = startSandboxProbe(
+      { gatewayUrl: state.gateway!.url, brand: 'E2b', sandboxID: first.sandboxID, agentPort: first.agentPort, token },
+      curl,
+    );
+  } else {
+    probe = startEgressProbe(lab, first.node);
+  }
   try {
     await probe.waitFor(oldEgressIp, 0, 15_000);
-    say(`probe in ${node} sees ${oldEgressIp} through the proxy; re-pointing the egress address`);
+    say(`probe in ${where} sees ${oldEgressIp} through the proxy; re-pointing the egress address`);
     const switchedAt = probe.now();
     const moved = await lab.repointEgress(options.to);
     say(`egress Elastic IP moved from ${moved.from} to ${moved.to}`);
     const seen = await probe.waitFor(moved.to, switchedAt, 30_000);
     const secondsToNewAddress = Math.round((seen.at - switchedAt) / 100) / 10;
     say(`the probe saw ${moved.to} after ${secondsToNewAddress.toFixed(1)} s`);
-    await new Promise((resolve) => setTimeout(resolve, options.settleMs ?? 2_000));
+    await sleep(options.settleMs ?? 2_000);
     const probes = await probe.stop();
     return { oldEgressIp, newEgressIp: moved.to, secondsToNewAddress, probes };
   } finally {

@@ -39,6 +39,9 @@ export interface LocalState {
   /** Processes in the root namespace (the lab's own are the lab's to stop). */
   processes: LocalProcess[];
   gateway?: { url: string; port: number };
+  /** The platform API, when the sandboxes come from it; its key file is 0600. */
+  platform?: { url: string; apiKeyFile: string; stateDir: string };
+  template?: { alias: string; templateID: string };
   sandboxes: LocalSandbox[];
   /** 0600, the gateway's file-catalog format: every sandbox with its access token. */
   catalogFile: string;

@@ -23,6 +23,7 @@ export interface LocalStatus {
   readyAt?: string;
   mode?: string;
   proxy?: { healthy: boolean; ingressIp: string; egressIp: string; serverPid?: number; detail: string };
+  platform?: { healthy: boolean; url: string; detail: string };
   gateway?: { healthy: boolean; url?: string; pid?: number; detail: string };
   sandboxes: SandboxHealth[];
   /** Everything that is not healthy, one phrase each. */
@@ -62,7 +63,8 @@ export async function localStatus(name: string, stateBase?: string): Promise<Loc
   }
   if (!proxy.healthy) problems.push(`proxy: ${proxy.detail}`);
 
-  const gatewayProcess = state.processes.find((p) => p.role === 'gateway');
+  // The gateway runs alone, or in the service process with the platform.
+  const gatewayProcess = state.processes.find((p) => p.role === 'gateway' || p.role === 'service');
   const gatewayRunning = gatewayProcess !== undefined && isOurs(gatewayProcess);
   const gateway: NonNullable<LocalStatus['gateway']> = {
     healthy: gatewayRunning && state.gateway !== undefined,
@@ -70,6 +72,24 @@ export async function localStatus(name: string, stateBase?: string): Promise<Loc
     ...(gatewayProcess ? { pid: gatewayProcess.pid } : {}),
     detail: gatewayRunning ? 'running' : gatewayProcess ? `process ${gatewayProcess.pid} is gone` : 'never started',
   };
+
+  let platform: LocalStatus['platform'];
+  if (state.platform) {
+    // An authenticated list: the API answers only when it runs and its store (Redis) does.
+    const key = readFileSync(state.platform.apiKeyFile, 'utf8').split('\n')[0]!.trim();
+    const answer = await fetch(`${state.platform.url}/v2/sandboxes`, { headers: { 'x-api-key': key }, signal: AbortSignal.timeout(5_000) })
+      .then(async (r) => ({ status: r.status, count: r.ok ? ((await r.json()) as unknown[]).length : 0 }))
+      .catch((err: Error) => ({ status: 0, count: 0, error: err.message }));
+    platform = {
+      healthy: answer.status === 200,
+      url: state.platform.url,
+      detail:
+        answer.status === 200
+          ? `API answers, ${answer.count} sandbox(es) listed`
+          : `HTTP ${answer.status}${'error' in answer ? `: ${answer.error}` : ''}`,
+    };
+    if (!platform.healthy) problems.push(`platform: ${platform.detail}`);
+  }
 
   let tokens = new Map<string, string>();
   try {
@@ -112,6 +132,7 @@ export async function localStatus(name: string, stateBase?: string): Promise<Loc
     ...(state.readyAt ? { readyAt: state.readyAt } : {}),
     mode: state.mode,
     proxy,
+    ...(platform ? { platform } : {}),
     gateway,
     sandboxes,
     problems,

@@ -9,6 +9,8 @@ export interface SummaryFacts {
   /** The whoami service on the lab's internet and the SOCKS5 port in the sandboxes, for the commands to try. */
   whoamiUrl: string;
   socksPort: number;
+  /** The platform's API key, when the sandboxes come from the platform. */
+  apiKey?: string;
 }
 
 export interface UpJson {
@@ -31,12 +33,12 @@ export function upJson(f: SummaryFacts): UpJson {
     name: state.name,
     warm: f.warm,
     sandboxUrl: state.gateway!.url,
-    apiUrl: null,
-    apiKey: null,
+    apiUrl: state.platform?.url ?? null,
+    apiKey: f.apiKey ?? null,
     tokensFile: state.catalogFile,
     sandboxes: state.sandboxes.map((s) => ({ sandboxID: s.sandboxID, node: s.node, address: s.address, agentPort: s.agentPort })),
     proxy: { mode: state.mode, ingressIp: f.ingressIp, egressIp: f.egressIp },
-    template: { alias: state.config.template.alias, templateID: null },
+    template: { alias: state.config.template.alias, templateID: state.template?.templateID ?? null },
     timings: state.timings,
   };
 }
@@ -60,16 +62,39 @@ export function summaryText(f: SummaryFacts): string {
 ${header}
   sandbox URL  ${url}   (the gateway; routes by E2b-Sandbox-Id or ${state.config.brand}-Sandbox-Id)
   tokens       ${state.catalogFile}   (0600: each sandbox's access token)
-  sandboxes    ${state.sandboxes.map((s) => `${s.sandboxID} (${s.node}, ${s.address})`).join('\n               ')}
+  sandboxes    ${state.sandboxes.map((s) => (s.node ? `${s.sandboxID} (${s.node}, ${s.address})` : s.sandboxID)).join('\n               ')}
   proxy        ingress ${f.ingressIp}, egress ${f.egressIp} (${state.mode} mode)
 
+${
+  state.platform
+    ? `  API URL      ${state.platform.url}   (key in ${state.platform.apiKeyFile}, 0600)
+  template     ${state.template?.alias} (${state.template?.templateID})
+`
+    : ''
+}
 Try:
-  export E2B_SANDBOX_URL=${url}
-  curl -s $E2B_SANDBOX_URL/filesystem.Filesystem/ListDir -H 'Content-Type: application/json' -H 'Connect-Protocol-Version: 1' \\
+${
+  state.platform
+    ? `  export E2B_API_URL=${state.platform.url}
+  export E2B_API_KEY=$(cat ${state.platform.apiKeyFile})
+`
+    : ''
+}  export E2B_SANDBOX_URL=${url}
+${
+  state.platform
+    ? `  node -e "const {Sandbox} = require('e2b'); Sandbox.connect('${first.sandboxID}')
+    .then((s) => s.commands.run('curl -s ${socks}${f.whoamiUrl}')).then((r) => console.log(r.stdout))"   # the egress address
+`
+    : ''
+}  curl -s $E2B_SANDBOX_URL/filesystem.Filesystem/ListDir -H 'Content-Type: application/json' -H 'Connect-Protocol-Version: 1' \\
     -H 'E2b-Sandbox-Id: ${first.sandboxID}' -H "X-Access-Token: $(node -p "require('${state.catalogFile}')[0].token")" \\
     -d '{"path": "/", "depth": 1}'
-  sandbox-kit lab exec ${first.node}${nameFlag} -- curl -s ${socks}${f.whoamiUrl}   # shows the egress address
-  sandbox-kit status${nameFlag}     # what is running and healthy
+${
+  first.node
+    ? `  sandbox-kit lab exec ${first.node}${nameFlag} -- curl -s ${socks}${f.whoamiUrl}   # shows the egress address
+`
+    : ''
+}  sandbox-kit status${nameFlag}     # what is running and healthy
   sandbox-kit rotate${nameFlag}     # a new egress address while a sandbox keeps using the proxy
   sandbox-kit down${nameFlag}       # remove everything
 `;

@@ -8,12 +8,13 @@ import { randomBytes } from 'node:crypto';
 import { chownSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadStackConfig, type StackConfig } from '../config';
-import { attachLab, type EgressCheck, type Lab, type LabMode, labExists, labUp, type ProgressFn } from '../lab';
+import { attachLab, type EgressCheck, type Lab, type LabMode, labExists, labUp, type ProgressFn, whoamiUrl } from '../lab';
 import { projectRoot } from '../lab/dist-path';
 import { writeLayerFiles } from '../lab/etc-layer';
 import { spawnDetached } from '../lab/run';
 import { downLocal } from './down';
-import { checkThroughGateway, type GatewayCheck } from './gateway-checks';
+import { checkThroughGateway, type GatewayCheck, runCommand } from './gateway-checks';
+import { buildTemplate, createSandboxes, startService } from './platform-sandboxes';
 import { localPrerequisites, PreflightError } from './preflight';
 import { startDetached, waitForLogLine } from './processes';
 import { sandboxUser } from './sandbox-user';
@@ -33,6 +34,11 @@ export interface UpOptions {
   onProgress?: ProgressFn;
   /** Where the state lives (default /run/sandbox-kit/local). */
   stateBase?: string;
+  /**
+   * Where the sandboxes come from: `platform` (containers the platform creates from the proxy template it built) or
+   * `lab` (the lab's own sandbox namespaces, an agent started in each). Default platform.
+   */
+  sandboxesFrom?: 'lab' | 'platform';
 }
 
 export interface UpResult {
@@ -75,6 +81,26 @@ async function finalChecks(
   if (!egress.ok) throw new Error(`the egress check failed: through the proxy ${egress.proxied}, expected ${egress.expectedEgress}`);
   const tokens = new Map(readCatalog(state).map((e) => [e.sandboxID, e.token]));
   let gatewayCheck: GatewayCheck | undefined;
+  for (const s of state.platform ? state.sandboxes : []) {
+    // The seed's check, in each platform sandbox: curl through the proxy shows the proxy's egress address.
+    const socks = state.mode === 'local' ? `--socks5-hostname 127.0.0.1:${lab.socksPort} ` : '';
+    const target = {
+      gatewayUrl: state.gateway!.url,
+      brand: 'E2b',
+      sandboxID: s.sandboxID,
+      agentPort: s.agentPort,
+      token: tokens.get(s.sandboxID)!,
+    };
+    const seen = await runCommand(target, `curl -sS --max-time 5 ${socks}${whoamiUrl(lab.plan.web, lab.plan.webHttpPort)}`);
+    progress({
+      step: 'check',
+      message: `${s.sandboxID}: curl through the proxy shows ${seen.stdout.trim() || `nothing (exit ${seen.exitCode})`}`,
+    });
+    if (seen.stdout.trim() !== egress.expectedEgress)
+      throw new Error(
+        `sandbox ${s.sandboxID} does not leave through the proxy: it shows ${seen.stdout.trim() || `nothing (exit ${seen.exitCode})`}, expected ${egress.expectedEgress}`,
+      );
+  }
   for (const s of state.sandboxes) {
     gatewayCheck = await checkThroughGateway({
       gatewayUrl: state.gateway!.url,
@@ -127,9 +153,39 @@ export async function upLocal(options: UpOptions = {}): Promise<UpResult> {
   const state = newLocalState(name, mode, config, options.stateBase);
   writeLocalState(state);
   try {
+    const fromPlatform = (options.sandboxesFrom ?? 'platform') === 'platform';
+    // From the platform, the lab keeps one sandbox node of its own: the egress check and the rotation probe run there.
+    const labSandboxes = fromPlatform ? 1 : (options.sandboxes ?? 2);
     const lab = await timedStep('lab', progress, timings, () =>
-      labUp({ name, mode, sandboxes: options.sandboxes ?? 2, hostLink: true, config, onProgress: progress }),
+      labUp({ name, mode, sandboxes: labSandboxes, hostLink: true, config, onProgress: progress }),
     );
+    if (fromPlatform) {
+      await timedStep('platform', progress, timings, async () => {
+        await startService(state, lab, config, options.gatewayPort ?? config.gateway.port, progress);
+        writeLocalState(state);
+      });
+      await timedStep('template', progress, timings, async () => {
+        await buildTemplate(state, lab, config, progress);
+        writeLocalState(state);
+      });
+      await timedStep('sandboxes', progress, timings, async () => {
+        const made = await createSandboxes(state, options.sandboxes ?? 2, config, progress);
+        const entries: CatalogFileEntry[] = state.sandboxes.map((s) => ({
+          sandboxID: s.sandboxID,
+          host: s.address,
+          agentPort: s.agentPort,
+          token: made.get(s.sandboxID)!,
+          state: 'running',
+        }));
+        writeFileSync(state.catalogFile, `${JSON.stringify(entries, null, 2)}\n`, { mode: 0o600 });
+        writeLocalState(state);
+      });
+      const checks = await timedStep('check', progress, timings, () => finalChecks(state, lab, progress));
+      state.timings = timings;
+      state.readyAt = new Date().toISOString();
+      writeLocalState(state);
+      return { state, warm: false, ...checks };
+    }
 
     const tokens = new Map<string, string>();
     await timedStep('sandboxes', progress, timings, async () => {

@@ -81,7 +81,7 @@ export async function loadOrCreateApiKeyFile(path: string): Promise<KeyFileResul
   }
   await mkdir(dirname(path), { recursive: true, mode: 0o700 });
   const key = newApiKey();
-  let handle;
+  let handle: Awaited<ReturnType<typeof open>>;
   try {
     handle = await open(path, 'wx', 0o600);
   } catch (err) {

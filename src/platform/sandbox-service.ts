@@ -321,7 +321,7 @@ export class SandboxService {
     if (this.closed) return;
     try {
       const record = await this.o.store.get(sandboxID);
-      if (!record || record.state !== 'running') return;
+      if (record?.state !== 'running') return;
       if (Date.parse(record.endAt) > this.now()) {
         this.deadlines.arm(sandboxID, Date.parse(record.endAt));
         return;

@@ -29,9 +29,11 @@ export async function run(argv: string[]): Promise<number> {
   );
   if (s.proxy)
     console.log(`  ${mark(s.proxy.healthy)} proxy     ingress ${s.proxy.ingressIp}, egress ${s.proxy.egressIp}; ${s.proxy.detail}`);
+  if (s.platform) console.log(`  ${mark(s.platform.healthy)} platform  ${s.platform.url}; ${s.platform.detail}`);
   if (s.gateway)
     console.log(`  ${mark(s.gateway.healthy)} gateway   ${s.gateway.url ?? '-'} (pid ${s.gateway.pid ?? '-'}); ${s.gateway.detail}`);
-  for (const sb of s.sandboxes) console.log(`  ${mark(sb.healthy)} sandbox   ${sb.sandboxID} (${sb.node}, ${sb.address}); ${sb.detail}`);
-  for (const p of s.problems.filter((p) => !/^(proxy|gateway|sandbox) /.test(p))) console.log(`  FAIL ${p}`);
+  for (const sb of s.sandboxes)
+    console.log(`  ${mark(sb.healthy)} sandbox   ${sb.sandboxID}${sb.node ? ` (${sb.node}, ${sb.address})` : ''}; ${sb.detail}`);
+  for (const p of s.problems.filter((p) => !/^(proxy|platform|gateway|sandbox)[: ]/.test(p))) console.log(`  FAIL ${p}`);
   return s.healthy ? 0 : 1;
 }

@@ -1,6 +1,6 @@
 /** `sandbox-kit up`: the whole system on this machine, left running; `status`, `rotate` and `down` take it from there. */
-import { existsSync } from 'node:fs';
-import { formatIssues, integer, loadStackConfig, type StackConfig, stackFilePath } from '../../config';
+import { existsSync, readFileSync } from 'node:fs';
+import { formatIssues, integer, loadStackConfig, oneOf, type StackConfig, stackFilePath } from '../../config';
 import { attachLab, whoamiUrl } from '../../lab';
 import { summaryText, upJson, upLocal } from '../../local';
 import { parseFlags, switchFlag, valueFlag } from '../args';
@@ -10,8 +10,8 @@ import { DEFAULT_STACK, findProjectDir, loadStack, stackName } from '../stack';
 const HELP = `usage: sandbox-kit up [--mode local|transparent] [--sandboxes N] [--gateway-port P] [--stack NAME] [--name NAME] [--json]
 
 Brings the whole system up on this machine (root, Debian) and leaves it running: the proxy host, the internet and
-the sandbox network in network namespaces with the real shadowsocks-libev, an agent in every sandbox, and the
-gateway on 127.0.0.1. It checks before it says "up": a sandbox's traffic leaves through the proxy's egress address,
+the sandbox network in network namespaces with the real shadowsocks-libev, the platform API and the gateway on
+127.0.0.1, the proxy template built through the API, and sandboxes created from it. It checks before it says "up": a sandbox's traffic leaves through the proxy's egress address,
 and a command, a ListDir and a wrong token behave through the gateway. Run it again: a healthy system is left as it
 is. Then: sandbox-kit status | rotate | down.
 
@@ -20,7 +20,10 @@ is. Then: sandbox-kit status | rotate | down.
   --gateway-port  gateway port on 127.0.0.1 (default: the stack's gateway.port; 0 picks a free one)
   --stack         stack whose config to use when Pulumi.<stack>.yaml exists (default ${DEFAULT_STACK}; else the defaults)
   --name          the system's name; its namespaces are sk-<name>-* (default local)
-  --json          print one JSON line at the end (progress goes to stderr)`;
+  --json          print one JSON line at the end (progress goes to stderr)
+  --sandboxes-from  platform (default): the platform API runs on the lab's sandbox network, builds the proxy
+                  template with the E2B SDK and creates the sandboxes from it; lab: the lab's own sandbox namespaces
+                  with an agent started in each (no platform, no template)`;
 
 /** The stack's config when the project has Pulumi.<stack>.yaml, else the schema's defaults. */
 function localConfig(stack: string): { config: StackConfig; source: string } {
@@ -44,6 +47,7 @@ export async function run(argv: string[]): Promise<number> {
     stack: valueFlag(stackName().default(DEFAULT_STACK)),
     name: labNameFlag('local'),
     json: switchFlag(),
+    'sandboxes-from': valueFlag(oneOf(['platform', 'lab']).default('platform')),
   });
   if (help) {
     console.log(HELP);
@@ -58,6 +62,7 @@ export async function run(argv: string[]): Promise<number> {
     sandboxes: values.sandboxes,
     gatewayPort: values['gateway-port'],
     config,
+    sandboxesFrom: values['sandboxes-from'],
     onProgress: (e) => out.write(`[${e.step}] ${e.message}\n`),
   });
   const lab = attachLab(values.name);
@@ -68,6 +73,7 @@ export async function run(argv: string[]): Promise<number> {
     egressIp: lab.egressEip,
     whoamiUrl: whoamiUrl(lab.plan.web, lab.plan.webHttpPort),
     socksPort: lab.socksPort,
+    ...(result.state.platform ? { apiKey: readFileSync(result.state.platform.apiKeyFile, 'utf8').split('\n')[0]!.trim() } : {}),
   };
   if (values.json) console.log(JSON.stringify(upJson(facts)));
   else console.log(summaryText(facts));

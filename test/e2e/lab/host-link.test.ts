@@ -8,9 +8,11 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { request } from 'node:http';
 import { attachLab, hostLinkName, type Lab, labUp } from '../../../src/lab';
 import type { LocalStatus, RotationReport, UpJson } from '../../../src/local';
+import { runCommand } from '../../../src/local/gateway-checks';
 import { run } from '../../../src/lab/run';
-import { CLI, cli, namespacesOf, requireBuilt, uniqueLabName, waitUntil, whoamiFrom } from '../../helpers/lab';
+import { CLI, cli, namespacesOf, requireBuilt, uniqueLabName, waitUntil } from '../../helpers/lab';
 
+jest.setTimeout(240_000);
 beforeAll(() => requireBuilt());
 
 describe('host link', () => {
@@ -69,11 +71,27 @@ function post(url: string, path: string, headers: Record<string, string>, body: 
   });
 }
 
-/** Every trace the local system `name` could leave: namespaces, host link, state directories, processes. */
+/** The platform instance of the local system `name` (it names the platform's containers and cgroups). */
+const instances = new Map<string, string>();
+function rememberInstance(name: string): void {
+  const file = `/run/sandbox-kit/local/${name}/platform/instance`;
+  if (existsSync(file)) instances.set(name, readFileSync(file, 'utf8').trim());
+}
+
+/** Every trace the local system `name` could leave: namespaces, host link, state dirs, processes, mounts, cgroups. */
 async function tracesOf(name: string): Promise<string[]> {
   const traces = (await namespacesOf(name)).map((n) => `namespace ${n}`);
   if ((await run(['ip', 'link', 'show', 'dev', hostLinkName(name)])).code === 0) traces.push('host link');
   for (const dir of [`/run/sandbox-kit/local/${name}`, `/run/sandbox-kit/labs/${name}`]) if (existsSync(dir)) traces.push(dir);
+  for (const line of readFileSync('/proc/self/mountinfo', 'utf8').split('\n'))
+    if (line.includes(`/sandbox-kit/local/${name}/`)) traces.push(`mount ${line}`);
+  const instance = instances.get(name);
+  if (instance) {
+    const cgroups = await run(['find', '/sys/fs/cgroup', '-maxdepth', '4', '-name', `*${instance}*`]);
+    for (const line of cgroups.stdout.split('\n').filter((l) => l !== '')) traces.push(`cgroup ${line}`);
+    const ps = await run(['ps', '-eo', 'pid=,args=']);
+    for (const line of ps.stdout.split('\n')) if (line.includes(instance)) traces.push(`process ${line.trim()}`);
+  }
   const ps = await run(['ps', '-eo', 'pid=,args=']);
   for (const line of ps.stdout.split('\n'))
     if (line.includes(`/${name}/`) || line.includes(`sk-${name}-`)) traces.push(`process ${line.trim()}`);
@@ -113,38 +131,50 @@ describe('sandbox-kit up | status | rotate | down: the whole local system', () =
     const up = await cli(['up', '--name', name, '--gateway-port', '0', '--sandboxes', '2', '--json'], 120_000);
     expect({ code: up.code, stderr: up.code === 0 ? '' : up.stderr }).toEqual({ code: 0, stderr: '' });
     // Progress goes to stderr, step by step with timings; stdout is one JSON line.
-    for (const step of ['preflight', 'lab', 'sandboxes', 'gateway', 'check'])
+    for (const step of ['preflight', 'lab', 'platform', 'template', 'sandboxes', 'check'])
       expect(up.stderr).toMatch(new RegExp(`^\\[${step}\\] done in \\d+\\.\\d s$`, 'm'));
     expect(up.stdout.trim().split('\n')).toHaveLength(1);
     const info = JSON.parse(up.stdout) as UpJson;
     expect(info).toMatchObject({ name, warm: false, proxy: { mode: 'local', ingressIp: '203.0.113.10' } });
     expect(info.sandboxes).toHaveLength(2);
 
-    // The JSON describes what runs: the lab's addresses, and each sandbox answering through the gateway at sandboxUrl.
+    // The JSON describes what runs: the platform built the template and made the sandboxes; each answers through the
+    // gateway at sandboxUrl and, asked from inside, leaves through the proxy's egress address.
     const lab = attachLab(name);
     expect(info.proxy.egressIp).toBe(lab.egressEip);
-    expect(await whoamiFrom(lab, 'sb1', `127.0.0.1:${lab.socksPort}`)).toBe(info.proxy.egressIp);
+    expect(info.template.templateID).toMatch(/^[a-z0-9]+$/);
     expect(statSync(info.tokensFile).mode & 0o777).toBe(0o600);
+    const listed = await fetch(`${info.apiUrl}/v2/sandboxes`, { headers: { 'x-api-key': info.apiKey! } });
+    expect(listed.status).toBe(200);
+    expect(((await listed.json()) as { sandboxID: string }[]).map((s) => s.sandboxID).sort()).toEqual(
+      info.sandboxes.map((s) => s.sandboxID).sort(),
+    );
     const tokens = JSON.parse(readFileSync(info.tokensFile, 'utf8')) as { sandboxID: string; token: string }[];
+    const target = (s: UpJson['sandboxes'][0]) => ({
+      gatewayUrl: info.sandboxUrl,
+      brand: 'E2b',
+      sandboxID: s.sandboxID,
+      agentPort: s.agentPort,
+      token: tokens.find((t) => t.sandboxID === s.sandboxID)!.token,
+    });
+    const curl = `curl -sS --max-time 5 --socks5-hostname 127.0.0.1:${lab.socksPort} http://${lab.plan.web}/`;
     for (const s of info.sandboxes) {
-      expect(s.address).toBe(lab.sandboxAddress(s.node));
-      const token = tokens.find((t) => t.sandboxID === s.sandboxID)!.token;
-      expect(up.stdout + up.stderr).not.toContain(token);
-      const headers = { 'connect-protocol-version': '1', 'e2b-sandbox-id': s.sandboxID, 'x-access-token': token };
+      expect(up.stdout + up.stderr).not.toContain(target(s).token);
+      expect((await runCommand(target(s), curl)).stdout.trim()).toBe(info.proxy.egressIp);
+      const headers = { 'connect-protocol-version': '1', 'e2b-sandbox-id': s.sandboxID, 'x-access-token': target(s).token };
       const home = await post(info.sandboxUrl, '/filesystem.Filesystem/Stat', headers, '{"path":"~"}');
       expect(home.status).toBe(200);
-      // Without an Authorization header the agents serve the stack's agent.defaultUser ("user"): ~ is that user's home.
-      expect(JSON.parse(home.body).entry).toMatchObject({ name: 'user', owner: 'user', type: 'FILE_TYPE_DIRECTORY' });
+      // Without an Authorization header the agent serves the sandbox's default user (the template's USER): ~ is that
+      // user's home, owned by that user.
+      const entry = JSON.parse(home.body).entry as { path: string; owner: string; type: string };
+      expect(entry.type).toBe('FILE_TYPE_DIRECTORY');
+      expect([`/home/${entry.owner}`, '/root']).toContain(entry.path);
     }
     const [first, second] = info.sandboxes as [UpJson['sandboxes'][0], UpJson['sandboxes'][0]];
     const crossed = await post(
       info.sandboxUrl,
       '/filesystem.Filesystem/Stat',
-      {
-        'connect-protocol-version': '1',
-        'e2b-sandbox-id': first.sandboxID,
-        'x-access-token': tokens.find((t) => t.sandboxID === second.sandboxID)!.token,
-      },
+      { 'connect-protocol-version': '1', 'e2b-sandbox-id': first.sandboxID, 'x-access-token': target(second).token },
       '{"path":"/"}',
     );
     expect(crossed.status).toBe(401);
@@ -152,7 +182,13 @@ describe('sandbox-kit up | status | rotate | down: the whole local system', () =
     const status = await cli(['status', '--name', name, '--json']);
     expect(status.code).toBe(0);
     const health = JSON.parse(status.stdout) as LocalStatus;
-    expect(health).toMatchObject({ up: true, healthy: true, problems: [], gateway: { healthy: true, url: info.sandboxUrl } });
+    expect(health).toMatchObject({
+      up: true,
+      healthy: true,
+      problems: [],
+      platform: { healthy: true },
+      gateway: { healthy: true, url: info.sandboxUrl },
+    });
     expect(health.sandboxes.map((s) => [s.sandboxID, s.healthy])).toEqual(info.sandboxes.map((s) => [s.sandboxID, true]));
 
     const rotate = await cli(['rotate', '--name', name, '--json'], 90_000);
@@ -164,7 +200,7 @@ describe('sandbox-kit up | status | rotate | down: the whole local system', () =
     expect(rotation.probes.sent).toBeGreaterThan(5);
     expect(rotation.secondsToNewAddress).toBeGreaterThanOrEqual(0);
     // The sandboxes now leave through the new address; the ingress address and the sandboxes did not change.
-    expect(await whoamiFrom(attachLab(name), 'sb2', `127.0.0.1:${lab.socksPort}`)).toBe(rotation.newEgressIp);
+    expect((await runCommand(target(second), curl)).stdout.trim()).toBe(rotation.newEgressIp);
     expect(attachLab(name).ingressEip).toBe(info.proxy.ingressIp);
 
     const warm = await cli(['up', '--name', name, '--json'], 60_000);
@@ -172,6 +208,7 @@ describe('sandbox-kit up | status | rotate | down: the whole local system', () =
     expect(warm.stderr).toContain('[warm]');
     expect(JSON.parse(warm.stdout)).toMatchObject({ warm: true, sandboxes: info.sandboxes, proxy: { egressIp: rotation.newEgressIp } });
 
+    rememberInstance(name);
     const down = await cli(['down', '--name', name]);
     expect(down.code).toBe(0);
     expect(await tracesOf(name)).toEqual([]);
@@ -180,17 +217,19 @@ describe('sandbox-kit up | status | rotate | down: the whole local system', () =
   });
 
   test('down after a crash of up removes what it had built', async () => {
+    await cli(['down', '--name', name]);
     const child = spawn(process.execPath, [CLI, 'up', '--name', name, '--gateway-port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     child.stdout!.on('data', (c: Buffer) => (output += c.toString()));
-    // Killed once the gateway runs: lab, agents and gateway exist, the checks have not passed.
-    await waitUntil('up to start the gateway', () => (/\[gateway\] listening/.test(output) ? true : undefined), 90_000);
+    // Killed once sandboxes exist: lab, platform, gateway, template and sandbox containers; the checks have not passed.
+    await waitUntil('up to create a sandbox', () => (/\[sandboxes\] \S+ created/.test(output) ? true : undefined), 120_000);
+    rememberInstance(name);
     child.kill('SIGKILL');
     await waitUntil('up to die', () => child.exitCode ?? child.signalCode ?? undefined, 10_000);
     expect(await tracesOf(name)).not.toEqual([]);
     const down = await cli(['down', '--name', name]);
     expect(down.code).toBe(0);
-    expect(down.stdout).toContain('gateway');
+    expect(down.stdout).toContain('platform');
     expect(await tracesOf(name)).toEqual([]);
   });
 });

@@ -1,0 +1,102 @@
+/**
+ * The local system's sandboxes from the platform: the service process (platform API + gateway) on the lab's sandbox
+ * network, the proxy template built through that API with the E2B SDK (the lab's ingress address and password in its
+ * client config), and sandboxes created from it with the SDK. What `up` runs when the sandboxes come from the platform.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Sandbox } from 'e2b';
+import type { StackConfig } from '../config';
+import type { Lab, ProgressFn } from '../lab';
+import { builtEntry } from '../lab/dist-path';
+import { IFACES } from '../lab/topology';
+import type { ServiceConfig } from './service-main';
+import { startDetached, waitForLogLine } from './processes';
+import type { LocalSandbox, LocalState } from './state';
+import { buildProxyTemplate } from '../../templates/proxy';
+
+/** The longest life the platform gives a sandbox (24 h): the local system's sandboxes live until `down`. */
+const SANDBOX_TIMEOUT_MS = 86_400_000;
+
+export async function startService(
+  state: LocalState,
+  lab: Lab,
+  config: StackConfig,
+  gatewayPort: number,
+  progress: ProgressFn,
+): Promise<void> {
+  const stateDir = join(state.dir, 'platform');
+  const service: ServiceConfig = {
+    stateDir,
+    network: {
+      bridgeNamespace: lab.namespace('sbhost'),
+      bridge: IFACES.sandboxBridge,
+      subnet: lab.plan.sandboxSubnet,
+      gateway: lab.plan.sandboxGateway,
+      // Under the lab's prefix (the lab's teardown then also removes them after a crash), apart from its nodes: the
+      // network treats every namespace with this prefix as one of its own.
+      netnsPrefix: `sk-${lab.name}-c`,
+      reserved: lab.sandboxes.map((node) => lab.sandboxAddress(node)),
+    },
+    apiPort: 0,
+    gatewayPort,
+    brand: config.brand,
+    domain: config.gateway.domain,
+  };
+  const configFile = join(state.dir, 'service.json');
+  writeFileSync(configFile, `${JSON.stringify(service, null, 2)}\n`, { mode: 0o600 });
+  const p = startDetached(
+    'service',
+    [process.execPath, builtEntry('local/service-main'), configFile],
+    join(state.dir, 'service.log'),
+    configFile,
+  );
+  state.processes.push(p);
+  const api = await waitForLogLine(p, /platform API on (http:\/\/\S+)/, 60_000);
+  const gw = await waitForLogLine(p, /gateway listening on [^:\s]+:(\d+)/, 15_000);
+  state.platform = { url: api[1]!, apiKeyFile: join(stateDir, 'api-key'), stateDir };
+  state.gateway = { url: `http://127.0.0.1:${gw[1]}`, port: Number(gw[1]) };
+  progress({ step: 'platform', message: `platform API on ${state.platform.url}, gateway on ${state.gateway.url} (pid ${p.pid})` });
+}
+
+export function apiKeyOf(state: LocalState): string {
+  return readFileSync(state.platform!.apiKeyFile, 'utf8').split('\n')[0]!.trim();
+}
+
+export async function buildTemplate(state: LocalState, lab: Lab, config: StackConfig, progress: ProgressFn): Promise<void> {
+  const password = readFileSync(lab.snapshot.passwordFile, 'utf8').trim();
+  const info = await buildProxyTemplate({
+    config,
+    target: { serverIp: lab.ingressEip, password },
+    mode: state.mode,
+    apiUrl: state.platform!.url,
+    apiKey: apiKeyOf(state),
+    onBuildLogs: (entry) => progress({ step: 'template', message: String(entry.message ?? entry).trim() }),
+  });
+  state.template = { alias: config.template.alias, templateID: info.templateId };
+  progress({ step: 'template', message: `${info.name} built: templateID ${info.templateId}` });
+}
+
+export async function createSandboxes(
+  state: LocalState,
+  count: number,
+  config: StackConfig,
+  progress: ProgressFn,
+): Promise<Map<string, string>> {
+  const tokens = new Map<string, string>();
+  const apiKey = apiKeyOf(state);
+  const opts = { apiKey, apiUrl: state.platform!.url, sandboxUrl: state.gateway!.url, timeoutMs: SANDBOX_TIMEOUT_MS };
+  for (let i = 0; i < count; i++) {
+    const sbx = await Sandbox.create(config.template.alias, opts);
+    const info = (await (
+      await fetch(`${state.platform!.url}/sandboxes/${sbx.sandboxId}`, { headers: { 'x-api-key': apiKey } })
+    ).json()) as {
+      envdAccessToken: string;
+    };
+    tokens.set(sbx.sandboxId, info.envdAccessToken);
+    const sandbox: LocalSandbox = { sandboxID: sbx.sandboxId, node: '', address: '', agentPort: config.agent.port };
+    state.sandboxes.push(sandbox);
+    progress({ step: 'sandboxes', message: `${sbx.sandboxId} created from ${config.template.alias}` });
+  }
+  return tokens;
+}

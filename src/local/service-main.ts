@@ -1,0 +1,61 @@
+/**
+ * The local system's service process: the platform API (on the lab's sandbox network) and the gateway in front of its
+ * sandboxes, in one process so the gateway reads the platform's catalog in memory. `up` starts it detached:
+ *   node dist/src/local/service-main.js <config.json>
+ * It prints `platform API on <url>` and `gateway listening on <host>:<port>` once each serves, and on SIGTERM stops
+ * both and removes every sandbox the platform made.
+ */
+import { readFileSync } from 'node:fs';
+import { startGateway } from '../gateway';
+import { startPlatformOnHost } from '../platform/on-host';
+import { BridgeNetwork, type BridgeNetworkOptions } from '../runtime';
+
+export interface ServiceConfig {
+  stateDir: string;
+  network: BridgeNetworkOptions;
+  apiPort: number;
+  gatewayPort: number;
+  brand: string;
+  domain: string;
+}
+
+async function main(configFile: string): Promise<void> {
+  const config = JSON.parse(readFileSync(configFile, 'utf8')) as ServiceConfig;
+  const log = (line: string) => console.log(`platform: ${line}`);
+  const platform = await startPlatformOnHost({
+    stateDir: config.stateDir,
+    host: '127.0.0.1',
+    port: config.apiPort,
+    network: new BridgeNetwork(config.network),
+    log,
+  });
+  console.log(`platform API on ${platform.url}`);
+  const gateway = await startGateway({
+    catalog: platform.catalog,
+    host: '127.0.0.1',
+    port: config.gatewayPort,
+    brand: config.brand,
+    domain: config.domain,
+  });
+  console.log(`gateway listening on ${gateway.host}:${gateway.port}`);
+
+  let stopping = false;
+  const stop = async () => {
+    if (stopping) return;
+    stopping = true;
+    console.log('stopping: gateway, platform, sandboxes');
+    await gateway.close(1_000).catch((err: Error) => console.log(`gateway: ${err.message}`));
+    await platform.close({ killSandboxes: true }).catch((err: Error) => console.log(`platform: ${err.message}`));
+    console.log('stopped');
+    process.exit(0);
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+}
+
+if (require.main === module) {
+  main(process.argv[2] ?? '').catch((err: Error) => {
+    console.error(`service: ${err.stack ?? err.message}`);
+    process.exit(1);
+  });
+}
