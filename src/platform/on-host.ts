@@ -8,12 +8,11 @@ import { join } from 'node:path';
 import { MemoryCatalog } from '../catalog/memory';
 import { RedisCatalog } from '../catalog/redis';
 import type { WritableCatalog } from '../catalog/types';
-import { createOciRuntime, createStepExecutor, MmdebstrapImages, type RuntimeChoice, type SandboxNetwork } from '../runtime';
+import { createOciRuntime, createStepExecutor, MmdebstrapImages, openSandboxHostNetwork, type RuntimeChoice, type SandboxNetwork } from '../runtime';
 import type { AgentPayload } from '../runtime/agent-payload';
 import { randomText } from './random-text';
 import { startPlatform, type RunningPlatform } from './index';
-import { openStandaloneNetwork } from './standalone-network';
-import { createTemplateService, sandboxValidator, templateRoutes } from './templates';
+import { sandboxValidator, templatesForPlatform } from './templates';
 
 export interface PlatformOnHostOptions {
   stateDir: string;
@@ -84,7 +83,7 @@ export async function startPlatformOnHost(options: PlatformOnHostOptions): Promi
   const dataRoot = options.runtimeDataRoot ?? join(options.stateDir, 'runtime');
   const runtime = createOciRuntime({ instance, runtime: options.runtime ?? 'auto', stateRoot: options.runtimeStateRoot, dataRoot, agent: options.agent });
   log(`runtime ${runtime.name}, instance ${instance}`);
-  const standalone = options.network ? undefined : await openStandaloneNetwork(instance);
+  const standalone = options.network ? undefined : await openSandboxHostNetwork(instance);
   if (standalone) log(`standalone sandbox network ${standalone.subnet} (namespace ${standalone.namespace})`);
   const network = options.network ?? (standalone as NonNullable<typeof standalone>).network;
   const { catalog, close: closeCatalog } = await openWritableCatalog(options.catalog, log);
@@ -105,17 +104,12 @@ export async function startPlatformOnHost(options: PlatformOnHostOptions): Promi
       healthTimeoutMs: options.healthTimeoutMs,
       readyTimeoutMs: options.readyTimeoutMs,
       log,
-      templates: async ({ redis }) => {
-        const service = await createTemplateService({
-          redis,
-          executor: createStepExecutor({ instance, runtime: options.runtime ?? 'auto', stateRoot: options.runtimeStateRoot, dataRoot }),
-          baseImages,
-          dataDir: join(options.stateDir, 'templates'),
-          // A build is checked by starting a real sandbox from it (the platform exists by the time a build runs).
-          validator: sandboxValidator(() => platform?.sandboxes),
-        });
-        return { routes: templateRoutes(service), resolver: service.resolver(), close: () => service.close() };
-      },
+      templates: templatesForPlatform({
+        executor: createStepExecutor({ instance, runtime: options.runtime ?? 'auto', stateRoot: options.runtimeStateRoot, dataRoot }),
+        baseImages,
+        // A build is checked by starting a real sandbox from it (the platform exists by the time a build runs).
+        validator: sandboxValidator(() => platform?.sandboxes),
+      }),
     });
   } catch (err) {
     await closeCatalog();

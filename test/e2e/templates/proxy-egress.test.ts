@@ -21,6 +21,8 @@ jest.setTimeout(900_000);
 
 const ROOT = join(__dirname, '..', '..', '..');
 const CLI = join(ROOT, 'src', 'cli', 'main.ts');
+/** Short, so the never-ready build fails quickly; the templates here are ready in well under a second. */
+const READY_TIMEOUT_MS = 15_000;
 /** The lab's own addresses (the platform's host link, the sandbox network). */
 const LAB_RANGE = '198.18.0.0/15';
 
@@ -45,7 +47,7 @@ async function up(s: Partial<Stack>, mode: 'local' | 'transparent'): Promise<voi
     netnsPrefix: `${lab.name}-p-`,
     reserved: lab.sandboxes.map((node) => lab.sandboxAddress(node)),
   });
-  s.platform = await startPlatformOnHost({ stateDir: join(s.work, 'platform'), network, log: (line) => process.stderr.write(`platform: ${line}\n`) });
+  s.platform = await startPlatformOnHost({ stateDir: join(s.work, 'platform'), network, readyTimeoutMs: READY_TIMEOUT_MS, log: (line) => process.stderr.write(`platform: ${line}\n`) });
   s.gateway = await startGateway({ catalog: s.platform.catalog });
 }
 
@@ -112,6 +114,23 @@ describe.each(['local', 'transparent'] as const)('%s mode', (mode) => {
   });
 
   if (mode === 'local') {
+    test('a build whose ready command never succeeds fails its sandbox check, leaving no sandbox and no ready build', async () => {
+      const stack = s as Required<Stack>;
+      const context = await mkdtemp(join(stack.work, 'ctx-'));
+      const built = await sdkBuild(stack.platform.url, 'neverReady', 'never-ready', context, undefined, false, stack.platform.apiKey);
+      expect(built.error?.name).toBe('BuildError');
+      // The platform's own words follow: its ready-command timeout.
+      expect(built.error?.message).toMatch(/^a sandbox from the new build did not become ready: /);
+      const listed = await fetch(`${stack.platform.url}/v2/sandboxes`, { headers: { 'X-API-Key': stack.platform.apiKey } });
+      expect(await listed.json()).toEqual([]);
+      const create = await fetch(`${stack.platform.url}/v2/sandboxes`, {
+        method: 'POST',
+        headers: { 'X-API-Key': stack.platform.apiKey, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ templateID: 'never-ready' }),
+      });
+      expect(create.status).toBe(404);
+    });
+
     test('a template built with the SDK: its sandbox has the copied file, the package, the env and the template limits', async () => {
       const stack = s as Required<Stack>;
       const context = await mkdtemp(join(stack.work, 'ctx-'));

@@ -15,7 +15,7 @@ import Redis from 'ioredis';
 import { hostCgroupMounts } from '../../../src/runtime/cgroups';
 import { cleanupLeftovers } from '../../../src/runtime/cleanup';
 import { DEFAULT_STATE_ROOT } from '../../../src/runtime/instance';
-import { openStandaloneNetwork } from '../../../src/platform/standalone-network';
+import { openSandboxHostNetwork } from '../../../src/runtime/network/host-network';
 import { bundle, bundleEntries } from '../../../scripts/bundle';
 import { baseRootfs, ROOTFS_TIMEOUT_MS } from '../runtime/support';
 
@@ -116,7 +116,7 @@ afterAll(async () => {
   if (child) await killHard();
   if (!stateDir) return;
   if (fs.existsSync(join(stateDir, 'instance'))) {
-    const net = await openStandaloneNetwork(instance());
+    const net = await openSandboxHostNetwork(instance());
     await cleanupLeftovers({ instance: instance(), dataRoot: join(stateDir, 'runtime'), network: net.network });
     await net.close();
   }
