@@ -13,6 +13,7 @@ import { type ProgressFn, silent } from './progress';
 import { readSupervisorStatus } from './proxy-host';
 import { inNamespace, isAlive, type RunOptions, type RunResult, run, spawnAttached } from './run';
 import { type LabMode, type LabState, readState, writeState } from './state';
+import { recreateProxyHost } from './recreate-proxy';
 import { LAB_STEPS, prepare, recordStep } from './steps';
 import type { SupervisorStatus } from './supervisor';
 import { findLeftovers, hasLeftovers, listNamespaces, type RemovedLab, removeLab } from './teardown';
@@ -153,7 +154,11 @@ export class Lab {
         'this lab runs with egress.mode=shared: the egress address is the ingress address, so re-pointing it would change what clients dial',
       );
     }
-    const target = checkElasticIp(to ?? nextElasticIp(from, this.plan), this.plan);
+    let candidate = to ?? nextElasticIp(from, this.plan);
+    // After a recreate the ingress address is no longer the plan's: never hand it out as the egress address.
+    while (to === undefined && candidate === ingress.publicAddress) candidate = nextElasticIp(candidate, this.plan);
+    if (candidate === ingress.publicAddress) throw new Error(`${candidate} is the ingress Elastic IP; pick another address`);
+    const target = checkElasticIp(candidate, this.plan);
     if (target === from) throw new Error(`the egress Elastic IP is already ${from}`);
     const edge = this.namespace('inet');
     const next: ElasticIpMapping = { publicAddress: target, privateAddress: egress.privateAddress };
@@ -162,6 +167,11 @@ export class Lab {
     this.state.eips.egress = next;
     writeState(this.state);
     return { from, to: target };
+  }
+
+  /** A new proxy host: new ingress address and password, ss-server restarted, the lab's sandbox nodes reconfigured. */
+  recreateProxyHost(): Promise<{ oldIngress: string; newIngress: string }> {
+    return recreateProxyHost(this.state);
   }
 
   async status(): Promise<LabStatus> {

@@ -55,8 +55,15 @@ async function vethBetween(nsA: string, nameA: string, nsB: string, nameB: strin
   await ipIn(nsB, 'link', 'set', nameB, 'up');
 }
 
+/**
+ * A bridge with a fixed MAC address: without one, Linux gives a bridge the lowest MAC of its ports, so a port added
+ * later (a platform sandbox's veth) can change it under the neighbours, whose ARP entries for the bridge's address
+ * then point nowhere until they expire.
+ */
 async function bridge(ns: string, name: string, address: string): Promise<void> {
-  await ipIn(ns, 'link', 'add', name, 'type', 'bridge');
+  const [a, b, c, d] = address.split('/')[0]!.split('.').map(Number) as [number, number, number, number];
+  const mac = ['02', a, b, c, d, 1].map((x) => (typeof x === 'number' ? x.toString(16).padStart(2, '0') : x)).join(':');
+  await ipIn(ns, 'link', 'add', name, 'address', mac, 'type', 'bridge');
   await ipIn(ns, 'addr', 'add', address, 'dev', name);
   await ipIn(ns, 'link', 'set', name, 'up');
 }

@@ -6,3 +6,4 @@ export { DEFAULT_LOCAL_NAME, type LocalSandbox, type LocalState, LOCAL_DIR, read
 export { type LocalStatus, localStatus, type SandboxHealth } from './status';
 export { type SummaryFacts, summaryText, type UpJson, upJson } from './summary';
 export { type UpOptions, type UpResult, upLocal } from './up';
+export { type RecreateReport, recreateProxy } from './recreate';

@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { request } from 'node:http';
 import { attachLab, hostLinkName, type Lab, labUp } from '../../../src/lab';
-import type { LocalStatus, RotationReport, UpJson } from '../../../src/local';
+import type { LocalStatus, RecreateReport, RotationReport, UpJson } from '../../../src/local';
 import { runCommand } from '../../../src/local/gateway-checks';
 import { run } from '../../../src/lab/run';
 import { CLI, cli, namespacesOf, requireBuilt, uniqueLabName, waitUntil } from '../../helpers/lab';
@@ -127,7 +127,7 @@ describe('sandbox-kit up | status | rotate | down: the whole local system', () =
     expect(await tracesOf(name)).toEqual([]);
   });
 
-  test('up --json, checked against the running system; status; rotate under load; a warm up; down leaves nothing', async () => {
+  test('up --json, checked against the running system; status; rotate under load; a warm up; rotate --recreate; down leaves nothing', async () => {
     const up = await cli(['up', '--name', name, '--gateway-port', '0', '--sandboxes', '2', '--json'], 120_000);
     expect({ code: up.code, stderr: up.code === 0 ? '' : up.stderr }).toEqual({ code: 0, stderr: '' });
     // Progress goes to stderr, step by step with timings; stdout is one JSON line.
@@ -207,6 +207,20 @@ describe('sandbox-kit up | status | rotate | down: the whole local system', () =
     expect(warm.code).toBe(0);
     expect(warm.stderr).toContain('[warm]');
     expect(JSON.parse(warm.stdout)).toMatchObject({ warm: true, sandboxes: info.sandboxes, proxy: { egressIp: rotation.newEgressIp } });
+
+    // The destroy-and-recreate path: new proxy host and ingress address, template rebuilt, sandboxes recreated.
+    const recreate = await cli(['rotate', '--recreate', '--name', name, '--json'], 180_000);
+    expect({ code: recreate.code, stderr: recreate.code === 0 ? '' : recreate.stderr }).toEqual({ code: 0, stderr: '' });
+    const recreated = JSON.parse(recreate.stdout) as RecreateReport;
+    expect(recreated.oldIngressIp).toBe(info.proxy.ingressIp);
+    expect(recreated.newIngressIp).not.toBe(recreated.oldIngressIp);
+    expect(recreated.egressIp).toBe(rotation.newEgressIp);
+    expect(recreated.sandboxes.before.sort()).toEqual(info.sandboxes.map((s) => s.sandboxID).sort());
+    expect(recreated.sandboxes.after).toHaveLength(2);
+    for (const id of recreated.sandboxes.after) expect(recreated.sandboxes.before).not.toContain(id);
+    const afterRecreate = JSON.parse((await cli(['status', '--name', name, '--json'])).stdout) as LocalStatus;
+    expect(afterRecreate).toMatchObject({ healthy: true, proxy: { ingressIp: recreated.newIngressIp, egressIp: rotation.newEgressIp } });
+    expect(afterRecreate.sandboxes.map((s) => s.sandboxID).sort()).toEqual([...recreated.sandboxes.after].sort());
 
     rememberInstance(name);
     const down = await cli(['down', '--name', name]);
