@@ -9,7 +9,11 @@ export const PASSWORD_LENGTH = 32;
  * The proxy password: the stack's secret when it sets one, else a generated one kept in the stack state.
  * Either way the value only travels as a Pulumi secret.
  */
-export function proxyPassword(name: string, stackSecret: pulumi.Output<string> | undefined, opts?: pulumi.CustomResourceOptions): pulumi.Output<string> {
+export function proxyPassword(
+  name: string,
+  stackSecret: pulumi.Output<string> | undefined,
+  opts?: pulumi.CustomResourceOptions,
+): pulumi.Output<string> {
   if (stackSecret !== undefined) return pulumi.secret(stackSecret);
   const generated = new random.RandomPassword(
     name,

@@ -34,7 +34,9 @@ export function vpcNetworks(vpc: { cidrBlock: string; cidrBlockAssociations?: Re
 export function secondaryPrivateIp(primary: string, all: readonly string[]): string {
   const others = all.filter((ip) => ip !== primary);
   if (others.length !== 1) {
-    throw new Error(`expected exactly one secondary private IP on the host's network interface, found ${others.length} (${all.join(', ')})`);
+    throw new Error(
+      `expected exactly one secondary private IP on the host's network interface, found ${others.length} (${all.join(', ')})`,
+    );
   }
   return others[0];
 }

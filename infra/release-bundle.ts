@@ -65,7 +65,9 @@ export class ReleaseBundle extends pulumi.ComponentResource {
     const profile = new aws.iam.InstanceProfile(`${name}-profile`, { role: role.name }, parent);
 
     const region = aws.getRegionOutput({}, parent).region;
-    this.source = pulumi.all([bucket.bucket, object.key, region]).apply(([b, k, r]) => ({ bucket: b, key: k, region: r, sums: args.files.sums }));
+    this.source = pulumi
+      .all([bucket.bucket, object.key, region])
+      .apply(([b, k, r]) => ({ bucket: b, key: k, region: r, sums: args.files.sums }));
     this.instanceProfileName = profile.name;
     this.roleName = role.name;
     this.registerOutputs({ source: this.source, instanceProfileName: this.instanceProfileName });

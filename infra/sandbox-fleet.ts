@@ -51,7 +51,11 @@ export class SandboxFleet extends pulumi.ComponentResource {
     const parent = { parent: this };
     const fleet = config.fleet;
 
-    const subnetGroup = new aws.elasticache.SubnetGroup(`${name}-redis-subnets`, { subnetIds: args.subnetIds, description: 'sandbox-kit catalog' }, parent);
+    const subnetGroup = new aws.elasticache.SubnetGroup(
+      `${name}-redis-subnets`,
+      { subnetIds: args.subnetIds, description: 'sandbox-kit catalog' },
+      parent,
+    );
     const redis = new aws.elasticache.Cluster(
       `${name}-redis`,
       {
@@ -74,7 +78,9 @@ export class SandboxFleet extends pulumi.ComponentResource {
     const keyPair = config.host.sshPublicKey
       ? new aws.ec2.KeyPair(`${name}-key`, { publicKey: config.host.sshPublicKey, tags: { Name: `${name}-key` } }, parent)
       : undefined;
-    const ami = config.host.amiId ? pulumi.output(config.host.amiId) : aws.ec2.getAmiOutput(debianAmiQuery(config.host.architecture), parent).id;
+    const ami = config.host.amiId
+      ? pulumi.output(config.host.amiId)
+      : aws.ec2.getAmiOutput(debianAmiQuery(config.host.architecture), parent).id;
 
     const userData = (role: SandboxRole) =>
       pulumi.secret(
@@ -95,7 +101,18 @@ export class SandboxFleet extends pulumi.ComponentResource {
     this.hostUserData = userData('fleet-host');
     this.gatewayUserData = userData('fleet-gateway');
 
-    const group = (role: 'hosts' | 'gateways', spec: { instanceType: string; count: number; diskGb: number; userData: pulumi.Output<string>; securityGroupId: pulumi.Input<string>; targetGroupArn: pulumi.Input<string>; prefixes?: number }) => {
+    const group = (
+      role: 'hosts' | 'gateways',
+      spec: {
+        instanceType: string;
+        count: number;
+        diskGb: number;
+        userData: pulumi.Output<string>;
+        securityGroupId: pulumi.Input<string>;
+        targetGroupArn: pulumi.Input<string>;
+        prefixes?: number;
+      },
+    ) => {
       const tags = { Name: `${name}-${role}`, [SANDBOX_GENERATION_TAG]: String(config.sandboxHost.generation) };
       const template = new aws.ec2.LaunchTemplate(
         `${name}-${role}-lt`,
@@ -105,7 +122,12 @@ export class SandboxFleet extends pulumi.ComponentResource {
           keyName: keyPair?.keyName,
           iamInstanceProfile: { name: args.instanceProfileName },
           metadataOptions: { httpEndpoint: 'enabled', httpTokens: 'required' },
-          blockDeviceMappings: [{ deviceName: '/dev/xvda', ebs: { volumeSize: spec.diskGb, volumeType: 'gp3', encrypted: 'true', deleteOnTermination: 'true' } }],
+          blockDeviceMappings: [
+            {
+              deviceName: '/dev/xvda',
+              ebs: { volumeSize: spec.diskGb, volumeType: 'gp3', encrypted: 'true', deleteOnTermination: 'true' },
+            },
+          ],
           networkInterfaces: [
             {
               deviceIndex: 0,

@@ -34,7 +34,13 @@ export class SandboxFrontend extends pulumi.ComponentResource {
 
     const nlb = new aws.lb.LoadBalancer(
       `${name}-nlb`,
-      { loadBalancerType: 'network', internal: false, subnets: args.subnetIds, enableCrossZoneLoadBalancing: true, tags: { Name: `${name}-nlb` } },
+      {
+        loadBalancerType: 'network',
+        internal: false,
+        subnets: args.subnetIds,
+        enableCrossZoneLoadBalancing: true,
+        tags: { Name: `${name}-nlb` },
+      },
       parent,
     );
     const targetGroup = (role: string, port: number) =>
@@ -61,18 +67,33 @@ export class SandboxFrontend extends pulumi.ComponentResource {
       const names = frontendNames(config.gateway.domain);
       const cert = new aws.acm.Certificate(
         `${name}-cert`,
-        { domainName: config.gateway.domain, subjectAlternativeNames: [names.wildcard], validationMethod: 'DNS', tags: { Name: `${name}-cert` } },
+        {
+          domainName: config.gateway.domain,
+          subjectAlternativeNames: [names.wildcard],
+          validationMethod: 'DNS',
+          tags: { Name: `${name}-cert` },
+        },
         parent,
       );
       // The domain and its wildcard share one validation record.
       const option = cert.domainValidationOptions.apply((options) => options[0]!);
       const validation = new aws.route53.Record(
         `${name}-cert-validation`,
-        { zoneId, name: option.resourceRecordName, type: option.resourceRecordType, records: [option.resourceRecordValue], ttl: 300, allowOverwrite: true },
+        {
+          zoneId,
+          name: option.resourceRecordName,
+          type: option.resourceRecordType,
+          records: [option.resourceRecordValue],
+          ttl: 300,
+          allowOverwrite: true,
+        },
         parent,
       );
-      certificateArn = new aws.acm.CertificateValidation(`${name}-cert-valid`, { certificateArn: cert.arn, validationRecordFqdns: [validation.fqdn] }, parent)
-        .certificateArn;
+      certificateArn = new aws.acm.CertificateValidation(
+        `${name}-cert-valid`,
+        { certificateArn: cert.arn, validationRecordFqdns: [validation.fqdn] },
+        parent,
+      ).certificateArn;
       for (const [key, recordName] of Object.entries(names)) {
         new aws.route53.Record(
           `${name}-${key}-record`,

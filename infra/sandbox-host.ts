@@ -41,7 +41,9 @@ export class SandboxHost extends pulumi.ComponentResource {
     const keyPair = config.host.sshPublicKey
       ? new aws.ec2.KeyPair(`${name}-key`, { publicKey: config.host.sshPublicKey, tags: { Name: `${name}-key` } }, parent)
       : undefined;
-    const ami = config.host.amiId ? pulumi.output(config.host.amiId) : aws.ec2.getAmiOutput(debianAmiQuery(config.host.architecture), parent).id;
+    const ami = config.host.amiId
+      ? pulumi.output(config.host.amiId)
+      : aws.ec2.getAmiOutput(debianAmiQuery(config.host.architecture), parent).id;
 
     this.userData = pulumi.secret(
       pulumi
@@ -71,7 +73,11 @@ export class SandboxHost extends pulumi.ComponentResource {
     );
     // The address users configure (E2B_API_URL) outlives the instance: a recreate re-associates it.
     const eip = new aws.ec2.Eip(`${name}-eip`, { domain: 'vpc', tags: { Name: `${name}-eip` } }, parent);
-    this.reachable = new aws.ec2.EipAssociation(`${name}-eip-assoc`, { allocationId: eip.allocationId, instanceId: instance.id }, { ...parent, deleteBeforeReplace: true });
+    this.reachable = new aws.ec2.EipAssociation(
+      `${name}-eip-assoc`,
+      { allocationId: eip.allocationId, instanceId: instance.id },
+      { ...parent, deleteBeforeReplace: true },
+    );
 
     this.publicIp = eip.publicIp;
     this.privateIp = instance.privateIp;

@@ -41,20 +41,55 @@ export function sandboxRules(config: StackConfig, options: SandboxRuleOptions): 
   const gatewayGroup: SandboxGroup = options.fleet ? 'gateway' : 'host';
   const extra = options.loadBalanced ? options.vpcNetworks : [];
   for (const cidr of unique([...apiCidrs, ...extra])) {
-    rules.push({ key: `api-${cidrKey(cidr)}`, group: 'host', fromPort: apiPort, toPort: apiPort, source: { cidr }, description: `platform API ${apiPort} from ${cidr}` });
+    rules.push({
+      key: `api-${cidrKey(cidr)}`,
+      group: 'host',
+      fromPort: apiPort,
+      toPort: apiPort,
+      source: { cidr },
+      description: `platform API ${apiPort} from ${cidr}`,
+    });
   }
   for (const cidr of unique([...gatewayCidrs, ...extra])) {
-    rules.push({ key: `gateway-${cidrKey(cidr)}`, group: gatewayGroup, fromPort: gatewayPort, toPort: gatewayPort, source: { cidr }, description: `sandbox gateway ${gatewayPort} from ${cidr}` });
+    rules.push({
+      key: `gateway-${cidrKey(cidr)}`,
+      group: gatewayGroup,
+      fromPort: gatewayPort,
+      toPort: gatewayPort,
+      source: { cidr },
+      description: `sandbox gateway ${gatewayPort} from ${cidr}`,
+    });
   }
   for (const cidr of unique(config.host.adminCidrs)) {
     for (const group of options.fleet ? (['host', 'gateway'] as const) : (['host'] as const)) {
-      rules.push({ key: `${group}-ssh-${cidrKey(cidr)}`, group, fromPort: SSH_PORT, toPort: SSH_PORT, source: { cidr }, description: `SSH from ${cidr}` });
+      rules.push({
+        key: `${group}-ssh-${cidrKey(cidr)}`,
+        group,
+        fromPort: SSH_PORT,
+        toPort: SSH_PORT,
+        source: { cidr },
+        description: `SSH from ${cidr}`,
+      });
     }
   }
   if (options.fleet) {
-    rules.push({ key: 'sandboxes-from-gateways', group: 'host', fromPort: 0, toPort: 65535, source: { group: 'gateway' }, description: 'gateways to sandbox ports' });
+    rules.push({
+      key: 'sandboxes-from-gateways',
+      group: 'host',
+      fromPort: 0,
+      toPort: 65535,
+      source: { group: 'gateway' },
+      description: 'gateways to sandbox ports',
+    });
     for (const from of ['host', 'gateway'] as const) {
-      rules.push({ key: `redis-from-${from}s`, group: 'redis', fromPort: REDIS_PORT, toPort: REDIS_PORT, source: { group: from }, description: `Redis from the ${from}s` });
+      rules.push({
+        key: `redis-from-${from}s`,
+        group: 'redis',
+        fromPort: REDIS_PORT,
+        toPort: REDIS_PORT,
+        source: { group: from },
+        description: `Redis from the ${from}s`,
+      });
     }
   }
   return rules;

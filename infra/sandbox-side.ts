@@ -54,7 +54,9 @@ export function templateBuildBlocker(config: StackConfig, sshKeySet: boolean): s
     ...(config.host.adminCidrs.length > 0 ? [] : ['sandbox-kit:host.adminCidrs (your address, for SSH)']),
     ...(sshKeySet ? [] : ['the secret sandbox-kit:sshPrivateKey']),
   ];
-  return missing.length === 0 ? undefined : `the proxy template is not built by this stack: it logs in over SSH and needs ${missing.join(', ')}`;
+  return missing.length === 0
+    ? undefined
+    : `the proxy template is not built by this stack: it logs in over SSH and needs ${missing.join(', ')}`;
 }
 
 /**
@@ -83,16 +85,26 @@ export function createSandboxSide(args: SandboxSideArgs): SandboxSide {
   const groups = createSandboxGroups('sandbox', placement.vpcId, fleet ? ['host', 'gateway', 'redis'] : ['host'], {});
   // The rules name the VPC's blocks (a load balancer's health checks come from there). They come from lookups, which
   // are known in a preview too, so the rules show up there as well.
-  placement.networks.apply((vpcNetworks) => createSandboxRules('sandbox', groups, sandboxRules(config, { fleet, loadBalanced, vpcNetworks }), {}));
+  placement.networks.apply((vpcNetworks) =>
+    createSandboxRules('sandbox', groups, sandboxRules(config, { fleet, loadBalanced, vpcNetworks }), {}),
+  );
 
-  const frontend = loadBalanced ? new SandboxFrontend('frontend', { config, subnetIds: placement.subnetIds, vpcId: placement.vpcId }, opts) : undefined;
+  const frontend = loadBalanced
+    ? new SandboxFrontend('frontend', { config, subnetIds: placement.subnetIds, vpcId: placement.vpcId }, opts)
+    : undefined;
   const domain = config.gateway.domain;
   const names = frontendNames(domain);
   const apiPort = config.sandboxHost.apiPort;
   const urls = (address: pulumi.Input<string>) =>
     zone
-      ? { apiUrl: pulumi.output(`https://${names.api}:${apiPort}`), sandboxUrl: pulumi.output(`https://${names.sandbox}${HTTPS_PORT === 443 ? '' : `:${HTTPS_PORT}`}`) }
-      : { apiUrl: pulumi.interpolate`http://${address}:${apiPort}`, sandboxUrl: pulumi.interpolate`http://${address}:${config.gateway.port}` };
+      ? {
+          apiUrl: pulumi.output(`https://${names.api}:${apiPort}`),
+          sandboxUrl: pulumi.output(`https://${names.sandbox}${HTTPS_PORT === 443 ? '' : `:${HTTPS_PORT}`}`),
+        }
+      : {
+          apiUrl: pulumi.interpolate`http://${address}:${apiPort}`,
+          sandboxUrl: pulumi.interpolate`http://${address}:${config.gateway.port}`,
+        };
 
   let templateId: pulumi.Output<string> = pulumi.output(config.template.alias);
   let proxyClientIp: pulumi.Output<string> | undefined;
@@ -118,7 +130,11 @@ export function createSandboxSide(args: SandboxSideArgs): SandboxSide {
     proxyClientIp = host.publicIp;
     if (frontend) {
       new aws.lb.TargetGroupAttachment('sandbox-api-target', { targetGroupArn: frontend.apiTargetGroupArn, targetId: host.instanceId }, {});
-      new aws.lb.TargetGroupAttachment('sandbox-gateway-target', { targetGroupArn: frontend.gatewayTargetGroupArn, targetId: host.instanceId }, {});
+      new aws.lb.TargetGroupAttachment(
+        'sandbox-gateway-target',
+        { targetGroupArn: frontend.gatewayTargetGroupArn, targetId: host.instanceId },
+        {},
+      );
     }
     ({ apiUrl, sandboxUrl } = urls(frontend ? frontend.dnsName : host.publicIp));
     const blocker = templateBuildBlocker(config, args.sshPrivateKey !== undefined);

@@ -2,7 +2,15 @@ import { createHash } from 'node:crypto';
 import * as command from '@pulumi/command';
 import * as pulumi from '@pulumi/pulumi';
 import type { StackConfig } from '../src/config';
-import { renderBuildTemplateScript, renderStackFile, renderTemplateFiles, SANDBOX_HOST_PATHS, type ClientTarget, type TemplateBuildInput, type TemplateFiles } from '../src/render';
+import {
+  renderBuildTemplateScript,
+  renderStackFile,
+  renderTemplateFiles,
+  SANDBOX_HOST_PATHS,
+  type ClientTarget,
+  type TemplateBuildInput,
+  type TemplateFiles,
+} from '../src/render';
 import { TYPE_SANDBOX_TEMPLATE } from './constants';
 import { templateIdFrom } from './template-id';
 
@@ -32,7 +40,11 @@ const digest = (value: unknown) => createHash('sha256').update(JSON.stringify(va
 
 /** What makes the template rebuild; everything else (an egress rotation above all) leaves it as it is. */
 export function templateTriggers(config: StackConfig, instanceId: string, files: TemplateFiles): TemplateTriggers {
-  const sorted = Object.fromEntries(Object.keys(files).sort().map((k) => [k, files[k]]));
+  const sorted = Object.fromEntries(
+    Object.keys(files)
+      .sort()
+      .map((k) => [k, files[k]]),
+  );
   return {
     instanceId,
     clientFiles: digest(sorted),

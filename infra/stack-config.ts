@@ -1,4 +1,12 @@
-import { CONFIG_NAMESPACE, ConfigError, checkPassword, parseStackConfig, SECRET_KEYS, type ConfigIssue, type StackConfig } from '../src/config';
+import {
+  CONFIG_NAMESPACE,
+  ConfigError,
+  checkPassword,
+  parseStackConfig,
+  SECRET_KEYS,
+  type ConfigIssue,
+  type StackConfig,
+} from '../src/config';
 
 export const PASSWORD_KEY = `${CONFIG_NAMESPACE}:${SECRET_KEYS[0]}`;
 export const SSH_KEY_KEY = `${CONFIG_NAMESPACE}:${SECRET_KEYS[1]}`;
@@ -42,7 +50,13 @@ export interface InfraConfig {
 export function checkPrivateKey(key: string | undefined, source: string): ConfigIssue[] {
   if (key === undefined) return [];
   if (/^-----BEGIN (OPENSSH|RSA|EC) PRIVATE KEY-----/.test(key.trim())) return [];
-  return [{ key: source, given: '(secret, not shown)', expected: 'a private key file\'s content (-----BEGIN OPENSSH PRIVATE KEY----- ...), unencrypted' }];
+  return [
+    {
+      key: source,
+      given: '(secret, not shown)',
+      expected: "a private key file's content (-----BEGIN OPENSSH PRIVATE KEY----- ...), unencrypted",
+    },
+  ];
 }
 
 /**

@@ -107,7 +107,9 @@ async function main(names: string[]): Promise<number> {
   for (const entry of entries.filter((e) => names.length === 0 || names.includes(e.name))) {
     const started = Date.now();
     const out = await bundle(entry);
-    console.log(`bundle: ${entry.name} (${entry.entry}) -> ${path.relative(ROOT, out)}, ${Math.round(fs.statSync(out).size / 1024)} KiB in ${Date.now() - started} ms`);
+    console.log(
+      `bundle: ${entry.name} (${entry.entry}) -> ${path.relative(ROOT, out)}, ${Math.round(fs.statSync(out).size / 1024)} KiB in ${Date.now() - started} ms`,
+    );
   }
   return 0;
 }

@@ -19,7 +19,8 @@ import { GATEWAY_COMMAND_PATH, gatewayWrapperScript } from '../src/mcp/template/
  */
 const NPM = {
   url: 'https://registry.npmjs.org/npm/-/npm-10.9.2.tgz',
-  sha512: '8ab88f10f224a0c614cb717a7f7c30499014f77134120e9c1f0211ea3cf3397592cbe483feb38e0c4b3be1c54e347292c76a1b5edb94a3289d5448484ab8ac81',
+  sha512:
+    '8ab88f10f224a0c614cb717a7f7c30499014f77134120e9c1f0211ea3cf3397592cbe483feb38e0c4b3be1c54e347292c76a1b5edb94a3289d5448484ab8ac81',
 };
 
 /** The build settings (the seed's template options: alias, memoryMB, cpuCount). */
@@ -52,7 +53,9 @@ export function mcpGatewayTemplate(options: McpTemplateOptions = {}): TemplateCl
     .aptInstall(['ca-certificates', 'curl', 'nodejs'])
     .runCmd(`echo ${wrapper} | base64 -d > ${GATEWAY_COMMAND_PATH} && chmod 0755 ${GATEWAY_COMMAND_PATH}`, { user: 'root' });
   if (extraCa !== undefined) {
-    template = template.copy(path.basename(extraCa), EXTRA_CA_FILE, { user: 'root', mode: 0o644 }).runCmd('update-ca-certificates', { user: 'root' });
+    template = template
+      .copy(path.basename(extraCa), EXTRA_CA_FILE, { user: 'root', mode: 0o644 })
+      .runCmd('update-ca-certificates', { user: 'root' });
   }
   if (specs.length > 0) {
     template = template.runCmd(
@@ -76,8 +79,14 @@ export function mcpGatewayTemplate(options: McpTemplateOptions = {}): TemplateCl
  * `sandbox-kit template build --template mcp-gateway` calls this.
  */
 export function buildMcpGatewayTemplate(
-  connection: Pick<BuildOptions, 'apiKey' | 'apiUrl' | 'domain' | 'requestTimeoutMs' | 'onBuildLogs' | 'skipCache'> & { alias?: string } = {},
+  connection: Pick<BuildOptions, 'apiKey' | 'apiUrl' | 'domain' | 'requestTimeoutMs' | 'onBuildLogs' | 'skipCache'> & {
+    alias?: string;
+  } = {},
   options: McpTemplateOptions = {},
 ): Promise<BuildInfo> {
-  return Template.build(mcpGatewayTemplate(options), { ...MCP_GATEWAY_TEMPLATE, ...connection, alias: connection.alias ?? MCP_GATEWAY_TEMPLATE.alias });
+  return Template.build(mcpGatewayTemplate(options), {
+    ...MCP_GATEWAY_TEMPLATE,
+    ...connection,
+    alias: connection.alias ?? MCP_GATEWAY_TEMPLATE.alias,
+  });
 }

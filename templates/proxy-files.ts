@@ -36,7 +36,9 @@ export function proxyPorts(config: StackConfig, mode: ProxyMode): number[] {
 export async function writeProxyContext(dir: string, config: StackConfig, target: ProxyTarget, mode: ProxyMode): Promise<void> {
   const wanted = new Set(PROXY_TEMPLATE_FILES[mode]);
   // The host-side inputs do not reach the client files; only serverIp and the password do.
-  const artifacts = renderArtifacts(config, { serverIp: target.serverIp, password: target.password, hostNetworks: [] }).filter((a) => wanted.has(a.name));
+  const artifacts = renderArtifacts(config, { serverIp: target.serverIp, password: target.password, hostNetworks: [] }).filter((a) =>
+    wanted.has(a.name),
+  );
   for (const a of artifacts) {
     const path = join(dir, a.name);
     await writeFile(path, a.content, { mode: a.mode });
@@ -47,8 +49,8 @@ export async function writeProxyContext(dir: string, config: StackConfig, target
 /** The stack config with more destinations the NAT chain returns; every one must be an IPv4 CIDR. */
 export function withBypass(config: StackConfig, cidrs: readonly string[]): StackConfig {
   const bad = cidrs.filter((c) => !isCidr(c));
-  if (bad.length > 0) throw new Error(`bypassCidrs: got ${bad.map((c) => JSON.stringify(c)).join(', ')}; expected IPv4 CIDRs such as 198.18.0.0/15`);
+  if (bad.length > 0)
+    throw new Error(`bypassCidrs: got ${bad.map((c) => JSON.stringify(c)).join(', ')}; expected IPv4 CIDRs such as 198.18.0.0/15`);
   if (cidrs.length === 0) return config;
   return { ...config, client: { ...config.client, bypassCidrs: [...config.client.bypassCidrs, ...cidrs] } };
 }
-

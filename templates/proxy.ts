@@ -14,13 +14,23 @@ import { join } from 'node:path';
 import { Template, waitForPort, type BuildInfo, type LogEntry, type TemplateClass } from 'e2b';
 import type { StackConfig } from '../src/config';
 import { SANDBOX_DIR } from '../src/render';
-import { PROXY_TEMPLATE_FILES, PROXY_TEMPLATE_PACKAGES, type ProxyMode, type ProxyTarget, proxyPorts, withBypass, writeProxyContext } from './proxy-files';
+import {
+  PROXY_TEMPLATE_FILES,
+  PROXY_TEMPLATE_PACKAGES,
+  type ProxyMode,
+  type ProxyTarget,
+  proxyPorts,
+  withBypass,
+  writeProxyContext,
+} from './proxy-files';
 
 export * from './proxy-files';
 
 /** The template definition over a file context that `writeProxyContext` filled. */
 export function proxyTemplate(config: StackConfig, mode: ProxyMode, contextDir: string): TemplateClass {
-  let t = Template({ fileContextPath: contextDir }).fromDebianImage('bookworm').aptInstall([...PROXY_TEMPLATE_PACKAGES[mode]], { noInstallRecommends: true });
+  let t = Template({ fileContextPath: contextDir })
+    .fromDebianImage('bookworm')
+    .aptInstall([...PROXY_TEMPLATE_PACKAGES[mode]], { noInstallRecommends: true });
   for (const name of PROXY_TEMPLATE_FILES[mode]) {
     t = t.copy(name, `${SANDBOX_DIR}/${name}`, { user: 'root', mode: name.endsWith('.sh') ? 0o755 : 0o600 });
   }

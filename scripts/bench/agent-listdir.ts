@@ -79,9 +79,13 @@ function procStatus(pid: number, key: 'VmHWM' | 'VmRSS'): number | undefined {
 }
 
 function startAgent(): Promise<{ child: ChildProcess; port: number }> {
-  const child = spawn(process.execPath, [CLI, 'agent', '--host', '127.0.0.1', '--port', '0', '--default-user', os.userInfo().username, '--max-entries', '2000000'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [CLI, 'agent', '--host', '127.0.0.1', '--port', '0', '--default-user', os.userInfo().username, '--max-entries', '2000000'],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let out = '';
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`agent did not start: ${out}`)), 15_000);
@@ -104,11 +108,19 @@ function listDir(port: number, dir: string, depth: number): Promise<{ ms: number
   const start = process.hrtime.bigint();
   return new Promise((resolve, reject) => {
     const req = request(
-      { host: '127.0.0.1', port, method: 'POST', path: '/filesystem.Filesystem/ListDir', headers: { 'content-type': 'application/json', 'connect-protocol-version': '1', 'content-length': Buffer.byteLength(payload) } },
+      {
+        host: '127.0.0.1',
+        port,
+        method: 'POST',
+        path: '/filesystem.Filesystem/ListDir',
+        headers: { 'content-type': 'application/json', 'connect-protocol-version': '1', 'content-length': Buffer.byteLength(payload) },
+      },
       (res) => {
         const parts: Buffer[] = [];
         res.on('data', (d: Buffer) => parts.push(d));
-        res.on('end', () => resolve({ ms: Number(process.hrtime.bigint() - start) / 1e6, body: Buffer.concat(parts), status: res.statusCode ?? 0 }));
+        res.on('end', () =>
+          resolve({ ms: Number(process.hrtime.bigint() - start) / 1e6, body: Buffer.concat(parts), status: res.statusCode ?? 0 }),
+        );
         res.on('error', reject);
       },
     );
@@ -130,7 +142,11 @@ async function statLoad(port: number, body: string, connections: number, seconds
       const start = process.hrtime.bigint();
       const req = request({ host: '127.0.0.1', port, method: 'POST', path: '/filesystem.Filesystem/Stat', headers, agent }, (res) => {
         res.resume();
-        res.on('end', () => (res.statusCode === 200 ? resolve(Number(process.hrtime.bigint() - start) / 1e6) : reject(new Error(`Stat answered ${res.statusCode}`))));
+        res.on('end', () =>
+          res.statusCode === 200
+            ? resolve(Number(process.hrtime.bigint() - start) / 1e6)
+            : reject(new Error(`Stat answered ${res.statusCode}`)),
+        );
       });
       req.on('error', reject);
       req.end(body);
@@ -253,22 +269,56 @@ async function main(): Promise<void> {
     const f = median(findMs);
     const fi = median(findIdsMs);
     const rows = [
-      ['ListDir depth 3 over HTTP (agent)', `${a.toFixed(0)} ms`, `${mib(bodyBytes)} JSON`, `peak ${mib(agentPeak)} (VmRSS before: ${mib(rssBefore)})`],
+      [
+        'ListDir depth 3 over HTTP (agent)',
+        `${a.toFixed(0)} ms`,
+        `${mib(bodyBytes)} JSON`,
+        `peak ${mib(agentPeak)} (VmRSS before: ${mib(rssBefore)})`,
+      ],
       ['find -mindepth 1 -maxdepth 3 -printf', `${f.toFixed(0)} ms`, `${mib(findBytes)} text`, `peak ${mib(findPeak)}`],
       ['find ... with %U %G (numeric owner)', `${fi.toFixed(0)} ms`, '', ''],
       ['ratio agent / find (same fields)', `${(a / f).toFixed(2)}x`, '', ''],
       ['ratio agent / find (numeric owner)', `${(a / fi).toFixed(2)}x`, '', ''],
-      ['Stat, 1 client', `p50 ${stat[1]!.p50Ms.toFixed(2)} ms`, `p99 ${stat[1]!.p99Ms.toFixed(2)} ms`, `${stat[1]!.perSecond.toFixed(0)} req/s`],
-      ['Stat, 32 clients', `p50 ${stat[32]!.p50Ms.toFixed(2)} ms`, `p99 ${stat[32]!.p99Ms.toFixed(2)} ms`, `${stat[32]!.perSecond.toFixed(0)} req/s`],
+      [
+        'Stat, 1 client',
+        `p50 ${stat[1]!.p50Ms.toFixed(2)} ms`,
+        `p99 ${stat[1]!.p99Ms.toFixed(2)} ms`,
+        `${stat[1]!.perSecond.toFixed(0)} req/s`,
+      ],
+      [
+        'Stat, 32 clients',
+        `p50 ${stat[32]!.p50Ms.toFixed(2)} ms`,
+        `p99 ${stat[32]!.p99Ms.toFixed(2)} ms`,
+        `${stat[32]!.perSecond.toFixed(0)} req/s`,
+      ],
     ];
     const widths = [0, 1, 2, 3].map((i) => Math.max(...rows.map((row) => row[i]!.length)));
-    console.log(`\nagent ListDir vs find, ${entries} entries, depth 3, median of ${rounds} rounds; ${os.cpus().length} CPUs, node ${process.version}`);
-    for (const row of rows) console.log(row.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd());
-    console.log('(agent: all EntryInfo fields incl. xattr metadata, names sorted, JSON; find: same stat fields as text, unsorted, no xattrs)');
+    console.log(
+      `\nagent ListDir vs find, ${entries} entries, depth 3, median of ${rounds} rounds; ${os.cpus().length} CPUs, node ${process.version}`,
+    );
+    for (const row of rows)
+      console.log(
+        row
+          .map((cell, i) => cell.padEnd(widths[i]!))
+          .join('  ')
+          .trimEnd(),
+      );
+    console.log(
+      '(agent: all EntryInfo fields incl. xattr metadata, names sorted, JSON; find: same stat fields as text, unsorted, no xattrs)',
+    );
     const summary = {
       entries,
       rounds,
-      listDirMs: { agent: agentMs, find: findMs, findNumericOwner: findIdsMs, agentMedian: a, findMedian: f, findNumericOwnerMedian: fi, ratio: a / f, ratioNumericOwner: a / fi },
+      listDirMs: {
+        agent: agentMs,
+        find: findMs,
+        findNumericOwner: findIdsMs,
+        agentMedian: a,
+        findMedian: f,
+        findNumericOwnerMedian: fi,
+        ratio: a / f,
+        ratioNumericOwner: a / fi,
+      },
       bytes: { agentJson: bodyBytes, findText: findBytes },
       peakBytes: { agent: agentPeak, agentRssBefore: rssBefore, find: findPeak },
       stat,

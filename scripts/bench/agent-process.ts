@@ -75,7 +75,9 @@ function curl(args: string[]): Promise<{ seconds: number; bytes: number }> {
 const mbps = (bytes: number, seconds: number) => +(bytes / 1e6 / seconds).toFixed(1);
 
 async function startAgentChild(bundlePath: string, host: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [bundlePath, '--host', host, '--port', String(DEFAULT_AGENT_PORT), '--default-user', 'root'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [bundlePath, '--host', host, '--port', String(DEFAULT_AGENT_PORT), '--default-user', 'root'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   await new Promise<void>((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (d: Buffer) => {
@@ -161,7 +163,13 @@ async function sandboxRoundTrips(runs: number): Promise<Record<string, unknown>>
   const hostNet = await createSandboxHostNetwork(`ab${suffix}`);
   const instance = `b${suffix}`;
   const roots = { stateRoot: path.join(scratch, 'state'), dataRoot: path.join(scratch, 'data') };
-  const rt = createOciRuntime({ instance, runtime: 'crun', ...roots, network: hostNet.network, agent: { ...defaultAgentPayload(), bundleDir } });
+  const rt = createOciRuntime({
+    instance,
+    runtime: 'crun',
+    ...roots,
+    network: hostNet.network,
+    agent: { ...defaultAgentPayload(), bundleDir },
+  });
   const id = `bench${suffix}`;
   const token = `bench-${suffix}`;
   const closers: Array<() => Promise<unknown>> = [];
@@ -177,9 +185,15 @@ async function sandboxRoundTrips(runs: number): Promise<Record<string, unknown>>
         await new Promise((r) => setTimeout(r, 50));
       }
     }
-    const init = await fetch(`${agentUrl}/init`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ accessToken: token, defaultUser: 'root' }) });
+    const init = await fetch(`${agentUrl}/init`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ accessToken: token, defaultUser: 'root' }),
+    });
     if (init.status !== 204) throw new Error(`/init answered ${init.status}`);
-    const gateway = await startGateway({ catalog: new MemoryCatalog([{ sandboxID: id, host: network.address, agentPort: DEFAULT_AGENT_PORT, token }]) });
+    const gateway = await startGateway({
+      catalog: new MemoryCatalog([{ sandboxID: id, host: network.address, agentPort: DEFAULT_AGENT_PORT, token }]),
+    });
     closers.push(() => gateway.close());
     const http = await import('node:http');
     const platform = http.createServer((req, res) => {
@@ -190,7 +204,11 @@ async function sandboxRoundTrips(runs: number): Promise<Record<string, unknown>>
     await new Promise<void>((r) => platform.listen(0, '127.0.0.1', r));
     closers.push(() => new Promise<void>((r) => platform.close(() => r())));
     const { Sandbox } = await import('e2b');
-    const sbx = await Sandbox.connect(id, { apiUrl: `http://127.0.0.1:${(platform.address() as { port: number }).port}`, sandboxUrl: `http://127.0.0.1:${gateway.port}`, apiKey: 'bench' });
+    const sbx = await Sandbox.connect(id, {
+      apiUrl: `http://127.0.0.1:${(platform.address() as { port: number }).port}`,
+      sandboxUrl: `http://127.0.0.1:${gateway.port}`,
+      apiKey: 'bench',
+    });
     const crunTrue = rt.cli.execArgv(id, ['/bin/true']);
     const crunBash = rt.cli.execArgv(id, ['/bin/bash', '-l', '-c', 'true']);
     log(`round trips: ${runs} each of commands.run('true') via the gateway, crun exec /bin/true, crun exec bash -l -c true`);
@@ -214,7 +232,12 @@ async function sandboxRoundTrips(runs: number): Promise<Record<string, unknown>>
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
-    options: { runs: { type: 'string', default: '200' }, gib: { type: 'string', default: '1' }, sandbox: { type: 'boolean', default: false }, json: { type: 'string' } },
+    options: {
+      runs: { type: 'string', default: '200' },
+      gib: { type: 'string', default: '1' },
+      sandbox: { type: 'boolean', default: false },
+      json: { type: 'string' },
+    },
   });
   if (values.sandbox) {
     const result = await sandboxRoundTrips(Number(values.runs));
@@ -237,7 +260,11 @@ async function main(): Promise<void> {
     const agent = await startAgentChild(agentJs, host);
     children.push(agent);
     const agentUrl = `http://${host}:${DEFAULT_AGENT_PORT}`;
-    const init = await fetch(`${agentUrl}/init`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ accessToken: token, defaultUser: 'root' }) });
+    const init = await fetch(`${agentUrl}/init`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ accessToken: token, defaultUser: 'root' }),
+    });
     if (init.status !== 204) throw new Error(`/init answered ${init.status}`);
     await new Promise((r) => setTimeout(r, 500));
     const idleRss = status(agent.pid!, 'VmRSS');
@@ -257,7 +284,11 @@ async function main(): Promise<void> {
     await new Promise<void>((r) => platform.listen(0, '127.0.0.1', r));
     closers.push(() => new Promise((r) => platform.close(() => r())));
     const { Sandbox } = await import('e2b');
-    const sbx = await Sandbox.connect(sandboxID, { apiUrl: `http://127.0.0.1:${(platform.address() as { port: number }).port}`, sandboxUrl: gatewayUrl, apiKey: 'bench' });
+    const sbx = await Sandbox.connect(sandboxID, {
+      apiUrl: `http://127.0.0.1:${(platform.address() as { port: number }).port}`,
+      sandboxUrl: gatewayUrl,
+      apiKey: 'bench',
+    });
 
     log(`round trips: ${runs} x commands.run('true') through the gateway, and the local floor`);
     await timeEach(10, () => sbx.commands.run('true'));
@@ -289,16 +320,46 @@ async function main(): Promise<void> {
     const tokenHeader = ['-H', `X-Access-Token: ${token}`];
     const routeHeaders = ['-H', `E2b-Sandbox-Id: ${sandboxID}`, '-H', `E2b-Sandbox-Port: ${DEFAULT_AGENT_PORT}`];
     const nginxDown = await curl([`http://127.0.0.1:${nginxPort}/file.bin`]);
-    const nginxUp = await curl(['-X', 'POST', '-H', 'Content-Type: application/octet-stream', '-T', source, `http://127.0.0.1:${nginxPort}/upload`]);
-    const agentUp = await curl([...tokenHeader, '-X', 'POST', '-H', 'Content-Type: application/octet-stream', '-T', source, `${agentUrl}/files?path=${work}/uploaded.bin`]);
+    const nginxUp = await curl([
+      '-X',
+      'POST',
+      '-H',
+      'Content-Type: application/octet-stream',
+      '-T',
+      source,
+      `http://127.0.0.1:${nginxPort}/upload`,
+    ]);
+    const agentUp = await curl([
+      ...tokenHeader,
+      '-X',
+      'POST',
+      '-H',
+      'Content-Type: application/octet-stream',
+      '-T',
+      source,
+      `${agentUrl}/files?path=${work}/uploaded.bin`,
+    ]);
     const agentDown = await curl([...tokenHeader, `${agentUrl}/files?path=${source}`]);
-    const gwUp = await curl([...tokenHeader, ...routeHeaders, '-X', 'POST', '-H', 'Content-Type: application/octet-stream', '-T', source, `${gatewayUrl}/files?path=${work}/uploaded2.bin`]);
+    const gwUp = await curl([
+      ...tokenHeader,
+      ...routeHeaders,
+      '-X',
+      'POST',
+      '-H',
+      'Content-Type: application/octet-stream',
+      '-T',
+      source,
+      `${gatewayUrl}/files?path=${work}/uploaded2.bin`,
+    ]);
     const gwDown = await curl([...tokenHeader, ...routeHeaders, `${gatewayUrl}/files?path=${source}`]);
     const peakRss = status(agent.pid!, 'VmHWM');
 
     const result = {
       roundTripMs: { sdkThroughGateway: sdkRun, spawnTrue: floorTrue, spawnBashLogin: floorBash },
-      roundTripRatio: { vsSpawnTrueP50: +(sdkRun.p50 / floorTrue.p50).toFixed(2), vsBashLoginP50: +(sdkRun.p50 / floorBash.p50).toFixed(2) },
+      roundTripRatio: {
+        vsSpawnTrueP50: +(sdkRun.p50 / floorTrue.p50).toFixed(2),
+        vsBashLoginP50: +(sdkRun.p50 / floorBash.p50).toFixed(2),
+      },
       stdoutToSdkMBps: mbps(sdkBytes, stdoutSeconds),
       stdoutRawFromAgentMBps: mbps(bytes, raw),
       nginxDownloadMBps: mbps(nginxDown.bytes, nginxDown.seconds),

@@ -73,7 +73,14 @@ if (process.argv[2] === '--child') {
     for (let i = 0; i < n; i++) fs.writeFileSync(path.join(dir, `file-${String(i).padStart(6, '0')}.txt`), '');
     const result: Record<string, unknown> = {};
     for (const kind of ['chunks', 'messages']) {
-      const runs = [0, 1, 2].map(() => JSON.parse(execFileSync(process.execPath, ['--expose-gc', __filename, '--child', kind, dir], { encoding: 'utf8' })) as { ms: number; heapMiB: number; bytes: number });
+      const runs = [0, 1, 2].map(
+        () =>
+          JSON.parse(execFileSync(process.execPath, ['--expose-gc', __filename, '--child', kind, dir], { encoding: 'utf8' })) as {
+            ms: number;
+            heapMiB: number;
+            bytes: number;
+          },
+      );
       result[kind] = { ms: median(runs.map((r) => r.ms)), heapMiB: median(runs.map((r) => r.heapMiB)), bytes: runs[0]!.bytes };
     }
     console.log(JSON.stringify({ entries: n, ...result }, null, 2));

@@ -29,7 +29,6 @@ type Target = (typeof TARGETS)[number];
 
 const children: ChildProcess[] = [];
 
-
 /** Clock ticks per second of /proc/PID/stat (getconf CLK_TCK; 100 on Linux when getconf is missing). */
 function clockTicks(): number {
   try {
@@ -153,16 +152,40 @@ async function main(): Promise<void> {
     await writeFile(tokenFile, TOKEN, { mode: 0o600 });
 
     console.log('bench gateway: starting the agent');
-    const agent = await startCli(['agent', '--host', '127.0.0.1', '--port', '0', '--token-file', tokenFile, '--default-user', userInfo().username], 'agent');
+    const agent = await startCli(
+      ['agent', '--host', '127.0.0.1', '--port', '0', '--token-file', tokenFile, '--default-user', userInfo().username],
+      'agent',
+    );
     const agentPort = agent.port;
     const catalogFile = join(dir, 'catalog.json');
     await writeFile(catalogFile, JSON.stringify([{ sandboxID: SANDBOX_ID, host: '127.0.0.1', agentPort, token: TOKEN, state: 'running' }]));
     console.log('bench gateway: starting the gateway');
-    const gateway = await startCli(['gateway', '--host', '127.0.0.1', '--port', '0', '--catalog', `file:${catalogFile}`, ...(workers > 1 ? ['--workers', String(workers)] : [])], 'gateway');
+    const gateway = await startCli(
+      [
+        'gateway',
+        '--host',
+        '127.0.0.1',
+        '--port',
+        '0',
+        '--catalog',
+        `file:${catalogFile}`,
+        ...(workers > 1 ? ['--workers', String(workers)] : []),
+      ],
+      'gateway',
+    );
     const gatewayPort = gateway.port;
     console.log('bench gateway: starting nginx');
     const nginxPort = await freePort();
-    const nginx = await startNginx({ dir: join(dir, 'nginx'), listenPort: nginxPort, idHeader: names.sandboxIdHeader, sandboxID: SANDBOX_ID, agentHost: '127.0.0.1', agentPort, accessToken: TOKEN, workers });
+    const nginx = await startNginx({
+      dir: join(dir, 'nginx'),
+      listenPort: nginxPort,
+      idHeader: names.sandboxIdHeader,
+      sandboxID: SANDBOX_ID,
+      agentHost: '127.0.0.1',
+      agentPort,
+      accessToken: TOKEN,
+      workers,
+    });
     children.push(nginx);
 
     const body = JSON.stringify({ path: statPath });
@@ -178,7 +201,11 @@ async function main(): Promise<void> {
     const script = join(dir, 'stat.lua');
     await writeFile(
       script,
-      [`wrk.method = "POST"`, `wrk.body = ${JSON.stringify(body)}`, ...Object.entries(headers).map(([k, v]) => `wrk.headers[${JSON.stringify(k)}] = ${JSON.stringify(v)}`)].join('\n') + '\n',
+      [
+        `wrk.method = "POST"`,
+        `wrk.body = ${JSON.stringify(body)}`,
+        ...Object.entries(headers).map(([k, v]) => `wrk.headers[${JSON.stringify(k)}] = ${JSON.stringify(v)}`),
+      ].join('\n') + '\n',
     );
 
     // CPU time per request of the proxy in the path (none for direct) and of the agent: steadier than req/s
@@ -196,7 +223,11 @@ async function main(): Promise<void> {
         const agentBefore = cpuSeconds(agent.pid, ticks);
         const load = await runWrk(url, script, connections, seconds, threads);
         const perRequestUs = (before: number, after: number) => ((after - before) * 1e6) / load.requests;
-        const r: Run = { ...load, proxyCpuUs: perRequestUs(proxyBefore, cpuSeconds(proxyPid[target], ticks)), agentCpuUs: perRequestUs(agentBefore, cpuSeconds(agent.pid, ticks)) };
+        const r: Run = {
+          ...load,
+          proxyCpuUs: perRequestUs(proxyBefore, cpuSeconds(proxyPid[target], ticks)),
+          agentCpuUs: perRequestUs(agentBefore, cpuSeconds(agent.pid, ticks)),
+        };
         if (r.failures > 0) throw new Error(`${target}: ${r.failures} failed requests out of ${r.requests}`);
         results[target].push(r);
         console.log(
@@ -230,11 +261,19 @@ async function main(): Promise<void> {
     console.log('|---------|------:|-------:|-------:|-----------------:|-----------------:|');
     for (const t of TARGETS) {
       const s = summary[t];
-      console.log(`| ${t.padEnd(7)} | ${s.rps.toFixed(0)} | ${s.p50Ms.toFixed(2)} | ${s.p99Ms.toFixed(2)} | ${fmtUs(s.proxyCpuUs)} | ${fmtUs(s.agentCpuUs)} |`);
+      console.log(
+        `| ${t.padEnd(7)} | ${s.rps.toFixed(0)} | ${s.p50Ms.toFixed(2)} | ${s.p99Ms.toFixed(2)} | ${fmtUs(s.proxyCpuUs)} | ${fmtUs(s.agentCpuUs)} |`,
+      );
     }
     console.log(`\ngateway / nginx: req/s ${ratios.rps.toFixed(2)}x, p50 ${ratios.p50.toFixed(2)}x, p99 ${ratios.p99.toFixed(2)}x`);
-    console.log(`gateway / direct: req/s ${(summary.gateway.rps / summary.direct.rps).toFixed(2)}x; nginx / direct: req/s ${(summary.nginx.rps / summary.direct.rps).toFixed(2)}x`);
-    if (values.json) await writeFile(values.json, JSON.stringify({ connections, threads, seconds, rounds, workers, summary, ratios, runs: results }, null, 2));
+    console.log(
+      `gateway / direct: req/s ${(summary.gateway.rps / summary.direct.rps).toFixed(2)}x; nginx / direct: req/s ${(summary.nginx.rps / summary.direct.rps).toFixed(2)}x`,
+    );
+    if (values.json)
+      await writeFile(
+        values.json,
+        JSON.stringify({ connections, threads, seconds, rounds, workers, summary, ratios, runs: results }, null, 2),
+      );
   } finally {
     // SIGTERM first: a multi-process gateway or nginx stops its workers itself; SIGKILL only what is left after 5 s.
     const running = children.filter((child) => child.exitCode === null && child.signalCode === null);

@@ -34,7 +34,10 @@ async function connect(url: string, headers: Record<string, string>): Promise<Cl
 }
 
 async function main(): Promise<number> {
-  const { values } = parseArgs({ options: { sandboxes: { type: 'string', default: '5' }, calls: { type: 'string', default: '300' } }, strict: true });
+  const { values } = parseArgs({
+    options: { sandboxes: { type: 'string', default: '5' }, calls: { type: 'string', default: '300' } },
+    strict: true,
+  });
   const n = Number(values.sandboxes);
   const calls = Number(values.calls);
   const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sk-mcp-bench-'));
@@ -45,7 +48,10 @@ async function main(): Promise<number> {
   try {
     log('building the mcp-gateway template with the E2B SDK');
     const extra = process.env.NODE_EXTRA_CA_CERTS;
-    await buildMcpGatewayTemplate({ ...opts, onBuildLogs: (e) => e.level !== 'debug' && log(`build: ${e.message}`) }, { extraCaCertsFile: extra && fs.existsSync(extra) ? extra : undefined });
+    await buildMcpGatewayTemplate(
+      { ...opts, onBuildLogs: (e) => e.level !== 'debug' && log(`build: ${e.message}`) },
+      { extraCaCertsFile: extra && fs.existsSync(extra) ? extra : undefined },
+    );
 
     const mcpReady: number[] = [];
     const plain: number[] = [];
@@ -54,7 +60,9 @@ async function main(): Promise<number> {
       let t = process.hrtime.bigint();
       const sbx = await Sandbox.create({ ...opts, mcp: { filesystem: { paths: ['/home/user'] }, memory: {} } });
       made.push(sbx.sandboxId);
-      const info = (await (await fetch(`${opts.apiUrl}/sandboxes/${sbx.sandboxId}`, { headers: { 'x-api-key': opts.apiKey } })).json()) as { envdAccessToken: string };
+      const info = (await (await fetch(`${opts.apiUrl}/sandboxes/${sbx.sandboxId}`, { headers: { 'x-api-key': opts.apiKey } })).json()) as {
+        envdAccessToken: string;
+      };
       const client = await connect(`${opts.sandboxUrl}/mcp`, {
         'E2b-Sandbox-Id': sbx.sandboxId,
         'E2b-Sandbox-Port': '50005',
@@ -73,10 +81,17 @@ async function main(): Promise<number> {
     log(`tool calls: ${calls} through the kit gateway, ${calls} straight to the sandbox`);
     const sbx = await Sandbox.connect(made[0], opts);
     const token = await sbx.getMcpToken();
-    const info = (await (await fetch(`${opts.apiUrl}/sandboxes/${sbx.sandboxId}`, { headers: { 'x-api-key': opts.apiKey } })).json()) as { envdAccessToken: string };
+    const info = (await (await fetch(`${opts.apiUrl}/sandboxes/${sbx.sandboxId}`, { headers: { 'x-api-key': opts.apiKey } })).json()) as {
+      envdAccessToken: string;
+    };
     const entry = await platform.catalog.get(sbx.sandboxId);
     if (entry === undefined) throw new Error('the sandbox is not in the catalog');
-    const viaKit = await connect(`${opts.sandboxUrl}/mcp`, { 'E2b-Sandbox-Id': sbx.sandboxId, 'E2b-Sandbox-Port': '50005', 'X-Access-Token': info.envdAccessToken, Authorization: `Bearer ${token}` });
+    const viaKit = await connect(`${opts.sandboxUrl}/mcp`, {
+      'E2b-Sandbox-Id': sbx.sandboxId,
+      'E2b-Sandbox-Port': '50005',
+      'X-Access-Token': info.envdAccessToken,
+      Authorization: `Bearer ${token}`,
+    });
     const direct = await connect(`http://${entry.host}:50005/mcp`, { Authorization: `Bearer ${token}` });
     const round = async (client: Client) => {
       const samples: number[] = [];

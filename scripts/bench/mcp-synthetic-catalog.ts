@@ -10,7 +10,10 @@ const SHAPES = [
     username: { type: 'string', required: false, via: { kind: 'env', name: 'DB_USER' } },
     password: { type: 'string', required: true, secret: true, via: { kind: 'env', name: 'DB_PASSWORD' } },
   },
-  { paths: { type: 'string[]', required: true, via: { kind: 'args' } }, readOnly: { type: 'boolean', required: false, via: { kind: 'flag', flag: '--read-only' } } },
+  {
+    paths: { type: 'string[]', required: true, via: { kind: 'args' } },
+    readOnly: { type: 'boolean', required: false, via: { kind: 'flag', flag: '--read-only' } },
+  },
   {
     baseUrl: { type: 'string', required: true, via: { kind: 'env', name: 'BASE_URL' } },
     token: { type: 'string', required: true, secret: true, via: { kind: 'env', name: 'TOKEN' } },

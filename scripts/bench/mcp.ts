@@ -73,7 +73,10 @@ async function toolCallBench(calls: number, rounds: number, serversDir: string) 
   const { npm } = builtinCatalog().everything.run as { npm: { package: string; bin: string; args: string[] } };
   const bin = binResolver([serversDir])(npm.package, npm.bin);
   const httpPort = await freePort();
-  const httpServer = spawn(process.execPath, [bin, 'streamableHttp'], { env: { ...process.env, PORT: String(httpPort) }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const httpServer = spawn(process.execPath, [bin, 'streamableHttp'], {
+    env: { ...process.env, PORT: String(httpPort) },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   try {
     await new Promise<void>((resolve, reject) => {
       httpServer.stderr.on('data', (d: Buffer) => d.toString().includes('listening') && resolve());
@@ -83,7 +86,9 @@ async function toolCallBench(calls: number, rounds: number, serversDir: string) 
     const status = await gateway.settled;
     if (status.servers.some((s) => s.state !== 'ready')) throw new Error(`gateway not ready: ${JSON.stringify(status)}`);
     await viaGateway.connect(
-      new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${gateway.port}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }),
+      new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${gateway.port}/mcp`), {
+        requestInit: { headers: { Authorization: `Bearer ${token}` } },
+      }),
     );
     await direct.connect(new StdioClientTransport({ command: process.execPath, args: [bin, ...npm.args], stderr: 'ignore' }));
 
@@ -148,7 +153,12 @@ function validationBench(iterations: number) {
 
 async function main(): Promise<number> {
   const { values } = parseArgs({
-    options: { calls: { type: 'string', default: '2000' }, rounds: { type: 'string', default: '3' }, 'servers-dir': { type: 'string', default: ROOT }, json: { type: 'string' } },
+    options: {
+      calls: { type: 'string', default: '2000' },
+      rounds: { type: 'string', default: '3' },
+      'servers-dir': { type: 'string', default: ROOT },
+      json: { type: 'string' },
+    },
     strict: true,
   });
   const toolCalls = await toolCallBench(Number(values.calls), Number(values.rounds), values['servers-dir']!);

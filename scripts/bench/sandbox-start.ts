@@ -46,10 +46,19 @@ const PORT = DEFAULT_AGENT_PORT;
 
 function request(method: 'GET' | 'POST', url: string, body?: string, timeoutMs = 1000): Promise<number> {
   return new Promise((resolve) => {
-    const req = http.request(url, { method, agent: false, timeout: timeoutMs, headers: body ? { 'content-type': 'application/json', 'connect-protocol-version': '1' } : {} }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
-    });
+    const req = http.request(
+      url,
+      {
+        method,
+        agent: false,
+        timeout: timeoutMs,
+        headers: body ? { 'content-type': 'application/json', 'connect-protocol-version': '1' } : {},
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      },
+    );
     req.on('timeout', () => {
       req.destroy();
       resolve(-1);
@@ -133,7 +142,13 @@ function floorColumn(env: Env): Column {
         nofile: containerNofile(20_000),
       });
       fs.writeFileSync(path.join(dir, 'config.json'), JSON.stringify(config));
-      const code = await env.rt.cli.runDetached(id, dir, { lower: [env.rootfs], upper: path.join(dir, 'upper'), work: path.join(dir, 'work'), target: path.join(dir, 'rootfs') }, path.join(dir, 'log'), path.join(dir, 'pid'));
+      const code = await env.rt.cli.runDetached(
+        id,
+        dir,
+        { lower: [env.rootfs], upper: path.join(dir, 'upper'), work: path.join(dir, 'work'), target: path.join(dir, 'rootfs') },
+        path.join(dir, 'log'),
+        path.join(dir, 'pid'),
+      );
       if (code !== 0) throw new Error(`floor: crun run failed: ${fs.readFileSync(path.join(dir, 'log'), 'utf8')}`);
       await until204(network.address);
       const readyMs = performance.now() - t0;
@@ -174,7 +189,12 @@ async function apiColumn(env: Env, instance: string, runtime: RuntimeChoice): Pr
       const sandbox = (await res.json()) as { sandboxID: string; envdAccessToken: string };
       const statRes = await fetch(`http://127.0.0.1:${gateway.port}/filesystem.Filesystem/Stat`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'connect-protocol-version': '1', 'E2b-Sandbox-Id': sandbox.sandboxID, 'X-Access-Token': sandbox.envdAccessToken },
+        headers: {
+          'content-type': 'application/json',
+          'connect-protocol-version': '1',
+          'E2b-Sandbox-Id': sandbox.sandboxID,
+          'X-Access-Token': sandbox.envdAccessToken,
+        },
         body: '{"path":"/"}',
       });
       await statRes.body?.cancel();
@@ -206,7 +226,8 @@ function memcgUsageBytes(pid: number): number {
     const [, ctrls, rel] = line.split(':');
     if (rel === undefined) continue;
     if (ctrls!.split(',').includes('memory')) return Number(fs.readFileSync(`/sys/fs/cgroup/memory${rel}/memory.usage_in_bytes`, 'utf8'));
-    if (ctrls === '' && fs.existsSync(`/sys/fs/cgroup${rel}/memory.current`)) return Number(fs.readFileSync(`/sys/fs/cgroup${rel}/memory.current`, 'utf8'));
+    if (ctrls === '' && fs.existsSync(`/sys/fs/cgroup${rel}/memory.current`))
+      return Number(fs.readFileSync(`/sys/fs/cgroup${rel}/memory.current`, 'utf8'));
   }
   return NaN;
 }
@@ -217,7 +238,12 @@ function memAvailableKB(): number {
 
 async function main(): Promise<number> {
   const { values } = parseArgs({
-    options: { samples: { type: 'string', default: '50' }, levels: { type: 'string', default: '1,10,50' }, runtime: { type: 'string', default: 'auto' }, json: { type: 'string' } },
+    options: {
+      samples: { type: 'string', default: '50' },
+      levels: { type: 'string', default: '1,10,50' },
+      runtime: { type: 'string', default: 'auto' },
+      json: { type: 'string' },
+    },
   });
   const samples = Number(values.samples);
   const levels = values.levels!.split(',').map(Number);
@@ -231,7 +257,13 @@ async function main(): Promise<number> {
   await bundle(bundleEntries().find((e) => e.name === 'agent')!);
   const scratch = fs.mkdtempSync('/var/tmp/sk-bench-start-');
   const net = await createSandboxHostNetwork(instance);
-  const rt = createOciRuntime({ instance, runtime: values.runtime as RuntimeChoice, stateRoot: path.join(scratch, 'state'), dataRoot: path.join(scratch, 'data'), network: net.network });
+  const rt = createOciRuntime({
+    instance,
+    runtime: values.runtime as RuntimeChoice,
+    stateRoot: path.join(scratch, 'state'),
+    dataRoot: path.join(scratch, 'data'),
+    network: net.network,
+  });
   const env: Env = { rootfs, net, rt, scratch };
   const columns: Column[] = [kitColumn(env), floorColumn(env)];
   let api: Awaited<ReturnType<typeof apiColumn>> | undefined;
@@ -279,14 +311,21 @@ async function main(): Promise<number> {
   } finally {
     log('cleaning up');
     await api?.close();
-    await cleanupLeftovers({ instance, stateRoot: path.join(scratch, 'state'), dataRoot: path.join(scratch, 'data'), network: net.network });
+    await cleanupLeftovers({
+      instance,
+      stateRoot: path.join(scratch, 'state'),
+      dataRoot: path.join(scratch, 'data'),
+      network: net.network,
+    });
     removeCgroup(`sandbox-kit-${instance}-floor`);
     await net.close();
     fs.rmSync(scratch, { recursive: true, force: true });
   }
 
   console.log(`\nsandbox start, ${rt.name}, ${samples} samples per cell (create -> first successful agent call)\n`);
-  console.log('| already running | ' + columns.map((c) => `${c.name} p50 / p95`).join(' | ') + ' | kit / floor (p50) | api / floor (p50, p95) |');
+  console.log(
+    '| already running | ' + columns.map((c) => `${c.name} p50 / p95`).join(' | ') + ' | kit / floor (p50) | api / floor (p50, p95) |',
+  );
   console.log('|---|' + columns.map(() => '---|').join('') + '---|---|');
   for (const level of levels) {
     const row = results.filter((r) => r.running === level);
@@ -298,9 +337,12 @@ async function main(): Promise<number> {
     );
   }
   if (memPerSandboxKB !== undefined) {
-    console.log(`\nidle memory per sandbox, ${Math.max(...levels)} running: MemAvailable drop / N ${(memPerSandboxKB / 1024).toFixed(1)} MiB; memory cgroup usage (anonymous + the sandbox's own page cache) ${((memcgPerSandboxKB ?? NaN) / 1024).toFixed(1)} MiB`);
+    console.log(
+      `\nidle memory per sandbox, ${Math.max(...levels)} running: MemAvailable drop / N ${(memPerSandboxKB / 1024).toFixed(1)} MiB; memory cgroup usage (anonymous + the sandbox's own page cache) ${((memcgPerSandboxKB ?? NaN) / 1024).toFixed(1)} MiB`,
+    );
   }
-  if (values.json) fs.writeFileSync(values.json, JSON.stringify({ runtime: rt.name, samples, results, memPerSandboxKB, memcgPerSandboxKB }, null, 2));
+  if (values.json)
+    fs.writeFileSync(values.json, JSON.stringify({ runtime: rt.name, samples, results, memPerSandboxKB, memcgPerSandboxKB }, null, 2));
   return 0;
 }
 

@@ -48,7 +48,9 @@ function freePort(): Promise<number> {
 
 async function startRedis(dir: string): Promise<{ url: string; child: ChildProcess }> {
   const port = await freePort();
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   await new Promise<void>((resolve, reject) => {
     let out = '';
     const timer = setTimeout(() => reject(new Error(`redis-server not ready: ${out}`)), 10_000);
@@ -81,7 +83,11 @@ unshare --net chroot "$dir/mnt" /bin/bash -c 'ip link set lo up; ${SANDBOX_DIR}/
 
 function runPeer(base: string, ctx: string, dir: string): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn('unshare', ['--mount', '--propagation', 'private', '--pid', '--fork', '--kill-child', 'bash', '-c', PEER_SCRIPT, 'peer', base, ctx, dir], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(
+      'unshare',
+      ['--mount', '--propagation', 'private', '--pid', '--fork', '--kill-child', 'bash', '-c', PEER_SCRIPT, 'peer', base, ctx, dir],
+      { stdio: ['ignore', 'ignore', 'pipe'] },
+    );
     let err = '';
     child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
     child.once('close', (code) => (code === 0 ? resolve() : reject(new Error(`peer failed (${code}): ${err.slice(-2000)}`))));
@@ -103,10 +109,15 @@ async function timed(fn: () => Promise<unknown>): Promise<number> {
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { rounds: { type: 'string', default: '3' }, json: { type: 'string' } } });
   const rounds = Number(values.rounds);
-  if (!Number.isInteger(rounds) || rounds < 1 || rounds > 20) throw new Error(`--rounds: expected an integer from 1 to 20, got ${JSON.stringify(values.rounds)}`);
+  if (!Number.isInteger(rounds) || rounds < 1 || rounds > 20)
+    throw new Error(`--rounds: expected an integer from 1 to 20, got ${JSON.stringify(values.rounds)}`);
 
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'sk-bench-template-'));
-  const runtime = { instance: `b${randomBytes(4).toString('hex')}`, stateRoot: path.join(work, 'runtime-state'), dataRoot: path.join(work, 'runtime-data') };
+  const runtime = {
+    instance: `b${randomBytes(4).toString('hex')}`,
+    stateRoot: path.join(work, 'runtime-state'),
+    dataRoot: path.join(work, 'runtime-data'),
+  };
   const redisServer = await startRedis(work);
   const redis = new Redis(redisServer.url);
   const config = loadStackConfig({});
@@ -132,12 +143,26 @@ async function main(): Promise<void> {
     };
     await newService(0);
     // Route handlers look the current service up per call, so one server serves every round.
-    const routes = current!.routes().map((r) => ({ ...r, handler: (req: Parameters<typeof r.handler>[0]) => routesOf().find((x) => x.method === r.method && x.path === r.path)!.handler(req) }));
+    const routes = current!.routes().map((r) => ({
+      ...r,
+      handler: (req: Parameters<typeof r.handler>[0]) =>
+        routesOf()
+          .find((x) => x.method === r.method && x.path === r.path)!
+          .handler(req),
+    }));
     const server = await startApiServer({ routes, apiKeys: ApiKeys.fromKeys([API_KEY]) });
     apiServer.url = server.url;
     apiServer.close = server.close;
 
-    const build = (alias: string) => buildProxyTemplate({ config, target: { serverIp: SERVER_IP, password: PASSWORD }, mode: 'local', alias, apiUrl: server.url, apiKey: API_KEY });
+    const build = (alias: string) =>
+      buildProxyTemplate({
+        config,
+        target: { serverIp: SERVER_IP, password: PASSWORD },
+        mode: 'local',
+        alias,
+        apiUrl: server.url,
+        apiKey: API_KEY,
+      });
     const cold: number[] = [];
     const cached: number[] = [];
     const peer: number[] = [];
@@ -159,7 +184,9 @@ async function main(): Promise<void> {
         await theirs();
         await ours();
       }
-      log(`round ${round}/${rounds}: cold ${cold.at(-1)!.toFixed(2)} s, cached ${cached.at(-1)!.toFixed(2)} s, peer ${peer.at(-1)!.toFixed(2)} s`);
+      log(
+        `round ${round}/${rounds}: cold ${cold.at(-1)!.toFixed(2)} s, cached ${cached.at(-1)!.toFixed(2)} s, peer ${peer.at(-1)!.toFixed(2)} s`,
+      );
     }
 
     const result = {
@@ -175,9 +202,13 @@ async function main(): Promise<void> {
     };
     console.log('template build (median of %d rounds)', rounds);
     console.log(`  kit, cold (empty layer cache)     ${result.coldSeconds.toFixed(2)} s`);
-    console.log(`  kit, cached rebuild               ${result.cachedSeconds.toFixed(2)} s   goal <= 2 s: ${result.cachedSeconds <= 2 ? 'met' : 'NOT met'}`);
+    console.log(
+      `  kit, cached rebuild               ${result.cachedSeconds.toFixed(2)} s   goal <= 2 s: ${result.cachedSeconds <= 2 ? 'met' : 'NOT met'}`,
+    );
     console.log(`  peer, mmdebstrap base + chroot    ${result.peerSeconds.toFixed(2)} s`);
-    console.log(`  cold / peer                       ${result.coldOverPeer.toFixed(2)}x  goal <= 1.2x: ${result.coldOverPeer <= 1.2 ? 'met' : 'NOT met'}`);
+    console.log(
+      `  cold / peer                       ${result.coldOverPeer.toFixed(2)}x  goal <= 1.2x: ${result.coldOverPeer <= 1.2 ? 'met' : 'NOT met'}`,
+    );
     console.log(`  cached / peer                     ${result.cachedOverPeer.toFixed(2)}x`);
     if (values.json) fs.writeFileSync(values.json, `${JSON.stringify(result, null, 2)}\n`);
   } finally {

@@ -30,7 +30,10 @@ export function userNamed(name: string, accounts: Accounts, source: string): Use
   accounts.refresh();
   const user = accounts.user(name);
   if (!user) {
-    throw new AgentError('unauthenticated', `${source} names the user ${JSON.stringify(name)}, who does not exist in this sandbox (/etc/passwd)`);
+    throw new AgentError(
+      'unauthenticated',
+      `${source} names the user ${JSON.stringify(name)}, who does not exist in this sandbox (/etc/passwd)`,
+    );
   }
   return user;
 }

@@ -62,7 +62,9 @@ function parse(argv: string[]) {
   try {
     return parseArgs({ args: argv, options: FLAGS, strict: true, allowPositionals: false }).values;
   } catch (err) {
-    const accepted = Object.keys(FLAGS).map((o) => `--${o}`).join(', ');
+    const accepted = Object.keys(FLAGS)
+      .map((o) => `--${o}`)
+      .join(', ');
     throw new UsageError(`agent: ${(err as Error).message} (options: ${accepted})`);
   }
 }

@@ -34,7 +34,10 @@ export function timeoutMs(req: IncomingMessage): number | undefined {
   const raw = req.headers['connect-timeout-ms'];
   if (raw === undefined) return undefined;
   if (typeof raw !== 'string' || !/^\d{1,10}$/.test(raw)) {
-    throw new AgentError('invalid_argument', `Connect-Timeout-Ms ${JSON.stringify(raw)} is not valid: a positive integer of at most 10 digits (milliseconds)`);
+    throw new AgentError(
+      'invalid_argument',
+      `Connect-Timeout-Ms ${JSON.stringify(raw)} is not valid: a positive integer of at most 10 digits (milliseconds)`,
+    );
   }
   return Number(raw);
 }
@@ -44,9 +47,14 @@ export async function readBody(req: IncomingMessage, maxBytes: number): Promise<
   const declared = req.headers['content-length'];
   const encoding = (req.headers['content-encoding'] ?? 'identity').toLowerCase().trim();
   if (encoding !== 'identity' && encoding !== 'gzip' && encoding !== 'br') {
-    throw new AgentError('unimplemented', `Content-Encoding ${JSON.stringify(encoding)} is not supported (accepted: identity, ${ACCEPTED_ENCODINGS})`, 501, {
-      'accept-encoding': ACCEPTED_ENCODINGS,
-    });
+    throw new AgentError(
+      'unimplemented',
+      `Content-Encoding ${JSON.stringify(encoding)} is not supported (accepted: identity, ${ACCEPTED_ENCODINGS})`,
+      501,
+      {
+        'accept-encoding': ACCEPTED_ENCODINGS,
+      },
+    );
   }
   if (encoding === 'identity' && declared !== undefined && Number(declared) > maxBytes) {
     throw tooLarge(maxBytes);
@@ -122,7 +130,8 @@ export function parseJsonBody(body: Buffer, integersOnly = false): unknown {
   }
   if (integersOnly) {
     const bad = nonIntegralNumber(text);
-    if (bad !== undefined) throw new AgentError('invalid_argument', `number ${bad} is not an integer; the request's numeric fields take integers only`);
+    if (bad !== undefined)
+      throw new AgentError('invalid_argument', `number ${bad} is not an integer; the request's numeric fields take integers only`);
   }
   return value;
 }

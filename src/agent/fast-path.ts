@@ -59,9 +59,20 @@ function deadlineError(): AgentError {
   return new AgentError('deadline_exceeded', 'the call did not finish within its Connect-Timeout-Ms');
 }
 
-export async function fastPath(req: http.IncomingMessage, res: http.ServerResponse, procedure: string, ms: number | undefined, svc: AgentServices, budget: ResponseBudget): Promise<void> {
+export async function fastPath(
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  procedure: string,
+  ms: number | undefined,
+  svc: AgentServices,
+  budget: ResponseBudget,
+): Promise<void> {
   if (req.method !== 'POST') {
-    return sendError(req, res, new AgentError('unimplemented', `${req.method} is not supported: Connect unary calls use POST`, 405, { allow: 'POST' }));
+    return sendError(
+      req,
+      res,
+      new AgentError('unimplemented', `${req.method} is not supported: Connect unary calls use POST`, 405, { allow: 'POST' }),
+    );
   }
   const call = new Call(ms === undefined ? undefined : Date.now() + ms);
   res.on('close', () => {
@@ -82,7 +93,13 @@ export async function fastPath(req: http.IncomingMessage, res: http.ServerRespon
       return;
     }
     const request = decodeRequest(listDirRequestSchema, body, 'ListDirRequest');
-    const chunks = await listDir(request, user, svc.entries, { maxEntries: svc.options.maxEntries, stopReason: () => call.stopReason() }, budget);
+    const chunks = await listDir(
+      request,
+      user,
+      svc.entries,
+      { maxEntries: svc.options.maxEntries, stopReason: () => call.stopReason() },
+      budget,
+    );
     try {
       throwIfStopped(call);
       if (res.headersSent) return;

@@ -21,7 +21,13 @@ export function stat(req: StatRequest, user: UserAccount, ctx: EntryContext): st
   return `{"entry":${describeEntry(p, baseName(p), st, ctx)}}`;
 }
 
-export async function listDir(req: ListDirRequest, user: UserAccount, ctx: EntryContext, limits: ListDirLimits, budget?: ByteBudget): Promise<JsonChunks> {
+export async function listDir(
+  req: ListDirRequest,
+  user: UserAccount,
+  ctx: EntryContext,
+  limits: ListDirLimits,
+  budget?: ByteBudget,
+): Promise<JsonChunks> {
   const depth = req.depth === 0 ? 1 : req.depth;
   const root = listRoot(resolveRequestPath(req.path, user.home));
   const out = new JsonChunks(budget);

@@ -13,27 +13,31 @@ import { AgentError } from './errors';
 import type { AgentState } from './state';
 
 const initBody = z.looseObject({
-  accessToken: z
-    .string({ error: 'expected a string' })
-    .regex(ACCESS_TOKEN_PATTERN, `expected ${ACCESS_TOKEN_RULE}`)
-    .nullish(),
+  accessToken: z.string({ error: 'expected a string' }).regex(ACCESS_TOKEN_PATTERN, `expected ${ACCESS_TOKEN_RULE}`).nullish(),
   envVars: z.record(z.string(), z.string({ error: 'expected string values' }), { error: 'expected an object of strings' }).nullish(),
   defaultUser: z.string({ error: 'expected a string' }).min(1, 'expected a user name').nullish(),
   defaultWorkdir: z.string({ error: 'expected a string' }).startsWith('/', 'expected an absolute path').nullish(),
 });
 
 export function applyInit(state: AgentState, accounts: Accounts, body: unknown): void {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new AgentError('invalid_argument', '/init body must be a JSON object');
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw new AgentError('invalid_argument', '/init body must be a JSON object');
   const parsed = initBody.safeParse(body);
   if (!parsed.success) {
     const problems = parsed.error.issues.map((i) => `field ${JSON.stringify(i.path.join('.'))}: ${i.message}`);
-    throw new AgentError('invalid_argument', `invalid /init body: ${problems.join('; ')} (fields: accessToken, envVars, defaultUser, defaultWorkdir)`);
+    throw new AgentError(
+      'invalid_argument',
+      `invalid /init body: ${problems.join('; ')} (fields: accessToken, envVars, defaultUser, defaultWorkdir)`,
+    );
   }
   const init = parsed.data;
   if (init.defaultUser) {
     accounts.refresh();
     if (!accounts.user(init.defaultUser)) {
-      throw new AgentError('invalid_argument', `field "defaultUser": the user ${JSON.stringify(init.defaultUser)} does not exist in this sandbox (/etc/passwd)`);
+      throw new AgentError(
+        'invalid_argument',
+        `field "defaultUser": the user ${JSON.stringify(init.defaultUser)} does not exist in this sandbox (/etc/passwd)`,
+      );
     }
   }
   // Everything validated: apply all at once, so a refused /init changes nothing.

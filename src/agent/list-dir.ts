@@ -68,7 +68,14 @@ export function listRoot(requested: Buffer): Buffer {
 }
 
 /** Walks `root` to `depth` levels, pushing each entry's JSON to `out` (comma-separated); returns the count. */
-export async function walk(root: Buffer, depth: number, ctx: EntryContext, limits: ListDirLimits, out: JsonChunks, wfs: WalkFs = realWalkFs): Promise<number> {
+export async function walk(
+  root: Buffer,
+  depth: number,
+  ctx: EntryContext,
+  limits: ListDirLimits,
+  out: JsonChunks,
+  wfs: WalkFs = realWalkFs,
+): Promise<number> {
   let names: Buffer[];
   try {
     names = wfs.readdir(root);

@@ -25,7 +25,11 @@ export function decodeRequest<S extends DescMessage>(schema: S, body: unknown, m
     const text = (err as Error).message;
     const unknown = /key "(.*)" is unknown/.exec(text);
     const field = /cannot decode field [\w.]+\.(\w+) from JSON: (.*)$/.exec(text);
-    const problem = unknown ? `unknown field ${JSON.stringify(unknown[1])}` : field ? `field ${JSON.stringify(jsonName(schema, field[1]!))}: ${field[2]}` : text;
+    const problem = unknown
+      ? `unknown field ${JSON.stringify(unknown[1])}`
+      : field
+        ? `field ${JSON.stringify(jsonName(schema, field[1]!))}: ${field[2]}`
+        : text;
     throw new AgentError('invalid_argument', `invalid ${messageName}: ${problem} (fields: ${known})`);
   }
 }

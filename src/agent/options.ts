@@ -20,17 +20,24 @@ export const agentOptionsSchema = z.strictObject({
   accessToken: z.string().regex(ACCESS_TOKEN_PATTERN, `expected ${ACCESS_TOKEN_RULE}`).optional(),
   /** The user for requests without an Authorization header; defaults to the agent's own process user. */
   defaultUser: z.string().min(1).optional(),
-  brand: z.string().default(DEFAULT_BRAND).refine((b) => {
-    try {
-      brandNames(b);
-      return true;
-    } catch {
-      return false;
-    }
-  }, 'expected a capitalised word of letters and digits, such as Svc'),
+  brand: z
+    .string()
+    .default(DEFAULT_BRAND)
+    .refine((b) => {
+      try {
+        brandNames(b);
+        return true;
+      } catch {
+        return false;
+      }
+    }, 'expected a capitalised word of letters and digits, such as Svc'),
   maxEntries: z.number().int().min(1).default(DEFAULT_MAX_ENTRIES),
   maxBodyBytes: z.number().int().min(1024).default(DEFAULT_MAX_BODY_BYTES),
-  maxResponseBytes: z.number().int().min(64 * 1024).default(DEFAULT_MAX_RESPONSE_BYTES),
+  maxResponseBytes: z
+    .number()
+    .int()
+    .min(64 * 1024)
+    .default(DEFAULT_MAX_RESPONSE_BYTES),
   /** A client must send its whole request head within this time (then 408). */
   headTimeoutMs: z.number().int().min(100).default(20_000),
   /** An answer the client takes nothing of for this long is dropped with its connection. */

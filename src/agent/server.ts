@@ -64,13 +64,21 @@ export async function startAgent(input: AgentOptionsInput = {}): Promise<Running
     contextValues: (req) => createContextValues().set(deadlineKey, deadlines.get(req as http.IncomingMessage)),
   });
 
-  const server = http.createServer({ keepAliveTimeout: 65_000, headersTimeout: options.headTimeoutMs, requestTimeout: 0, connectionsCheckingInterval: Math.min(1000, options.headTimeoutMs) }, (req, res) => {
-    handle(req, res, svc, budget, adapter, deadlines).catch((err: unknown) => {
-      // Only a bug gets here: answer if we still can, and keep serving.
-      const e = err instanceof AgentError ? err : new AgentError('internal', `internal error: ${(err as Error)?.message ?? String(err)}`);
-      sendError(req, res, e);
-    });
-  });
+  const server = http.createServer(
+    {
+      keepAliveTimeout: 65_000,
+      headersTimeout: options.headTimeoutMs,
+      requestTimeout: 0,
+      connectionsCheckingInterval: Math.min(1000, options.headTimeoutMs),
+    },
+    (req, res) => {
+      handle(req, res, svc, budget, adapter, deadlines).catch((err: unknown) => {
+        // Only a bug gets here: answer if we still can, and keep serving.
+        const e = err instanceof AgentError ? err : new AgentError('internal', `internal error: ${(err as Error)?.message ?? String(err)}`);
+        sendError(req, res, e);
+      });
+    },
+  );
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => answerParserError(err, socket, options.headTimeoutMs));
 
   await new Promise<void>((resolve, reject) => {
@@ -191,5 +199,7 @@ function answerParserError(err: NodeJS.ErrnoException, socket: Socket, headTimeo
   }
   const body = JSON.stringify({ code, message });
   const reason = http.STATUS_CODES[status] ?? 'Error';
-  socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
 }

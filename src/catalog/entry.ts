@@ -38,7 +38,10 @@ export const catalogEntryInputSchema = z
     }),
     host: hostname,
     agentPort: z.number().int().min(1).max(65535).default(DEFAULT_AGENT_PORT),
-    token: z.string().regex(ACCESS_TOKEN_PATTERN, { message: `expected ${ACCESS_TOKEN_RULE}` }).optional(),
+    token: z
+      .string()
+      .regex(ACCESS_TOKEN_PATTERN, { message: `expected ${ACCESS_TOKEN_RULE}` })
+      .optional(),
     tokenHash: z
       .string()
       .regex(/^[0-9a-f]{64}$/, { message: 'expected the sha256 of the token as 64 lowercase hex digits' })

@@ -19,7 +19,10 @@ export class FileCatalog implements Catalog {
   private reloading: Promise<void> = Promise.resolve();
   readonly path: string;
 
-  private constructor(path: string, private readonly onError: (message: string) => void) {
+  private constructor(
+    path: string,
+    private readonly onError: (message: string) => void,
+  ) {
     this.path = resolve(path);
   }
 

@@ -46,7 +46,13 @@ const REFUSED = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'EHOSTDO
  * `callTimeoutMs` (Connect-Timeout-Ms) bounds the whole call, body included; a deadline longer than any timer can
  * hold simply never fires.
  */
-export function forward(req: IncomingMessage, res: ServerResponse, target: ForwardTarget, settings: ForwardSettings, callTimeoutMs: number | undefined): void {
+export function forward(
+  req: IncomingMessage,
+  res: ServerResponse,
+  target: ForwardTarget,
+  settings: ForwardSettings,
+  callTimeoutMs: number | undefined,
+): void {
   const framing = requestFraming(req.headers);
   if (framing.kind === 'refused') {
     // The body's extent is unknown: this connection cannot carry another request.

@@ -26,7 +26,10 @@ export function requestFraming(headers: IncomingHttpHeaders): RequestFraming {
   }
   if (te !== undefined) {
     if (te.trim().toLowerCase() !== 'chunked') {
-      return { kind: 'refused', message: `Transfer-Encoding ${JSON.stringify(te)} is not accepted: the gateway forwards request bodies framed "chunked" or by Content-Length only` };
+      return {
+        kind: 'refused',
+        message: `Transfer-Encoding ${JSON.stringify(te)} is not accepted: the gateway forwards request bodies framed "chunked" or by Content-Length only`,
+      };
     }
     return { kind: 'chunked' };
   }

@@ -38,7 +38,7 @@ export function createHandler(deps: HandlerDeps): (req: IncomingMessage, res: Se
   const tokens = new AccessTokenChecker();
 
   const internalError = (res: ServerResponse) => (err: unknown) => {
-    log(`internal error: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
+    log(`internal error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
     sendError(res, { message: 'internal gateway error', code: 500 });
   };
 
@@ -62,10 +62,12 @@ export function createHandler(deps: HandlerDeps): (req: IncomingMessage, res: Se
       return;
     }
     if (isPromise(lookup)) {
-      lookup.then(
-        (entry) => proceed(req, res, sandboxID, route.port, entry),
-        (err: unknown) => catalogUnavailable(res, sandboxID, err),
-      ).catch(internalError(res));
+      lookup
+        .then(
+          (entry) => proceed(req, res, sandboxID, route.port, entry),
+          (err: unknown) => catalogUnavailable(res, sandboxID, err),
+        )
+        .catch(internalError(res));
       return;
     }
     proceed(req, res, sandboxID, route.port, lookup);

@@ -44,7 +44,12 @@ export function listedInConnection(connection: string | string[] | undefined): S
  * end-to-end fields only, X-Forwarded-For and Via appended (RFC 9110 section 7.6.3). The framing is added by the
  * caller from what the parser established, never from these fields.
  */
-export function forwardedRequestHeaders(rawHeaders: readonly string[], headers: IncomingHttpHeaders, via: string, remote: string | undefined): string[] {
+export function forwardedRequestHeaders(
+  rawHeaders: readonly string[],
+  headers: IncomingHttpHeaders,
+  via: string,
+  remote: string | undefined,
+): string[] {
   const extra = listedInConnection(headers.connection);
   const out: string[] = [];
   let priorVia: string | undefined;
@@ -79,7 +84,8 @@ export function forwardedResponseHeaders(rawHeaders: readonly Buffer[], via: str
   let connection: string | undefined;
   for (let i = 0; i < rawHeaders.length; i += 2) {
     if (rawHeaders[i].length === 10 && rawHeaders[i].toString('latin1').toLowerCase() === 'connection') {
-      connection = connection === undefined ? rawHeaders[i + 1].toString('latin1') : `${connection},${rawHeaders[i + 1].toString('latin1')}`;
+      connection =
+        connection === undefined ? rawHeaders[i + 1].toString('latin1') : `${connection},${rawHeaders[i + 1].toString('latin1')}`;
     }
   }
   const extra = listedInConnection(connection);

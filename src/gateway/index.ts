@@ -2,4 +2,12 @@
 export { startGateway, type RunningGateway } from './server';
 export { DEFAULT_LIMITS, type GatewayLimits, type GatewayOptions } from './options';
 export type { ResumeSandbox } from './resume';
-export { decideRoute, routeFromHost, routingHeadersFor, parsePort, type RouteDecision, type RoutingHeaders, type RoutingSettings } from './routing';
+export {
+  decideRoute,
+  routeFromHost,
+  routingHeadersFor,
+  parsePort,
+  type RouteDecision,
+  type RoutingHeaders,
+  type RoutingSettings,
+} from './routing';

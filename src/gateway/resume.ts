@@ -8,7 +8,10 @@ export type ResumeSandbox = (sandboxID: string) => Promise<void>;
 export class SingleFlightResumer {
   private readonly inFlight = new Map<string, Promise<void>>();
 
-  constructor(private readonly resume: ResumeSandbox, private readonly timeoutMs: number) {}
+  constructor(
+    private readonly resume: ResumeSandbox,
+    private readonly timeoutMs: number,
+  ) {}
 
   resumeOnce(sandboxID: string): Promise<void> {
     let pending = this.inFlight.get(sandboxID);

@@ -22,8 +22,7 @@ export interface RoutingSettings {
 
 export type RouteDecision =
   /** port undefined: the request named none, use the sandbox's agent port. */
-  | { ok: true; sandboxID: string; port: number | undefined }
-  | { ok: false; status: 400; message: string };
+  { ok: true; sandboxID: string; port: number | undefined } | { ok: false; status: 400; message: string };
 
 const PORT_TEXT = /^[0-9]{1,5}$/;
 
@@ -75,7 +74,11 @@ export function decideRoute(headers: IncomingHttpHeaders, url: string | undefine
     if (portValue === undefined) return { ok: true, sandboxID: idValue, port: undefined };
     const port = parsePort(portValue);
     if (port === undefined) {
-      return { ok: false, status: 400, message: `header ${chosen.portHeaderName} must be an integer from 1 to 65535, got ${JSON.stringify(portValue)}` };
+      return {
+        ok: false,
+        status: 400,
+        message: `header ${chosen.portHeaderName} must be an integer from 1 to 65535, got ${JSON.stringify(portValue)}`,
+      };
     }
     return { ok: true, sandboxID: idValue, port };
   }
@@ -98,7 +101,10 @@ export function parsePort(value: string | string[] | undefined): number | undefi
 /** `49983-abc123.sandbox.example.com:443` with domain `sandbox.example.com` -> abc123 on 49983. */
 export function routeFromHost(host: string | undefined, domain: string): { sandboxID: string; port: number } | undefined {
   if (host === undefined) return undefined;
-  const name = host.toLowerCase().replace(/:[0-9]+$/, '').replace(/\.$/, '');
+  const name = host
+    .toLowerCase()
+    .replace(/:[0-9]+$/, '')
+    .replace(/\.$/, '');
   const suffix = `.${domain.toLowerCase()}`;
   if (!name.endsWith(suffix)) return undefined;
   const label = name.slice(0, -suffix.length);

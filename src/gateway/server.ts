@@ -30,11 +30,20 @@ function parserErrorResponse(code: string | undefined): string {
 export async function startGateway(options: GatewayOptions): Promise<RunningGateway> {
   const limits: GatewayLimits = { ...DEFAULT_LIMITS, ...options.limits };
   const log = options.log ?? (() => {});
-  const pools = new UpstreamPools({ maxSocketsPerUpstream: limits.maxSocketsPerUpstream, connectTimeoutMs: limits.connectTimeoutMs, upstreamTimeoutMs: limits.upstreamTimeoutMs });
+  const pools = new UpstreamPools({
+    maxSocketsPerUpstream: limits.maxSocketsPerUpstream,
+    connectTimeoutMs: limits.connectTimeoutMs,
+    upstreamTimeoutMs: limits.upstreamTimeoutMs,
+  });
   const handler = createHandler({
     catalog: options.catalog,
     routing: { brands: routingHeadersFor(options.brand ?? DEFAULTS.brand), domain: options.domain ?? DEFAULTS.domain },
-    forwarding: { pools, via: '1.1 sandbox-kit-gateway', upstreamTimeoutMs: limits.upstreamTimeoutMs, connectTimeoutMs: limits.connectTimeoutMs },
+    forwarding: {
+      pools,
+      via: '1.1 sandbox-kit-gateway',
+      upstreamTimeoutMs: limits.upstreamTimeoutMs,
+      connectTimeoutMs: limits.connectTimeoutMs,
+    },
     resumer: options.resumeSandbox ? new SingleFlightResumer(options.resumeSandbox, limits.resumeTimeoutMs) : undefined,
     log,
   });
@@ -60,7 +69,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   // Upgrades (WebSocket) and CONNECT tunnels are not routed: answer instead of silently dropping.
   const refuseTunnel = (_req: unknown, socket: Socket) => {
     socket.on('error', () => {});
-    if (socket.writable) socket.end(rawErrorResponse(501, 'Not Implemented', 'protocol upgrades and CONNECT are not supported by the gateway'));
+    if (socket.writable)
+      socket.end(rawErrorResponse(501, 'Not Implemented', 'protocol upgrades and CONNECT are not supported by the gateway'));
     socket.destroy();
   };
   server.on('upgrade', refuseTunnel);

@@ -21,7 +21,10 @@ export class UpstreamPools {
   private readonly pools = new Map<string, Pool>();
   private readonly sweeper: NodeJS.Timeout;
 
-  constructor(private readonly settings: UpstreamPoolSettings, sweepEveryMs = 30_000) {
+  constructor(
+    private readonly settings: UpstreamPoolSettings,
+    sweepEveryMs = 30_000,
+  ) {
     this.sweeper = setInterval(() => this.sweep(), sweepEveryMs);
     this.sweeper.unref();
   }

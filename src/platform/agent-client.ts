@@ -79,7 +79,9 @@ export class AgentClient {
       const left = deadline - Date.now();
       if (left <= 0) throw new AgentError(`the agent at ${this.baseUrl} did not answer GET /health within ${timeoutMs} ms (${last})`);
       try {
-        const res = await fetch(`${this.baseUrl}/health`, { signal: AbortSignal.any([AbortSignal.timeout(Math.min(1000, left)), ...(signal ? [signal] : [])]) });
+        const res = await fetch(`${this.baseUrl}/health`, {
+          signal: AbortSignal.any([AbortSignal.timeout(Math.min(1000, left)), ...(signal ? [signal] : [])]),
+        });
         await res.body?.cancel().catch(() => {});
         if (res.ok) return;
         last = `it answered ${res.status}`;

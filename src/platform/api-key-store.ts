@@ -21,7 +21,11 @@ export class ApiKeyStore {
   /** Makes these plain keys (stored as hashes, never as keys) the accepted set, in one transaction. */
   async replace(plainKeys: readonly string[]): Promise<void> {
     if (plainKeys.length === 0) throw new Error('at least one API key is needed');
-    await this.redis.multi().del(this.key).sadd(this.key, ...plainKeys.map(hashApiKey)).exec();
+    await this.redis
+      .multi()
+      .del(this.key)
+      .sadd(this.key, ...plainKeys.map(hashApiKey))
+      .exec();
     await this.reload();
   }
 

@@ -91,7 +91,9 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
       const started = privateRedis;
       cleanups.push(() => started.stop());
     }
-    const redis = redisClient(options.redisUrl !== undefined ? { url: options.redisUrl } : { socketPath: (privateRedis as PrivateRedis).socketPath });
+    const redis = redisClient(
+      options.redisUrl !== undefined ? { url: options.redisUrl } : { socketPath: (privateRedis as PrivateRedis).socketPath },
+    );
     redis.on('error', (err: Error) => log(`redis: ${err.message}`));
     cleanups.push(async () => {
       await redis.quit().catch(() => {});

@@ -8,7 +8,14 @@ import { join } from 'node:path';
 import { MemoryCatalog } from '../catalog/memory';
 import { RedisCatalog } from '../catalog/redis';
 import type { WritableCatalog } from '../catalog/types';
-import { createOciRuntime, createStepExecutor, MmdebstrapImages, openSandboxHostNetwork, type RuntimeChoice, type SandboxNetwork } from '../runtime';
+import {
+  createOciRuntime,
+  createStepExecutor,
+  MmdebstrapImages,
+  openSandboxHostNetwork,
+  type RuntimeChoice,
+  type SandboxNetwork,
+} from '../runtime';
 import type { AgentPayload } from '../runtime/agent-payload';
 import { randomText } from './random-text';
 import { startPlatform, type RunningPlatform } from './index';
@@ -66,7 +73,10 @@ export async function instanceName(stateDir: string): Promise<string> {
   return (await readFile(file, 'utf8')).trim();
 }
 
-async function openWritableCatalog(spec: string | WritableCatalog | undefined, log: (line: string) => void): Promise<{ catalog: WritableCatalog; close: () => Promise<void> }> {
+async function openWritableCatalog(
+  spec: string | WritableCatalog | undefined,
+  log: (line: string) => void,
+): Promise<{ catalog: WritableCatalog; close: () => Promise<void> }> {
   if (spec === undefined || spec === 'memory') return { catalog: new MemoryCatalog(), close: async () => {} };
   if (typeof spec !== 'string') return { catalog: spec, close: async () => {} };
   if (spec.startsWith('redis://') || spec.startsWith('rediss://')) {
@@ -81,7 +91,13 @@ export async function startPlatformOnHost(options: PlatformOnHostOptions): Promi
   await mkdir(options.stateDir, { recursive: true, mode: 0o700 });
   const instance = await instanceName(options.stateDir);
   const dataRoot = options.runtimeDataRoot ?? join(options.stateDir, 'runtime');
-  const runtime = createOciRuntime({ instance, runtime: options.runtime ?? 'auto', stateRoot: options.runtimeStateRoot, dataRoot, agent: options.agent });
+  const runtime = createOciRuntime({
+    instance,
+    runtime: options.runtime ?? 'auto',
+    stateRoot: options.runtimeStateRoot,
+    dataRoot,
+    agent: options.agent,
+  });
   log(`runtime ${runtime.name}, instance ${instance}`);
   const standalone = options.network ? undefined : await openSandboxHostNetwork(instance);
   if (standalone) log(`standalone sandbox network ${standalone.subnet} (namespace ${standalone.namespace})`);

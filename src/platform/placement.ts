@@ -30,9 +30,14 @@ export function chooseHost(hosts: readonly PlacementHost[], counts: ReadonlyMap<
     .filter((h) => h.used < h.capacity);
   if (candidates.length === 0) {
     const full = hosts.filter((h) => h.accepting).length;
-    return { ok: false, reason: full === 0 ? `all ${hosts.length} sandbox hosts are draining` : `all ${full} accepting sandbox hosts are at capacity` };
+    return {
+      ok: false,
+      reason: full === 0 ? `all ${hosts.length} sandbox hosts are draining` : `all ${full} accepting sandbox hosts are at capacity`,
+    };
   }
-  candidates.sort((a, b) => a.used / a.capacity - b.used / b.capacity || a.used - b.used || (a.hostID < b.hostID ? -1 : a.hostID > b.hostID ? 1 : 0));
+  candidates.sort(
+    (a, b) => a.used / a.capacity - b.used / b.capacity || a.used - b.used || (a.hostID < b.hostID ? -1 : a.hostID > b.hostID ? 1 : 0),
+  );
   return { ok: true, hostID: candidates[0]!.hostID };
 }
 

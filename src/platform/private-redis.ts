@@ -49,7 +49,9 @@ export async function startPrivateRedis(stateDir: string, log: (line: string) =>
   const dir = join(stateDir, 'redis');
   const socketPath = join(dir, 'redis.sock');
   if (Buffer.byteLength(socketPath) > MAX_SOCKET_PATH) {
-    throw new Error(`the state dir ${stateDir} is too long for a unix socket path (${socketPath} > ${MAX_SOCKET_PATH} bytes); choose a shorter --state-dir`);
+    throw new Error(
+      `the state dir ${stateDir} is too long for a unix socket path (${socketPath} > ${MAX_SOCKET_PATH} bytes); choose a shorter --state-dir`,
+    );
   }
   await mkdir(dir, { recursive: true, mode: 0o700 });
   const stop = async () => {
@@ -74,21 +76,33 @@ export async function startPrivateRedis(stateDir: string, log: (line: string) =>
     const child = spawn(
       'redis-server',
       [
-        '--port', '0',
-        '--unixsocket', socketPath,
-        '--unixsocketperm', '700',
-        '--dir', dir,
-        '--appendonly', 'yes',
-        '--appendfsync', 'always',
-        '--save', '',
-        '--daemonize', 'no',
-        '--logfile', '',
+        '--port',
+        '0',
+        '--unixsocket',
+        socketPath,
+        '--unixsocketperm',
+        '700',
+        '--dir',
+        dir,
+        '--appendonly',
+        'yes',
+        '--appendfsync',
+        'always',
+        '--save',
+        '',
+        '--daemonize',
+        'no',
+        '--logfile',
+        '',
       ],
       // Its own process group: a Ctrl-C meant for the platform reaches Redis only through stop().
       { stdio: ['ignore', logFile.fd, logFile.fd], detached: true },
     );
     child.once('error', (err) => {
-      exitReason = (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'redis-server is not installed (Debian package redis-server), or give --redis URL' : `redis-server could not start: ${err.message}`;
+      exitReason =
+        (err as NodeJS.ErrnoException).code === 'ENOENT'
+          ? 'redis-server is not installed (Debian package redis-server), or give --redis URL'
+          : `redis-server could not start: ${err.message}`;
     });
     child.once('exit', (code, signal) => {
       exitReason ??= `redis-server exited (${signal ?? `code ${code}`}); see ${join(dir, 'redis.log')}`;

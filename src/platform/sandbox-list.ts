@@ -19,7 +19,10 @@ export function decodeCursor(token: string): Cursor {
   } catch {
     // reported below
   }
-  throw new ApiError(400, `query "nextToken": ${JSON.stringify(token.slice(0, 60))} is not a token this API gave out; pass the x-next-token header of the previous page`);
+  throw new ApiError(
+    400,
+    `query "nextToken": ${JSON.stringify(token.slice(0, 60))} is not a token this API gave out; pass the x-next-token header of the previous page`,
+  );
 }
 
 function compare(a: Cursor, b: Cursor): number {

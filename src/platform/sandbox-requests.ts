@@ -13,7 +13,9 @@ const timeout = z
   .max(MAX_TIMEOUT_SECONDS, { message: `expected 1 to ${MAX_TIMEOUT_SECONDS} seconds` });
 
 const stringMap = (what: string) =>
-  z.record(z.string(), z.string({ message: `expected ${what} values to be strings` }), { message: `expected an object of ${what}, string to string` });
+  z.record(z.string(), z.string({ message: `expected ${what} values to be strings` }), {
+    message: `expected an object of ${what}, string to string`,
+  });
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -24,22 +26,37 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const unsupported = (what: string) =>
   z
     .unknown()
-    .refine((v) => v === undefined || v === null || (Array.isArray(v) && v.length === 0) || (typeof v === 'object' && Object.keys(v as object).length === 0), {
-      message: `${what} are not supported by this platform; leave them out`,
-    })
+    .refine(
+      (v) =>
+        v === undefined ||
+        v === null ||
+        (Array.isArray(v) && v.length === 0) ||
+        (typeof v === 'object' && Object.keys(v as object).length === 0),
+      {
+        message: `${what} are not supported by this platform; leave them out`,
+      },
+    )
     .optional();
 
 export const newSandboxSchema = z.object({
-  templateID: z.string({ message: 'expected a template ID or alias (a string), e.g. "base"' }).min(1, { message: 'expected a template ID or alias, e.g. "base"' }),
+  templateID: z
+    .string({ message: 'expected a template ID or alias (a string), e.g. "base"' })
+    .min(1, { message: 'expected a template ID or alias, e.g. "base"' }),
   timeout: timeout.default(DEFAULT_TIMEOUT_SECONDS),
   metadata: stringMap('metadata').default({}),
   envVars: stringMap('environment variables')
-    .refine((m) => Object.keys(m).every((k) => ENV_NAME.test(k)), { message: 'expected variable names of letters, digits and "_", not starting with a digit' })
+    .refine((m) => Object.keys(m).every((k) => ENV_NAME.test(k)), {
+      message: 'expected variable names of letters, digits and "_", not starting with a digit',
+    })
     .default({}),
   autoPause: z.boolean({ message: 'expected true or false' }).default(false),
   autoPauseMemory: z.boolean({ message: 'expected true or false' }).optional(),
-  autoResume: z.object({ enabled: z.boolean({ message: 'expected true or false' }) }, { message: 'expected {"enabled": true|false}' }).optional(),
-  allow_internet_access: z.literal(true, { message: 'turning internet access off is not supported by this platform; leave it out or send true' }).optional(),
+  autoResume: z
+    .object({ enabled: z.boolean({ message: 'expected true or false' }) }, { message: 'expected {"enabled": true|false}' })
+    .optional(),
+  allow_internet_access: z
+    .literal(true, { message: 'turning internet access off is not supported by this platform; leave it out or send true' })
+    .optional(),
   secure: z.boolean().optional(),
   network: unsupported('network rules'),
   /** Tool servers: validated against the MCP catalog by checkSandboxMcp, which never echoes secret values. */
@@ -87,7 +104,12 @@ export const listQuerySchema = z.object({
     .string()
     .regex(/^[0-9]{1,4}$/, { message: `expected a whole number from 1 to ${MAX_LIST_LIMIT}` })
     .transform(Number)
-    .pipe(z.number().min(1, { message: `expected a whole number from 1 to ${MAX_LIST_LIMIT}` }).max(MAX_LIST_LIMIT, { message: `expected a whole number from 1 to ${MAX_LIST_LIMIT}` }))
+    .pipe(
+      z
+        .number()
+        .min(1, { message: `expected a whole number from 1 to ${MAX_LIST_LIMIT}` })
+        .max(MAX_LIST_LIMIT, { message: `expected a whole number from 1 to ${MAX_LIST_LIMIT}` }),
+    )
     .default(DEFAULT_LIST_LIMIT),
   nextToken: z.string().min(1).optional(),
   startedAfter: z.iso.datetime({ offset: true, message: 'expected an RFC 3339 time, e.g. 2026-01-01T00:00:00Z' }).optional(),

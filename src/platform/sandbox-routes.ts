@@ -39,7 +39,11 @@ export function sandboxRoutes(service: SandboxService, view: ViewContext): Route
       handler: async (req) => {
         const query = validate(listQuerySchema, queryObject(req.query), 'query');
         const { page, nextToken } = listSandboxes(await service.all(), query);
-        return { status: 200, body: page.map((r) => listedSandbox(r, view)), headers: nextToken ? { 'x-next-token': nextToken } : undefined };
+        return {
+          status: 200,
+          body: page.map((r) => listedSandbox(r, view)),
+          headers: nextToken ? { 'x-next-token': nextToken } : undefined,
+        };
       },
     },
     {

@@ -76,7 +76,10 @@ export class SandboxService {
     if (this.closed) throw new ApiError(503, 'the platform is shutting down');
     const template = await this.o.templates.resolve(request.templateID);
     if (!template) {
-      throw new ApiError(404, `template ${JSON.stringify(request.templateID)} not found: no ready template has that ID or alias (the built-in one is "base")`);
+      throw new ApiError(
+        404,
+        `template ${JSON.stringify(request.templateID)} not found: no ready template has that ID or alias (the built-in one is "base")`,
+      );
     }
     const now = this.now();
     const record: SandboxRecord = {
@@ -113,7 +116,10 @@ export class SandboxService {
           await this.destroy(record, 'its create failed');
           if (err instanceof ApiError) throw err;
           if (abort.signal.aborted) throw new ApiError(503, 'the platform shut down while the sandbox was being created');
-          throw new ApiError(500, `could not start a sandbox from template ${JSON.stringify(request.templateID)}: ${(err as Error).message}`);
+          throw new ApiError(
+            500,
+            `could not start a sandbox from template ${JSON.stringify(request.templateID)}: ${(err as Error).message}`,
+          );
         }
         return record;
       });
@@ -175,10 +181,21 @@ export class SandboxService {
   }
 
   /** Starts the template's start command, then polls its ready command until it exits 0. */
-  private async runStartCommand(record: SandboxRecord, template: TemplateForSandbox, agent: AgentClient, signal: AbortSignal): Promise<void> {
+  private async runStartCommand(
+    record: SandboxRecord,
+    template: TemplateForSandbox,
+    agent: AgentClient,
+    signal: AbortSignal,
+  ): Promise<void> {
     const token = record.envdAccessToken;
     const startCmd = template.startCmd as string;
-    const proc = agent.start(token, { cmd: '/bin/bash', args: ['-l', '-c', startCmd], user: template.user, cwd: template.workdir, tag: 'start-cmd' });
+    const proc = agent.start(token, {
+      cmd: '/bin/bash',
+      args: ['-l', '-c', startCmd],
+      user: template.user,
+      cwd: template.workdir,
+      tag: 'start-cmd',
+    });
     this.startCommands.set(record.sandboxID, proc);
     let ended: { exitCode: number; error?: string; outputTail: string } | Error | undefined;
     proc.done.then(
@@ -263,7 +280,11 @@ export class SandboxService {
    * Resumes a paused sandbox (resumed: true), or extends a running one's time when `timeout` reaches further
    * (resumed: false). Either way it then lives at least `timeoutSeconds` from now.
    */
-  connect(sandboxID: string, timeoutSeconds: number, options: { mustBePaused?: boolean; autoPause?: boolean } = {}): Promise<{ record: SandboxRecord; resumed: boolean }> {
+  connect(
+    sandboxID: string,
+    timeoutSeconds: number,
+    options: { mustBePaused?: boolean; autoPause?: boolean } = {},
+  ): Promise<{ record: SandboxRecord; resumed: boolean }> {
     return this.lock.run(sandboxID, async () => {
       const record = await this.get(sandboxID);
       const wanted = this.now() + timeoutSeconds * 1000;
@@ -340,7 +361,8 @@ export class SandboxService {
       } else {
         await this.lock.run(sandboxID, async () => {
           const current = await this.o.store.get(sandboxID);
-          if (current && current.state === 'running' && Date.parse(current.endAt) <= this.now()) await this.destroy(current, 'its timeout passed');
+          if (current && current.state === 'running' && Date.parse(current.endAt) <= this.now())
+            await this.destroy(current, 'its timeout passed');
         });
       }
     } catch (err) {

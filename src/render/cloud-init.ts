@@ -28,10 +28,20 @@ export function proxyHostFiles(config: StackConfig, inputs: ProxyHostInputs): Wr
     { path: HOST_PATHS.serverConfig, permissions: '0600', owner: 'root:root', content: renderServerConfig(config.proxy, inputs.password) },
     { path: HOST_PATHS.serverAcl, permissions: '0644', owner: 'root:root', content: renderServerAcl(config.proxy, inputs.hostNetworks) },
     { path: HOST_PATHS.sysctl, permissions: '0644', owner: 'root:root', content: renderSysctl(config.proxy) },
-    { path: HOST_PATHS.unit, permissions: '0644', owner: 'root:root', content: renderServerUnit({ egressBindAddress: inputs.egressBindAddress }) },
+    {
+      path: HOST_PATHS.unit,
+      permissions: '0644',
+      owner: 'root:root',
+      content: renderServerUnit({ egressBindAddress: inputs.egressBindAddress }),
+    },
   ];
   if (inputs.egressBindAddress) {
-    files.push({ path: HOST_PATHS.egressAddressScript, permissions: '0755', owner: 'root:root', content: renderEgressAddressScript(inputs.egressBindAddress) });
+    files.push({
+      path: HOST_PATHS.egressAddressScript,
+      permissions: '0755',
+      owner: 'root:root',
+      content: renderEgressAddressScript(inputs.egressBindAddress),
+    });
   }
   return files;
 }

@@ -65,8 +65,10 @@ export function sandboxPackages(role: SandboxRole): string[] {
 function sumsFile(sums: Readonly<Record<string, string>>): string {
   const names = Object.keys(sums).sort();
   for (const name of names) {
-    if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(name)) throw new Error(`bundle file name ${JSON.stringify(name)}: expected letters, digits, '.', '-', '_'`);
-    if (!/^[0-9a-f]{64}$/.test(sums[name]!)) throw new Error(`bundle file ${name}: expected a sha256 in hex, got ${JSON.stringify(sums[name])}`);
+    if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(name))
+      throw new Error(`bundle file name ${JSON.stringify(name)}: expected letters, digits, '.', '-', '_'`);
+    if (!/^[0-9a-f]{64}$/.test(sums[name]!))
+      throw new Error(`bundle file ${name}: expected a sha256 in hex, got ${JSON.stringify(sums[name])}`);
   }
   return names.map((n) => `${sums[n]}  ${n}\n`).join('');
 }
@@ -113,7 +115,11 @@ function networkOptions(config: StackConfig, inputs: SandboxHostInputs): Sandbox
     // The platform makes its sandbox networks in the runtime's standalone range, on a fleet host too: it does not
     // allocate from the host's delegated prefixes yet (docs/deploy-aws.md, Fleet), so that range is what needs NAT.
     addresses: { kind: 'static', cidr: STANDALONE_RANGE },
-    proxy: { ip: inputs.proxyIngressIp, port: config.proxy.port, protocols: mode === 'tcp_only' ? ['tcp'] : mode === 'udp_only' ? ['udp'] : ['tcp', 'udp'] },
+    proxy: {
+      ip: inputs.proxyIngressIp,
+      port: config.proxy.port,
+      protocols: mode === 'tcp_only' ? ['tcp'] : mode === 'udp_only' ? ['udp'] : ['tcp', 'udp'],
+    },
     hostNetworks: inputs.hostNetworks,
     routedFrom: inputs.role === 'fleet-host' ? inputs.hostNetworks : [],
   };
@@ -149,7 +155,11 @@ export function sandboxHostFiles(config: StackConfig, inputs: SandboxHostInputs)
     files.push(
       file(P.networkScript, '0755', renderSandboxNetworkScript(networkOptions(config, inputs))),
       file(`${P.units}/${SANDBOX_UNITS.network}`, '0644', renderNetworkUnit()),
-      file(`${P.units}/${SANDBOX_UNITS.platform}`, '0644', renderPlatformUnit(config, { catalog, state: stateOf(catalog), localRedis: inputs.role === 'single' })),
+      file(
+        `${P.units}/${SANDBOX_UNITS.platform}`,
+        '0644',
+        renderPlatformUnit(config, { catalog, state: stateOf(catalog), localRedis: inputs.role === 'single' }),
+      ),
       file(P.buildTemplate, '0755', renderBuildTemplateScript(config)),
     );
   }

@@ -17,7 +17,8 @@ export interface GatewayServiceOptions {
 
 function line(argv: readonly string[]): string {
   // Every argument is a path, a number, a URL or a name from validated config: none holds a space or a quote.
-  for (const arg of argv) if (!/^[A-Za-z0-9_./:@=,+-]+$/.test(arg)) throw new Error(`unit argument ${JSON.stringify(arg)} would need quoting`);
+  for (const arg of argv)
+    if (!/^[A-Za-z0-9_./:@=,+-]+$/.test(arg)) throw new Error(`unit argument ${JSON.stringify(arg)} would need quoting`);
   return argv.join(' ');
 }
 
@@ -27,28 +28,46 @@ function line(argv: readonly string[]): string {
  */
 export function platformCommand(config: StackConfig, options: PlatformServiceOptions): string[] {
   return [
-    P.node, P.cli, 'platform',
-    '--port', String(config.sandboxHost.apiPort),
-    '--host', '0.0.0.0',
-    '--state-dir', P.platformState,
-    '--redis', options.state,
-    '--catalog', options.catalog,
-    '--api-key-file', P.apiKey,
-    '--domain', config.gateway.domain,
+    P.node,
+    P.cli,
+    'platform',
+    '--port',
+    String(config.sandboxHost.apiPort),
+    '--host',
+    '0.0.0.0',
+    '--state-dir',
+    P.platformState,
+    '--redis',
+    options.state,
+    '--catalog',
+    options.catalog,
+    '--api-key-file',
+    P.apiKey,
+    '--domain',
+    config.gateway.domain,
   ];
 }
 
 /** `sandbox-kit gateway` as the host runs it (every flag is one the gateway command takes today). */
 export function gatewayCommand(config: StackConfig, options: GatewayServiceOptions): string[] {
   return [
-    P.node, P.cli, 'gateway',
-    '--port', String(config.gateway.port),
-    '--host', '0.0.0.0',
-    '--catalog', options.catalog,
-    '--brand', config.brand,
-    '--domain', config.gateway.domain,
-    '--resume-url', options.resumeUrl,
-    '--api-key-file', P.apiKey,
+    P.node,
+    P.cli,
+    'gateway',
+    '--port',
+    String(config.gateway.port),
+    '--host',
+    '0.0.0.0',
+    '--catalog',
+    options.catalog,
+    '--brand',
+    config.brand,
+    '--domain',
+    config.gateway.domain,
+    '--resume-url',
+    options.resumeUrl,
+    '--api-key-file',
+    P.apiKey,
   ];
 }
 

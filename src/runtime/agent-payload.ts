@@ -36,7 +36,8 @@ export function defaultAgentPayload(): AgentPayload {
 export function checkAgentPayload(p: AgentPayload): void {
   const problems: string[] = [];
   for (const f of ['agent.js', 'run.js']) {
-    if (!existsSync(join(p.bundleDir, f))) problems.push(`${join(p.bundleDir, f)} not found: run 'npm run build && node dist/scripts/bundle.js'`);
+    if (!existsSync(join(p.bundleDir, f)))
+      problems.push(`${join(p.bundleDir, f)} not found: run 'npm run build && node dist/scripts/bundle.js'`);
   }
   if (!existsSync(p.node)) problems.push(`node binary ${p.node} not found`);
   if (!existsSync(p.tini)) problems.push(`${p.tini} not found: install the Debian package tini`);
@@ -56,5 +57,15 @@ export function payloadBinds(p: AgentPayload): BindMount[] {
  * (run.js: the same as `node agent.js`, with V8's code cache when it matches this node).
  */
 export function agentArgv(port: number = DEFAULT_AGENT_PORT, extra: string[] = []): string[] {
-  return [`${PAYLOAD_DIR}/tini`, '-s', '--', `${PAYLOAD_DIR}/node`, `${PAYLOAD_DIR}/bundle/run.js`, 'agent', '--port', String(port), ...extra];
+  return [
+    `${PAYLOAD_DIR}/tini`,
+    '-s',
+    '--',
+    `${PAYLOAD_DIR}/node`,
+    `${PAYLOAD_DIR}/bundle/run.js`,
+    'agent',
+    '--port',
+    String(port),
+    ...extra,
+  ];
 }

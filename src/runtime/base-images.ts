@@ -36,7 +36,9 @@ export function debianSuite(image: string): string {
   const suite = tag === undefined ? undefined : DEBIAN_TAGS.get(tag.replace(/-slim$/, ''));
   if (!suite) {
     const supported = [...DEBIAN_TAGS.keys()].map((t) => `debian:${t}`);
-    throw new Error(`base image ${JSON.stringify(image)} is not available offline; supported: ${supported.join(', ')} (built from the Debian mirror)`);
+    throw new Error(
+      `base image ${JSON.stringify(image)} is not available offline; supported: ${supported.join(', ')} (built from the Debian mirror)`,
+    );
   }
   return suite;
 }
@@ -53,7 +55,15 @@ export function userHook(): string {
 }
 
 export function mmdebstrapArgv(recipe: BaseImageRecipe, target: string): string[] {
-  return ['mmdebstrap', '--variant=minbase', `--include=${recipe.packages.join(',')}`, `--customize-hook=${userHook()}`, recipe.suite, target, recipe.mirror];
+  return [
+    'mmdebstrap',
+    '--variant=minbase',
+    `--include=${recipe.packages.join(',')}`,
+    `--customize-hook=${userHook()}`,
+    recipe.suite,
+    target,
+    recipe.mirror,
+  ];
 }
 
 /** The cache entry's name: the suite, and a hash of everything that shapes the result. */
@@ -110,7 +120,17 @@ export class MmdebstrapImages implements BaseImages {
       '"$@"',
       'mv -T "$tmp" "$final"',
     ].join('\n');
-    const argv = ['flock', lock, 'sh', '-ec', script, 'sh', tmp, final, ...mmdebstrapArgv({ suite, packages: this.packages, mirror: this.mirror }, tmp)];
+    const argv = [
+      'flock',
+      lock,
+      'sh',
+      '-ec',
+      script,
+      'sh',
+      tmp,
+      final,
+      ...mmdebstrapArgv({ suite, packages: this.packages, mirror: this.mirror }, tmp),
+    ];
     const started = Date.now();
     const lines: string[] = [];
     const code = await new Promise<number>((resolve) => {

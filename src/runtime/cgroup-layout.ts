@@ -72,7 +72,9 @@ export function cgroupMounts(mountinfo: string): CgroupMount[] {
   for (const m of parseMountinfo(mountinfo)) {
     if (m.type === 'cgroup2') result.push({ mountPoint: m.mountPoint, type: 'cgroup2', controllers: [] });
     if (m.type === 'cgroup') {
-      const controllers = m.superOptions.filter((o) => o !== 'rw' && o !== 'ro' && !o.startsWith('release_agent=') && o !== 'clone_children' && o !== 'noprefix' && o !== 'xattr');
+      const controllers = m.superOptions.filter(
+        (o) => o !== 'rw' && o !== 'ro' && !o.startsWith('release_agent=') && o !== 'clone_children' && o !== 'noprefix' && o !== 'xattr',
+      );
       result.push({ mountPoint: m.mountPoint, type: 'cgroup', controllers });
     }
   }
@@ -126,7 +128,11 @@ export interface RuntimeSelection {
  * `crun` and `runc` are taken as asked (crun gets `unified` hidden where it needs it); `auto` takes crun (the
  * faster of the two, measured) when it is installed, hiding `unified` on hybrid hosts, and runc otherwise.
  */
-export function selectRuntime(choice: RuntimeChoice, layout: CgroupLayoutInfo, installed: { crun: boolean; runc: boolean }): RuntimeSelection {
+export function selectRuntime(
+  choice: RuntimeChoice,
+  layout: CgroupLayoutInfo,
+  installed: { crun: boolean; runc: boolean },
+): RuntimeSelection {
   const name = choice === 'auto' ? (installed.crun || !installed.runc ? 'crun' : 'runc') : choice;
   return { name, hideUnified: name === 'crun' && layout.crunNeedsHiding };
 }

@@ -2,7 +2,12 @@
 export * from './types';
 export { createOciRuntime, OciSandboxRuntime, type OciRuntimeOptions } from './oci-runtime';
 export { BridgeNetwork, type BridgeNetworkOptions } from './network/bridge-network';
-export { createSandboxHostNetwork, openSandboxHostNetwork, reopenSandboxHostNetwork, type SandboxHostNetwork } from './network/host-network';
+export {
+  createSandboxHostNetwork,
+  openSandboxHostNetwork,
+  reopenSandboxHostNetwork,
+  type SandboxHostNetwork,
+} from './network/host-network';
 export { CHILD_OOM_SCORE_ADJ, CHILD_OOM_SCORE_ADJ_ENV } from './oom';
 export { cleanupLeftovers, type CleanupOptions, type CleanupReport } from './cleanup';
 export { MmdebstrapImages, debianSuite, BASE_PACKAGES, DEFAULT_USER, type MmdebstrapImagesOptions } from './base-images';

@@ -9,14 +9,18 @@ const INSTANCE = /^[a-z][a-z0-9]{0,11}$/;
 
 export function checkInstanceName(name: string): string {
   if (!INSTANCE.test(name)) {
-    throw new Error(`invalid runtime instance name ${JSON.stringify(name)}: expected 1 to 12 lower-case letters or digits, starting with a letter`);
+    throw new Error(
+      `invalid runtime instance name ${JSON.stringify(name)}: expected 1 to 12 lower-case letters or digits, starting with a letter`,
+    );
   }
   return name;
 }
 
 export function checkSandboxID(id: string): string {
   if (!SANDBOX_ID_PATTERN.test(id)) {
-    throw new Error(`invalid sandbox ID ${JSON.stringify(id)}: expected letters, digits, '_' and '-', starting with a letter or digit, at most 63 characters`);
+    throw new Error(
+      `invalid sandbox ID ${JSON.stringify(id)}: expected letters, digits, '_' and '-', starting with a letter or digit, at most 63 characters`,
+    );
   }
   return id;
 }
@@ -35,7 +39,11 @@ export interface InstancePaths {
   cgroupParent: string;
 }
 
-export function instancePaths(instance: string, runtimeName: 'crun' | 'runc', roots: { stateRoot?: string; dataRoot?: string } = {}): InstancePaths {
+export function instancePaths(
+  instance: string,
+  runtimeName: 'crun' | 'runc',
+  roots: { stateRoot?: string; dataRoot?: string } = {},
+): InstancePaths {
   checkInstanceName(instance);
   return {
     instance,

@@ -40,6 +40,9 @@ export function parseAccount(user: string, passwd: string, group: string): Accou
 
 export function lookupAccount(layers: string[], user: string): Account {
   const account = parseAccount(user, topmost(layers, 'etc/passwd'), topmost(layers, 'etc/group'));
-  if (!account) throw new Error(`user ${JSON.stringify(user)} does not exist in the template's /etc/passwd (give a user name that exists, or uid[:gid])`);
+  if (!account)
+    throw new Error(
+      `user ${JSON.stringify(user)} does not exist in the template's /etc/passwd (give a user name that exists, or uid[:gid])`,
+    );
   return account;
 }

@@ -54,7 +54,8 @@ export interface OciState {
 }
 
 function toState(raw: { id?: string; status?: string; pid?: number }): OciState {
-  const status = raw.status === 'running' || raw.status === 'paused' || raw.status === 'created' || raw.status === 'creating' ? raw.status : 'stopped';
+  const status =
+    raw.status === 'running' || raw.status === 'paused' || raw.status === 'created' || raw.status === 'creating' ? raw.status : 'stopped';
   return { id: String(raw.id), status, ...(raw.pid && status !== 'stopped' ? { pid: raw.pid } : {}) };
 }
 
@@ -89,7 +90,10 @@ export class OciCli {
    */
   runDetached(id: string, bundle: string, overlay: OverlayMount, logFile: string, pidFile: string, timeoutMs = 30_000): Promise<number> {
     fs.mkdirSync(this.stateDir, { recursive: true, mode: 0o700 });
-    const argv = inPrivateMountNamespace({ overlay, hideUnified: this.selection.hideUnified }, this.argv(['run', '--detach', '--pid-file', pidFile, '--bundle', bundle, id]));
+    const argv = inPrivateMountNamespace(
+      { overlay, hideUnified: this.selection.hideUnified },
+      this.argv(['run', '--detach', '--pid-file', pidFile, '--bundle', bundle, id]),
+    );
     const fd = fs.openSync(logFile, 'a', 0o600);
     try {
       return new Promise((resolve) => {

@@ -80,13 +80,17 @@ function checkInput(input: ContainerConfigInput): void {
     problems.push(`memoryBytes must be an integer of at least 16 MiB, got ${input.memoryBytes}`);
   }
   if (!(input.cpuCount > 0 && input.cpuCount <= 1024)) problems.push(`cpuCount must be above 0 and at most 1024, got ${input.cpuCount}`);
-  if (!(Number.isInteger(input.pidsLimit) && input.pidsLimit >= 16)) problems.push(`pidsLimit must be an integer of at least 16, got ${input.pidsLimit}`);
-  if (!(Number.isInteger(input.nofile) && input.nofile >= 64)) problems.push(`nofile must be an integer of at least 64, got ${input.nofile}`);
+  if (!(Number.isInteger(input.pidsLimit) && input.pidsLimit >= 16))
+    problems.push(`pidsLimit must be an integer of at least 16, got ${input.pidsLimit}`);
+  if (!(Number.isInteger(input.nofile) && input.nofile >= 64))
+    problems.push(`nofile must be an integer of at least 64, got ${input.nofile}`);
   for (const b of input.binds) {
-    if (!b.source.startsWith('/') || !b.target.startsWith('/')) problems.push(`bind ${b.source} -> ${b.target}: both paths must be absolute`);
+    if (!b.source.startsWith('/') || !b.target.startsWith('/'))
+      problems.push(`bind ${b.source} -> ${b.target}: both paths must be absolute`);
   }
   for (const key of Object.keys(input.env)) {
-    if (key === '' || key.includes('=')) problems.push(`environment variable name ${JSON.stringify(key)} must be non-empty and contain no '='`);
+    if (key === '' || key.includes('='))
+      problems.push(`environment variable name ${JSON.stringify(key)} must be non-empty and contain no '='`);
   }
   if (problems.length > 0) throw new Error(`invalid container config: ${problems.join('; ')}`);
 }
@@ -95,7 +99,13 @@ export function renderOciConfig(input: ContainerConfigInput): OciConfig {
   checkInput(input);
   const caps = [...DEFAULT_CAPABILITIES];
   const env = { PATH: DEFAULT_PATH, ...input.env };
-  const namespaces: Array<{ type: string; path?: string }> = [{ type: 'pid' }, { type: 'mount' }, { type: 'ipc' }, { type: 'uts' }, { type: 'cgroup' }];
+  const namespaces: Array<{ type: string; path?: string }> = [
+    { type: 'pid' },
+    { type: 'mount' },
+    { type: 'ipc' },
+    { type: 'uts' },
+    { type: 'cgroup' },
+  ];
   if (input.netnsPath !== undefined) namespaces.push({ type: 'network', path: input.netnsPath });
   else if (input.privateNetwork) namespaces.push({ type: 'network' });
 
@@ -117,7 +127,12 @@ export function renderOciConfig(input: ContainerConfigInput): OciConfig {
     mounts: [
       { destination: '/proc', type: 'proc', source: 'proc' },
       { destination: '/dev', type: 'tmpfs', source: 'tmpfs', options: ['nosuid', 'strictatime', 'mode=755', 'size=65536k'] },
-      { destination: '/dev/pts', type: 'devpts', source: 'devpts', options: ['nosuid', 'noexec', 'newinstance', 'ptmxmode=0666', 'mode=0620', 'gid=5'] },
+      {
+        destination: '/dev/pts',
+        type: 'devpts',
+        source: 'devpts',
+        options: ['nosuid', 'noexec', 'newinstance', 'ptmxmode=0666', 'mode=0620', 'gid=5'],
+      },
       { destination: '/dev/shm', type: 'tmpfs', source: 'shm', options: ['nosuid', 'noexec', 'nodev', 'mode=1777', 'size=65536k'] },
       { destination: '/dev/mqueue', type: 'mqueue', source: 'mqueue', options: ['nosuid', 'noexec', 'nodev'] },
       { destination: '/sys', type: 'sysfs', source: 'sysfs', options: ['nosuid', 'noexec', 'nodev', 'ro'] },

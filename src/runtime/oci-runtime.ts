@@ -45,7 +45,11 @@ function installed(name: string): string | undefined {
 }
 
 /** Picks and checks the CLI; throws a clear error when it is missing. */
-export function resolveRuntimeBinary(choice: RuntimeChoice, layout: CgroupLayoutInfo, binary?: string): { cli: ReturnType<typeof selectRuntime>; binary: string } {
+export function resolveRuntimeBinary(
+  choice: RuntimeChoice,
+  layout: CgroupLayoutInfo,
+  binary?: string,
+): { cli: ReturnType<typeof selectRuntime>; binary: string } {
   if (!['crun', 'runc', 'auto'].includes(choice)) {
     throw new Error(`invalid runtime ${JSON.stringify(choice)}: expected crun, runc or auto`);
   }
@@ -97,7 +101,8 @@ export class OciSandboxRuntime implements SandboxRuntime {
     this.agentPort = options.agentPort ?? DEFAULT_AGENT_PORT;
     this.pidsLimit = options.pidsLimit ?? DEFAULT_PIDS_LIMIT;
     this.nofile = containerNofile(options.nofile ?? DEFAULT_NOFILE);
-    this.resolvConf = options.resolvConf ?? renderResolvConf(fs.existsSync('/etc/resolv.conf') ? fs.readFileSync('/etc/resolv.conf', 'utf8') : '');
+    this.resolvConf =
+      options.resolvConf ?? renderResolvConf(fs.existsSync('/etc/resolv.conf') ? fs.readFileSync('/etc/resolv.conf', 'utf8') : '');
     this.oomScoreAdj = hostCanLowerOomScore() ? AGENT_OOM_SCORE_ADJ : undefined;
   }
 
@@ -112,7 +117,8 @@ export class OciSandboxRuntime implements SandboxRuntime {
     for (const layer of spec.layers) {
       if (!fs.statSync(layer, { throwIfNoEntry: false })?.isDirectory()) problems.push(`layer ${layer} is not a directory`);
     }
-    if (!fs.statSync(spec.network.netnsPath, { throwIfNoEntry: false })) problems.push(`network namespace ${spec.network.netnsPath} does not exist`);
+    if (!fs.statSync(spec.network.netnsPath, { throwIfNoEntry: false }))
+      problems.push(`network namespace ${spec.network.netnsPath} does not exist`);
     if (problems.length > 0) throw new Error(`cannot create sandbox ${id}: ${problems.join('; ')}`);
 
     const p = sandboxPaths(this.paths, id);
@@ -145,7 +151,13 @@ export class OciSandboxRuntime implements SandboxRuntime {
         ...(this.oomScoreAdj !== undefined ? { oomScoreAdj: this.oomScoreAdj } : {}),
       });
       fs.writeFileSync(p.config, JSON.stringify(config));
-      const code = await this.cli.runDetached(id, p.bundle, { lower: spec.layers, upper: p.upper, work: p.work, target: p.rootfs }, p.log, p.pidFile);
+      const code = await this.cli.runDetached(
+        id,
+        p.bundle,
+        { lower: spec.layers, upper: p.upper, work: p.work, target: p.rootfs },
+        p.log,
+        p.pidFile,
+      );
       if (code !== 0) throw new Error(`${this.name} could not start sandbox ${id} (exit ${code}): ${tail(p.log) || 'no output'}`);
       const pid = Number(fs.readFileSync(p.pidFile, 'utf8').trim());
       return { sandboxID: id, state: 'running', ...(pid > 0 ? { pid } : {}) };

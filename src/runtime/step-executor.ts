@@ -71,13 +71,15 @@ export class OciStepExecutor implements StepExecutor {
 
   async run(step: StepRun): Promise<number> {
     const problems: string[] = [];
-    for (const layer of step.layers) if (!fs.statSync(layer, { throwIfNoEntry: false })?.isDirectory()) problems.push(`layer ${layer} is not a directory`);
+    for (const layer of step.layers)
+      if (!fs.statSync(layer, { throwIfNoEntry: false })?.isDirectory()) problems.push(`layer ${layer} is not a directory`);
     if (step.layers.length === 0) problems.push('layers: at least the base root file system is needed');
     const layerStat = fs.statSync(step.layerDir, { throwIfNoEntry: false });
     if (!layerStat?.isDirectory()) problems.push(`layerDir ${step.layerDir} is not a directory`);
     else if (fs.readdirSync(step.layerDir).length > 0) problems.push(`layerDir ${step.layerDir} is not empty`);
     if (step.argv.length === 0) problems.push('argv is empty');
-    if (step.network !== 'host' && step.network !== 'none') problems.push(`network ${JSON.stringify(step.network)}: expected 'host' or 'none'`);
+    if (step.network !== 'host' && step.network !== 'none')
+      problems.push(`network ${JSON.stringify(step.network)}: expected 'host' or 'none'`);
     for (const b of step.binds ?? []) if (!fs.existsSync(b.source)) problems.push(`bind source ${b.source} does not exist`);
     if (problems.length > 0) throw new Error(`cannot run build step: ${problems.join('; ')}`);
     const account = lookupAccount(step.layers, step.user);
@@ -117,7 +119,10 @@ export class OciStepExecutor implements StepExecutor {
       fs.writeFileSync(path.join(scratch, 'config.json'), JSON.stringify(config));
       fs.mkdirSync(this.paths.stateDir, { recursive: true, mode: 0o700 });
       const argv = inPrivateMountNamespace(
-        { overlay: { lower: step.layers, upper: path.resolve(step.layerDir), work, target: rootfs }, hideUnified: this.cli.selection.hideUnified },
+        {
+          overlay: { lower: step.layers, upper: path.resolve(step.layerDir), work, target: rootfs },
+          hideUnified: this.cli.selection.hideUnified,
+        },
         this.cli.argv(['run', '--bundle', scratch, id]),
       );
       return await new Promise<number>((resolve, reject) => {

@@ -138,12 +138,20 @@ function checkListening(sockets: ListeningSocket[] | string, expected: Expectati
     const server = onPort.find((s) => s.processes.some((p) => p.name === SERVER_PROCESS));
     if (server) return { name, ok: true, detail: `${SERVER_PROCESS} on ${server.address}:${server.port}` };
     const owners = onPort.flatMap((s) => s.processes.map((p) => `${p.name} (pid ${p.pid})`));
-    return { name, ok: false, detail: `port ${expected.port}/${protocol} is held by ${owners.join(', ') || 'an unknown process'}, not ${SERVER_PROCESS}` };
+    return {
+      name,
+      ok: false,
+      detail: `port ${expected.port}/${protocol} is held by ${owners.join(', ') || 'an unknown process'}, not ${SERVER_PROCESS}`,
+    };
   });
 }
 
 /** Whether the server runs, and its pid: the unit's main process under systemd, else the process owning the port. */
-async function checkRunning(shell: HostShell, expected: Expectations, sockets: ListeningSocket[] | string): Promise<{ result: CheckResult; pid?: number }> {
+async function checkRunning(
+  shell: HostShell,
+  expected: Expectations,
+  sockets: ListeningSocket[] | string,
+): Promise<{ result: CheckResult; pid?: number }> {
   const name = 'ss-server running';
   const pid1 = await shell.tryRun('cat /proc/1/comm');
   const init = pid1.ok ? pid1.stdout.trim() : 'unknown';
@@ -165,7 +173,10 @@ async function checkRunning(shell: HostShell, expected: Expectations, sockets: L
   const pids = typeof sockets === 'string' ? [] : serverPids(sockets.filter((s) => s.port === expected.port));
   const how = init === 'systemd' ? `systemd does not know ${expected.unit}, process check` : `no systemd (PID 1 is ${init}), process check`;
   if (pids.length === 0) return { result: { name, ok: false, detail: `${how}: no ${SERVER_PROCESS} process owns port ${expected.port}` } };
-  return { result: { name, ok: true, detail: `${how}: ${SERVER_PROCESS} pid ${pids.join(', ')} owns port ${expected.port}` }, pid: pids[0] };
+  return {
+    result: { name, ok: true, detail: `${how}: ${SERVER_PROCESS} pid ${pids.join(', ')} owns port ${expected.port}` },
+    pid: pids[0],
+  };
 }
 
 async function checkOpenFiles(shell: HostShell, expected: Expectations, pid: number | undefined): Promise<CheckResult> {

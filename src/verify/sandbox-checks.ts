@@ -68,18 +68,32 @@ async function checkServices(shell: HostShell, expected: SandboxExpectations): P
         continue;
       }
     }
-    const row = service.command ? findCommand(rows, expected.paths.cli, service.command) : rows.find((r) => r.args.includes(service.process!));
+    const row = service.command
+      ? findCommand(rows, expected.paths.cli, service.command)
+      : rows.find((r) => r.args.includes(service.process!));
     const how = init === 'systemd' ? 'systemd does not know the unit, process check' : `no systemd (PID 1 is ${init}), process check`;
-    results.push(row ? { name, ok: true, detail: `${how}: pid ${row.pid}` } : { name, ok: false, detail: `${how}: no ${service.command ? `${expected.paths.cli} ${service.command}` : service.process} process` });
+    results.push(
+      row
+        ? { name, ok: true, detail: `${how}: pid ${row.pid}` }
+        : {
+            name,
+            ok: false,
+            detail: `${how}: no ${service.command ? `${expected.paths.cli} ${service.command}` : service.process} process`,
+          },
+    );
   }
   return results;
 }
 
 async function checkBundle(shell: HostShell, expected: SandboxExpectations): Promise<CheckResult> {
   const name = 'release bundle intact';
-  const run = await shell.tryRun(`cd ${shellQuote(expected.paths.lib)} && sha256sum --check --strict --quiet ${shellQuote(expected.paths.bundleSums)} && echo ok`);
+  const run = await shell.tryRun(
+    `cd ${shellQuote(expected.paths.lib)} && sha256sum --check --strict --quiet ${shellQuote(expected.paths.bundleSums)} && echo ok`,
+  );
   if (!run.ok) return { name, ok: false, detail: run.error };
-  return run.stdout.trim().endsWith('ok') ? { name, ok: true, detail: `every file of ${expected.paths.bundleSums} matches` } : { name, ok: false, detail: run.stdout.trim() };
+  return run.stdout.trim().endsWith('ok')
+    ? { name, ok: true, detail: `every file of ${expected.paths.bundleSums} matches` }
+    : { name, ok: false, detail: run.stdout.trim() };
 }
 
 async function checkKeyMode(shell: HostShell, expected: SandboxExpectations): Promise<CheckResult> {
@@ -97,7 +111,11 @@ async function checkRuntime(shell: HostShell): Promise<CheckResult> {
   if (!run.ok) return { name, ok: false, detail: run.error };
   const [version, fs] = run.stdout.trim().split('\n');
   if (!version || !/(crun|runc) version/.test(version)) return { name, ok: false, detail: 'neither crun nor runc answers --version' };
-  return { name, ok: true, detail: `${version.trim()}; /sys/fs/cgroup is ${fs === 'cgroup2fs' ? 'cgroup v2' : `${fs ?? 'unknown'} (hybrid or v1)`}` };
+  return {
+    name,
+    ok: true,
+    detail: `${version.trim()}; /sys/fs/cgroup is ${fs === 'cgroup2fs' ? 'cgroup v2' : `${fs ?? 'unknown'} (hybrid or v1)`}`,
+  };
 }
 
 function apiCurl(expected: SandboxExpectations, path: string): string {
@@ -112,7 +130,12 @@ async function checkTemplate(shell: HostShell, expected: SandboxExpectations): P
   const templates = parseTemplates(run.stdout);
   if (typeof templates === 'string') return { name, ok: false, detail: `GET /templates: ${templates}` };
   const found = templates.find((t) => t.aliases.includes(expected.template) || t.templateID === expected.template);
-  if (!found) return { name, ok: false, detail: `the API lists ${templates.length} templates, none named ${expected.template} (build it: docs/deploy-aws.md)` };
+  if (!found)
+    return {
+      name,
+      ok: false,
+      detail: `the API lists ${templates.length} templates, none named ${expected.template} (build it: docs/deploy-aws.md)`,
+    };
   return { name, ok: true, detail: `templateID ${found.templateID}${found.status ? `, ${found.status}` : ''}` };
 }
 
@@ -136,8 +159,14 @@ async function checkSandboxEgress(shell: HostShell, expected: SandboxExpectation
   const removed = outcome.created ? (outcome.removed ? '; sandbox removed' : `; sandbox ${outcome.sandboxID} NOT removed`) : '';
   if (outcome.problem) return { name, ok: false, detail: `${outcome.problem}${removed}` };
   const seen = outcome.stdout.trim();
-  if (outcome.exitCode !== 0) return { name, ok: false, detail: `the request in sandbox ${outcome.sandboxID} exited ${outcome.exitCode}: ${outcome.stderr.trim() || seen}${removed}` };
-  if (expected.egressIp === undefined) return { name, ok: true, detail: `sandbox ${outcome.sandboxID} is seen as ${seen} (no --egress-ip to compare with)${removed}` };
+  if (outcome.exitCode !== 0)
+    return {
+      name,
+      ok: false,
+      detail: `the request in sandbox ${outcome.sandboxID} exited ${outcome.exitCode}: ${outcome.stderr.trim() || seen}${removed}`,
+    };
+  if (expected.egressIp === undefined)
+    return { name, ok: true, detail: `sandbox ${outcome.sandboxID} is seen as ${seen} (no --egress-ip to compare with)${removed}` };
   return { name, ok: seen === expected.egressIp, detail: `sandbox ${outcome.sandboxID} is seen as ${seen}${removed}` };
 }
 

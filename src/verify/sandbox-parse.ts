@@ -69,8 +69,19 @@ const decode = (b64: unknown) => (typeof b64 === 'string' ? Buffer.from(b64, 'ba
 
 /** What the probe program printed (its last JSON line): the sandbox, its request's output and exit code. */
 export function parseProbeReport(text: string): ProbeOutcome {
-  const line = text.trim().split('\n').filter((l) => l.startsWith('{')).pop();
-  if (!line) return { created: false, stdout: '', stderr: '', removed: false, problem: `the probe printed no report: ${text.trim().slice(0, 200) || '(nothing)'}` };
+  const line = text
+    .trim()
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .pop();
+  if (!line)
+    return {
+      created: false,
+      stdout: '',
+      stderr: '',
+      removed: false,
+      problem: `the probe printed no report: ${text.trim().slice(0, 200) || '(nothing)'}`,
+    };
   let report: ProbeReport;
   try {
     report = JSON.parse(line) as ProbeReport;
@@ -99,7 +110,11 @@ export function parseProbeReport(text: string): ProbeOutcome {
   }
   const base = { created, ...(report.create?.sandboxID ? { sandboxID: report.create.sandboxID } : {}), stdout, stderr, removed };
   if (report.error) return { ...base, problem: report.error };
-  if (!created) return { ...base, problem: `creating a sandbox failed: ${report.create ? `${report.create.status} ${report.create.message ?? ''}`.trim() : 'no answer'}` };
+  if (!created)
+    return {
+      ...base,
+      problem: `creating a sandbox failed: ${report.create ? `${report.create.status} ${report.create.message ?? ''}`.trim() : 'no answer'}`,
+    };
   if (trailerError) return { ...base, problem: trailerError };
   return { ...base, ...(exitCode !== undefined ? { exitCode } : { problem: 'the process stream ended without an end event' }) };
 }

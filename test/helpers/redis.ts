@@ -11,7 +11,6 @@ export interface ThrowawayRedis {
   stop(): Promise<void>;
 }
 
-
 function waitForReady(child: ChildProcess, port: number): Promise<void> {
   return new Promise((resolve, reject) => {
     let output = '';
@@ -51,7 +50,22 @@ export async function startRedis(): Promise<ThrowawayRedis> {
     const port = await freePort();
     const child = spawn(
       'redis-server',
-      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--daemonize', 'no', '--loglevel', 'notice'],
+      [
+        '--port',
+        String(port),
+        '--bind',
+        '127.0.0.1',
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+        '--dir',
+        dir,
+        '--daemonize',
+        'no',
+        '--loglevel',
+        'notice',
+      ],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
     try {

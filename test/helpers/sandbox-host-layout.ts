@@ -39,7 +39,10 @@ export function layOutSandboxHost(dir: string, config: StackConfig, inputs: Sand
   mkdirSync(optDir, { recursive: true, mode: 0o755 });
   const files = sandboxHostFiles(config, inputs);
   const etc = files.filter((f) => f.path.startsWith('/etc/'));
-  writeLayerFiles(etcLayer, etc.map((f) => ({ path: f.path, content: f.content, mode: parseInt(f.permissions, 8) })));
+  writeLayerFiles(
+    etcLayer,
+    etc.map((f) => ({ path: f.path, content: f.content, mode: parseInt(f.permissions, 8) })),
+  );
   for (const f of files.filter((file) => file.path.startsWith(`${P.root}/`))) {
     const target = join(optDir, f.path.slice(P.root.length + 1));
     mkdirSync(dirname(target), { recursive: true });
@@ -51,7 +54,9 @@ export function layOutSandboxHost(dir: string, config: StackConfig, inputs: Sand
   mkdirSync(lib, { recursive: true });
   for (const [name, sum] of Object.entries(inputs.bundle.sums)) {
     copyFileSync(join(bundleDir, name), join(lib, name));
-    const got = createHash('sha256').update(readFileSync(join(lib, name))).digest('hex');
+    const got = createHash('sha256')
+      .update(readFileSync(join(lib, name)))
+      .digest('hex');
     if (got !== sum) throw new Error(`bundle file ${name}: sha256 ${got}, the user data says ${sum}`);
   }
   const others = files.filter((f) => !f.path.startsWith('/etc/') && !f.path.startsWith(`${P.root}/`));

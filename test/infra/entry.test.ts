@@ -17,7 +17,10 @@ describe('the Pulumi entry point', () => {
     const stderr = child.stderr.split('\n').filter((l) => l !== '');
     expect(stderr).toEqual([expect.stringMatching(/^warning: .*the proxy template is not built by this stack: it logs in over SSH/)]);
     expect(child.status).toBe(0);
-    const { exports, registered } = JSON.parse(child.stdout.trim().split('\n').pop()!) as { exports: Record<string, string>; registered: string[] };
+    const { exports, registered } = JSON.parse(child.stdout.trim().split('\n').pop()!) as {
+      exports: Record<string, string>;
+      registered: string[];
+    };
     expect(exports).toEqual({
       ingressIp: 'string',
       egressIp: 'string',

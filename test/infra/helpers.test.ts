@@ -43,10 +43,9 @@ describe('placement helpers', () => {
   });
 
   it('lists every IPv4 block of the VPC once', () => {
-    expect(vpcNetworks({ cidrBlock: '10.0.0.0/16', cidrBlockAssociations: [{ cidrBlock: '10.0.0.0/16' }, { cidrBlock: '100.64.0.0/22' }] })).toEqual([
-      '10.0.0.0/16',
-      '100.64.0.0/22',
-    ]);
+    expect(
+      vpcNetworks({ cidrBlock: '10.0.0.0/16', cidrBlockAssociations: [{ cidrBlock: '10.0.0.0/16' }, { cidrBlock: '100.64.0.0/22' }] }),
+    ).toEqual(['10.0.0.0/16', '100.64.0.0/22']);
   });
 
   it('finds the secondary address whatever order the interface lists them in', () => {

@@ -51,8 +51,9 @@ pulumi.runtime.setMocks(mocks, 'sandbox-kit', 'dev', false).then(() => {
     setTimeout(() => {
       const resolved = {};
       const names = Object.keys(program);
-      Promise.all(names.map((n) => new Promise((r) => pulumi.output(program[n]).apply((v) => r((resolved[n] = typeof v))))))
-        .then(() => process.stdout.write(JSON.stringify({ exports: resolved, registered }) + '\n'));
+      Promise.all(names.map((n) => new Promise((r) => pulumi.output(program[n]).apply((v) => r((resolved[n] = typeof v)))))).then(() =>
+        process.stdout.write(JSON.stringify({ exports: resolved, registered }) + '\n'),
+      );
     }, 200),
   );
 });

@@ -40,7 +40,10 @@ function stable(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(stable).join(',')}]`;
   if (value !== null && typeof value === 'object') {
     const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined);
-    return `{${entries.sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, v]) => `${JSON.stringify(k)}:${stable(v)}`).join(',')}}`;
+    return `{${entries
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .map(([k, v]) => `${JSON.stringify(k)}:${stable(v)}`)
+      .join(',')}}`;
   }
   return JSON.stringify(value) ?? 'undefined';
 }
@@ -120,7 +123,12 @@ function newResourceState(type: string, name: string, inputs: Record<string, unk
     case 'aws:iam/instanceProfile:InstanceProfile':
       return { ...inputs, name: `${name}-${short.slice(0, 8)}`, arn: `arn:aws:iam::123456789012:${name}` };
     case 'aws:lb/loadBalancer:LoadBalancer':
-      return { ...inputs, arn: `arn:aws:elasticloadbalancing:eu-west-1:123456789012:loadbalancer/net/${name}`, dnsName: `${name}-${short.slice(0, 8)}.elb.eu-west-1.amazonaws.com`, zoneId: 'Z2IFOLAFXWLO4F' };
+      return {
+        ...inputs,
+        arn: `arn:aws:elasticloadbalancing:eu-west-1:123456789012:loadbalancer/net/${name}`,
+        dnsName: `${name}-${short.slice(0, 8)}.elb.eu-west-1.amazonaws.com`,
+        zoneId: 'Z2IFOLAFXWLO4F',
+      };
     case 'aws:lb/targetGroup:TargetGroup':
       return { ...inputs, arn: `arn:aws:elasticloadbalancing:eu-west-1:123456789012:targetgroup/${name}/${short.slice(0, 8)}` };
     case 'aws:acm/certificate:Certificate':
@@ -128,7 +136,12 @@ function newResourceState(type: string, name: string, inputs: Record<string, unk
         ...inputs,
         arn: `arn:aws:acm:eu-west-1:123456789012:certificate/${short}`,
         domainValidationOptions: [
-          { domainName: inputs.domainName, resourceRecordName: `_x1.${inputs.domainName}.`, resourceRecordType: 'CNAME', resourceRecordValue: '_y1.acm-validations.aws.' },
+          {
+            domainName: inputs.domainName,
+            resourceRecordName: `_x1.${inputs.domainName}.`,
+            resourceRecordType: 'CNAME',
+            resourceRecordValue: '_y1.acm-validations.aws.',
+          },
         ],
       };
     case 'aws:route53/record:Record':

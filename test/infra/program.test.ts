@@ -80,7 +80,13 @@ describe('security group', () => {
         { direction: 'ingress', protocol: 'udp', fromPort: 8388, toPort: 8388, cidr: '192.0.2.0/24' },
         { direction: 'ingress', protocol: 'udp', fromPort: 8388, toPort: 8388, cidr: '203.0.113.0/24' },
         // The client CIDRs are not open to anyone: the sandbox host's address is let in too.
-        ...(['tcp', 'udp'] as const).map((protocol) => ({ direction: 'ingress', protocol, fromPort: 8388, toPort: 8388, cidr: `${resource(run, EIP, 'sandbox-eip').state.publicIp}/32` })),
+        ...(['tcp', 'udp'] as const).map((protocol) => ({
+          direction: 'ingress',
+          protocol,
+          fromPort: 8388,
+          toPort: 8388,
+          cidr: `${resource(run, EIP, 'sandbox-eip').state.publicIp}/32`,
+        })),
       ].sort(byText),
     );
   });
@@ -180,7 +186,9 @@ describe('proxy host', () => {
     expect(run.values.ingressIp).toBe(eip.state.publicIp);
     expect(run.values.sshHost).toBe(eip.state.publicIp);
     expect(run.values.sshUser).toBe('admin');
-    expect(run.options.get('proxy-instance')?.opts.dependsOn).toContainEqual(expect.objectContaining({ __name: 'proxy-ingress-eip-assoc' }));
+    expect(run.options.get('proxy-instance')?.opts.dependsOn).toContainEqual(
+      expect.objectContaining({ __name: 'proxy-ingress-eip-assoc' }),
+    );
   });
 });
 
@@ -205,7 +213,9 @@ describe('egress address', () => {
     const { eni, secondary } = eniAddresses(run);
     expect(eni.inputs.privateIpsCount).toBe(0);
     expect(secondary).toEqual([]);
-    expect(run.cloud.resources.filter((r) => r.type === EIP && r.name.startsWith('proxy')).map((r) => r.name)).toEqual(['proxy-ingress-eip']);
+    expect(run.cloud.resources.filter((r) => r.type === EIP && r.name.startsWith('proxy')).map((r) => r.name)).toEqual([
+      'proxy-ingress-eip',
+    ]);
     expect(run.cloud.resources.some((r) => r.type === 'sandbox-kit:aws:EgressAddress')).toBe(false);
     expect(run.values.egressIp).toBe(run.values.ingressIp);
     expect(run.values.egressMode).toBe('shared');
@@ -259,7 +269,10 @@ describe('invalid config', () => {
   it('lists every problem and creates no resource', async () => {
     const cloud = mockCloud();
     await pulumi.runtime.setMocks(cloud.mocks, 'sandbox-kit', 'test', false);
-    setStackConfig({ proxy: { port: 'eighty' }, host: { adminCidrs: ['10.0.0.0/33'] }, egres: { mode: 'shared' } }, { value: 'short', secret: true });
+    setStackConfig(
+      { proxy: { port: 'eighty' }, host: { adminCidrs: ['10.0.0.0/33'] }, egres: { mode: 'shared' } },
+      { value: 'short', secret: true },
+    );
     let error: unknown;
     try {
       createStack();
@@ -296,7 +309,12 @@ describe('two runs', () => {
     const first = await runProgram({ ...BASE, host: { ...BASE.host, generation: 1 } }, { value: PASSWORD, secret: true });
     const second = await runProgram({ ...BASE, host: { ...BASE.host, generation: 2 } }, { value: PASSWORD, secret: true });
     const changed = changedResources(first, second);
-    for (const name of [`${ENI}::proxy-eni`, `${INSTANCE}::proxy-instance`, `${EIP}::proxy-ingress-eip`, `${EIP_ASSOC}::proxy-ingress-eip-assoc`]) {
+    for (const name of [
+      `${ENI}::proxy-eni`,
+      `${INSTANCE}::proxy-instance`,
+      `${EIP}::proxy-ingress-eip`,
+      `${EIP_ASSOC}::proxy-ingress-eip-assoc`,
+    ]) {
       expect(changed).toContain(name);
     }
     // The egress address survives; it is re-associated to the new interface.

@@ -30,7 +30,8 @@ export interface ProgramRun {
   cloud: MockCloud;
   outputs: StackOutputs;
   /** Every stack output, resolved. */
-  values: Record<Exclude<keyof StackOutputs, 'egressMode' | 'sshUser' | 'templateAlias'>, string> & Pick<StackOutputs, 'egressMode' | 'sshUser' | 'templateAlias'>;
+  values: Record<Exclude<keyof StackOutputs, 'egressMode' | 'sshUser' | 'templateAlias'>, string> &
+    Pick<StackOutputs, 'egressMode' | 'sshUser' | 'templateAlias'>;
   /** The fake release bundle the run deployed. */
   bundleDir: string;
   /** Resource options of every resource below the components, by resource name. */

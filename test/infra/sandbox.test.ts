@@ -21,21 +21,40 @@ const OBJECT = 'aws:s3/bucketObjectv2:BucketObjectv2';
 const SSH_KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAICOBL00yABH8vxJlYT2RwfQyeZ5u0k8UtQ9ZhsQfflHT admin@example';
 const PASSWORD = { value: 'correct-horse-battery-staple-42', secret: true };
 const ADMIN = '198.51.100.0/24';
-const BASE = { host: { adminCidrs: [ADMIN], sshPublicKey: SSH_KEY }, sandboxHost: { apiCidrs: ['192.0.2.0/24'], gatewayCidrs: ['0.0.0.0/0'] } };
+const BASE = {
+  host: { adminCidrs: [ADMIN], sshPublicKey: SSH_KEY },
+  sandboxHost: { apiCidrs: ['192.0.2.0/24'], gatewayCidrs: ['0.0.0.0/0'] },
+};
 const FLEET = { ...BASE, fleet: { hosts: 3, gateways: 2 } };
 
-const names = (run: ProgramRun, type: string) => run.cloud.resources.filter((r) => r.type === type).map((r) => r.name).sort();
+const names = (run: ProgramRun, type: string) =>
+  run.cloud.resources
+    .filter((r) => r.type === type)
+    .map((r) => r.name)
+    .sort();
 
 function sandboxIngress(run: ProgramRun) {
   return run.cloud.resources
     .filter((r) => r.type === SG_INGRESS && r.name.startsWith('sandbox-'))
-    .map((r) => ({ name: r.name, from: r.inputs.fromPort, to: r.inputs.toPort, cidr: r.inputs.cidrIpv4, group: r.inputs.securityGroupId, source: r.inputs.referencedSecurityGroupId }));
+    .map((r) => ({
+      name: r.name,
+      from: r.inputs.fromPort,
+      to: r.inputs.toPort,
+      cidr: r.inputs.cidrIpv4,
+      group: r.inputs.securityGroupId,
+      source: r.inputs.referencedSecurityGroupId,
+    }));
 }
 
 function bundleSource(run: ProgramRun) {
   const bucket = resource(run, 'aws:s3/bucket:Bucket', 'bundle-bucket');
   const object = resource(run, OBJECT, 'bundle-object');
-  return { bucket: bucket.state.bucket as string, key: object.inputs.key as string, region: 'eu-west-1', sums: readBundle(run.bundleDir).sums };
+  return {
+    bucket: bucket.state.bucket as string,
+    key: object.inputs.key as string,
+    region: 'eu-west-1',
+    sums: readBundle(run.bundleDir).sums,
+  };
 }
 
 const apiKeyOf = (run: ProgramRun) => run.values.apiKey;
@@ -43,11 +62,19 @@ const ingressOf = (run: ProgramRun) => run.values.ingressIp;
 
 describe('single sandbox host', () => {
   it('boots the rendered cloud-init with the bundle, key and proxy address, from config type and disk', async () => {
-    const run = await runProgram({ ...BASE, sandboxHost: { ...BASE.sandboxHost, instanceType: 'm7i.xlarge', diskGb: 120 } }, PASSWORD, { sshPrivateKey: SSH_PRIVATE_KEY });
+    const run = await runProgram({ ...BASE, sandboxHost: { ...BASE.sandboxHost, instanceType: 'm7i.xlarge', diskGb: 120 } }, PASSWORD, {
+      sshPrivateKey: SSH_PRIVATE_KEY,
+    });
     const instance = resource(run, INSTANCE, 'sandbox-instance');
     const config = loadStackConfig({ ...BASE, sandboxHost: { ...BASE.sandboxHost, instanceType: 'm7i.xlarge', diskGb: 120 } });
     expect(instance.inputs.userData).toBe(
-      renderSandboxCloudInit(config, { role: 'single', apiKey: apiKeyOf(run), bundle: bundleSource(run), proxyIngressIp: ingressOf(run), hostNetworks: [MOCK_VPC.cidrBlock] }),
+      renderSandboxCloudInit(config, {
+        role: 'single',
+        apiKey: apiKeyOf(run),
+        bundle: bundleSource(run),
+        proxyIngressIp: ingressOf(run),
+        hostNetworks: [MOCK_VPC.cidrBlock],
+      }),
     );
     expect(instance.secretInputs).toEqual(['userData']);
     expect(instance.inputs).toMatchObject({
@@ -86,7 +113,10 @@ describe('single sandbox host', () => {
     expect(object.inputs.key).toBe(`bundle-${bundleDigest(readBundle(run.bundleDir).sums).slice(0, 16)}.zip`);
     expect(object.inputs.contentType).toBe('application/zip');
     expect(resource(run, 'aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock', 'bundle-private').inputs).toMatchObject({
-      blockPublicAcls: true, blockPublicPolicy: true, ignorePublicAcls: true, restrictPublicBuckets: true,
+      blockPublicAcls: true,
+      blockPublicPolicy: true,
+      ignorePublicAcls: true,
+      restrictPublicBuckets: true,
     });
     const policy = JSON.parse(resource(run, 'aws:iam/rolePolicy:RolePolicy', 'bundle-read').inputs.policy as string);
     const bucket = resource(run, 'aws:s3/bucket:Bucket', 'bundle-bucket');
@@ -94,14 +124,18 @@ describe('single sandbox host', () => {
 
     const next = await runProgram(BASE, PASSWORD, { bundleDir: fakeBundle('r2') });
     expect(resource(next, OBJECT, 'bundle-object').inputs.key).not.toBe(object.inputs.key);
-    expect(resource(next, INSTANCE, 'sandbox-instance').inputs.userData).not.toBe(resource(run, INSTANCE, 'sandbox-instance').inputs.userData);
+    expect(resource(next, INSTANCE, 'sandbox-instance').inputs.userData).not.toBe(
+      resource(run, INSTANCE, 'sandbox-instance').inputs.userData,
+    );
   });
 
   it('fails before creating anything when the bundle has not been built', async () => {
     const cloud = mockCloud();
     await pulumi.runtime.setMocks(cloud.mocks, 'sandbox-kit', 'test', false);
     setStackConfig(BASE, PASSWORD);
-    expect(() => createStack({ bundleDir: '/nonexistent/dist/bundle' })).toThrow(/release bundle \/nonexistent\/dist\/bundle not found; build it first/);
+    expect(() => createStack({ bundleDir: '/nonexistent/dist/bundle' })).toThrow(
+      /release bundle \/nonexistent\/dist\/bundle not found; build it first/,
+    );
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(cloud.resources).toEqual([]);
   });
@@ -112,7 +146,14 @@ describe('proxy access from the sandbox host', () => {
     const run = await runProgram({ ...BASE, host: { ...BASE.host, clientCidrs: ['192.0.2.0/24'] } }, PASSWORD);
     const ip = resource(run, 'aws:ec2/eip:Eip', 'sandbox-eip').state.publicIp;
     const rules = run.cloud.resources.filter((r) => r.type === SG_INGRESS && r.name.endsWith('-from-sandbox-host'));
-    expect(rules.map((r) => ({ protocol: r.inputs.ipProtocol, port: r.inputs.fromPort, cidr: r.inputs.cidrIpv4, group: r.inputs.securityGroupId }))).toEqual([
+    expect(
+      rules.map((r) => ({
+        protocol: r.inputs.ipProtocol,
+        port: r.inputs.fromPort,
+        cidr: r.inputs.cidrIpv4,
+        group: r.inputs.securityGroupId,
+      })),
+    ).toEqual([
       { protocol: 'tcp', port: 8388, cidr: `${ip}/32`, group: resource(run, SG, 'proxy-sg').id },
       { protocol: 'udp', port: 8388, cidr: `${ip}/32`, group: resource(run, SG, 'proxy-sg').id },
     ]);
@@ -134,7 +175,9 @@ describe('SSH is never open to the world', () => {
   it('in every shape of the stack, no SSH rule is wider than a /8', async () => {
     for (const config of [BASE, FLEET, { ...BASE, dns: { zoneId: 'Z0123456789ABCDEFGHIJ' }, gateway: { domain: 'sandbox.example.com' } }]) {
       const run = await runProgram(config, PASSWORD, { sshPrivateKey: SSH_PRIVATE_KEY });
-      const ssh = run.cloud.resources.filter((r) => r.type === SG_INGRESS && (r.inputs.fromPort as number) <= 22 && (r.inputs.toPort as number) >= 22);
+      const ssh = run.cloud.resources.filter(
+        (r) => r.type === SG_INGRESS && (r.inputs.fromPort as number) <= 22 && (r.inputs.toPort as number) >= 22,
+      );
       expect(ssh.length).toBeGreaterThan(0);
       for (const rule of ssh) {
         // Gateways may reach every port of a fleet host: from their group, never from a CIDR.
@@ -156,8 +199,17 @@ describe('proxy template', () => {
     const build = resource(run, COMMAND, 'proxy-template-build');
     const config = loadStackConfig(BASE);
     expect(build.inputs.create).toBe(`sudo -n ${SANDBOX_HOST_PATHS.buildTemplate}`);
-    expect(JSON.parse(build.inputs.stdin as string)).toEqual({ serverIp: ingressOf(run), password: PASSWORD.value, stackFile: renderStackFile(config) });
-    expect(build.inputs.connection).toEqual({ host: resource(run, 'aws:ec2/eip:Eip', 'sandbox-eip').state.publicIp, user: 'admin', port: 22, privateKey: SSH_PRIVATE_KEY });
+    expect(JSON.parse(build.inputs.stdin as string)).toEqual({
+      serverIp: ingressOf(run),
+      password: PASSWORD.value,
+      stackFile: renderStackFile(config),
+    });
+    expect(build.inputs.connection).toEqual({
+      host: resource(run, 'aws:ec2/eip:Eip', 'sandbox-eip').state.publicIp,
+      user: 'admin',
+      port: 22,
+      privateKey: SSH_PRIVATE_KEY,
+    });
     // The triggers are digests of secret files, so they are kept secret too.
     expect(build.secretInputs.sort()).toEqual(['connection', 'stdin', 'triggers']);
     expect((build.inputs.create as string) + JSON.stringify(build.inputs.triggers)).not.toContain(PASSWORD.value);
@@ -224,13 +276,27 @@ describe('domain with a hosted zone', () => {
   it('puts TLS on a load balancer with an ACM certificate, and three alias records', async () => {
     const run = await runProgram(DOMAIN, PASSWORD);
     const cert = resource(run, 'aws:acm/certificate:Certificate', 'frontend-cert');
-    expect(cert.inputs).toMatchObject({ domainName: 'sandbox.example.com', subjectAlternativeNames: ['*.sandbox.example.com'], validationMethod: 'DNS' });
+    expect(cert.inputs).toMatchObject({
+      domainName: 'sandbox.example.com',
+      subjectAlternativeNames: ['*.sandbox.example.com'],
+      validationMethod: 'DNS',
+    });
     const records = run.cloud.resources.filter((r) => r.type === RECORD && r.inputs.type === 'A');
-    expect(records.map((r) => r.inputs.name).sort()).toEqual(['*.sandbox.example.com', 'api.sandbox.example.com', 'sandbox.sandbox.example.com']);
+    expect(records.map((r) => r.inputs.name).sort()).toEqual([
+      '*.sandbox.example.com',
+      'api.sandbox.example.com',
+      'sandbox.sandbox.example.com',
+    ]);
     const nlb = resource(run, NLB, 'frontend-nlb');
-    for (const record of records) expect(record.inputs.aliases).toEqual([{ name: nlb.state.dnsName, zoneId: nlb.state.zoneId, evaluateTargetHealth: true }]);
-    const listeners = run.cloud.resources.filter((r) => r.type === LISTENER).map((r) => ({ port: r.inputs.port, protocol: r.inputs.protocol }));
-    expect(listeners.sort((a, b) => Number(a.port) - Number(b.port))).toEqual([{ port: 443, protocol: 'TLS' }, { port: 3001, protocol: 'TLS' }]);
+    for (const record of records)
+      expect(record.inputs.aliases).toEqual([{ name: nlb.state.dnsName, zoneId: nlb.state.zoneId, evaluateTargetHealth: true }]);
+    const listeners = run.cloud.resources
+      .filter((r) => r.type === LISTENER)
+      .map((r) => ({ port: r.inputs.port, protocol: r.inputs.protocol }));
+    expect(listeners.sort((a, b) => Number(a.port) - Number(b.port))).toEqual([
+      { port: 443, protocol: 'TLS' },
+      { port: 3001, protocol: 'TLS' },
+    ]);
     expect(run.values.apiUrl).toBe('https://api.sandbox.example.com:3001');
     expect(run.values.sandboxUrl).toBe('https://sandbox.sandbox.example.com');
     // The single host sits behind the load balancer: its target groups hold it.
@@ -254,17 +320,32 @@ describe('fleet', () => {
     const catalog = `redis://${(redis.state.cacheNodes as { address: string }[])[0]!.address}:6379/0`;
     const config = loadStackConfig(FLEET);
     const nlb = resource(run, NLB, 'frontend-nlb');
-    const common = { apiKey: apiKeyOf(run), bundle: bundleSource(run), proxyIngressIp: ingressOf(run), hostNetworks: [MOCK_VPC.cidrBlock], catalog };
+    const common = {
+      apiKey: apiKeyOf(run),
+      bundle: bundleSource(run),
+      proxyIngressIp: ingressOf(run),
+      hostNetworks: [MOCK_VPC.cidrBlock],
+      catalog,
+    };
     const hostLt = resource(run, LT, 'fleet-hosts-lt');
     const gatewayLt = resource(run, LT, 'fleet-gateways-lt');
     const decode = (lt: typeof hostLt) => Buffer.from(lt.inputs.userData as string, 'base64').toString();
     expect(decode(hostLt)).toBe(
-      renderSandboxCloudInit(config, { role: 'fleet-host', ...common, templateInput: { serverIp: ingressOf(run), password: PASSWORD.value, stackFile: renderStackFile(config) } }),
+      renderSandboxCloudInit(config, {
+        role: 'fleet-host',
+        ...common,
+        templateInput: { serverIp: ingressOf(run), password: PASSWORD.value, stackFile: renderStackFile(config) },
+      }),
     );
-    expect(decode(gatewayLt)).toBe(renderSandboxCloudInit(config, { role: 'fleet-gateway', ...common, resumeUrl: `http://${nlb.state.dnsName}:3001` }));
+    expect(decode(gatewayLt)).toBe(
+      renderSandboxCloudInit(config, { role: 'fleet-gateway', ...common, resumeUrl: `http://${nlb.state.dnsName}:3001` }),
+    );
     expect(hostLt.secretInputs).toEqual(['userData']);
     expect(gatewayLt.secretInputs).toEqual(['userData']);
-    expect((hostLt.inputs.networkInterfaces as Record<string, unknown>[])[0]).toMatchObject({ ipv4PrefixCount: 1, associatePublicIpAddress: 'true' });
+    expect((hostLt.inputs.networkInterfaces as Record<string, unknown>[])[0]).toMatchObject({
+      ipv4PrefixCount: 1,
+      associatePublicIpAddress: 'true',
+    });
     expect(run.values.apiUrl).toBe(`http://${nlb.state.dnsName}:3001`);
     expect(run.values.sandboxUrl).toBe(`http://${nlb.state.dnsName}:3000`);
   });

@@ -76,7 +76,8 @@ describe('Pulumi.dev.yaml', () => {
     expect(result.ok ? [] : result.issues).toEqual([]);
     const present = new Set<string>();
     for (const [top, value] of Object.entries(file.values)) {
-      if (value !== null && typeof value === 'object' && !Array.isArray(value)) for (const k of Object.keys(value)) present.add(`${top}.${k}`);
+      if (value !== null && typeof value === 'object' && !Array.isArray(value))
+        for (const k of Object.keys(value)) present.add(`${top}.${k}`);
       else present.add(top);
     }
     const keys = configFields().map((f) => f.path);

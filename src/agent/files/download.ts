@@ -9,7 +9,13 @@ import { AgentError, fsError } from '../errors';
 import { resolveRequestPath } from '../paths';
 import { allowed } from './permissions';
 
-export async function download(req: http.IncomingMessage, res: http.ServerResponse, requested: string | null, user: UserAccount, svc: AgentServices): Promise<void> {
+export async function download(
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  requested: string | null,
+  user: UserAccount,
+  svc: AgentServices,
+): Promise<void> {
   if (!requested) throw new AgentError('invalid_argument', 'GET /files needs the "path" query parameter');
   const p = resolveRequestPath(requested, user.home);
   const shown = bytesToText(p);

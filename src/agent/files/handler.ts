@@ -21,14 +21,22 @@ import { upload } from './upload';
 export async function handleFiles(req: http.IncomingMessage, res: http.ServerResponse, svc: AgentServices): Promise<void> {
   const method = req.method ?? '';
   if (method !== 'GET' && method !== 'POST') {
-    return sendError(req, res, new AgentError('unimplemented', `${method} /files is not supported: use GET to read, POST to write`, 405, { allow: 'GET, POST' }));
+    return sendError(
+      req,
+      res,
+      new AgentError('unimplemented', `${method} /files is not supported: use GET to read, POST to write`, 405, { allow: 'GET, POST' }),
+    );
   }
   const query = new URL(req.url ?? '/', 'http://agent').searchParams;
   const operation: FileOperation = method === 'GET' ? 'read' : 'write';
   try {
     authorise(req, query, operation, svc);
     const username = query.get('username');
-    const user: UserAccount = userNamed(username || svc.state.defaultUser, svc.accounts, username ? 'the "username" query parameter' : 'the default user');
+    const user: UserAccount = userNamed(
+      username || svc.state.defaultUser,
+      svc.accounts,
+      username ? 'the "username" query parameter' : 'the default user',
+    );
     if (method === 'GET') await download(req, res, query.get('path'), user, svc);
     else await upload(req, res, query.get('path'), user, svc);
   } catch (err) {

@@ -26,12 +26,14 @@ export function signatureProblem(
   if (token === undefined) return 'this sandbox has no access token, so no signed URL exists for it';
   let expiration: number | undefined;
   if (expirationText !== null) {
-    if (!/^[0-9]{1,12}$/.test(expirationText)) return `signature_expiration ${JSON.stringify(expirationText)} is not a unix time in seconds`;
+    if (!/^[0-9]{1,12}$/.test(expirationText))
+      return `signature_expiration ${JSON.stringify(expirationText)} is not a unix time in seconds`;
     expiration = Number(expirationText);
     if (expiration < nowSeconds) return 'the signed URL has expired';
   }
   const want = Buffer.from(fileSignature(path, operation, username, token, expiration));
   const got = Buffer.from(given);
-  if (want.length !== got.length || !timingSafeEqual(want, got)) return `the signature does not match this path, operation (${operation}) and user`;
+  if (want.length !== got.length || !timingSafeEqual(want, got))
+    return `the signature does not match this path, operation (${operation}) and user`;
   return undefined;
 }

@@ -29,7 +29,13 @@ interface Written {
 
 const MAX_PARTS = 1000;
 
-export async function upload(req: http.IncomingMessage, res: http.ServerResponse, queryPath: string | null, user: UserAccount, svc: AgentServices): Promise<void> {
+export async function upload(
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  queryPath: string | null,
+  user: UserAccount,
+  svc: AgentServices,
+): Promise<void> {
   const type = (req.headers['content-type'] ?? '').toLowerCase();
   const metadata = metadataHeaders(req.rawHeaders);
   let written: Written[];
@@ -39,7 +45,10 @@ export async function upload(req: http.IncomingMessage, res: http.ServerResponse
     if (!queryPath) throw new AgentError('invalid_argument', 'POST /files with a raw body needs the "path" query parameter');
     const encoding = (req.headers['content-encoding'] ?? 'identity').toLowerCase().trim();
     if (encoding !== 'identity' && encoding !== 'gzip') {
-      throw new AgentError('invalid_argument', `Content-Encoding ${JSON.stringify(encoding)} is not supported for uploads (accepted: identity, gzip)`);
+      throw new AgentError(
+        'invalid_argument',
+        `Content-Encoding ${JSON.stringify(encoding)} is not supported for uploads (accepted: identity, gzip)`,
+      );
     }
     const source: Readable = encoding === 'gzip' ? req.pipe(zlib.createGunzip()) : req;
     if (encoding === 'gzip') req.on('error', (e) => source.destroy(e));
@@ -51,7 +60,13 @@ export async function upload(req: http.IncomingMessage, res: http.ServerResponse
   res.end(body);
 }
 
-function multipart(req: http.IncomingMessage, queryPath: string | null, user: UserAccount, svc: AgentServices, metadata: Record<string, string>): Promise<Written[]> {
+function multipart(
+  req: http.IncomingMessage,
+  queryPath: string | null,
+  user: UserAccount,
+  svc: AgentServices,
+  metadata: Record<string, string>,
+): Promise<Written[]> {
   return new Promise((resolve, reject) => {
     let bb: busboy.Busboy;
     try {
@@ -69,7 +84,11 @@ function multipart(req: http.IncomingMessage, queryPath: string | null, user: Us
       req.unpipe(bb);
       // Parts still being written end with an error, so their temporary files are removed.
       for (const part of open) part.destroy(new Error('the upload was abandoned'));
-      reject(err instanceof AgentError ? err : new AgentError('invalid_argument', `POST /files: the multipart body is not valid: ${(err as Error).message}`));
+      reject(
+        err instanceof AgentError
+          ? err
+          : new AgentError('invalid_argument', `POST /files: the multipart body is not valid: ${(err as Error).message}`),
+      );
     };
     bb.on('file', (field, stream, info) => {
       if (field !== 'file' || failed) {
@@ -98,14 +117,23 @@ function multipart(req: http.IncomingMessage, queryPath: string | null, user: Us
 }
 
 /** Streams `source` to a temporary file beside the destination, then renames it into place. */
-async function writeFile(source: Readable, requested: string, user: UserAccount, svc: AgentServices, metadata: Record<string, string>): Promise<Written> {
+async function writeFile(
+  source: Readable,
+  requested: string,
+  user: UserAccount,
+  svc: AgentServices,
+  metadata: Record<string, string>,
+): Promise<Written> {
   if (!requested) {
     source.resume();
     throw new AgentError('invalid_argument', 'POST /files: a file part has no destination (no "path" query parameter and no filename)');
   }
   if (requested.split('/').includes('..')) {
     source.resume();
-    throw new AgentError('invalid_argument', `POST /files: destination ${JSON.stringify(requested)} contains a ".." segment; give the path without it`);
+    throw new AgentError(
+      'invalid_argument',
+      `POST /files: destination ${JSON.stringify(requested)} contains a ".." segment; give the path without it`,
+    );
   }
   const dest = resolveRequestPath(requested, user.home);
   const shown = bytesToText(dest);
@@ -135,9 +163,19 @@ async function writeFile(source: Readable, requested: string, user: UserAccount,
     fs.rmSync(temp, { force: true });
     if (err instanceof AgentError) throw err;
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOSPC' || code === 'EDQUOT') throw new AgentError('resource_exhausted', `POST /files ${shown}: no space left on the device`, 507);
-    if (code === 'ERR_STREAM_PREMATURE_CLOSE' || code === 'ECONNRESET' || code === 'Z_BUF_ERROR' || code === 'Z_DATA_ERROR' || code === undefined) {
-      throw new AgentError('invalid_argument', `POST /files ${shown}: the body ended early or is not valid (${(err as Error).message}); nothing was written`);
+    if (code === 'ENOSPC' || code === 'EDQUOT')
+      throw new AgentError('resource_exhausted', `POST /files ${shown}: no space left on the device`, 507);
+    if (
+      code === 'ERR_STREAM_PREMATURE_CLOSE' ||
+      code === 'ECONNRESET' ||
+      code === 'Z_BUF_ERROR' ||
+      code === 'Z_DATA_ERROR' ||
+      code === undefined
+    ) {
+      throw new AgentError(
+        'invalid_argument',
+        `POST /files ${shown}: the body ended early or is not valid (${(err as Error).message}); nothing was written`,
+      );
     }
     throw fsError(err, `POST /files ${shown}`);
   }

@@ -11,7 +11,13 @@ import { bytesToText } from '../bytes-text';
 import { callTimeoutMs, keepaliveMs, type AgentServices } from '../call-context';
 import { toConnectError } from '../connect-errors';
 import { fsError } from '../errors';
-import { type FilesystemEvent, FilesystemEventSchema, type WatchDirRequest, type WatchDirResponse, WatchDirResponseSchema } from '../gen/filesystem_pb';
+import {
+  type FilesystemEvent,
+  FilesystemEventSchema,
+  type WatchDirRequest,
+  type WatchDirResponse,
+  WatchDirResponseSchema,
+} from '../gen/filesystem_pb';
 import { entryMessage } from './entry-message';
 import { pathOf, userOf } from './request-user';
 import { DirWatch, type WatchEvent } from './watch';

@@ -16,7 +16,11 @@ function toEvent(item: ProcessOutput): ProcessEvent {
   if (item.kind === 'data') {
     return create(ProcessEventSchema, { event: { case: 'data', value: { output: { case: item.stream, value: item.bytes } } } });
   }
-  const end: { exitCode: number; exited: boolean; status: string; error?: string } = { exitCode: item.exitCode, exited: item.exited, status: item.status };
+  const end: { exitCode: number; exited: boolean; status: string; error?: string } = {
+    exitCode: item.exitCode,
+    exited: item.exited,
+    status: item.status,
+  };
   if (item.error !== undefined) end.error = item.error;
   return create(ProcessEventSchema, { event: { case: 'end', value: end } });
 }

@@ -55,7 +55,13 @@ export class ManagedProcess {
   }
 
   /** Spawns the plan; throws the spawn error (ENOENT, EACCES) synchronously-ish, before any event is sent. */
-  static async start(plan: LaunchPlan, config: ProcessConfigInfo, tag: string | undefined, pty: boolean, keepStdin: boolean): Promise<ManagedProcess> {
+  static async start(
+    plan: LaunchPlan,
+    config: ProcessConfigInfo,
+    tag: string | undefined,
+    pty: boolean,
+    keepStdin: boolean,
+  ): Promise<ManagedProcess> {
     const child = spawn(plan.file, plan.args, {
       cwd: plan.cwd,
       env: plan.env,

@@ -2,7 +2,13 @@
 import { create } from '@bufbuild/protobuf';
 import { Code, ConnectError } from '@connectrpc/connect';
 import type { AgentServices } from '../call-context';
-import { type ProcessInput, type ProcessSelector, type SendInputRequest, type SendInputResponse, SendInputResponseSchema } from '../gen/process_pb';
+import {
+  type ProcessInput,
+  type ProcessSelector,
+  type SendInputRequest,
+  type SendInputResponse,
+  SendInputResponseSchema,
+} from '../gen/process_pb';
 
 export async function sendInput(svc: AgentServices, req: SendInputRequest): Promise<SendInputResponse> {
   await deliver(svc, req.process, req.input);

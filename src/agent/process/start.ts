@@ -40,16 +40,28 @@ export async function* start(svc: AgentServices, req: StartRequest, ctx: Handler
 
   let proc: ManagedProcess;
   try {
-    proc = await ManagedProcess.start(plan, { cmd: config.cmd, args: config.args, envs: config.envs, cwd: config.cwd }, req.tag, req.pty !== undefined, req.stdin !== false);
+    proc = await ManagedProcess.start(
+      plan,
+      { cmd: config.cmd, args: config.args, envs: config.envs, cwd: config.cwd },
+      req.tag,
+      req.pty !== undefined,
+      req.stdin !== false,
+    );
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    throw new ConnectError(`cannot start ${JSON.stringify(config.cmd)}: ${(err as Error).message}`, code === 'EACCES' ? Code.PermissionDenied : code === 'ENOENT' ? Code.NotFound : Code.Internal);
+    throw new ConnectError(
+      `cannot start ${JSON.stringify(config.cmd)}: ${(err as Error).message}`,
+      code === 'EACCES' ? Code.PermissionDenied : code === 'ENOENT' ? Code.NotFound : Code.Internal,
+    );
   }
   svc.processes.add(proc);
 
   const ms = callTimeoutMs(ctx);
   const delay = ms === undefined ? undefined : timerDelay(ms);
-  const timer = delay === undefined ? undefined : setTimeout(() => proc.signal('SIGKILL', `the process ran past the call's Connect-Timeout-Ms (${ms} ms) and was killed`), delay);
+  const timer =
+    delay === undefined
+      ? undefined
+      : setTimeout(() => proc.signal('SIGKILL', `the process ran past the call's Connect-Timeout-Ms (${ms} ms) and was killed`), delay);
   void proc.exited.then(() => clearTimeout(timer));
 
   yield create(StartResponseSchema, { event: startEvent(proc.pid) });
@@ -67,14 +79,22 @@ function checkCwd(cwd: string): void {
   try {
     st = fs.statSync(cwd);
   } catch {
-    throw new ConnectError(`working directory ${JSON.stringify(cwd)} does not exist (field "process.cwd", relative to the user's home)`, Code.InvalidArgument);
+    throw new ConnectError(
+      `working directory ${JSON.stringify(cwd)} does not exist (field "process.cwd", relative to the user's home)`,
+      Code.InvalidArgument,
+    );
   }
   if (!st.isDirectory()) throw new ConnectError(`working directory ${JSON.stringify(cwd)} is not a directory`, Code.InvalidArgument);
 }
 
 /** Fails before anything starts when the program cannot be found, as a shell would say "command not found". */
 function checkCommand(cmd: string, searchPath: string, cwd: string): void {
-  const candidates = cmd.includes('/') ? [path.resolve(cwd, cmd)] : searchPath.split(':').filter(Boolean).map((d) => path.join(d, cmd));
+  const candidates = cmd.includes('/')
+    ? [path.resolve(cwd, cmd)]
+    : searchPath
+        .split(':')
+        .filter(Boolean)
+        .map((d) => path.join(d, cmd));
   for (const c of candidates) {
     try {
       const st = fs.statSync(c);
@@ -84,7 +104,9 @@ function checkCommand(cmd: string, searchPath: string, cwd: string): void {
     }
   }
   throw new ConnectError(
-    cmd.includes('/') ? `command ${JSON.stringify(cmd)} does not exist` : `command ${JSON.stringify(cmd)} was not found in PATH (${searchPath})`,
+    cmd.includes('/')
+      ? `command ${JSON.stringify(cmd)} does not exist`
+      : `command ${JSON.stringify(cmd)} was not found in PATH (${searchPath})`,
     Code.NotFound,
   );
 }

@@ -89,16 +89,26 @@ function write(res: http.ServerResponse, frame: Buffer): Promise<void> {
   });
 }
 
-export async function serveJsonStream(req: http.IncomingMessage, res: http.ServerResponse, pathname: string, timeoutMs: number | undefined, svc: AgentServices): Promise<void> {
+export async function serveJsonStream(
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  pathname: string,
+  timeoutMs: number | undefined,
+  svc: AgentServices,
+): Promise<void> {
   const version = req.headers['connect-protocol-version'];
   if (version !== '1') {
-    throw new AgentError('invalid_argument', `Connect-Protocol-Version ${version === undefined ? 'is missing' : JSON.stringify(version) + ' is not supported'}: it must be 1`);
+    throw new AgentError(
+      'invalid_argument',
+      `Connect-Protocol-Version ${version === undefined ? 'is missing' : JSON.stringify(version) + ' is not supported'}: it must be 1`,
+    );
   }
   const raw = await readBody(req, MAX_REQUEST_BYTES);
   if (raw.length < 5 || raw.readUInt32BE(1) !== raw.length - 5) {
     throw new AgentError('invalid_argument', 'the request body must be exactly one Connect envelope (flags byte, 4-byte length, message)');
   }
-  if (raw[0] !== 0) throw new AgentError('invalid_argument', `request envelope flags ${raw[0]} are not supported (only 0: uncompressed message)`);
+  if (raw[0] !== 0)
+    throw new AgentError('invalid_argument', `request envelope flags ${raw[0]} are not supported (only 0: uncompressed message)`);
   let json: unknown;
   try {
     json = JSON.parse(raw.subarray(5).toString('utf8'));

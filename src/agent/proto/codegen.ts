@@ -38,7 +38,10 @@ export function generate(): Map<string, string> {
     parameter: PLUGIN_OPTIONS,
     protoFile: [file_google_protobuf_timestamp.proto, ...files],
   });
-  const out = execFileSync(process.execPath, [pluginPath()], { input: toBinary(CodeGeneratorRequestSchema, request), maxBuffer: 64 * 1024 * 1024 });
+  const out = execFileSync(process.execPath, [pluginPath()], {
+    input: toBinary(CodeGeneratorRequestSchema, request),
+    maxBuffer: 64 * 1024 * 1024,
+  });
   const response = fromBinary(CodeGeneratorResponseSchema, out);
   if (response.error) throw new Error(`protoc-gen-es: ${response.error}`);
   return new Map(response.file.map((f) => [f.name, f.content]));

@@ -214,10 +214,23 @@ class Parser {
     if (optional) field.proto3Optional = true;
     if (oneofIndex !== undefined) field.oneofIndex = oneofIndex;
     if (mapTypes) {
-      const entryName = `${name.split('_').map((s) => s.charAt(0).toUpperCase() + s.slice(1)).join('')}Entry`;
+      const entryName = `${name
+        .split('_')
+        .map((s) => s.charAt(0).toUpperCase() + s.slice(1))
+        .join('')}Entry`;
       const entry = create(DescriptorProtoSchema, { name: entryName, options: create(MessageOptionsSchema, { mapEntry: true }) });
-      const key = create(FieldDescriptorProtoSchema, { name: 'key', number: 1, label: FieldDescriptorProto_Label.OPTIONAL, jsonName: 'key' });
-      const value = create(FieldDescriptorProtoSchema, { name: 'value', number: 2, label: FieldDescriptorProto_Label.OPTIONAL, jsonName: 'value' });
+      const key = create(FieldDescriptorProtoSchema, {
+        name: 'key',
+        number: 1,
+        label: FieldDescriptorProto_Label.OPTIONAL,
+        jsonName: 'key',
+      });
+      const value = create(FieldDescriptorProtoSchema, {
+        name: 'value',
+        number: 2,
+        label: FieldDescriptorProto_Label.OPTIONAL,
+        jsonName: 'value',
+      });
       this.setType(key, mapTypes[0], scope, line);
       this.setType(value, mapTypes[1], scope, line);
       entry.field.push(key, value);

@@ -38,7 +38,10 @@ const word = (what: string) => text(/^\S+$/, what);
 const FLAGS = {
   port: valueFlag(integer(0, 65535, 'a port from 0 to 65535 (0 picks a free one)').default(0)),
   host: valueFlag(word('an address to listen on, such as 0.0.0.0').default('0.0.0.0')),
-  catalog: requiredFlag(text(/^(memory|file:.+|redis:\/\/.+)$/, 'memory, file:PATH or redis://HOST:PORT[/DB]'), 'memory, file:PATH or redis://HOST:PORT[/DB]'),
+  catalog: requiredFlag(
+    text(/^(memory|file:.+|redis:\/\/.+)$/, 'memory, file:PATH or redis://HOST:PORT[/DB]'),
+    'memory, file:PATH or redis://HOST:PORT[/DB]',
+  ),
   brand: valueFlag(text(/^[A-Z][A-Za-z0-9]{0,31}$/, 'a capitalised word of letters and digits, such as Svc').default(DEFAULT_BRAND)),
   domain: valueFlag(word('a DNS domain such as sandbox.example.com').default('localhost')),
   'catalog-cache-ms': valueFlag(atLeast(0).default(2000)),
@@ -63,7 +66,9 @@ export async function run(argv: string[]): Promise<number> {
     return 0;
   }
   if (flags.workers > 1 && flags.catalog === 'memory') {
-    console.error('sandbox-kit gateway: --workers above 1 needs a shared catalog (file:PATH or redis://...): each worker would have its own empty memory catalog');
+    console.error(
+      'sandbox-kit gateway: --workers above 1 needs a shared catalog (file:PATH or redis://...): each worker would have its own empty memory catalog',
+    );
     return 2;
   }
   const log = (line: string) => console.error(`gateway: ${line}`);
@@ -81,7 +86,11 @@ export async function run(argv: string[]): Promise<number> {
   for (const key of Object.keys(limits) as (keyof GatewayLimits)[]) if (limits[key] === undefined) delete limits[key];
 
   const apiKey = flags['api-key-file'] === undefined ? undefined : readFileSync(flags['api-key-file'], 'utf8').trim();
-  const catalog = await openCatalog(flags.catalog, { cacheTtlMs: flags['catalog-cache-ms'], redisPrefix: flags['redis-prefix'], onError: log });
+  const catalog = await openCatalog(flags.catalog, {
+    cacheTtlMs: flags['catalog-cache-ms'],
+    redisPrefix: flags['redis-prefix'],
+    onError: log,
+  });
   if (flags.catalog === 'memory') log('the memory catalog starts empty; it is meant for an in-process gateway filled by the platform');
   let gateway: RunningGateway;
   try {

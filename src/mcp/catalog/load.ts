@@ -7,7 +7,9 @@ export const CATALOG_FILE_ENV = 'SANDBOX_KIT_MCP_CATALOG';
 
 export class CatalogError extends Error {
   constructor(source: string, problems: string[]) {
-    super(`invalid MCP catalog ${source} (${problems.length} problem${problems.length === 1 ? '' : 's'}):\n${problems.map((p) => `  ${p}`).join('\n')}`);
+    super(
+      `invalid MCP catalog ${source} (${problems.length} problem${problems.length === 1 ? '' : 's'}):\n${problems.map((p) => `  ${p}`).join('\n')}`,
+    );
     this.name = 'CatalogError';
   }
 }

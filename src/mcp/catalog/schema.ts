@@ -50,13 +50,22 @@ const commandRun = z.strictObject({ command: z.array(z.string().min(1)).min(1) }
 
 /** Where the config file's path goes: an env var or a flag. The file is JSON, written 0600 by the gateway. */
 const configFile = z.strictObject({
-  env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).optional(),
-  flag: z.string().regex(/^-{1,2}[A-Za-z0-9][A-Za-z0-9_.-]*$/).optional(),
+  env: z
+    .string()
+    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/)
+    .optional(),
+  flag: z
+    .string()
+    .regex(/^-{1,2}[A-Za-z0-9][A-Za-z0-9_.-]*$/)
+    .optional(),
 });
 
 export const catalogEntrySchema = z
   .strictObject({
-    description: z.string().min(1).refine((d) => !d.includes('\n'), 'expected one line'),
+    description: z
+      .string()
+      .min(1)
+      .refine((d) => !d.includes('\n'), 'expected one line'),
     run: z.union([npmRun, commandRun]),
     properties: z.record(z.string().regex(CAMEL_CASE, 'expected a camelCase property name'), property).default({}),
     configFile: configFile.optional(),
@@ -66,10 +75,18 @@ export const catalogEntrySchema = z
   .superRefine((entry, ctx) => {
     for (const [name, p] of Object.entries(entry.properties)) {
       if (p.secret && (p.via.kind === 'args' || p.via.kind === 'flag')) {
-        ctx.addIssue({ code: 'custom', path: ['properties', name, 'via'], message: 'a secret property must reach the server by env or file, never argv' });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['properties', name, 'via'],
+          message: 'a secret property must reach the server by env or file, never argv',
+        });
       }
       if (p.via.kind === 'file' && entry.configFile === undefined) {
-        ctx.addIssue({ code: 'custom', path: ['properties', name, 'via'], message: 'a file property needs the entry to declare configFile' });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['properties', name, 'via'],
+          message: 'a file property needs the entry to declare configFile',
+        });
       }
     }
   });
@@ -80,18 +97,17 @@ const serverName = z
   .regex(CAMEL_CASE, 'expected a camelCase server name')
   .refine((name) => name !== 'custom', '"custom" is reserved for user-defined servers');
 
-export const catalogSchema = z
-  .record(serverName, catalogEntrySchema)
-  .superRefine((doc, ctx) => {
-    const seen = new Map<string, string>();
-    for (const [name, entry] of Object.entries(doc)) {
-      for (const n of [name, ...(entry.aliases ?? [])]) {
-        const owner = seen.get(n);
-        if (owner !== undefined && owner !== name) ctx.addIssue({ code: 'custom', path: [name], message: `name ${n} is already used by ${owner}` });
-        seen.set(n, name);
-      }
+export const catalogSchema = z.record(serverName, catalogEntrySchema).superRefine((doc, ctx) => {
+  const seen = new Map<string, string>();
+  for (const [name, entry] of Object.entries(doc)) {
+    for (const n of [name, ...(entry.aliases ?? [])]) {
+      const owner = seen.get(n);
+      if (owner !== undefined && owner !== name)
+        ctx.addIssue({ code: 'custom', path: [name], message: `name ${n} is already used by ${owner}` });
+      seen.set(n, name);
     }
-  });
+  }
+});
 
 export type Catalog = z.output<typeof catalogSchema>;
 export type CatalogEntry = z.output<typeof catalogEntrySchema>;

@@ -48,9 +48,13 @@ export function serverSchema(entry: CatalogEntry): z.ZodType {
 /** The fixed shape of a user-defined server under `custom`. */
 export const customServerSchema = z.strictObject(
   {
-    runCmd: z.string({ error: 'expected a shell command that starts a stdio MCP server' }).min(1, { error: 'expected a non-empty command' }),
+    runCmd: z
+      .string({ error: 'expected a shell command that starts a stdio MCP server' })
+      .min(1, { error: 'expected a non-empty command' }),
     installCmd: z.string({ error: 'expected a shell command run once before runCmd' }).optional(),
-    envs: z.record(z.string(), z.string({ error: 'expected a string' }), { error: 'expected a mapping of env var names to strings' }).optional(),
+    envs: z
+      .record(z.string(), z.string({ error: 'expected a string' }), { error: 'expected a mapping of env var names to strings' })
+      .optional(),
   },
   { error: 'expected a mapping with runCmd, and optionally installCmd and envs' },
 );

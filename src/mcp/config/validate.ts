@@ -126,7 +126,12 @@ function serverIssues(name: string, given: string, entry: CatalogEntry, error: z
         const near = closest(k, known);
         const hint = near ? `did you mean ${near}? ` : '';
         const list = known.length === 0 ? `${name} takes no properties` : `properties of ${name}: ${known.join(', ')}`;
-        issues.push({ key: keyOf([given, k]), server: name, given: show(valueAt(raw, [k])), expected: `no such property (${hint}${list})` });
+        issues.push({
+          key: keyOf([given, k]),
+          server: name,
+          given: show(valueAt(raw, [k])),
+          expected: `no such property (${hint}${list})`,
+        });
       }
       continue;
     }
@@ -149,7 +154,12 @@ function validateCustom(raw: unknown, issues: McpConfigIssue[]): Record<string, 
   }
   for (const [name, value] of Object.entries(raw)) {
     if (!CUSTOM_NAME.test(name)) {
-      issues.push({ key: keyOf(['custom', name]), server: name, given: show(name), expected: 'a name of letters, digits, "-" and single "_", starting with a letter' });
+      issues.push({
+        key: keyOf(['custom', name]),
+        server: name,
+        given: show(name),
+        expected: 'a name of letters, digits, "-" and single "_", starting with a letter',
+      });
       continue;
     }
     const result = customServerSchema.safeParse(value);
@@ -160,7 +170,12 @@ function validateCustom(raw: unknown, issues: McpConfigIssue[]): Record<string, 
     for (const issue of result.error.issues) {
       if (issue.code === 'unrecognized_keys') {
         for (const k of issue.keys) {
-          issues.push({ key: keyOf(['custom', name, k]), server: name, given: show(valueAt(value, [k])), expected: 'no such key (a custom server takes runCmd, installCmd, envs)' });
+          issues.push({
+            key: keyOf(['custom', name, k]),
+            server: name,
+            given: show(valueAt(value, [k])),
+            expected: 'no such key (a custom server takes runCmd, installCmd, envs)',
+          });
         }
         continue;
       }
@@ -195,12 +210,24 @@ export function validateMcpConfig(input: unknown, catalog: Catalog = builtinCata
     if (found === undefined) {
       const near = closest(given, index.keys());
       const hint = near ? `did you mean ${near}? ` : '';
-      const github = given.startsWith('github/') ? 'servers cloned from GitHub are not supported; put the server under custom with its runCmd; ' : '';
-      issues.push({ key: keyOf([given]), server: given, given: show(value), expected: `a server of the catalog or custom (${github}${hint}${Object.keys(catalog).length} servers known; \`sandbox-kit mcp list\` shows them)` });
+      const github = given.startsWith('github/')
+        ? 'servers cloned from GitHub are not supported; put the server under custom with its runCmd; '
+        : '';
+      issues.push({
+        key: keyOf([given]),
+        server: given,
+        given: show(value),
+        expected: `a server of the catalog or custom (${github}${hint}${Object.keys(catalog).length} servers known; \`sandbox-kit mcp list\` shows them)`,
+      });
       continue;
     }
     if (config.servers[found.name] !== undefined) {
-      issues.push({ key: keyOf([given]), server: found.name, given: show(given), expected: `${found.name} only once (${given} is another name for it)` });
+      issues.push({
+        key: keyOf([given]),
+        server: found.name,
+        given: show(given),
+        expected: `${found.name} only once (${given} is another name for it)`,
+      });
       continue;
     }
     const result = serverSchema(found.entry).safeParse(value ?? {});

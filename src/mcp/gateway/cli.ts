@@ -59,7 +59,11 @@ function parse(argv: string[]) {
   try {
     return parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
   } catch (err) {
-    throw new UsageError(`${(err as Error).message} (options: ${Object.keys(OPTIONS).map((o) => `--${o}`).join(', ')})`);
+    throw new UsageError(
+      `${(err as Error).message} (options: ${Object.keys(OPTIONS)
+        .map((o) => `--${o}`)
+        .join(', ')})`,
+    );
   }
 }
 
@@ -169,7 +173,9 @@ async function launch(values: Values, self: string[]): Promise<number> {
     if (status?.ready) {
       const ready = status.servers.filter((s) => s.state === 'ready');
       const failures = describeFailures(status);
-      console.log(`mcp-gateway: serving ${ready.map((s) => `${s.name} (${s.tools} tools)`).join(', ') || 'no servers'} on port ${port} (pid ${daemon.pid}, log ${logFile})`);
+      console.log(
+        `mcp-gateway: serving ${ready.map((s) => `${s.name} (${s.tools} tools)`).join(', ') || 'no servers'} on port ${port} (pid ${daemon.pid}, log ${logFile})`,
+      );
       if (failures) process.stderr.write(`mcp-gateway: ${failures}\n`);
       if (ready.length === 0 && status.servers.length > 0) {
         // Nothing to serve: stop the daemon, so a corrected retry finds the port free.

@@ -31,7 +31,9 @@ export function createFacade(upstreams: Map<string, Upstream>, version: string):
     const split = splitToolName(request.params.name);
     const upstream = split === undefined ? undefined : upstreams.get(split.server);
     if (split === undefined || upstream === undefined) {
-      return errorResult(`unknown tool ${JSON.stringify(request.params.name)}: tools are named <server>${TOOL_SEPARATOR}<tool>; servers: ${[...upstreams.keys()].join(', ')}`);
+      return errorResult(
+        `unknown tool ${JSON.stringify(request.params.name)}: tools are named <server>${TOOL_SEPARATOR}<tool>; servers: ${[...upstreams.keys()].join(', ')}`,
+      );
     }
     try {
       return await upstream.call(split.tool, request.params.arguments);

@@ -6,7 +6,9 @@ import type { Catalog } from '../catalog/schema';
 export function npmSpecs(names: string[], catalog: Catalog): string[] {
   const problems: string[] = [];
   const specs: string[] = [];
-  const byName = new Map(Object.entries(catalog).flatMap(([name, e]) => [[name, e] as const, ...(e.aliases ?? []).map((a) => [a, e] as const)]));
+  const byName = new Map(
+    Object.entries(catalog).flatMap(([name, e]) => [[name, e] as const, ...(e.aliases ?? []).map((a) => [a, e] as const)]),
+  );
   for (const name of names) {
     const entry = byName.get(name);
     if (entry === undefined) problems.push(`${name}: not in the catalog`);

@@ -71,7 +71,13 @@ function readBody(req: http.IncomingMessage): Promise<string> {
   });
 }
 
-function jsonRpcError(res: http.ServerResponse, status: number, code: number, message: string, headers: http.OutgoingHttpHeaders = {}): void {
+function jsonRpcError(
+  res: http.ServerResponse,
+  status: number,
+  code: number,
+  message: string,
+  headers: http.OutgoingHttpHeaders = {},
+): void {
   const body = JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null });
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers });
   res.end(body);
@@ -196,15 +202,18 @@ export async function startMcpGateway(options: GatewayOptions): Promise<RunningG
   });
 
   const idleMs = options.sessionIdleMs ?? 30 * 60_000;
-  const sweep = setInterval(() => {
-    const now = Date.now();
-    for (const [id, s] of sessions) {
-      if (now - s.seen > idleMs) {
-        sessions.delete(id);
-        void s.transport.close().catch(() => undefined);
+  const sweep = setInterval(
+    () => {
+      const now = Date.now();
+      for (const [id, s] of sessions) {
+        if (now - s.seen > idleMs) {
+          sessions.delete(id);
+          void s.transport.close().catch(() => undefined);
+        }
       }
-    }
-  }, Math.min(idleMs, 60_000));
+    },
+    Math.min(idleMs, 60_000),
+  );
   sweep.unref();
 
   await new Promise<void>((resolve, reject) => {

@@ -90,7 +90,13 @@ export class Upstream {
       fs.mkdirSync(plan.cwd, { recursive: true, mode: 0o700 });
       for (const file of plan.files) fs.writeFileSync(file.path, file.content, { mode: 0o600 });
       if (plan.installCmd !== undefined && this.restarts === 0) await runInstall(plan, this.env(), this.options.startTimeoutMs);
-      const transport = new StdioClientTransport({ command: plan.command, args: plan.args, env: this.env(), cwd: plan.cwd, stderr: 'pipe' });
+      const transport = new StdioClientTransport({
+        command: plan.command,
+        args: plan.args,
+        env: this.env(),
+        cwd: plan.cwd,
+        stderr: 'pipe',
+      });
       transport.stderr?.on('data', (chunk: Buffer) => this.stderr.push(chunk));
       const client = new Client({ name: 'mcp-gateway', version: '1' });
       this.transport = transport;
@@ -153,14 +159,28 @@ export class Upstream {
   async call(tool: string, args: Record<string, unknown> | undefined): Promise<CallToolResult> {
     if (this.state === 'starting' || this.state === 'restarting') await this.ready;
     if (this.state !== 'ready' || this.client === undefined) {
-      return { isError: true, content: [{ type: 'text', text: `server ${this.plan.name} is ${this.state}: ${this.error ?? 'not running'}${this.stderrNote()}` }] };
+      return {
+        isError: true,
+        content: [{ type: 'text', text: `server ${this.plan.name} is ${this.state}: ${this.error ?? 'not running'}${this.stderrNote()}` }],
+      };
     }
-    return (await this.client.callTool({ name: tool, arguments: args }, undefined, { timeout: this.options.callTimeoutMs, resetTimeoutOnProgress: true })) as CallToolResult;
+    return (await this.client.callTool({ name: tool, arguments: args }, undefined, {
+      timeout: this.options.callTimeoutMs,
+      resetTimeoutOnProgress: true,
+    })) as CallToolResult;
   }
 
   status(): UpstreamStatus {
     const stderr = this.state === 'ready' ? undefined : this.stderr.toString().trim() || undefined;
-    return { name: this.plan.name, state: this.state, tools: this.tools.length, pid: this.transport?.pid ?? null, restarts: this.restarts, error: this.error, stderr };
+    return {
+      name: this.plan.name,
+      state: this.state,
+      tools: this.tools.length,
+      pid: this.transport?.pid ?? null,
+      restarts: this.restarts,
+      error: this.error,
+      stderr,
+    };
   }
 
   private async kill(): Promise<void> {

@@ -90,7 +90,11 @@ function customPlan(name: string, server: CustomServer, options: PlanOptions): L
  * Turns a validated config into launch plans, one per server, in config order (catalog servers, then custom).
  * Pure apart from `resolveBin`; a server whose package is not installed gets a plan whose failure is reported.
  */
-export function planLaunches(config: ValidMcpConfig, catalog: Catalog, options: PlanOptions): (LaunchPlan | { name: string; error: string })[] {
+export function planLaunches(
+  config: ValidMcpConfig,
+  catalog: Catalog,
+  options: PlanOptions,
+): (LaunchPlan | { name: string; error: string })[] {
   const plans: (LaunchPlan | { name: string; error: string })[] = [];
   for (const [name, values] of Object.entries(config.servers)) {
     try {

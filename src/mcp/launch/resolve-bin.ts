@@ -22,6 +22,8 @@ export function binResolver(dirs: string[]) {
       if (target === undefined) throw new Error(`package ${pkg} in ${root} has no bin named ${bin}`);
       return path.join(root, target);
     }
-    throw new Error(`package ${pkg} is not installed (looked in ${dirs.map((d) => path.join(d, 'node_modules')).join(', ')}); install it with \`mcp-gateway pull\``);
+    throw new Error(
+      `package ${pkg} is not installed (looked in ${dirs.map((d) => path.join(d, 'node_modules')).join(', ')}); install it with \`mcp-gateway pull\``,
+    );
   };
 }

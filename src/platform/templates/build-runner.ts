@@ -128,11 +128,22 @@ export class BuildRunner {
       workdir: state.workdir,
     };
     if (body.startCmd || body.readyCmd) {
-      log.write('info', `Starting the template: ${body.startCmd ?? '(no start command)'}; waiting for: ${body.readyCmd ?? '(nothing)'}`, FINALIZE_STEP);
-      const result = await this.o.validator.validate(template, { timeoutMs: this.o.readyTimeoutMs, onLine: (line) => log.write('info', line, FINALIZE_STEP) });
+      log.write(
+        'info',
+        `Starting the template: ${body.startCmd ?? '(no start command)'}; waiting for: ${body.readyCmd ?? '(nothing)'}`,
+        FINALIZE_STEP,
+      );
+      const result = await this.o.validator.validate(template, {
+        timeoutMs: this.o.readyTimeoutMs,
+        onLine: (line) => log.write('info', line, FINALIZE_STEP),
+      });
       if (!result.ok) throw new StepFailed(FINALIZE_STEP, result.message);
     }
-    log.write('info', `Template ${build.templateID} build ${build.buildID} is ready (${state.layers.length - 1} layers over ${body.fromImage ?? body.fromTemplate})`, FINALIZE_STEP);
+    log.write(
+      'info',
+      `Template ${build.templateID} build ${build.buildID} is ready (${state.layers.length - 1} layers over ${body.fromImage ?? body.fromTemplate})`,
+      FINALIZE_STEP,
+    );
     return {
       layers: state.layers,
       envs: state.envs,
@@ -149,18 +160,45 @@ export class BuildRunner {
     if (body.fromTemplate !== undefined) {
       const parent = await this.o.store.findTemplate(body.fromTemplate);
       const ready = parent?.readyBuildID ? await this.o.store.getBuild(parent.readyBuildID) : undefined;
-      if (!ready) throw new StepFailed(BASE_STEP, `base template ${JSON.stringify(body.fromTemplate)} does not exist or has no ready build`);
+      if (!ready)
+        throw new StepFailed(BASE_STEP, `base template ${JSON.stringify(body.fromTemplate)} does not exist or has no ready build`);
       log.write('info', `FROM template ${body.fromTemplate} (build ${ready.buildID})`, BASE_STEP);
-      return { layers: ready.layers, key: `template:${ready.buildID}`, envs: { ...ready.envs }, user: ready.user, workdir: ready.workdir ?? DEFAULT_WORKDIR, cacheBroken: body.force };
+      return {
+        layers: ready.layers,
+        key: `template:${ready.buildID}`,
+        envs: { ...ready.envs },
+        user: ready.user,
+        workdir: ready.workdir ?? DEFAULT_WORKDIR,
+        cacheBroken: body.force,
+      };
     }
     const image = debianImage(body.fromImage ?? 'e2bdev/base', this.o.baseImages.supported);
     if (!image.ok) throw new StepFailed(BASE_STEP, image.message);
     log.write('info', `FROM ${image.image}`, BASE_STEP);
-    const rootfs = await this.o.baseImages.rootfs(image.image, (line) => log.write('info', line, BASE_STEP)).catch((err: Error) => {
-      throw new StepFailed(BASE_STEP, `the base root filesystem for ${image.image} could not be made: ${err.message}`);
-    });
-    const state: State = { layers: [rootfs], key: baseKey(image.image, rootfs), envs: { PATH: DEFAULT_PATH }, user: 'root', workdir: '/', cacheBroken: body.force };
-    await this.layerStep(build, state, BASE_STEP, 'provision', { type: 'RUN', args: [PROVISION_SCRIPT, 'root'] }, ['/bin/sh', '-c', PROVISION_SCRIPT], log, false, []);
+    const rootfs = await this.o.baseImages
+      .rootfs(image.image, (line) => log.write('info', line, BASE_STEP))
+      .catch((err: Error) => {
+        throw new StepFailed(BASE_STEP, `the base root filesystem for ${image.image} could not be made: ${err.message}`);
+      });
+    const state: State = {
+      layers: [rootfs],
+      key: baseKey(image.image, rootfs),
+      envs: { PATH: DEFAULT_PATH },
+      user: 'root',
+      workdir: '/',
+      cacheBroken: body.force,
+    };
+    await this.layerStep(
+      build,
+      state,
+      BASE_STEP,
+      'provision',
+      { type: 'RUN', args: [PROVISION_SCRIPT, 'root'] },
+      ['/bin/sh', '-c', PROVISION_SCRIPT],
+      log,
+      false,
+      [],
+    );
     state.user = DEFAULT_USER;
     state.workdir = DEFAULT_WORKDIR;
     return state;
@@ -177,7 +215,18 @@ export class BuildRunner {
         state.key = stepKey(state.key, p.step);
         if (!(await userExists(state.layers, p.user))) {
           const script = `useradd -m -s /bin/bash ${p.user}`;
-          await this.layerStep(build, state, name, `useradd ${p.user}`, { type: 'RUN', args: [script, 'root'] }, ['/bin/bash', '-c', script], log, force, [], 'root');
+          await this.layerStep(
+            build,
+            state,
+            name,
+            `useradd ${p.user}`,
+            { type: 'RUN', args: [script, 'root'] },
+            ['/bin/bash', '-c', script],
+            log,
+            force,
+            [],
+            'root',
+          );
         }
         state.user = p.user;
         return;
@@ -187,24 +236,59 @@ export class BuildRunner {
         state.key = stepKey(state.key, p.step);
         if (!(await pathExists(state.layers, path))) {
           const script = `mkdir -p ${shellQuote(path)} && chown ${shellQuote(state.user)}: ${shellQuote(path)}`;
-          await this.layerStep(build, state, name, `mkdir ${path}`, { type: 'RUN', args: [script, 'root'] }, ['/bin/bash', '-c', script], log, force, [], 'root');
+          await this.layerStep(
+            build,
+            state,
+            name,
+            `mkdir ${path}`,
+            { type: 'RUN', args: [script, 'root'] },
+            ['/bin/bash', '-c', script],
+            log,
+            force,
+            [],
+            'root',
+          );
         }
         state.workdir = path;
         return;
       }
       case 'RUN':
-        await this.layerStep(build, state, name, describeStep(p.step), p.step, ['/bin/bash', '-c', p.command], log, force, [], p.user ?? state.user);
+        await this.layerStep(
+          build,
+          state,
+          name,
+          describeStep(p.step),
+          p.step,
+          ['/bin/bash', '-c', p.command],
+          log,
+          force,
+          [],
+          p.user ?? state.user,
+        );
         return;
       case 'COPY': {
         const archive = await this.o.store.filePath(p.filesHash);
-        if (!archive) throw new StepFailed(name, `step ${name} (${describeStep(p.step)}): no files were uploaded for files hash ${p.filesHash}`);
+        if (!archive)
+          throw new StepFailed(name, `step ${name} (${describeStep(p.step)}): no files were uploaded for files hash ${p.filesHash}`);
         const script = renderCopyScript({ src: p.src, dest: p.dest, workdir: state.workdir, owner: p.owner ?? state.user, mode: p.mode });
         let context: string | undefined;
         try {
-          await this.layerStep(build, state, name, describeStep(p.step), p.step, ['/bin/bash', '-c', script], log, force, [], 'root', async () => {
-            context = await extractArchive(archive, this.o.scratchDir);
-            return [{ source: context, target: COPY_CONTEXT_MOUNT }];
-          });
+          await this.layerStep(
+            build,
+            state,
+            name,
+            describeStep(p.step),
+            p.step,
+            ['/bin/bash', '-c', script],
+            log,
+            force,
+            [],
+            'root',
+            async () => {
+              context = await extractArchive(archive, this.o.scratchDir);
+              return [{ source: context, target: COPY_CONTEXT_MOUNT }];
+            },
+          );
         } finally {
           if (context) await rm(context, { recursive: true, force: true });
         }
@@ -268,8 +352,14 @@ export class BuildRunner {
     if (code !== 0) {
       await rm(layerDir, { recursive: true, force: true });
       await log.flush();
-      const tail = log.entries.filter((e) => e.step === name).slice(-6).map((e) => e.message);
-      throw new StepFailed(name, `step ${name} (${label}) failed with exit code ${code}${tail.length > 0 ? `; last output:\n${tail.join('\n')}` : ''}`);
+      const tail = log.entries
+        .filter((e) => e.step === name)
+        .slice(-6)
+        .map((e) => e.message);
+      throw new StepFailed(
+        name,
+        `step ${name} (${label}) failed with exit code ${code}${tail.length > 0 ? `; last output:\n${tail.join('\n')}` : ''}`,
+      );
     }
     // Bind targets were created in the layer as mount points; they are not part of the template.
     for (const b of [...binds, ...(prepare ? [{ target: COPY_CONTEXT_MOUNT }] : [])]) {
@@ -295,9 +385,11 @@ class BuildLog {
   write(level: LogLevel, message: string, step?: string): void {
     const entry: LogEntry = { timestamp: new Date().toISOString(), level, message, ...(step === undefined ? {} : { step }) };
     this.entries.push(entry);
-    this.chain = this.chain.then(() => this.store.appendLog(this.buildID, entry)).catch((err: Error) => {
-      this.failure ??= err;
-    });
+    this.chain = this.chain
+      .then(() => this.store.appendLog(this.buildID, entry))
+      .catch((err: Error) => {
+        this.failure ??= err;
+      });
   }
 
   async flush(): Promise<void> {

@@ -28,8 +28,9 @@ export function describeStep(step: Pick<Step, 'type' | 'args'>): string {
 
 /** A COPY source must stay inside the uploaded context: relative, and never climbing out with `..`. */
 export function copySourceProblem(src: string): string | undefined {
-  if (src === '') return 'the COPY source is empty; expected a path relative to the template\'s file context';
-  if (src.startsWith('/')) return `the COPY source ${JSON.stringify(src)} is absolute; expected a path relative to the template's file context`;
+  if (src === '') return "the COPY source is empty; expected a path relative to the template's file context";
+  if (src.startsWith('/'))
+    return `the COPY source ${JSON.stringify(src)} is absolute; expected a path relative to the template's file context`;
   const normal = posix.normalize(src);
   if (normal === '..' || normal.startsWith('../')) {
     return `the COPY source ${JSON.stringify(src)} is outside the template's file context; expected a path inside it (no leading ..)`;
@@ -55,7 +56,15 @@ function planOne(step: Step): PlannedStep | string {
       if (owner !== '' && !USER_NAME.test(owner)) return `COPY owner ${JSON.stringify(owner)} is not a Unix user name`;
       if (mode !== '' && !/^[0-7]{3,4}$/.test(mode)) return `COPY mode ${JSON.stringify(mode)} is not an octal file mode such as 0644`;
       if (!step.filesHash) return 'COPY has no filesHash; the SDK computes it from the files and uploads them under it';
-      return { kind: 'COPY', step, src, dest, owner: owner || undefined, mode: mode === '' ? undefined : Number.parseInt(mode, 8), filesHash: step.filesHash };
+      return {
+        kind: 'COPY',
+        step,
+        src,
+        dest,
+        owner: owner || undefined,
+        mode: mode === '' ? undefined : Number.parseInt(mode, 8),
+        filesHash: step.filesHash,
+      };
     }
     case 'ENV': {
       if (args.length === 0 || args.length % 2 !== 0) return `ENV needs name/value pairs; got ${args.length} argument(s)`;
@@ -94,7 +103,10 @@ export function planSteps(steps: Step[]): { ok: true; plan: PlannedStep[] } | { 
 
 /** `$NAME` and `${NAME}` in an ENV value take the value set so far (as a Dockerfile's ENV does); unknown ones are empty. */
 export function expandEnv(value: string, envs: Record<string, string>): string {
-  return value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)/g, (_m, a: string | undefined, b: string | undefined) => envs[(a ?? b)!] ?? '');
+  return value.replace(
+    /\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)/g,
+    (_m, a: string | undefined, b: string | undefined) => envs[(a ?? b)!] ?? '',
+  );
 }
 
 /** Parses `fromImage`: only Debian images are available offline (made by mmdebstrap); `debian` alone means stable. */
@@ -103,7 +115,10 @@ export function debianImage(fromImage: string, supported: readonly string[]): { 
   const suite = tag === 'latest' ? 'stable' : tag;
   const accepted = supported.map((s) => `debian:${s}`).join(', ');
   if ((name !== 'debian' && name !== 'docker.io/library/debian' && name !== 'library/debian') || !supported.includes(suite)) {
-    return { ok: false, message: `base image ${JSON.stringify(fromImage)} is not available offline; supported: ${accepted} (fromDebianImage('<suite>'))` };
+    return {
+      ok: false,
+      message: `base image ${JSON.stringify(fromImage)} is not available offline; supported: ${accepted} (fromDebianImage('<suite>'))`,
+    };
   }
   return { ok: true, image: `debian:${suite}` };
 }

@@ -13,7 +13,10 @@ export type PlatformTemplateOptions = Omit<TemplateServiceOptions, 'redis' | 'da
  * resolver sandbox creation uses, and close().
  */
 export function templatesForPlatform(o: PlatformTemplateOptions) {
-  return async (ctx: { redis: Redis; stateDir: string }): Promise<{ routes: Route[]; resolver: TemplateResolver; close(): Promise<void> }> => {
+  return async (ctx: {
+    redis: Redis;
+    stateDir: string;
+  }): Promise<{ routes: Route[]; resolver: TemplateResolver; close(): Promise<void> }> => {
     const service = await createTemplateService({ ...o, redis: ctx.redis, dataDir: o.dataDir ?? join(ctx.stateDir, 'templates') });
     return { routes: service.routes(), resolver: service.resolver(), close: () => service.close() };
   };

@@ -9,7 +9,11 @@ import { describeIssues, createTemplateBody, startBuildBody } from './wire';
 /** The SDK reads at most this many entries per status poll and asks again until a page comes back empty. */
 export const LOG_PAGE_LIMIT = 100;
 
-function parse<T>(schema: { safeParse(v: unknown): { success: true; data: T } | { success: false; error: import('zod').ZodError } }, body: unknown, what: string): T {
+function parse<T>(
+  schema: { safeParse(v: unknown): { success: true; data: T } | { success: false; error: import('zod').ZodError } },
+  body: unknown,
+  what: string,
+): T {
   const result = schema.safeParse(body ?? {});
   if (!result.success) throw new ApiError(400, `${what}: ${describeIssues(result.error, body)}`);
   return result.data;

@@ -18,7 +18,16 @@ import { DEFAULT_KEY_PREFIX, TemplateStore, type BuildRecord, type TemplateRecor
 import { checkUpload, signUpload } from './upload-url';
 import { stepValidator, type TemplateValidator } from './validate';
 import { debianImage, planSteps, type StepProblem } from './plan';
-import { BASE_STEP, type BuildReason, type BuildStatus, type CreateTemplateBody, type ListedTemplate, type LogEntry, type StartBuildBody, type Step } from './wire';
+import {
+  BASE_STEP,
+  type BuildReason,
+  type BuildStatus,
+  type CreateTemplateBody,
+  type ListedTemplate,
+  type LogEntry,
+  type StartBuildBody,
+  type Step,
+} from './wire';
 
 export interface TemplateServiceOptions {
   /** The platform's Redis; everything goes under `keyPrefix`. */
@@ -115,7 +124,15 @@ export class TemplateService {
     const now = new Date().toISOString();
     let template = await this.store.findTemplate(name);
     if (!template) {
-      template = { templateID: newTemplateID(), names: [name], cpuCount: body.cpuCount ?? this.o.defaultCpuCount ?? 2, memoryMB: body.memoryMB ?? this.o.defaultMemoryMB ?? 1024, createdAt: now, updatedAt: now, buildCount: 0 };
+      template = {
+        templateID: newTemplateID(),
+        names: [name],
+        cpuCount: body.cpuCount ?? this.o.defaultCpuCount ?? 2,
+        memoryMB: body.memoryMB ?? this.o.defaultMemoryMB ?? 1024,
+        createdAt: now,
+        updatedAt: now,
+        buildCount: 0,
+      };
     }
     template.buildCount += 1;
     template.updatedAt = now;
@@ -135,7 +152,14 @@ export class TemplateService {
       user: 'user',
     };
     await this.store.putBuild(build);
-    return { templateID: template.templateID, buildID: build.buildID, tags: build.tags, names: template.names, aliases: template.names, public: false };
+    return {
+      templateID: template.templateID,
+      buildID: build.buildID,
+      tags: build.tags,
+      names: template.names,
+      aliases: template.names,
+      public: false,
+    };
   }
 
   private async template(templateID: string): Promise<TemplateRecord> {
@@ -164,7 +188,12 @@ export class TemplateService {
   }
 
   async receiveUpload(templateID: string, hash: string, req: ApiRequest): Promise<void> {
-    const check = checkUpload(this.secret, { templateID, hash, expires: Number(req.query.get('expires')) }, req.query.get('sig'), Math.floor(Date.now() / 1000));
+    const check = checkUpload(
+      this.secret,
+      { templateID, hash, expires: Number(req.query.get('expires')) },
+      req.query.get('sig'),
+      Math.floor(Date.now() / 1000),
+    );
     if (!check.ok) throw new ApiError(403, `upload refused: ${check.reason}`);
     if (!HASH.test(hash)) throw new ApiError(400, `files hash: expected 64 hex digits (given: ${JSON.stringify(hash)})`);
     try {
@@ -184,7 +213,11 @@ export class TemplateService {
       if (build.status === 'waiting') await this.fail(build, { message, step: problems[0]!.step });
       throw new ApiError(400, message);
     }
-    if (build.status !== 'waiting') throw new ApiError(409, `build ${buildID} of template ${templateID} was already started (status ${build.status}); request a new build with POST /v3/templates`);
+    if (build.status !== 'waiting')
+      throw new ApiError(
+        409,
+        `build ${buildID} of template ${templateID} was already started (status ${build.status}); request a new build with POST /v3/templates`,
+      );
     if (!(await this.store.claimRunning(templateID, buildID))) {
       const other = await this.store.runningBuild(templateID);
       const message = `template ${templateID} already has a build running (${other}); wait for it to finish, then build again`;
@@ -212,7 +245,12 @@ export class TemplateService {
     build.reason = reason;
     build.updatedAt = new Date().toISOString();
     await this.store.putBuild(build);
-    await this.store.appendLog(build.buildID, { timestamp: build.updatedAt, level: 'error', message: `Build failed: ${reason.message}`, ...(reason.step ? { step: reason.step } : {}) });
+    await this.store.appendLog(build.buildID, {
+      timestamp: build.updatedAt,
+      level: 'error',
+      message: `Build failed: ${reason.message}`,
+      ...(reason.step ? { step: reason.step } : {}),
+    });
   }
 
   async buildStatus(templateID: string, buildID: string, offset: number, limit: number): Promise<BuildStatusResult> {
@@ -255,7 +293,8 @@ export class TemplateService {
 
   async delete(templateID: string): Promise<void> {
     const t = await this.template(templateID);
-    if (await this.store.runningBuild(templateID)) throw new ApiError(409, `template ${templateID} has a build running; delete it when the build has finished`);
+    if (await this.store.runningBuild(templateID))
+      throw new ApiError(409, `template ${templateID} has a build running; delete it when the build has finished`);
     await this.store.deleteTemplate(t);
   }
 

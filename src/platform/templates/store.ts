@@ -121,7 +121,12 @@ export class TemplateStore {
   /** Releases the claim only if `buildID` still holds it. */
   async releaseRunning(templateID: string, buildID: string): Promise<void> {
     const key = this.key('running', templateID);
-    await this.redis.eval("if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end", 1, key, buildID);
+    await this.redis.eval(
+      "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end",
+      1,
+      key,
+      buildID,
+    );
   }
 
   async appendLog(buildID: string, entry: LogEntry): Promise<void> {

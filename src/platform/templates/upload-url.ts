@@ -19,9 +19,11 @@ export type UploadCheck = { ok: true } | { ok: false; reason: string };
 
 export function checkUpload(secret: Buffer, s: UploadSignature, signature: string | null, nowSeconds: number): UploadCheck {
   if (!signature) return { ok: false, reason: 'the upload URL has no signature (sig); ask GET /templates/{id}/files/{hash} for a new one' };
-  if (!Number.isInteger(s.expires) || s.expires < nowSeconds) return { ok: false, reason: 'the upload URL expired; ask GET /templates/{id}/files/{hash} for a new one' };
+  if (!Number.isInteger(s.expires) || s.expires < nowSeconds)
+    return { ok: false, reason: 'the upload URL expired; ask GET /templates/{id}/files/{hash} for a new one' };
   const expected = Buffer.from(signUpload(secret, s));
   const given = Buffer.from(signature);
-  if (expected.length !== given.length || !timingSafeEqual(expected, given)) return { ok: false, reason: 'the upload URL signature does not match' };
+  if (expected.length !== given.length || !timingSafeEqual(expected, given))
+    return { ok: false, reason: 'the upload URL signature does not match' };
   return { ok: true };
 }

@@ -66,7 +66,8 @@ export function stepValidator(executor: StepExecutor, scratchDir: string): Templ
           onLine: (_stream, line) => io.onLine(line),
         });
         if (code === 0) return { ok: true };
-        if (code === NOT_READY_EXIT) return { ok: false, message: `the ready command never succeeded within ${Math.ceil(io.timeoutMs / 1000)} s: ${t.readyCmd}` };
+        if (code === NOT_READY_EXIT)
+          return { ok: false, message: `the ready command never succeeded within ${Math.ceil(io.timeoutMs / 1000)} s: ${t.readyCmd}` };
         return { ok: false, message: `starting the template failed (exit ${code})` };
       } finally {
         await rm(layerDir, { recursive: true, force: true });
@@ -77,7 +78,13 @@ export function stepValidator(executor: StepExecutor, scratchDir: string): Templ
 
 /** What the sandbox validator needs of the platform's sandboxes (SandboxService has it). */
 export interface SandboxStarter {
-  create(request: { templateID: string; timeout: number; metadata: Record<string, string>; envVars: Record<string, string>; autoPause: boolean }): Promise<{ sandboxID: string }>;
+  create(request: {
+    templateID: string;
+    timeout: number;
+    metadata: Record<string, string>;
+    envVars: Record<string, string>;
+    autoPause: boolean;
+  }): Promise<{ sandboxID: string }>;
   kill(sandboxID: string): Promise<void>;
 }
 
@@ -97,7 +104,13 @@ export function sandboxValidator(sandboxes: () => SandboxStarter | undefined): T
       if (!starter) return { ok: false, message: 'the platform cannot start sandboxes yet; build again once it is up' };
       let sandboxID: string | undefined;
       try {
-        ({ sandboxID } = await starter.create({ templateID: t.buildID, timeout: Math.ceil(io.timeoutMs / 1000) + 60, metadata: { [BUILD_CHECK_METADATA]: t.buildID }, envVars: {}, autoPause: false }));
+        ({ sandboxID } = await starter.create({
+          templateID: t.buildID,
+          timeout: Math.ceil(io.timeoutMs / 1000) + 60,
+          metadata: { [BUILD_CHECK_METADATA]: t.buildID },
+          envVars: {},
+          autoPause: false,
+        }));
         io.onLine(`sandbox ${sandboxID} started from the new build: the start command ran and the ready command succeeded`);
         return { ok: true };
       } catch (err) {

@@ -44,12 +44,22 @@ const NAME_PATTERN = /^[a-z0-9][a-z0-9._-]{0,62}(:[A-Za-z0-9._-]{1,64})?$/;
 const NAME_WHAT = 'a template name of lower-case letters, digits, ".", "_" and "-" (at most 63), optionally ":tag"';
 
 const int = (min: number, max: number) =>
-  z.number({ error: `expected an integer from ${min} to ${max}` }).int({ error: `expected an integer from ${min} to ${max}` }).min(min).max(max);
+  z
+    .number({ error: `expected an integer from ${min} to ${max}` })
+    .int({ error: `expected an integer from ${min} to ${max}` })
+    .min(min)
+    .max(max);
 
 export const createTemplateBody = z.object({
-  name: z.string({ error: `expected ${NAME_WHAT}` }).regex(NAME_PATTERN, { error: `expected ${NAME_WHAT}` }).optional(),
+  name: z
+    .string({ error: `expected ${NAME_WHAT}` })
+    .regex(NAME_PATTERN, { error: `expected ${NAME_WHAT}` })
+    .optional(),
   /** Older SDKs send `alias`. */
-  alias: z.string({ error: `expected ${NAME_WHAT}` }).regex(NAME_PATTERN, { error: `expected ${NAME_WHAT}` }).optional(),
+  alias: z
+    .string({ error: `expected ${NAME_WHAT}` })
+    .regex(NAME_PATTERN, { error: `expected ${NAME_WHAT}` })
+    .optional(),
   tags: z.array(z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, { error: 'expected tags of letters, digits, ".", "_" and "-"' })).optional(),
   cpuCount: int(1, 64).optional(),
   memoryMB: int(128, 65536).optional(),
@@ -61,7 +71,10 @@ const stepSchema = z.object({
   type: z.string({ error: 'expected a step type' }),
   args: z.array(z.string({ error: 'expected string arguments' }), { error: 'expected args, a list of strings' }).default([]),
   force: z.boolean({ error: 'expected true or false' }).default(false),
-  filesHash: z.string().regex(/^[0-9a-f]{64}$/, { error: 'expected a 64-digit hex sha256' }).optional(),
+  filesHash: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/, { error: 'expected a 64-digit hex sha256' })
+    .optional(),
   forceUpload: z.boolean().optional(),
   resolveSymlinks: z.boolean().optional(),
   gzip: z.boolean().optional(),
@@ -84,7 +97,8 @@ export function describeIssues(error: z.ZodError, input: unknown): string {
     .map((issue) => {
       const path = issue.path.join('.') || '(body)';
       let given: unknown = input;
-      for (const key of issue.path) given = given !== null && typeof given === 'object' ? (given as Record<PropertyKey, unknown>)[key as PropertyKey] : undefined;
+      for (const key of issue.path)
+        given = given !== null && typeof given === 'object' ? (given as Record<PropertyKey, unknown>)[key as PropertyKey] : undefined;
       return `${path}: ${issue.message} (given: ${given === undefined ? 'nothing' : JSON.stringify(given)})`;
     })
     .join('; ');

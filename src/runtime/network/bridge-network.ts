@@ -56,7 +56,8 @@ export class BridgeNetwork implements SandboxNetwork {
 
   constructor(readonly options: BridgeNetworkOptions) {
     this.subnet = parseSubnet(options.subnet);
-    if (!/^[A-Za-z0-9_.-]{1,40}$/.test(options.netnsPrefix)) throw new Error(`invalid netns prefix ${JSON.stringify(options.netnsPrefix)}: 1 to 40 of letters, digits, '_', '.', '-'`);
+    if (!/^[A-Za-z0-9_.-]{1,40}$/.test(options.netnsPrefix))
+      throw new Error(`invalid netns prefix ${JSON.stringify(options.netnsPrefix)}: 1 to 40 of letters, digits, '_', '.', '-'`);
   }
 
   netnsName(sandboxID: string): string {
@@ -85,7 +86,8 @@ export class BridgeNetwork implements SandboxNetwork {
   private async attachNow(sandboxID: string): Promise<NetworkAttachment> {
     const ns = this.netnsName(sandboxID);
     const o = this.options;
-    if (fs.existsSync(`${NETNS_DIR}/${ns}`)) throw new Error(`network namespace ${ns} already exists (sandbox ${sandboxID} is attached already)`);
+    if (fs.existsSync(`${NETNS_DIR}/${ns}`))
+      throw new Error(`network namespace ${ns} already exists (sandbox ${sandboxID} is attached already)`);
     const taken = new Set([o.gateway, ...(o.reserved ?? []), ...(await this.ports()).values()]);
     const address = firstFreeAddress(this.subnet, taken);
     if (!address) throw new Error(`no free address left on ${o.subnet} for sandbox ${sandboxID}`);
@@ -93,10 +95,22 @@ export class BridgeNetwork implements SandboxNetwork {
     try {
       await execOk(['ip', 'netns', 'add', ns]);
       await execOk(['ip', '-n', o.bridgeNamespace, '-b', '-'], {
-        input: [`link add ${port} type veth peer name eth0 address ${macFor(address)} netns ${ns}`, `link set ${port} alias "${ALIAS_TAG} ${ns} ${address}"`, `link set ${port} master ${o.bridge}`, `link set ${port} up`, ''].join('\n'),
+        input: [
+          `link add ${port} type veth peer name eth0 address ${macFor(address)} netns ${ns}`,
+          `link set ${port} alias "${ALIAS_TAG} ${ns} ${address}"`,
+          `link set ${port} master ${o.bridge}`,
+          `link set ${port} up`,
+          '',
+        ].join('\n'),
       });
       await execOk(['ip', '-n', ns, '-b', '-'], {
-        input: ['link set lo up', `addr add ${address}/${this.subnet.prefix} dev eth0`, 'link set eth0 up', `route add default via ${o.gateway}`, ''].join('\n'),
+        input: [
+          'link set lo up',
+          `addr add ${address}/${this.subnet.prefix} dev eth0`,
+          'link set eth0 up',
+          `route add default via ${o.gateway}`,
+          '',
+        ].join('\n'),
       });
     } catch (err) {
       await this.detachNs(ns);
@@ -125,7 +139,8 @@ export class BridgeNetwork implements SandboxNetwork {
     for (const name of fs.existsSync(NETNS_DIR) ? fs.readdirSync(NETNS_DIR) : []) {
       if (!name.startsWith(this.options.netnsPrefix)) continue;
       const id = name.slice(this.options.netnsPrefix.length);
-      if (!result.has(id) && /^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/.test(id)) result.set(id, { netnsPath: `${NETNS_DIR}/${name}`, address: '' });
+      if (!result.has(id) && /^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/.test(id))
+        result.set(id, { netnsPath: `${NETNS_DIR}/${name}`, address: '' });
     }
     return result;
   }

@@ -38,7 +38,10 @@ export function rootLinkName(name: string): string {
 
 /** Third octets of 198.19.x.0/24 that the root namespace already routes or addresses. */
 async function usedThirdOctets(): Promise<Set<number>> {
-  const routes = JSON.parse((await execOk(['ip', '-j', 'route', 'show', 'table', 'all'])).trim() || '[]') as Array<{ dst?: string; prefsrc?: string }>;
+  const routes = JSON.parse((await execOk(['ip', '-j', 'route', 'show', 'table', 'all'])).trim() || '[]') as Array<{
+    dst?: string;
+    prefsrc?: string;
+  }>;
   const used = new Set<number>();
   for (const r of routes) {
     for (const text of [r.dst, r.prefsrc]) {
@@ -53,7 +56,8 @@ export async function createSandboxHostNetwork(name: string): Promise<SandboxHos
   checkInstanceName(name);
   const namespace = hostNamespaceName(name);
   const link = rootLinkName(name);
-  if (fs.existsSync(`${NETNS_DIR}/${namespace}`)) throw new Error(`sandbox host network ${name} exists already (${NETNS_DIR}/${namespace}); close it or clean up leftovers first`);
+  if (fs.existsSync(`${NETNS_DIR}/${namespace}`))
+    throw new Error(`sandbox host network ${name} exists already (${NETNS_DIR}/${namespace}); close it or clean up leftovers first`);
   const used = await usedThirdOctets();
   const free = Array.from({ length: 254 }, (_, i) => i + 1).filter((x) => !used.has(x));
   if (free.length === 0) throw new Error(`no free /24 left in ${STANDALONE_RANGE}`);
@@ -63,10 +67,14 @@ export async function createSandboxHostNetwork(name: string): Promise<SandboxHos
   try {
     await execOk(['ip', 'netns', 'add', namespace]);
     await execOk(['ip', '-n', namespace, '-b', '-'], {
-      input: ['link set lo up', `link add ${BRIDGE} type bridge`, `addr add ${gateway}/24 dev ${BRIDGE}`, `link set ${BRIDGE} up`, ''].join('\n'),
+      input: ['link set lo up', `link add ${BRIDGE} type bridge`, `addr add ${gateway}/24 dev ${BRIDGE}`, `link set ${BRIDGE} up`, ''].join(
+        '\n',
+      ),
     });
     await execOk(['ip', 'link', 'add', link, 'type', 'veth', 'peer', 'name', HOST_SIDE, 'netns', namespace]);
-    await execOk(['ip', '-n', namespace, '-b', '-'], { input: [`link set ${HOST_SIDE} master ${BRIDGE}`, `link set ${HOST_SIDE} up`, ''].join('\n') });
+    await execOk(['ip', '-n', namespace, '-b', '-'], {
+      input: [`link set ${HOST_SIDE} master ${BRIDGE}`, `link set ${HOST_SIDE} up`, ''].join('\n'),
+    });
     await execOk(['ip', '-b', '-'], { input: [`addr add ${hostAddress}/24 dev ${link}`, `link set ${link} up`, ''].join('\n') });
     const routes = JSON.parse((await execOk(['ip', '-j', 'route', 'show', subnet])).trim() || '[]') as Array<{ dev?: string }>;
     if (routes.length !== 1 || routes[0]!.dev !== link) {
@@ -85,7 +93,14 @@ function hostNetworkHandle(name: string, x: number): SandboxHostNetwork {
   const subnet = `198.19.${x}.0/24`;
   const gateway = `198.19.${x}.1`;
   const hostAddress = `198.19.${x}.254`;
-  const network = new BridgeNetwork({ bridgeNamespace: namespace, bridge: BRIDGE, subnet, gateway, netnsPrefix: `${name}-`, reserved: [hostAddress] });
+  const network = new BridgeNetwork({
+    bridgeNamespace: namespace,
+    bridge: BRIDGE,
+    subnet,
+    gateway,
+    netnsPrefix: `${name}-`,
+    reserved: [hostAddress],
+  });
   const close = async (): Promise<void> => {
     if (fs.existsSync(`${NETNS_DIR}/${namespace}`)) {
       for (const id of (await network.list()).keys()) await network.detach(id);
@@ -109,7 +124,9 @@ export async function reopenSandboxHostNetwork(name: string): Promise<SandboxHos
   const v4 = info?.addr_info?.find((a) => a.family === 'inet');
   const m = v4 ? /^198\.19\.(\d+)\.1$/.exec(v4.local) : null;
   if (!v4 || !m || v4.prefixlen !== 24) {
-    throw new Error(`sandbox host network ${name}: the bridge ${BRIDGE} in ${namespace} has no 198.19.x.1/24 address; remove it (ip netns del ${namespace}) and start again`);
+    throw new Error(
+      `sandbox host network ${name}: the bridge ${BRIDGE} in ${namespace} has no 198.19.x.1/24 address; remove it (ip netns del ${namespace}) and start again`,
+    );
   }
   return hostNetworkHandle(name, Number(m[1]));
 }

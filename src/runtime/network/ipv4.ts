@@ -2,7 +2,8 @@
 
 export function ipToInt(ip: string): number {
   const parts = ip.split('.');
-  if (parts.length !== 4 || parts.some((p) => !/^\d{1,3}$/.test(p) || Number(p) > 255)) throw new Error(`invalid IPv4 address ${JSON.stringify(ip)}`);
+  if (parts.length !== 4 || parts.some((p) => !/^\d{1,3}$/.test(p) || Number(p) > 255))
+    throw new Error(`invalid IPv4 address ${JSON.stringify(ip)}`);
   return parts.reduce((acc, p) => acc * 256 + Number(p), 0);
 }
 

@@ -26,7 +26,11 @@ interface Verdict {
 
 /** Runs the built CLI's verify from the edge namespace (an admin's machine on the proxy's network). */
 async function verify(): Promise<Verdict> {
-  const result = await lab.exec('inet', [process.execPath, CLI, 'verify', '--host', lab.plan.proxyPrimary, '--ssh-key', lab.sshClientKey, '--user', 'root'], { timeoutMs: 60_000 });
+  const result = await lab.exec(
+    'inet',
+    [process.execPath, CLI, 'verify', '--host', lab.plan.proxyPrimary, '--ssh-key', lab.sshClientKey, '--user', 'root'],
+    { timeoutMs: 60_000 },
+  );
   const checks: Record<string, boolean> = {};
   for (const line of result.stdout.split('\n')) {
     const m = /^(PASS|FAIL) ([^:]+)/.exec(line);
@@ -50,7 +54,9 @@ function machineLimits(): string[] {
 test('verify passes against the lab proxy host, and fails naming the check when a sysctl is reverted', async () => {
   const before = await verify();
   expect(Object.keys(before.checks).length).toBeGreaterThan(5);
-  const failed = Object.entries(before.checks).filter(([, ok]) => !ok).map(([check]) => check);
+  const failed = Object.entries(before.checks)
+    .filter(([, ok]) => !ok)
+    .map(([check]) => check);
   expect(failed.sort()).toEqual(machineLimits().sort());
   expect(before.code).toBe(failed.length === 0 ? 0 : 1);
   expect(before.checks['sysctl net.ipv4.ip_forward=1']).toBe(true);

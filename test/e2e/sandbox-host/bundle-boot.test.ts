@@ -36,13 +36,18 @@ describe('the sandbox host bundle, booted as cloud-init lays it out', () => {
     const bundleDir = join(dir, 'bundle');
     for (const entry of bundleEntries()) await bundle(entry, bundleDir);
     const config = loadStackConfig({});
-    const layout = layOutSandboxHost(join(dir, 'node'), config, {
-      role: 'single',
-      apiKey: `e2b_${randomBytes(20).toString('hex')}`,
-      bundle: { bucket: 'unused', key: 'unused', region: 'unused', sums: bundleSums(bundleDir) },
-      proxyIngressIp: '203.0.113.10',
-      hostNetworks: [],
-    }, bundleDir);
+    const layout = layOutSandboxHost(
+      join(dir, 'node'),
+      config,
+      {
+        role: 'single',
+        apiKey: `e2b_${randomBytes(20).toString('hex')}`,
+        bundle: { bucket: 'unused', key: 'unused', region: 'unused', sums: bundleSums(bundleDir) },
+        proxyIngressIp: '203.0.113.10',
+        hostNetworks: [],
+      },
+      bundleDir,
+    );
     varUpper = join(dir, 'var-upper');
     mkdirSync(join(varUpper, 'upper', 'sandbox-kit'), { recursive: true });
     mkdirSync(join(varUpper, 'work'), { recursive: true });
@@ -62,7 +67,8 @@ describe('the sandbox host bundle, booted as cloud-init lays it out', () => {
     };
     // Debian's redis-server unit, on loopback as the package configures it.
     start(inHost(['redis-server', '--port', '6379', '--bind', '127.0.0.1', '--save', '', '--dir', join(dir, 'node')]), 'redis');
-    const supervise = (unit: string) => start(inHost([process.execPath, labScript('supervisor'), `${P.units}/${unit}`, '--status', join(dir, `${unit}.json`)]), unit);
+    const supervise = (unit: string) =>
+      start(inHost([process.execPath, labScript('supervisor'), `${P.units}/${unit}`, '--status', join(dir, `${unit}.json`)]), unit);
     supervise(SANDBOX_UNITS.network);
     supervise(SANDBOX_UNITS.platform);
     supervise(SANDBOX_UNITS.gateway);
@@ -70,7 +76,13 @@ describe('the sandbox host bundle, booted as cloud-init lays it out', () => {
     let ready = false;
     for (let i = 0; i < 120; i++) {
       // What build-template.sh waits for: the API answering an authenticated request.
-      const up = sh(inHost(['sh', '-c', `curl -fsS -o /dev/null -H "X-API-Key: $(cat ${P.apiKey})" http://127.0.0.1:${config.sandboxHost.apiPort}/templates`]));
+      const up = sh(
+        inHost([
+          'sh',
+          '-c',
+          `curl -fsS -o /dev/null -H "X-API-Key: $(cat ${P.apiKey})" http://127.0.0.1:${config.sandboxHost.apiPort}/templates`,
+        ]),
+      );
       const gw = sh(['ip', 'netns', 'exec', NS, 'ss', '-Hltn', `sport = :${config.gateway.port}`]);
       if (up.code === 0 && gw.stdout.trim() !== '') {
         ready = true;
@@ -107,18 +119,30 @@ describe('the sandbox host bundle, booted as cloud-init lays it out', () => {
   it('runs the services from the units, with the bundle, key and runtime as verify expects them', async () => {
     const remote: Remote = {
       async exec(command) {
-        const r = spawnSync(inHost(['sh', '-c', command])[0]!, inHost(['sh', '-c', command]).slice(1), { encoding: 'utf8', timeout: 60_000 });
+        const r = spawnSync(inHost(['sh', '-c', command])[0]!, inHost(['sh', '-c', command]).slice(1), {
+          encoding: 'utf8',
+          timeout: 60_000,
+        });
         return { stdout: r.stdout ?? '', stderr: r.stderr ?? '', code: r.status };
       },
     };
     const results = await runSandboxHostChecks(remote, sandboxExpectationsFor(loadStackConfig({}), {}));
     const lines = results.map(formatResult);
     const passed = (prefix: string) => expect(lines.find((l) => l.startsWith(`PASS ${prefix}`))).toBeDefined();
-    for (const prefix of [`${SANDBOX_UNITS.redis} active`, `${SANDBOX_UNITS.platform} active`, `${SANDBOX_UNITS.gateway} active`, 'release bundle intact', 'API key file mode 0600', 'OCI runtime']) {
+    for (const prefix of [
+      `${SANDBOX_UNITS.redis} active`,
+      `${SANDBOX_UNITS.platform} active`,
+      `${SANDBOX_UNITS.gateway} active`,
+      'release bundle intact',
+      'API key file mode 0600',
+      'OCI runtime',
+    ]) {
       passed(prefix);
     }
     // No template was built here (no Debian mirror in this namespace): verify says so, and creating a sandbox fails.
-    expect(lines).toContainEqual(expect.stringMatching(/^FAIL template sandbox-kit-proxy present: the API lists \d+ templates, none named sandbox-kit-proxy/));
+    expect(lines).toContainEqual(
+      expect.stringMatching(/^FAIL template sandbox-kit-proxy present: the API lists \d+ templates, none named sandbox-kit-proxy/),
+    );
     expect(lines.at(-1)).toMatch(/^FAIL a sandbox reaches the internet through the proxy: creating a sandbox failed: 404 /);
   }, 120_000);
 });

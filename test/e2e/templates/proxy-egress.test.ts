@@ -46,7 +46,12 @@ async function up(s: Partial<Stack>, mode: 'local' | 'transparent'): Promise<voi
     netnsPrefix: `${lab.name}-p-`,
     reserved: lab.sandboxes.map((node) => lab.sandboxAddress(node)),
   });
-  s.platform = await startPlatformOnHost({ stateDir: join(s.work, 'platform'), network, readyTimeoutMs: READY_TIMEOUT_MS, log: (line) => process.stderr.write(`platform: ${line}\n`) });
+  s.platform = await startPlatformOnHost({
+    stateDir: join(s.work, 'platform'),
+    network,
+    readyTimeoutMs: READY_TIMEOUT_MS,
+    log: (line) => process.stderr.write(`platform: ${line}\n`),
+  });
   s.gateway = await startGateway({ catalog: s.platform.catalog });
 }
 
@@ -96,13 +101,32 @@ describe.each(['local', 'transparent'] as const)('%s mode', (mode) => {
     await writeFile(join(project, 'Pulumi.e2e.yaml'), 'config: {}\n');
     const built = await runEntry(CLI, {
       cwd: project,
-      args: ['template', 'build', '--stack', 'e2e', '--mode', mode, '--server-ip', stack.lab.ingressEip, '--api-url', stack.platform.url, '--api-key-file', keyFile, '--alias', alias],
+      args: [
+        'template',
+        'build',
+        '--stack',
+        'e2e',
+        '--mode',
+        mode,
+        '--server-ip',
+        stack.lab.ingressEip,
+        '--api-url',
+        stack.platform.url,
+        '--api-key-file',
+        keyFile,
+        '--alias',
+        alias,
+      ],
       env: { SANDBOX_KIT_PROXY_PASSWORD: password },
       onLine: (l) => lines.push(l),
     });
     if (built.code !== 0) throw new Error(`template build failed: ${built.stderr}\n${lines.slice(-30).join('\n')}`);
     // On the platform, the build's finalize check is a real sandbox started from the new build (then killed).
-    expect(lines.some((l) => / INFO {2}sandbox [a-z0-9]+ started from the new build: the start command ran and the ready command succeeded$/.test(l))).toBe(true);
+    expect(
+      lines.some((l) =>
+        / INFO {2}sandbox [a-z0-9]+ started from the new build: the start command ran and the ready command succeeded$/.test(l),
+      ),
+    ).toBe(true);
 
     const web = `http://${stack.lab.plan.web}/`;
     const command = mode === 'local' ? `curl -sS --max-time 10 --socks5-hostname 127.0.0.1:1080 ${web}` : `curl -sS --max-time 10 ${web}`;
@@ -136,8 +160,14 @@ describe.each(['local', 'transparent'] as const)('%s mode', (mode) => {
       const built = await sdkBuild(stack.platform.url, 'sample', 'sdk-sample', context, undefined, false, stack.platform.apiKey);
       succeeded(built);
       // The template's memoryMB (1024) and cpuCount (1) are the sandbox's cgroup limits, as the sandbox sees them.
-      const limits = 'cat /sys/fs/cgroup/memory.max 2>/dev/null || cat /sys/fs/cgroup/memory/memory.limit_in_bytes; cat /sys/fs/cgroup/cpu.max 2>/dev/null || echo "$(cat /sys/fs/cgroup/cpu/cpu.cfs_quota_us) $(cat /sys/fs/cgroup/cpu/cpu.cfs_period_us)"';
-      const seen = await inSandbox(stack, 'sdk-sample', ['jq --version', 'echo "$GREETING|$APP_HOME"; pwd; whoami', 'stat -c "%a %U" /app/hello.txt', limits], ['/app/hello.txt']);
+      const limits =
+        'cat /sys/fs/cgroup/memory.max 2>/dev/null || cat /sys/fs/cgroup/memory/memory.limit_in_bytes; cat /sys/fs/cgroup/cpu.max 2>/dev/null || echo "$(cat /sys/fs/cgroup/cpu/cpu.cfs_quota_us) $(cat /sys/fs/cgroup/cpu/cpu.cfs_period_us)"';
+      const seen = await inSandbox(
+        stack,
+        'sdk-sample',
+        ['jq --version', 'echo "$GREETING|$APP_HOME"; pwd; whoami', 'stat -c "%a %U" /app/hello.txt', limits],
+        ['/app/hello.txt'],
+      );
       expect(seen.files['/app/hello.txt']).toBe('hello from the build context\n');
       expect(seen.commands.map((c) => c.exitCode)).toEqual([0, 0, 0, 0]);
       expect(seen.commands[3]!.stdout).toBe(`${1024 * 1024 * 1024}\n100000 100000\n`);

@@ -159,10 +159,29 @@ describe('EntryInfo over raw HTTP', () => {
 });
 
 describe('ListDir over raw HTTP', () => {
-  const names = (res: { json: { entries: Array<{ path: string }> } }, base = root) => res.json.entries.map((e) => path.relative(base, e.path));
+  const names = (res: { json: { entries: Array<{ path: string }> } }, base = root) =>
+    res.json.entries.map((e) => path.relative(base, e.path));
 
   test('depth absent or 0 lists direct children, sorted bytewise, without the directory itself', async () => {
-    const expected = ['Zeta.txt', 'a', BAD_NAME_TEXT, 'file.txt', 'home', 'link-dir', 'link-file', 'link-nowhere', 'loop1', 'loop2', 'ms.txt', 'ns.txt', 'oddattr.txt', 'owned.txt', 'sparse.bin', 'us.txt', 'whole.txt'];
+    const expected = [
+      'Zeta.txt',
+      'a',
+      BAD_NAME_TEXT,
+      'file.txt',
+      'home',
+      'link-dir',
+      'link-file',
+      'link-nowhere',
+      'loop1',
+      'loop2',
+      'ms.txt',
+      'ns.txt',
+      'oddattr.txt',
+      'owned.txt',
+      'sparse.bin',
+      'us.txt',
+      'whole.txt',
+    ];
     expect(names(await list(root))).toEqual(expected);
     expect(names(await list(root, 0))).toEqual(expected);
     expect(names(await list(root, 1))).toEqual(expected);
@@ -180,7 +199,10 @@ describe('ListDir over raw HTTP', () => {
 
   test('a symlink as the listed path is followed; entry paths stay under the path as requested', async () => {
     const res = await list(path.join(root, 'link-dir'));
-    expect(res.json.entries.map((e: { path: string }) => e.path)).toEqual([path.join(root, 'link-dir/b'), path.join(root, 'link-dir/top.txt')]);
+    expect(res.json.entries.map((e: { path: string }) => e.path)).toEqual([
+      path.join(root, 'link-dir/b'),
+      path.join(root, 'link-dir/top.txt'),
+    ]);
   });
 
   test('errors: not found, not a directory, symlink loop', async () => {
@@ -210,7 +232,7 @@ describe('ListDir over raw HTTP', () => {
 });
 
 describe('users and paths', () => {
-  test('relative paths and ~ resolve against the Basic user\'s home; no header means the default user', async () => {
+  test("relative paths and ~ resolve against the Basic user's home; no header means the default user", async () => {
     const auth = { authorization: basic(user.name) };
     expect((await stat('notes.txt', auth)).json.entry.path).toBe(path.join(root, 'home/notes.txt'));
     expect((await stat('~/notes.txt', auth)).json.entry.path).toBe(path.join(root, 'home/notes.txt'));
@@ -238,7 +260,17 @@ describe('the Connect protocol', () => {
   });
 
   test('unknown fields, wrong types, malformed JSON, NUL bytes are invalid_argument', async () => {
-    const cases = ['{"path":"/","bogus":1}', '{"path":5}', '{"path":"/","depth":-1}', '{"path":"/","depth":1.5}', '{"path":"/","depth":true}', '[1]', '{"path":', 'nul\u0000', '"str"'];
+    const cases = [
+      '{"path":"/","bogus":1}',
+      '{"path":5}',
+      '{"path":"/","depth":-1}',
+      '{"path":"/","depth":1.5}',
+      '{"path":"/","depth":true}',
+      '[1]',
+      '{"path":',
+      'nul\u0000',
+      '"str"',
+    ];
     for (const body of cases) {
       const res = await rawCall(url, 'ListDir', body);
       expect([body, res.status, res.json.code]).toEqual([body, 400, 'invalid_argument']);
@@ -371,7 +403,9 @@ describe('the Connect reference client for Node', () => {
     expect(err).toBeInstanceOf(ConnectError);
     expect((err as ConnectError).code).toBe(Code.NotFound);
     await expect(client.listDir({ path: path.join(root, 'file.txt') })).rejects.toMatchObject({ code: Code.InvalidArgument });
-    await expect(client.stat({ path: 'x' }, { headers: { authorization: basic('nobody-at-all') } })).rejects.toMatchObject({ code: Code.Unauthenticated });
+    await expect(client.stat({ path: 'x' }, { headers: { authorization: basic('nobody-at-all') } })).rejects.toMatchObject({
+      code: Code.Unauthenticated,
+    });
   });
 
   test('a non-UTF-8 name round-trips through the client', async () => {

@@ -25,7 +25,14 @@ beforeAll(async () => {
   fs.mkdirSync(user.home);
   fs.chownSync(user.home, user.uid, user.gid);
   fs.mkdirSync(path.join(root, 'locked'), { mode: 0o755 }); // root's: the user may not write here
-  agent = await startAgent({ port: 0, host: '127.0.0.1', defaultUser: 'root', headTimeoutMs: 500, stallTimeoutMs: 1000, maxResponseBytes: 1024 * 1024 });
+  agent = await startAgent({
+    port: 0,
+    host: '127.0.0.1',
+    defaultUser: 'root',
+    headTimeoutMs: 500,
+    stallTimeoutMs: 1000,
+    maxResponseBytes: 1024 * 1024,
+  });
   url = `http://127.0.0.1:${agent.port}`;
 });
 
@@ -36,7 +43,11 @@ afterAll(async () => {
 });
 
 const init = (body: unknown, token?: string) =>
-  fetch(`${url}/init`, { method: 'POST', headers: { 'content-type': 'application/json', ...(token ? { 'x-access-token': token } : {}) }, body: JSON.stringify(body) });
+  fetch(`${url}/init`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(token ? { 'x-access-token': token } : {}) },
+    body: JSON.stringify(body),
+  });
 const auth = { 'x-access-token': TOKEN };
 
 describe('/init', () => {
@@ -50,7 +61,14 @@ describe('/init', () => {
     const envs = await fetch(`${url}/envs`, { headers: auth });
     expect(await envs.json()).toEqual({ A: '1' });
     expect((await fetch(`${url}/envs`)).status).toBe(401);
-    expect((await init({ accessToken: TOKEN, defaultUser: user.name, envVars: { A: '1' }, timestamp: '2026-01-01T00:00:00Z', lifecycleID: 'x' }, TOKEN)).status).toBe(204);
+    expect(
+      (
+        await init(
+          { accessToken: TOKEN, defaultUser: user.name, envVars: { A: '1' }, timestamp: '2026-01-01T00:00:00Z', lifecycleID: 'x' },
+          TOKEN,
+        )
+      ).status,
+    ).toBe(204);
     const health = await fetch(`${url}/health`);
     expect(health.status).toBe(204);
   });
@@ -60,7 +78,7 @@ describe('/files', () => {
   const upload = (query: string, body: Buffer | string, headers: Record<string, string> = {}) =>
     fetch(`${url}/files?${query}`, { method: 'POST', headers: { 'content-type': 'application/octet-stream', ...auth, ...headers }, body });
 
-  test('octet-stream and gzip uploads are written with the user\'s ownership; GET streams them back with Content-Length', async () => {
+  test("octet-stream and gzip uploads are written with the user's ownership; GET streams them back with Content-Length", async () => {
     const plain = await upload('path=plain.txt', 'plain body');
     expect(plain.status).toBe(200);
     expect(await plain.json()).toEqual([{ path: path.join(user.home, 'plain.txt'), name: 'plain.txt', type: 'file' }]);
@@ -105,16 +123,25 @@ describe('/files', () => {
 
   test('signed URLs: a valid signature needs no token; a wrong or expired one is 401', async () => {
     const sign = (p: string, op: string, u: string, exp?: number) =>
-      `v1_${createHash('sha256').update(`${p}:${op}:${u}:${TOKEN}${exp === undefined ? '' : `:${exp}`}`).digest('base64').replace(/=+$/, '')}`;
+      `v1_${createHash('sha256')
+        .update(`${p}:${op}:${u}:${TOKEN}${exp === undefined ? '' : `:${exp}`}`)
+        .digest('base64')
+        .replace(/=+$/, '')}`;
     const p = 'signed.txt';
-    const w = await fetch(`${url}/files?path=${p}&signature=${encodeURIComponent(sign(p, 'write', ''))}`, { method: 'POST', headers: { 'content-type': 'application/octet-stream' }, body: 'signed' });
+    const w = await fetch(`${url}/files?path=${p}&signature=${encodeURIComponent(sign(p, 'write', ''))}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/octet-stream' },
+      body: 'signed',
+    });
     expect(w.status).toBe(200);
     const exp = Math.floor(Date.now() / 1000) + 60;
     const r = await fetch(`${url}/files?path=${p}&signature=${encodeURIComponent(sign(p, 'read', '', exp))}&signature_expiration=${exp}`);
     expect(await r.text()).toBe('signed');
     expect((await fetch(`${url}/files?path=${p}&signature=${encodeURIComponent(sign(p, 'write', ''))}`)).status).toBe(401); // a write signature cannot read
     const old = Math.floor(Date.now() / 1000) - 1;
-    const expired = await fetch(`${url}/files?path=${p}&signature=${encodeURIComponent(sign(p, 'read', '', old))}&signature_expiration=${old}`);
+    const expired = await fetch(
+      `${url}/files?path=${p}&signature=${encodeURIComponent(sign(p, 'read', '', old))}&signature_expiration=${old}`,
+    );
     expect(expired.status).toBe(401);
     expect(((await expired.json()) as { message: string }).message).toMatch(/expired/);
   });
@@ -136,7 +163,10 @@ describe('the rest of the filesystem service', () => {
   test('MakeDir makes missing parents owned by the request user; existing is already_exists; Move and Remove', async () => {
     const made = await call('MakeDir', { path: 'a/b/c' }, user.name);
     expect(made.status).toBe(200);
-    expect(((await made.json()) as { entry: { path: string; type: string } }).entry).toMatchObject({ path: path.join(user.home, 'a/b/c'), type: 'FILE_TYPE_DIRECTORY' });
+    expect(((await made.json()) as { entry: { path: string; type: string } }).entry).toMatchObject({
+      path: path.join(user.home, 'a/b/c'),
+      type: 'FILE_TYPE_DIRECTORY',
+    });
     for (const d of ['a', 'a/b', 'a/b/c']) expect(fs.statSync(path.join(user.home, d)).uid).toBe(user.uid);
     const again = await call('MakeDir', { path: 'a/b/c' }, user.name);
     expect([again.status, ((await again.json()) as { code: string }).code]).toEqual([409, 'already_exists']);
@@ -158,7 +188,9 @@ describe('the rest of the filesystem service', () => {
     let events: Array<{ name: string; type: string }> = [];
     for (let i = 0; i < 50 && !events.some((e) => e.name === 'watched.txt'); i++) {
       await new Promise((r) => setTimeout(r, 50));
-      events = events.concat(((await (await call('GetWatcherEvents', { watcherId })).json()) as { events?: Array<{ name: string; type: string }> }).events ?? []);
+      events = events.concat(
+        ((await (await call('GetWatcherEvents', { watcherId })).json()) as { events?: Array<{ name: string; type: string }> }).events ?? [],
+      );
     }
     expect(events).toContainEqual({ name: 'watched.txt', type: 'EVENT_TYPE_CREATE' });
     expect((await call('RemoveWatcher', { watcherId })).status).toBe(200);

@@ -48,7 +48,12 @@ export interface RawResponse {
 }
 
 /** A raw Connect call: POST JSON with the protocol header unless `headers` overrides it. */
-export async function rawCall(baseUrl: string, procedure: string, body: string | Buffer, headers: Record<string, string> = {}): Promise<RawResponse> {
+export async function rawCall(
+  baseUrl: string,
+  procedure: string,
+  body: string | Buffer,
+  headers: Record<string, string> = {},
+): Promise<RawResponse> {
   const res = await fetch(`${baseUrl}/filesystem.Filesystem/${procedure}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'connect-protocol-version': '1', ...headers },
@@ -68,11 +73,22 @@ export async function rawCall(baseUrl: string, procedure: string, body: string |
  * A raw call whose body the server may refuse before reading it all (the agent answers and closes): node:http
  * resolves on the response and ignores the write error that the closed connection then gives.
  */
-export function rawCallEarlyAnswer(baseUrl: string, procedure: string, body: Buffer | string, headers: Record<string, string> = {}): Promise<{ status: number; json: any }> {
+export function rawCallEarlyAnswer(
+  baseUrl: string,
+  procedure: string,
+  body: Buffer | string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; json: any }> {
   const url = new URL(`${baseUrl}/filesystem.Filesystem/${procedure}`);
   return new Promise((resolve, reject) => {
     const req = http.request(
-      { host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: { 'content-type': 'application/json', 'connect-protocol-version': '1', ...headers } },
+      {
+        host: url.hostname,
+        port: url.port,
+        path: url.pathname,
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'connect-protocol-version': '1', ...headers },
+      },
       (res) => {
         const parts: Buffer[] = [];
         res.on('data', (d: Buffer) => parts.push(d));

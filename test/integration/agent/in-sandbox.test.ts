@@ -51,7 +51,7 @@ afterAll(async () => {
   if (scratch) fs.rmSync(scratch, { recursive: true, force: true });
 });
 
-test('commands run as the default user from /init, with its home, /init\'s env, and the OOM score the runtime names', async () => {
+test("commands run as the default user from /init, with its home, /init's env, and the OOM score the runtime names", async () => {
   const r = await sdkScenario('run', platform, url, { cmd: 'id -un; id -G; echo $HOME $FROM_INIT; pwd; cat /proc/self/oom_score_adj' }, id);
   const [name, , env, cwd, oom] = r.stdout.split('\n');
   expect(name).toBe('user');
@@ -63,11 +63,23 @@ test('commands run as the default user from /init, with its home, /init\'s env, 
 });
 
 test('a pty of the requested size, resized by Update', async () => {
-  const client = createClient(Process, createConnectTransport({ baseUrl: url, httpVersion: '1.1', useBinaryFormat: false, interceptors: [(next) => (req) => (req.header.set('x-access-token', TOKEN), next(req))] }));
+  const client = createClient(
+    Process,
+    createConnectTransport({
+      baseUrl: url,
+      httpVersion: '1.1',
+      useBinaryFormat: false,
+      interceptors: [(next) => (req) => (req.header.set('x-access-token', TOKEN), next(req))],
+    }),
+  );
   let out = '';
   let pid = 0;
   let resized = false;
-  for await (const r of client.start({ process: { cmd: '/bin/bash', args: ['-c', 'stty size; read l; stty size'], envs: { TERM: 'xterm' } }, pty: { size: { cols: 90, rows: 20 } }, stdin: true })) {
+  for await (const r of client.start({
+    process: { cmd: '/bin/bash', args: ['-c', 'stty size; read l; stty size'], envs: { TERM: 'xterm' } },
+    pty: { size: { cols: 90, rows: 20 } },
+    stdin: true,
+  })) {
     const e = r.event!.event;
     if (e.case === 'start') pid = e.value.pid;
     if (e.case === 'data' && e.value.output.case === 'pty') out += Buffer.from(e.value.output.value).toString();

@@ -27,9 +27,19 @@ afterAll(async () => {
   if (root) fs.rmSync(root, { recursive: true, force: true });
 });
 
-type Outcome = { pid: number; kinds: string[]; stdout: Buffer; stderr: Buffer; pty: Buffer; end?: Extract<ProcessEvent['event'], { case: 'end' }>['value'] };
+type Outcome = {
+  pid: number;
+  kinds: string[];
+  stdout: Buffer;
+  stderr: Buffer;
+  pty: Buffer;
+  end?: Extract<ProcessEvent['event'], { case: 'end' }>['value'];
+};
 
-async function collect(stream: AsyncIterable<{ event?: ProcessEvent }>, onEvent?: (e: ProcessEvent, o: Outcome) => Promise<void> | void): Promise<Outcome> {
+async function collect(
+  stream: AsyncIterable<{ event?: ProcessEvent }>,
+  onEvent?: (e: ProcessEvent, o: Outcome) => Promise<void> | void,
+): Promise<Outcome> {
   const o: Outcome = { pid: 0, kinds: [], stdout: Buffer.alloc(0), stderr: Buffer.alloc(0), pty: Buffer.alloc(0) };
   for await (const r of stream) {
     const e = r.event!;
@@ -108,11 +118,16 @@ test('errors before the start event: unknown command, missing cwd, unknown user,
 
 test('SendSignal: SIGTERM ends a process (end event says so); unknown pid is not_found; UNSPECIFIED is invalid', async () => {
   const o = await collect(client.start({ process: { cmd: '/bin/sleep', args: ['30'] } }), async (e) => {
-    if (e.event.case === 'start') await client.sendSignal({ process: { selector: { case: 'pid', value: e.event.value.pid } }, signal: Signal.SIGTERM });
+    if (e.event.case === 'start')
+      await client.sendSignal({ process: { selector: { case: 'pid', value: e.event.value.pid } }, signal: Signal.SIGTERM });
   });
   expect(o.end).toMatchObject({ exitCode: -1, exited: false, status: 'signal: terminated' });
-  await expect(client.sendSignal({ process: { selector: { case: 'pid', value: 999_999 } }, signal: Signal.SIGKILL })).rejects.toMatchObject({ code: Code.NotFound });
-  await expect(client.sendSignal({ process: { selector: { case: 'pid', value: o.pid } }, signal: Signal.SIGKILL })).rejects.toMatchObject({ code: Code.NotFound });
+  await expect(client.sendSignal({ process: { selector: { case: 'pid', value: 999_999 } }, signal: Signal.SIGKILL })).rejects.toMatchObject(
+    { code: Code.NotFound },
+  );
+  await expect(client.sendSignal({ process: { selector: { case: 'pid', value: o.pid } }, signal: Signal.SIGKILL })).rejects.toMatchObject({
+    code: Code.NotFound,
+  });
 });
 
 test('SendInput, StreamInput and CloseStdin reach the process in order; huge input is delivered whole', async () => {
@@ -123,7 +138,13 @@ test('SendInput, StreamInput and CloseStdin reach the process in order; huge inp
     await client.sendInput({ process: sel, input: { input: { case: 'stdin', value: Buffer.from('abc') } } });
     async function* inputs() {
       yield { event: { case: 'start' as const, value: { process: sel } } };
-      for (let i = 0; i < big.length; i += 1024 * 1024) yield { event: { case: 'data' as const, value: { input: { input: { case: 'stdin' as const, value: big.subarray(i, i + 1024 * 1024) } } } } };
+      for (let i = 0; i < big.length; i += 1024 * 1024)
+        yield {
+          event: {
+            case: 'data' as const,
+            value: { input: { input: { case: 'stdin' as const, value: big.subarray(i, i + 1024 * 1024) } } },
+          },
+        };
     }
     await client.streamInput(inputs());
     await client.closeStdin({ process: sel });
@@ -140,14 +161,19 @@ test('tags select processes; List shows config and tag', async () => {
   expect(listed).toMatchObject({ pid, tag: 'sleeper', config: { cmd: '/bin/sleep', args: ['30'], envs: { A: '1' }, cwd: root } });
   await client.sendSignal({ process: { selector: { case: 'tag', value: 'sleeper' } }, signal: Signal.SIGKILL });
   let end: Record<string, unknown> | undefined;
-  for (let r = await it.next(); !r.done; r = await it.next()) if (r.value.event?.event.case === 'end') end = { ...r.value.event.event.value };
+  for (let r = await it.next(); !r.done; r = await it.next())
+    if (r.value.event?.event.case === 'end') end = { ...r.value.event.event.value };
   expect(end).toMatchObject({ status: 'signal: killed' });
 });
 
 test('pty: output comes as pty data from a terminal of the requested size; Update resizes it', async () => {
   let resized = false;
   const o = await collect(
-    client.start({ process: { cmd: '/bin/sh', args: ['-c', 'stty size; read line; stty size'], envs: { TERM: 'xterm' } }, pty: { size: { cols: 100, rows: 30 } }, stdin: true }),
+    client.start({
+      process: { cmd: '/bin/sh', args: ['-c', 'stty size; read line; stty size'], envs: { TERM: 'xterm' } },
+      pty: { size: { cols: 100, rows: 30 } },
+      stdin: true,
+    }),
     async (_e, acc) => {
       if (!resized && acc.pty.toString().includes('30 100')) {
         resized = true;
@@ -166,9 +192,15 @@ test('Connect-Timeout-Ms ends a process that runs past it; a deadline beyond any
   const o = await collect(client.start({ process: { cmd: '/bin/sleep', args: ['30'] } }, { headers: { 'connect-timeout-ms': '500' } }));
   expect(o.end).toMatchObject({ exited: false, status: 'signal: killed' });
   expect(o.end?.error).toMatch(/Connect-Timeout-Ms \(500 ms\)/);
-  const far = await collect(client.start({ process: { cmd: '/bin/echo', args: ['ok'] } }, { headers: { 'connect-timeout-ms': '4294967296' } }));
+  const far = await collect(
+    client.start({ process: { cmd: '/bin/echo', args: ['ok'] } }, { headers: { 'connect-timeout-ms': '4294967296' } }),
+  );
   expect(far.stdout.toString()).toBe('ok\n');
-  const res = await fetch(`${url}/process.Process/List`, { method: 'POST', headers: { 'content-type': 'application/json', 'connect-protocol-version': '1', 'connect-timeout-ms': '0' }, body: '{}' });
+  const res = await fetch(`${url}/process.Process/List`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'connect-protocol-version': '1', 'connect-timeout-ms': '0' },
+    body: '{}',
+  });
   expect(res.status).toBe(400);
   expect(((await res.json()) as { message: string }).message).toMatch(/Connect-Timeout-Ms "0"/);
 });
@@ -177,12 +209,15 @@ test('a client that disconnects leaves the process running; Connect re-attaches 
   const marker = `${root}/detached-done`;
   const ac = new AbortController();
   let pid = 0;
-  await collect(client.start({ process: { cmd: '/bin/sh', args: ['-c', `sleep 1; echo later; touch ${marker}`] } }, { signal: ac.signal }), (e) => {
-    if (e.event.case === 'start') {
-      pid = e.event.value.pid;
-      ac.abort();
-    }
-  }).catch(() => undefined);
+  await collect(
+    client.start({ process: { cmd: '/bin/sh', args: ['-c', `sleep 1; echo later; touch ${marker}`] } }, { signal: ac.signal }),
+    (e) => {
+      if (e.event.case === 'start') {
+        pid = e.event.value.pid;
+        ac.abort();
+      }
+    },
+  ).catch(() => undefined);
   expect(pid).toBeGreaterThan(0);
   const o = await collect(client.connect({ process: { selector: { case: 'pid', value: pid } } }));
   expect(o.kinds[0]).toBe('start');
@@ -196,7 +231,10 @@ test('output faster than the client reads is back-pressured: the producer waits,
   const body = Buffer.from(JSON.stringify({ process: { cmd: '/bin/sh', args: ['-c', `head -c ${total} /dev/zero`] } }));
   const head = Buffer.alloc(5);
   head.writeUInt32BE(body.length, 1);
-  const req = http.request(`${url}/process.Process/Start`, { method: 'POST', headers: { 'content-type': 'application/connect+json', 'connect-protocol-version': '1' } });
+  const req = http.request(`${url}/process.Process/Start`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/connect+json', 'connect-protocol-version': '1' },
+  });
   req.end(Buffer.concat([head, body]));
   const res = await new Promise<http.IncomingMessage>((resolve) => req.once('response', resolve));
   res.pause();

@@ -9,7 +9,13 @@ const args = JSON.parse(argText);
 const sha = (buf) => createHash('sha256').update(buf).digest('hex');
 
 function errorOf(err) {
-  return { name: err?.constructor?.name, message: String(err?.message ?? err), exitCode: err?.exitCode, stdout: err?.stdout, stderr: err?.stderr };
+  return {
+    name: err?.constructor?.name,
+    message: String(err?.message ?? err),
+    exitCode: err?.exitCode,
+    stdout: err?.stdout,
+    stderr: err?.stderr,
+  };
 }
 
 async function attempt(fn) {

@@ -80,7 +80,13 @@ export async function platformStandIn(accessToken: string): Promise<PlatformStan
       res.writeHead(404, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body);
       return;
     }
-    const body = JSON.stringify({ sandboxID: m[1], templateID: 'base', clientID: 'local', envdVersion: ENVD_VERSION, envdAccessToken: accessToken });
+    const body = JSON.stringify({
+      sandboxID: m[1],
+      templateID: 'base',
+      clientID: 'local',
+      envdVersion: ENVD_VERSION,
+      envdAccessToken: accessToken,
+    });
     res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -94,20 +100,31 @@ export async function platformStandIn(accessToken: string): Promise<PlatformStan
  * Runs a scenario of sdk-driver.mjs with the unmodified SDK against the agent at `sandboxUrl` (directly, or a
  * gateway in front of it) and returns its result; a scenario that threw fails the call with its error.
  */
-export function sdkScenario(scenario: string, platform: PlatformStandIn, sandboxUrl: string, args: Record<string, unknown> = {}, sandboxID = 'sbxagenttest'): Promise<any> {
+export function sdkScenario(
+  scenario: string,
+  platform: PlatformStandIn,
+  sandboxUrl: string,
+  args: Record<string, unknown> = {},
+  sandboxID = 'sbxagenttest',
+): Promise<any> {
   const input = JSON.stringify({ apiUrl: platform.url, sandboxUrl, sandboxID, ...args });
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, [path.join(__dirname, 'sdk-driver.mjs'), scenario, input], { cwd: REPO, maxBuffer: 64 * 1024 * 1024, timeout: 120_000 }, (err, stdout, stderr) => {
-      if (err && !stdout) return reject(new Error(`sdk-driver ${scenario}: ${err.message}\n${stderr}`));
-      let out: { result?: unknown; thrown?: { message: string } };
-      try {
-        out = JSON.parse(stdout);
-      } catch {
-        return reject(new Error(`sdk-driver ${scenario} printed no JSON: ${stdout}\n${stderr}`));
-      }
-      if (out.thrown) return reject(new Error(`sdk-driver ${scenario} threw: ${JSON.stringify(out.thrown)}`));
-      resolve(out.result);
-    });
+    execFile(
+      process.execPath,
+      [path.join(__dirname, 'sdk-driver.mjs'), scenario, input],
+      { cwd: REPO, maxBuffer: 64 * 1024 * 1024, timeout: 120_000 },
+      (err, stdout, stderr) => {
+        if (err && !stdout) return reject(new Error(`sdk-driver ${scenario}: ${err.message}\n${stderr}`));
+        let out: { result?: unknown; thrown?: { message: string } };
+        try {
+          out = JSON.parse(stdout);
+        } catch {
+          return reject(new Error(`sdk-driver ${scenario} printed no JSON: ${stdout}\n${stderr}`));
+        }
+        if (out.thrown) return reject(new Error(`sdk-driver ${scenario} threw: ${JSON.stringify(out.thrown)}`));
+        resolve(out.result);
+      },
+    );
   });
 }
 

@@ -9,7 +9,16 @@ import { MemoryCatalog } from '../../../src/catalog/memory';
 import { DEFAULT_AGENT_PORT } from '../../../src/contract/agent-port';
 import { startGateway, type RunningGateway } from '../../../src/gateway';
 import { createUser } from './helpers';
-import { type AgentChild, bundledAgent, initAgent, platformStandIn, type PlatformStandIn, runAgentChild, scratchDir, sdkScenario } from './sdk-support';
+import {
+  type AgentChild,
+  bundledAgent,
+  initAgent,
+  platformStandIn,
+  type PlatformStandIn,
+  runAgentChild,
+  scratchDir,
+  sdkScenario,
+} from './sdk-support';
 
 const TOKEN = `tok-${Math.random().toString(36).slice(2)}`;
 let dir: string;
@@ -122,6 +131,12 @@ describe.each([
 });
 
 test('files written for a user belong to that user', async () => {
-  const r = await sdkScenario('run', platform, agent.url, { cmd: `touch ${user.home}/by-user.txt && stat -c %U ${user.home}/by-user.txt`, opts: { user: user.name } }, sandboxID);
+  const r = await sdkScenario(
+    'run',
+    platform,
+    agent.url,
+    { cmd: `touch ${user.home}/by-user.txt && stat -c %U ${user.home}/by-user.txt`, opts: { user: user.name } },
+    sandboxID,
+  );
   expect(r.stdout).toBe(`${user.name}\n`);
 }, 60_000);

@@ -19,7 +19,8 @@ describe('the release bundle the hosts run', () => {
   }, 120_000);
   afterAll(() => rmSync(join(dir, '..'), { recursive: true, force: true }));
 
-  const cli = (args: string[]) => spawnSync(process.execPath, [join(dir, BUNDLE_CLI), ...args], { cwd: dir, encoding: 'utf8', timeout: 30_000 });
+  const cli = (args: string[]) =>
+    spawnSync(process.execPath, [join(dir, BUNDLE_CLI), ...args], { cwd: dir, encoding: 'utf8', timeout: 30_000 });
 
   it('holds the files the units and the runtime name', () => {
     const files = readBundle(dir);

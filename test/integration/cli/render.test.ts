@@ -14,7 +14,16 @@ const STACK = `config:
   sandbox-kit:proxyPassword:
     secure: v1:AAAABBBBCCCC
 `;
-const ISSUE_FILES = ['server.json', 'client-local.json', 'client-transparent.json', 'nat-chain.sh', 'sysctl.conf', 'server.acl', 'ss-server.service', 'cloud-init.yaml'];
+const ISSUE_FILES = [
+  'server.json',
+  'client-local.json',
+  'client-transparent.json',
+  'nat-chain.sh',
+  'sysctl.conf',
+  'server.acl',
+  'ss-server.service',
+  'cloud-init.yaml',
+];
 const mode = (path: string) => statSync(path).mode & 0o777;
 
 describe('sandbox-kit render', () => {
@@ -43,7 +52,8 @@ describe('sandbox-kit render', () => {
       const path = join(out, artifact.name);
       expect({ name: artifact.name, content: readFileSync(path, 'utf8') }).toEqual({ name: artifact.name, content: artifact.content });
       expect({ name: artifact.name, mode: mode(path) }).toEqual({ name: artifact.name, mode: artifact.mode });
-      if (readFileSync(path, 'utf8').includes(PASSWORD)) expect({ name: artifact.name, mode: mode(path) }).toEqual({ name: artifact.name, mode: 0o600 });
+      if (readFileSync(path, 'utf8').includes(PASSWORD))
+        expect({ name: artifact.name, mode: mode(path) }).toEqual({ name: artifact.name, mode: 0o600 });
     }
     expect(mode(join(out, 'nat-chain.sh'))).toBe(0o755);
     expect(JSON.parse(readFileSync(join(out, 'client-local.json'), 'utf8'))).toMatchObject({ server: '203.0.113.10', server_port: 9443 });
@@ -64,7 +74,18 @@ describe('sandbox-kit render', () => {
   });
 
   it('adds the egress script and host networks when asked', () => {
-    const result = render(['--out', 'out', '--server-ip', '203.0.113.10', '--egress-bind', '10.0.1.20', '--host-network', '10.0.0.0/16', '--host-network', '172.31.0.0/16']);
+    const result = render([
+      '--out',
+      'out',
+      '--server-ip',
+      '203.0.113.10',
+      '--egress-bind',
+      '10.0.1.20',
+      '--host-network',
+      '10.0.0.0/16',
+      '--host-network',
+      '172.31.0.0/16',
+    ]);
     expect(result.status).toBe(0);
     const out = join(dir, 'out');
     expect(mode(join(out, 'egress-address.sh'))).toBe(0o755);
@@ -99,7 +120,12 @@ describe('sandbox-kit render', () => {
   it('requires --server-ip and --out, and checks every flag, listing all problems', () => {
     const result = render(['--egress-bind', '10.0.1', '--host-network', '10.0.0.0/40']);
     expect(result.status).toBe(2);
-    for (const key of ['--out: got (missing)', '--server-ip: got (missing)', '--egress-bind: got "10.0.1"', '--host-network: got "10.0.0.0/40"']) {
+    for (const key of [
+      '--out: got (missing)',
+      '--server-ip: got (missing)',
+      '--egress-bind: got "10.0.1"',
+      '--host-network: got "10.0.0.0/40"',
+    ]) {
       expect(result.stderr).toContain(key);
     }
   });

@@ -78,7 +78,13 @@ describe('file catalog (sandbox-kit gateway --catalog file:PATH)', () => {
   it('refuses to start on a file with errors, naming the entry and field', async () => {
     const dir = await catalogDir();
     const file = join(dir, 'catalog.json');
-    await writeFile(file, JSON.stringify([{ sandboxID: 'ok', host: '127.0.0.1', token: 't' }, { sandboxID: 'bad', host: '127.0.0.1', token: 't', state: 'frozen' }]));
+    await writeFile(
+      file,
+      JSON.stringify([
+        { sandboxID: 'ok', host: '127.0.0.1', token: 't' },
+        { sandboxID: 'bad', host: '127.0.0.1', token: 't', state: 'frozen' },
+      ]),
+    );
     await expect(spawnGateway(['--catalog', `file:${file}`])).rejects.toThrow('[1].state');
   });
 
@@ -97,7 +103,14 @@ describe('file catalog (sandbox-kit gateway --catalog file:PATH)', () => {
       void writeFile(file, JSON.stringify([{ ...entry, state: 'running' }])).then(() => res.end('{}'));
     });
     cleanup.add(() => platform.close());
-    const gateway = await spawnGateway(['--catalog', `file:${file}`, '--resume-url', `http://127.0.0.1:${platform.port}/`, '--api-key-file', keyFile]);
+    const gateway = await spawnGateway([
+      '--catalog',
+      `file:${file}`,
+      '--resume-url',
+      `http://127.0.0.1:${platform.port}/`,
+      '--api-key-file',
+      keyFile,
+    ]);
     cleanup.add(() => gateway.stop());
 
     expect((await ask(gateway.port, 'nap', 'wrong')).status).toBe(401);

@@ -56,34 +56,44 @@ describe('bodies are forwarded framed exactly once, whatever the method', () => 
   ];
   const cases = METHODS.flatMap((method) => variants.map(([label, extra]) => [method, label, extra] as const));
 
-  it.each(cases)('%s with a chunked body%s: one request upstream, the body framed, the next request still in step', async (method, _label, extra) => {
-    const upstream = await loggingUpstream();
-    const gateway = await gatewayFor(upstream.port);
-    const closes = extra.includes('Connection: close');
-    const second = closes ? [] : [head('GET', '/second')];
-    const x = await exchange(gateway.port, [head(method, '/outer', ['Transfer-Encoding: chunked', ...extra]) + oneChunk(SMUGGLED).toString('latin1'), ...second], closes ? [method] : [method, 'GET']);
+  it.each(cases)(
+    '%s with a chunked body%s: one request upstream, the body framed, the next request still in step',
+    async (method, _label, extra) => {
+      const upstream = await loggingUpstream();
+      const gateway = await gatewayFor(upstream.port);
+      const closes = extra.includes('Connection: close');
+      const second = closes ? [] : [head('GET', '/second')];
+      const x = await exchange(
+        gateway.port,
+        [head(method, '/outer', ['Transfer-Encoding: chunked', ...extra]) + oneChunk(SMUGGLED).toString('latin1'), ...second],
+        closes ? [method] : [method, 'GET'],
+      );
 
-    const answers = finals(x);
-    expect(answers.map(status)).toEqual(closes ? [200] : [200, 200]);
-    if (method !== 'HEAD') expect(body(answers[0])).toEqual({ method, url: '/outer', bodyLength: SMUGGLED.length });
-    if (!closes) expect(body(answers[1])).toMatchObject({ method: 'GET', url: '/second', bodyLength: 0 });
+      const answers = finals(x);
+      expect(answers.map(status)).toEqual(closes ? [200] : [200, 200]);
+      if (method !== 'HEAD') expect(body(answers[0])).toEqual({ method, url: '/outer', bodyLength: SMUGGLED.length });
+      if (!closes) expect(body(answers[1])).toMatchObject({ method: 'GET', url: '/second', bodyLength: 0 });
 
-    expect(seen(upstream)).toEqual((closes ? [`${method} /outer`] : [`${method} /outer`, 'GET /second']).sort());
-    expect(seenBody(upstream, '/outer')?.toString('latin1')).toBe(SMUGGLED);
-    const wire = forwarded(upstream);
-    expect(wire.map((m) => m.startLine)).toEqual(seen(upstream).map((r) => `${r} HTTP/1.1`));
-    const outer = wire.find((m) => m.startLine.includes('/outer'));
-    expect(outer?.framing).not.toBe('none');
-    expect(outer?.body.toString('latin1')).toBe(SMUGGLED);
-    expect(outer && header(outer, 'expect')).toEqual([]);
-  });
+      expect(seen(upstream)).toEqual((closes ? [`${method} /outer`] : [`${method} /outer`, 'GET /second']).sort());
+      expect(seenBody(upstream, '/outer')?.toString('latin1')).toBe(SMUGGLED);
+      const wire = forwarded(upstream);
+      expect(wire.map((m) => m.startLine)).toEqual(seen(upstream).map((r) => `${r} HTTP/1.1`));
+      const outer = wire.find((m) => m.startLine.includes('/outer'));
+      expect(outer?.framing).not.toBe('none');
+      expect(outer?.body.toString('latin1')).toBe(SMUGGLED);
+      expect(outer && header(outer, 'expect')).toEqual([]);
+    },
+  );
 
   it.each(METHODS)('%s with a Content-Length body listed in Connection: the length is still sent', async (method) => {
     const upstream = await loggingUpstream();
     const gateway = await gatewayFor(upstream.port);
     const x = await exchange(
       gateway.port,
-      [head(method, '/outer', [`Content-Length: ${SMUGGLED.length}`, 'Connection: content-length, keep-alive']) + SMUGGLED, head('GET', '/second')],
+      [
+        head(method, '/outer', [`Content-Length: ${SMUGGLED.length}`, 'Connection: content-length, keep-alive']) + SMUGGLED,
+        head('GET', '/second'),
+      ],
       [method, 'GET'],
     );
     expect(finals(x).map(status)).toEqual([200, 200]);
@@ -105,7 +115,11 @@ describe('bodies are forwarded framed exactly once, whatever the method', () => 
       Buffer.concat([Buffer.from(head(method, '/empty-chunked', ['Transfer-Encoding: chunked'])), Buffer.from('0\r\n\r\n')]),
       Buffer.from(head(method, '/none')),
     ];
-    const x = await exchange(gateway.port, requests, requests.map(() => method));
+    const x = await exchange(
+      gateway.port,
+      requests,
+      requests.map(() => method),
+    );
     expect(finals(x).map(status)).toEqual(requests.map(() => 200));
     const expected: [string, number][] = [
       ['/big', big.length],
@@ -147,7 +161,9 @@ describe('ambiguous framing is refused with 400 and never reaches the sandbox', 
 describe('early answers from the sandbox reach the client', () => {
   const sizes = [64 * 1024, 256 * 1024, 1024 * 1024];
   const ways = ['end', 'destroy'] as const;
-  const cases = ways.flatMap((how) => sizes.flatMap((size) => (['length', 'chunked'] as const).map((framing) => [how, size, framing] as const)));
+  const cases = ways.flatMap((how) =>
+    sizes.flatMap((size) => (['length', 'chunked'] as const).map((framing) => [how, size, framing] as const)),
+  );
 
   it.each(cases)('answer then %s, %d-byte body by %s: the client gets the 429 (5 times)', async (how, size, framing) => {
     const upstream = await startEarlyAnswerUpstream(how);
@@ -166,39 +182,52 @@ describe('early answers from the sandbox reach the client', () => {
     }
   });
 
-  it.each(cases)('answer then %s, %d-byte body by %s: the client connection stays in step for its next request', async (how, size, framing) => {
-    const upstream = await startEarlyAnswerUpstream(how);
-    cleanup.add(() => upstream.close());
-    const gateway = await gatewayFor(upstream.port);
-    const payload = Buffer.alloc(size, 'p');
-    const first =
-      framing === 'length'
-        ? Buffer.concat([Buffer.from(head('POST', '/upload', [`Content-Length: ${size}`])), payload])
-        : Buffer.concat([Buffer.from(head('POST', '/upload', ['Transfer-Encoding: chunked'])), oneChunk(payload)]);
-    const x = await exchange(gateway.port, [first, head('POST', '/next', ['Content-Length: 0'])], ['POST', 'POST']);
-    expect(finals(x).map(status)).toEqual([429, 429]);
-    // The second answer is for the second request: the upstream saw its head on a connection of its own.
-    expect(upstream.messages().map((m) => m.startLine)).toContain('POST /next HTTP/1.1');
-  });
+  it.each(cases)(
+    'answer then %s, %d-byte body by %s: the client connection stays in step for its next request',
+    async (how, size, framing) => {
+      const upstream = await startEarlyAnswerUpstream(how);
+      cleanup.add(() => upstream.close());
+      const gateway = await gatewayFor(upstream.port);
+      const payload = Buffer.alloc(size, 'p');
+      const first =
+        framing === 'length'
+          ? Buffer.concat([Buffer.from(head('POST', '/upload', [`Content-Length: ${size}`])), payload])
+          : Buffer.concat([Buffer.from(head('POST', '/upload', ['Transfer-Encoding: chunked'])), oneChunk(payload)]);
+      const x = await exchange(gateway.port, [first, head('POST', '/next', ['Content-Length: 0'])], ['POST', 'POST']);
+      expect(finals(x).map(status)).toEqual([429, 429]);
+      // The second answer is for the second request: the upstream saw its head on a connection of its own.
+      expect(upstream.messages().map((m) => m.startLine)).toContain('POST /next HTTP/1.1');
+    },
+  );
 
-  it.each(sizes)('a node:http service answering 413 with Connection: close before reading a %d-byte body is passed through', async (size) => {
-    const service = createServer((req, res) => {
-      req.resume();
-      res.writeHead(413, { 'content-type': 'text/plain', connection: 'close' });
-      res.end('too large');
-    });
-    await new Promise<void>((resolve) => service.listen(0, '127.0.0.1', resolve));
-    cleanup.add(() => new Promise<void>((resolve) => {
-      service.closeAllConnections();
-      service.close(() => resolve());
-    }));
-    const gateway = await gatewayFor((service.address() as { port: number }).port);
-    for (let i = 0; i < 5; i++) {
-      const x = await exchange(gateway.port, Buffer.concat([Buffer.from(head('PUT', '/upload', [`Content-Length: ${size}`])), Buffer.alloc(size, 'q')]), ['PUT']);
-      expect(finals(x).map(status)).toEqual([413]);
-      expect(finals(x)[0].body.toString()).toBe('too large');
-    }
-  });
+  it.each(sizes)(
+    'a node:http service answering 413 with Connection: close before reading a %d-byte body is passed through',
+    async (size) => {
+      const service = createServer((req, res) => {
+        req.resume();
+        res.writeHead(413, { 'content-type': 'text/plain', connection: 'close' });
+        res.end('too large');
+      });
+      await new Promise<void>((resolve) => service.listen(0, '127.0.0.1', resolve));
+      cleanup.add(
+        () =>
+          new Promise<void>((resolve) => {
+            service.closeAllConnections();
+            service.close(() => resolve());
+          }),
+      );
+      const gateway = await gatewayFor((service.address() as { port: number }).port);
+      for (let i = 0; i < 5; i++) {
+        const x = await exchange(
+          gateway.port,
+          Buffer.concat([Buffer.from(head('PUT', '/upload', [`Content-Length: ${size}`])), Buffer.alloc(size, 'q')]),
+          ['PUT'],
+        );
+        expect(finals(x).map(status)).toEqual([413]);
+        expect(finals(x)[0].body.toString()).toBe('too large');
+      }
+    },
+  );
 });
 
 describe('Connect-Timeout-Ms', () => {
@@ -208,15 +237,18 @@ describe('Connect-Timeout-Ms', () => {
     });
   }
 
-  it.each(['2147483647', '2147483648', '4294967296', '9999999999'])('%s (at and above 2^31-1) is a long deadline, not an instant 504', async (value) => {
-    const upstream = await slowUpstream(300);
-    const gateway = await gatewayFor(upstream.port);
-    const x = await exchange(gateway.port, head('POST', '/slow', ['Content-Length: 0', `Connect-Timeout-Ms: ${value}`]), ['POST']);
-    expect(finals(x).map(status)).toEqual([200]);
-    expect(finals(x)[0].body.toString()).toBe('slow answer');
-    // Forwarded unchanged: the sandbox applies the same deadline.
-    expect(header(forwarded(upstream)[0], 'connect-timeout-ms')).toEqual([value]);
-  });
+  it.each(['2147483647', '2147483648', '4294967296', '9999999999'])(
+    '%s (at and above 2^31-1) is a long deadline, not an instant 504',
+    async (value) => {
+      const upstream = await slowUpstream(300);
+      const gateway = await gatewayFor(upstream.port);
+      const x = await exchange(gateway.port, head('POST', '/slow', ['Content-Length: 0', `Connect-Timeout-Ms: ${value}`]), ['POST']);
+      expect(finals(x).map(status)).toEqual([200]);
+      expect(finals(x)[0].body.toString()).toBe('slow answer');
+      // Forwarded unchanged: the sandbox applies the same deadline.
+      expect(header(forwarded(upstream)[0], 'connect-timeout-ms')).toEqual([value]);
+    },
+  );
 
   it('a deadline shorter than the answer ends the call with 504 naming it', async () => {
     const upstream = await slowUpstream(1000);
@@ -226,14 +258,17 @@ describe('Connect-Timeout-Ms', () => {
     expect(body(finals(x)[0])).toMatchObject({ sandboxID: 'sb1', code: 504, message: expect.stringContaining('within 100 ms') });
   });
 
-  it.each(['0', '-1', '1.5', '12345678901', 'soon', ''])('%j is refused with 400 naming the header and the rule; the sandbox is not contacted', async (value) => {
-    const upstream = await loggingUpstream();
-    const gateway = await gatewayFor(upstream.port);
-    const x = await exchange(gateway.port, head('POST', '/x', ['Content-Length: 0', `Connect-Timeout-Ms: ${value}`]), ['POST']);
-    expect(finals(x).map(status)).toEqual([400]);
-    expect(body(finals(x)[0]).message).toMatch(/Connect-Timeout-Ms .* positive integer of at most 10 digits/);
-    expect(upstream.connections).toEqual([]);
-  });
+  it.each(['0', '-1', '1.5', '12345678901', 'soon', ''])(
+    '%j is refused with 400 naming the header and the rule; the sandbox is not contacted',
+    async (value) => {
+      const upstream = await loggingUpstream();
+      const gateway = await gatewayFor(upstream.port);
+      const x = await exchange(gateway.port, head('POST', '/x', ['Content-Length: 0', `Connect-Timeout-Ms: ${value}`]), ['POST']);
+      expect(finals(x).map(status)).toEqual([400]);
+      expect(body(finals(x)[0]).message).toMatch(/Connect-Timeout-Ms .* positive integer of at most 10 digits/);
+      expect(upstream.connections).toEqual([]);
+    },
+  );
 });
 
 describe('access tokens on the wire', () => {
@@ -241,7 +276,11 @@ describe('access tokens on the wire', () => {
     const upstream = await loggingUpstream();
     const gateway = await gatewayFor(upstream.port);
     // The token's tail is UTF-8 bytes above 0x7f, as a client would send "tökén".
-    const request = Buffer.concat([Buffer.from(`POST /x HTTP/1.1\r\nHost: g\r\nSvc-Sandbox-Id: sb1\r\nContent-Length: 0\r\nX-Access-Token: t`), Buffer.from('ökén', 'utf8'), Buffer.from('\r\n\r\n')]);
+    const request = Buffer.concat([
+      Buffer.from(`POST /x HTTP/1.1\r\nHost: g\r\nSvc-Sandbox-Id: sb1\r\nContent-Length: 0\r\nX-Access-Token: t`),
+      Buffer.from('ökén', 'utf8'),
+      Buffer.from('\r\n\r\n'),
+    ]);
     const x = await exchange(gateway.port, [request, head('POST', '/after', ['Content-Length: 0'])], ['POST', 'POST']);
     const answers = finals(x);
     expect(answers.map(status)).toEqual([401, 200]);

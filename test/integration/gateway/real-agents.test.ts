@@ -112,12 +112,20 @@ describe('real agents behind two gateways on one Redis', () => {
     await admin.remove('beta');
     await eventually(async () => {
       for (const port of gateways) {
-        const reply = await call(port, { path: '/filesystem.Filesystem/Stat', headers: connectHeaders('beta', token), body: '{"path":"/"}' });
+        const reply = await call(port, {
+          path: '/filesystem.Filesystem/Stat',
+          headers: connectHeaders('beta', token),
+          body: '{"path":"/"}',
+        });
         expect(JSON.parse(reply.body)).toEqual({ sandboxID: 'beta', message: expect.stringContaining('not found'), code: 502 });
       }
     });
     // The other sandbox is untouched.
-    const alive = await call(gateways[1], { path: '/filesystem.Filesystem/Stat', headers: connectHeaders('alpha', agents.alpha.token), body: '{"path":"/"}' });
+    const alive = await call(gateways[1], {
+      path: '/filesystem.Filesystem/Stat',
+      headers: connectHeaders('alpha', agents.alpha.token),
+      body: '{"path":"/"}',
+    });
     expect(alive.status).toBe(200);
   });
 });

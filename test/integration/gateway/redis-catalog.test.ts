@@ -143,6 +143,8 @@ describe('Redis catalog shared by two gateways', () => {
 
   it('refuses to start when Redis cannot be reached, saying where it looked', async () => {
     const port = await closedPort();
-    await expect(spawnGateway(['--catalog', `redis://127.0.0.1:${port}`])).rejects.toThrow(`cannot reach the Redis catalog at redis://127.0.0.1:${port}`);
+    await expect(spawnGateway(['--catalog', `redis://127.0.0.1:${port}`])).rejects.toThrow(
+      `cannot reach the Redis catalog at redis://127.0.0.1:${port}`,
+    );
   });
 });

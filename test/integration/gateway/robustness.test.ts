@@ -30,7 +30,10 @@ beforeAll(async () => {
   const dir = await mkdtemp(join(tmpdir(), 'sk-gw-robust-'));
   cleanup.add(() => rm(dir, { recursive: true, force: true }));
   const file = join(dir, 'catalog.json');
-  await writeFile(file, JSON.stringify([{ sandboxID: 'sb1', host: '127.0.0.1', agentPort: upstream.port, token: TOKEN, state: 'running' }]));
+  await writeFile(
+    file,
+    JSON.stringify([{ sandboxID: 'sb1', host: '127.0.0.1', agentPort: upstream.port, token: TOKEN, state: 'running' }]),
+  );
   gateway = await spawnGateway(['--catalog', `file:${file}`, '--max-header-bytes', '4096', '--headers-timeout-ms', '500']);
   cleanup.add(() => gateway.stop());
 });
@@ -64,7 +67,10 @@ describe('gateway process under bad clients', () => {
   it.each([
     ['garbage', '\x00\x01\x02 not http at all\r\n\r\n'],
     ['bad request line', 'GET\r\n\r\n'],
-    ['bad chunked body', `POST / HTTP/1.1\r\nHost: x\r\nSvc-Sandbox-Id: sb1\r\nX-Access-Token: ${TOKEN}\r\nTransfer-Encoding: chunked\r\n\r\nZZZ\r\n`],
+    [
+      'bad chunked body',
+      `POST / HTTP/1.1\r\nHost: x\r\nSvc-Sandbox-Id: sb1\r\nX-Access-Token: ${TOKEN}\r\nTransfer-Encoding: chunked\r\n\r\nZZZ\r\n`,
+    ],
     ['conflicting lengths', 'POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nContent-Length: 5\r\n\r\nabc'],
   ])('answers 400 to %s without crashing', async (_name, bytes) => {
     const answer = await raw(gateway.port, bytes);
@@ -73,8 +79,15 @@ describe('gateway process under bad clients', () => {
   });
 
   it('survives a client that vanishes mid-body, and a WebSocket upgrade attempt', async () => {
-    await raw(gateway.port, `POST / HTTP/1.1\r\nHost: x\r\nSvc-Sandbox-Id: sb1\r\nX-Access-Token: ${TOKEN}\r\nContent-Length: 100000\r\n\r\npartial`, true);
-    const upgrade = await raw(gateway.port, `GET / HTTP/1.1\r\nHost: x\r\nSvc-Sandbox-Id: sb1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n`);
+    await raw(
+      gateway.port,
+      `POST / HTTP/1.1\r\nHost: x\r\nSvc-Sandbox-Id: sb1\r\nX-Access-Token: ${TOKEN}\r\nContent-Length: 100000\r\n\r\npartial`,
+      true,
+    );
+    const upgrade = await raw(
+      gateway.port,
+      `GET / HTTP/1.1\r\nHost: x\r\nSvc-Sandbox-Id: sb1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n`,
+    );
     expect(upgrade).toMatch(/^HTTP\/1\.1 501 /);
     await stillServes();
   });

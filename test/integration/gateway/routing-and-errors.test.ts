@@ -49,7 +49,9 @@ describe('gateway routing', () => {
     const tool = await echoUpstream('127.0.0.1', 'tool');
     const catalog = new MemoryCatalog([{ sandboxID: 'sb1', host: '127.0.0.1', agentPort: agent.port, token: TOKEN }]);
     const gateway = await gatewayWith(catalog);
-    const reply = await call(gateway.port, { headers: { 'Svc-Sandbox-Id': 'sb1', 'Svc-Sandbox-Port': String(tool.port), 'X-Access-Token': TOKEN } });
+    const reply = await call(gateway.port, {
+      headers: { 'Svc-Sandbox-Id': 'sb1', 'Svc-Sandbox-Port': String(tool.port), 'X-Access-Token': TOKEN },
+    });
     expect(JSON.parse(reply.body).name).toBe('tool');
   });
 
@@ -92,9 +94,13 @@ describe('gateway routing', () => {
     const toAgent = await call(gateway.port, { headers: { 'E2b-Sandbox-Id': 'sb1', 'X-Access-Token': TOKEN } });
     expect(toAgent.status).toBe(200);
     expect(JSON.parse(toAgent.body).name).toBe('agent');
-    const toTool = await call(gateway.port, { headers: { 'E2b-Sandbox-Id': 'sb1', 'E2b-Sandbox-Port': String(tool.port), 'X-Access-Token': TOKEN } });
+    const toTool = await call(gateway.port, {
+      headers: { 'E2b-Sandbox-Id': 'sb1', 'E2b-Sandbox-Port': String(tool.port), 'X-Access-Token': TOKEN },
+    });
     expect(JSON.parse(toTool.body).name).toBe('tool');
-    const conflicting = await call(gateway.port, { headers: { 'E2b-Sandbox-Id': 'sb1', 'Svc-Sandbox-Id': 'sb2', 'X-Access-Token': TOKEN } });
+    const conflicting = await call(gateway.port, {
+      headers: { 'E2b-Sandbox-Id': 'sb1', 'Svc-Sandbox-Id': 'sb2', 'X-Access-Token': TOKEN },
+    });
     expect(conflicting.status).toBe(400);
     expect(JSON.parse(conflicting.body).message).toContain('name different sandboxes');
   });
@@ -179,12 +185,16 @@ describe('gateway access', () => {
       const missing = await call(gateway.port, { headers: { 'Svc-Sandbox-Id': 'sb1', 'Svc-Sandbox-Port': String(port) } });
       expect(missing.status).toBe(401);
       expect(JSON.parse(missing.body)).toEqual({ sandboxID: 'sb1', message: expect.stringContaining('X-Access-Token'), code: 401 });
-      const wrong = await call(gateway.port, { headers: { 'Svc-Sandbox-Id': 'sb1', 'Svc-Sandbox-Port': String(port), 'X-Access-Token': 'guess' } });
+      const wrong = await call(gateway.port, {
+        headers: { 'Svc-Sandbox-Id': 'sb1', 'Svc-Sandbox-Port': String(port), 'X-Access-Token': 'guess' },
+      });
       expect(wrong.status).toBe(401);
       expect(JSON.parse(wrong.body).message).toContain('does not match');
     }
     expect(agent.connections + socks.connections).toBe(0);
-    const allowed = await call(gateway.port, { headers: { 'Svc-Sandbox-Id': 'sb1', 'Svc-Sandbox-Port': String(socks.port), 'X-Access-Token': TOKEN } });
+    const allowed = await call(gateway.port, {
+      headers: { 'Svc-Sandbox-Id': 'sb1', 'Svc-Sandbox-Port': String(socks.port), 'X-Access-Token': TOKEN },
+    });
     expect(JSON.parse(allowed.body).name).toBe('socks');
   });
 
@@ -206,12 +216,22 @@ describe('gateway access', () => {
     const attempts: { path: string; headers: Record<string, string> }[] = [
       { path: '/', headers: { 'Svc-Sandbox-Port': String(privateService.port) } },
       { path: '/', headers: { 'Svc-Sandbox-Port': String(privateService.port), Host: `127.0.0.1:${privateService.port}` } },
-      { path: '/', headers: { 'Svc-Sandbox-Port': String(privateService.port), 'X-Forwarded-Host': `127.0.0.1:${privateService.port}`, Forwarded: `host=127.0.0.1:${privateService.port}` } },
+      {
+        path: '/',
+        headers: {
+          'Svc-Sandbox-Port': String(privateService.port),
+          'X-Forwarded-Host': `127.0.0.1:${privateService.port}`,
+          Forwarded: `host=127.0.0.1:${privateService.port}`,
+        },
+      },
       { path: `http://127.0.0.1:${privateService.port}/`, headers: {} },
       { path: '/', headers: { 'Svc-Sandbox-Id': `sb1.127.0.0.1` } },
     ];
     for (const attempt of attempts) {
-      const reply = await call(gateway.port, { path: attempt.path, headers: { 'Svc-Sandbox-Id': 'sb1', 'X-Access-Token': TOKEN, ...attempt.headers } });
+      const reply = await call(gateway.port, {
+        path: attempt.path,
+        headers: { 'Svc-Sandbox-Id': 'sb1', 'X-Access-Token': TOKEN, ...attempt.headers },
+      });
       expect([400, 502]).toContain(reply.status);
     }
     expect(privateService.connections).toBe(0);
@@ -223,7 +243,9 @@ describe('gateway access', () => {
 describe('auto-resume', () => {
   it('resumes a paused sandbox that allows it, once for concurrent requests, then serves them', async () => {
     const agentPort = await closedPort();
-    const catalog = new MemoryCatalog([{ sandboxID: 'sb1', host: '127.0.0.1', agentPort, token: TOKEN, state: 'paused', autoResume: true }]);
+    const catalog = new MemoryCatalog([
+      { sandboxID: 'sb1', host: '127.0.0.1', agentPort, token: TOKEN, state: 'paused', autoResume: true },
+    ]);
     let resumes = 0;
     const gateway = await gatewayWith(catalog, {
       resumeSandbox: async (id) => {
@@ -234,7 +256,9 @@ describe('auto-resume', () => {
         await catalog.setState(id, 'running');
       },
     });
-    const replies = await Promise.all([1, 2, 3].map(() => call(gateway.port, { headers: { 'Svc-Sandbox-Id': 'sb1', 'X-Access-Token': TOKEN } })));
+    const replies = await Promise.all(
+      [1, 2, 3].map(() => call(gateway.port, { headers: { 'Svc-Sandbox-Id': 'sb1', 'X-Access-Token': TOKEN } })),
+    );
     expect(replies.map((r) => `${r.status} ${r.body}`)).toEqual(['200 resumed', '200 resumed', '200 resumed']);
     expect(resumes).toBe(1);
   });

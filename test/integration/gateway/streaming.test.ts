@@ -9,7 +9,9 @@ const HEADERS = { 'Svc-Sandbox-Id': 'sb1', 'X-Access-Token': TOKEN };
 const cleanup = new Cleanup();
 afterEach(() => cleanup.run());
 
-async function setup(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<{ gateway: RunningGateway; upstream: Upstream; catalog: MemoryCatalog }> {
+async function setup(
+  handler: (req: IncomingMessage, res: ServerResponse) => void,
+): Promise<{ gateway: RunningGateway; upstream: Upstream; catalog: MemoryCatalog }> {
   const upstream = await startUpstream(handler);
   cleanup.add(() => upstream.close());
   const catalog = new MemoryCatalog([{ sandboxID: 'sb1', host: '127.0.0.1', agentPort: upstream.port, token: TOKEN }]);

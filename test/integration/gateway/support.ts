@@ -1,5 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type RequestListener, type Server } from 'node:http';
+import {
+  createServer,
+  request as httpRequest,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type RequestListener,
+  type Server,
+} from 'node:http';
 import { createServer as createTcpServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 
@@ -106,9 +113,23 @@ export async function eventually<T>(check: () => Promise<T>, timeoutMs = 10_000)
 }
 
 /** Reads a response head and returns the still-streaming response. */
-export function openStream(port: number, options: { method?: string; path?: string; headers?: Record<string, string> }, body?: (req: import('node:http').ClientRequest) => void): Promise<IncomingMessage> {
+export function openStream(
+  port: number,
+  options: { method?: string; path?: string; headers?: Record<string, string> },
+  body?: (req: import('node:http').ClientRequest) => void,
+): Promise<IncomingMessage> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: '127.0.0.1', port, method: options.method ?? 'POST', path: options.path ?? '/', headers: options.headers ?? {}, agent: false }, resolve);
+    const req = httpRequest(
+      {
+        host: '127.0.0.1',
+        port,
+        method: options.method ?? 'POST',
+        path: options.path ?? '/',
+        headers: options.headers ?? {},
+        agent: false,
+      },
+      resolve,
+    );
     req.on('error', reject);
     if (body) body(req);
     else req.end();
@@ -127,7 +148,9 @@ export interface CliGateway {
 
 /** Runs `sandbox-kit gateway` from the build and waits for its "listening" line. */
 export function spawnGateway(args: string[]): Promise<CliGateway> {
-  const child = spawn(process.execPath, [CLI, 'gateway', '--host', '127.0.0.1', '--port', '0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [CLI, 'gateway', '--host', '127.0.0.1', '--port', '0', ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return new Promise((resolve, reject) => {
@@ -171,9 +194,13 @@ export interface CliAgent {
 
 /** Runs the real agent (`sandbox-kit agent`) from the build on a free loopback port. */
 export function spawnAgent(tokenFile: string, defaultUser: string, extra: string[] = []): Promise<CliAgent> {
-  const child = spawn(process.execPath, [CLI, 'agent', '--host', '127.0.0.1', '--port', '0', '--token-file', tokenFile, '--default-user', defaultUser, ...extra], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [CLI, 'agent', '--host', '127.0.0.1', '--port', '0', '--token-file', tokenFile, '--default-user', defaultUser, ...extra],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let output = '';
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   return new Promise((resolve, reject) => {

@@ -26,7 +26,10 @@ const HEAD_END = Buffer.from('\r\n\r\n');
  * next request. Responses (`responses: true`): also close-delimited; HEAD answers and 1xx/204/304 have no body
  * (`methods` gives the request method of each response in order). Throws naming the first violation.
  */
-export function splitMessages(bytes: Buffer, options: { responses?: boolean; methods?: string[]; partialOk?: boolean } = {}): WireMessage[] {
+export function splitMessages(
+  bytes: Buffer,
+  options: { responses?: boolean; methods?: string[]; partialOk?: boolean } = {},
+): WireMessage[] {
   const out: WireMessage[] = [];
   let at = 0;
   let finalIndex = 0;
@@ -34,7 +37,9 @@ export function splitMessages(bytes: Buffer, options: { responses?: boolean; met
     const end = bytes.indexOf(HEAD_END, at);
     if (end < 0) {
       if (options.partialOk) return out;
-      throw new Error(`bytes after message ${out.length} do not form a message head: ${JSON.stringify(bytes.subarray(at, at + 80).toString('latin1'))}`);
+      throw new Error(
+        `bytes after message ${out.length} do not form a message head: ${JSON.stringify(bytes.subarray(at, at + 80).toString('latin1'))}`,
+      );
     }
     const lines = bytes.subarray(at, end).toString('latin1').split('\r\n');
     const startLine = lines[0];
@@ -48,10 +53,12 @@ export function splitMessages(bytes: Buffer, options: { responses?: boolean; met
     at = end + 4;
     const lengths = headers.filter(([n]) => n.toLowerCase() === 'content-length');
     const encodings = headers.filter(([n]) => n.toLowerCase() === 'transfer-encoding');
-    if (lengths.length > 0 && encodings.length > 0) throw new Error(`message ${out.length} (${startLine}) has both Content-Length and Transfer-Encoding`);
+    if (lengths.length > 0 && encodings.length > 0)
+      throw new Error(`message ${out.length} (${startLine}) has both Content-Length and Transfer-Encoding`);
     if (lengths.length > 1) throw new Error(`message ${out.length} (${startLine}) has ${lengths.length} Content-Length fields`);
     if (encodings.length > 1) throw new Error(`message ${out.length} (${startLine}) has ${encodings.length} Transfer-Encoding fields`);
-    if (encodings.length === 1 && encodings[0][1].toLowerCase() !== 'chunked') throw new Error(`message ${out.length} has Transfer-Encoding ${encodings[0][1]}`);
+    if (encodings.length === 1 && encodings[0][1].toLowerCase() !== 'chunked')
+      throw new Error(`message ${out.length} has Transfer-Encoding ${encodings[0][1]}`);
 
     const status = options.responses ? Number(startLine.split(' ')[1]) : 0;
     const interim = options.responses && status >= 100 && status < 200;
@@ -137,7 +144,9 @@ export interface LoggingUpstream {
  * server reads each whole request and answers 200 with JSON naming method, path and body length; `answer` replaces
  * that behaviour.
  */
-export async function startLoggingUpstream(answer?: (req: IncomingMessage, res: ServerResponse, body: Buffer) => void): Promise<LoggingUpstream> {
+export async function startLoggingUpstream(
+  answer?: (req: IncomingMessage, res: ServerResponse, body: Buffer) => void,
+): Promise<LoggingUpstream> {
   const seen: SeenRequest[] = [];
   const http = createHttpServer((req, res) => {
     const parts: Buffer[] = [];
@@ -164,7 +173,11 @@ export async function startLoggingUpstream(answer?: (req: IncomingMessage, res: 
  * `end` half-closes and keeps reading (what a careful server does), `destroy` drops the connection at once (what a
  * hasty one does; the kernel may then reset the connection while the gateway is still sending).
  */
-export async function startEarlyAnswerUpstream(how: 'end' | 'destroy', status = 429, answerBody = '{"code":"resource_exhausted","message":"request body too large"}'): Promise<LoggingUpstream> {
+export async function startEarlyAnswerUpstream(
+  how: 'end' | 'destroy',
+  status = 429,
+  answerBody = '{"code":"resource_exhausted","message":"request body too large"}',
+): Promise<LoggingUpstream> {
   const connections: Buffer[][] = [];
   const sockets = new Set<Socket>();
   const server: Server = createServer((socket) => {
@@ -178,7 +191,9 @@ export async function startEarlyAnswerUpstream(how: 'end' | 'destroy', status = 
       log.push(chunk);
       if (answered || Buffer.concat(log).indexOf(HEAD_END) < 0) return;
       answered = true;
-      socket.write(`HTTP/1.1 ${status} Too Many Requests\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(answerBody)}\r\nconnection: close\r\n\r\n${answerBody}`);
+      socket.write(
+        `HTTP/1.1 ${status} Too Many Requests\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(answerBody)}\r\nconnection: close\r\n\r\n${answerBody}`,
+      );
       if (how === 'end') socket.end();
       else socket.destroy();
     });
@@ -246,7 +261,12 @@ export interface RawExchange {
  * (1xx interim answers are kept but not counted), the gateway closes the connection, or `timeoutMs` passes.
  * `methods` lists the request method of each expected response (HEAD answers carry no body).
  */
-export function exchange(port: number, bytes: Buffer | string | (Buffer | string)[], methods: string[], timeoutMs = 5000): Promise<RawExchange> {
+export function exchange(
+  port: number,
+  bytes: Buffer | string | (Buffer | string)[],
+  methods: string[],
+  timeoutMs = 5000,
+): Promise<RawExchange> {
   return new Promise((resolve, reject) => {
     const socket = connect(port, '127.0.0.1');
     const parts: Buffer[] = [];
@@ -269,7 +289,9 @@ export function exchange(port: number, bytes: Buffer | string | (Buffer | string
     socket.on('data', (chunk: Buffer) => {
       parts.push(chunk);
       try {
-        const finals = splitMessages(Buffer.concat(parts), { responses: true, methods, partialOk: true }).filter((m) => !/^HTTP\/1\.[01] 1/.test(m.startLine));
+        const finals = splitMessages(Buffer.concat(parts), { responses: true, methods, partialOk: true }).filter(
+          (m) => !/^HTTP\/1\.[01] 1/.test(m.startLine),
+        );
         if (finals.length >= methods.length && finals.every((m) => m.framing !== 'close')) finish(false);
       } catch {
         // Not complete yet, or malformed: decided on close.

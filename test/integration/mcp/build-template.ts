@@ -9,7 +9,10 @@ const [apiUrl, apiKey, alias] = process.argv.slice(2);
 const emit = (m: Record<string, unknown>) => process.stdout.write(`${JSON.stringify(m)}\n`);
 const extra = process.env.NODE_EXTRA_CA_CERTS;
 const extraCaCertsFile = extra && fs.existsSync(extra) ? extra : undefined;
-buildMcpGatewayTemplate({ apiUrl, apiKey, alias, onBuildLogs: (e) => emit({ t: 'log', level: e.level, message: e.message }) }, { extraCaCertsFile }).then(
+buildMcpGatewayTemplate(
+  { apiUrl, apiKey, alias, onBuildLogs: (e) => emit({ t: 'log', level: e.level, message: e.message }) },
+  { extraCaCertsFile },
+).then(
   (info) => emit({ t: 'done', info }),
   (err: Error) => emit({ t: 'error', message: err.message }),
 );

@@ -12,11 +12,18 @@ describe('sandbox-kit mcp', () => {
     const json = sandboxKit(os.tmpdir(), ['mcp', 'list', '--json']);
     const servers = JSON.parse(json.stdout) as { name: string; properties: { name: string; required: boolean; secret: boolean }[] }[];
     expect(servers.map((s) => s.name).sort()).toEqual(['everything', 'filesystem', 'memory', 'sequentialThinking']);
-    expect(servers.find((s) => s.name === 'filesystem')?.properties).toEqual([expect.objectContaining({ name: 'paths', required: true, secret: false })]);
+    expect(servers.find((s) => s.name === 'filesystem')?.properties).toEqual([
+      expect.objectContaining({ name: 'paths', required: true, secret: false }),
+    ]);
   });
 
   test('check: exit 0 for a valid config, 1 naming every problem, 2 for usage errors', () => {
-    const ok = sandboxKit(os.tmpdir(), ['mcp', 'check', '--config', '{"filesystem":{"paths":["/home/user"]},"custom":{"x":{"runCmd":"srv"}}}']);
+    const ok = sandboxKit(os.tmpdir(), [
+      'mcp',
+      'check',
+      '--config',
+      '{"filesystem":{"paths":["/home/user"]},"custom":{"x":{"runCmd":"srv"}}}',
+    ]);
     expect(ok.status).toBe(0);
     expect(ok.stdout).toContain('mcp config valid: filesystem, x (custom)');
     const bad = sandboxKit(os.tmpdir(), ['mcp', 'check', '--config', '{"filesystem":{"paths":"/home"},"memori":{}}']);

@@ -52,7 +52,15 @@ describe('mcp-gateway: reference servers and custom ones behind one Streamable H
 
   test('lists the tools of every running server, namespaced by server name', async () => {
     const names = (await client.listTools()).tools.map((t) => t.name);
-    expect(names).toEqual(expect.arrayContaining(['filesystem__read_text_file', 'filesystem__list_directory', 'memory__create_entities', 'memory__read_graph', 'echo__echo']));
+    expect(names).toEqual(
+      expect.arrayContaining([
+        'filesystem__read_text_file',
+        'filesystem__list_directory',
+        'memory__create_entities',
+        'memory__read_graph',
+        'echo__echo',
+      ]),
+    );
     expect(names.every((n) => /^(filesystem|memory|echo)__/.test(n))).toBe(true);
   });
 
@@ -61,7 +69,10 @@ describe('mcp-gateway: reference servers and custom ones behind one Streamable H
     expect(read.isError).toBeFalsy();
     expect(text(read)).toContain('hello from inside');
 
-    await client.callTool({ name: 'memory__create_entities', arguments: { entities: [{ name: 'sandbox-kit', entityType: 'project', observations: ['runs MCP servers'] }] } });
+    await client.callTool({
+      name: 'memory__create_entities',
+      arguments: { entities: [{ name: 'sandbox-kit', entityType: 'project', observations: ['runs MCP servers'] }] },
+    });
     const graph = await client.callTool({ name: 'memory__read_graph', arguments: {} });
     expect(text(graph)).toContain('runs MCP servers');
 
@@ -97,7 +108,12 @@ describe('mcp-gateway: reference servers and custom ones behind one Streamable H
     const broken = status.servers.find((s) => s.name === 'broken');
     expect(broken?.state).toBe('failed');
     expect(broken?.stderr).toContain('broken-server: cannot find its config');
-    expect(status.servers.filter((s) => s.state === 'ready').map((s) => s.name).sort()).toEqual(['echo', 'filesystem', 'memory']);
+    expect(
+      status.servers
+        .filter((s) => s.state === 'ready')
+        .map((s) => s.name)
+        .sort(),
+    ).toEqual(['echo', 'filesystem', 'memory']);
     expect(logs.join('\n')).toContain('broken-server: cannot find its config');
   });
 

@@ -26,7 +26,14 @@ describe('mcp-gateway --config: validate, daemonize, wait, report; secrets stay 
   }
 
   beforeAll(async () => {
-    await build({ entryPoints: [path.join(REPO, 'src/mcp/gateway/main.ts')], bundle: true, platform: 'node', target: 'node20', outfile: bundle, logLevel: 'warning' });
+    await build({
+      entryPoints: [path.join(REPO, 'src/mcp/gateway/main.ts')],
+      bundle: true,
+      platform: 'node',
+      target: 'node20',
+      outfile: bundle,
+      logLevel: 'warning',
+    });
     fs.writeFileSync(
       catalogFile,
       JSON.stringify({
@@ -58,7 +65,19 @@ describe('mcp-gateway --config: validate, daemonize, wait, report; secrets stay 
   });
 
   test('an invalid config exits 2 naming every problem, and starts nothing', () => {
-    const result = run(['--config', JSON.stringify({ filesystem: {}, memroy: {} }), '--token-file', tokenFile, '--state-dir', stateDir, '--port', String(port)], { GATEWAY_ACCESS_TOKEN: token });
+    const result = run(
+      [
+        '--config',
+        JSON.stringify({ filesystem: {}, memroy: {} }),
+        '--token-file',
+        tokenFile,
+        '--state-dir',
+        stateDir,
+        '--port',
+        String(port),
+      ],
+      { GATEWAY_ACCESS_TOKEN: token },
+    );
     expect(result.status).toBe(2);
     expect(result.stderr).toContain('mcp.filesystem.paths: got (missing); expected a list of strings (required)');
     expect(result.stderr).toContain('did you mean memory?');
@@ -71,7 +90,22 @@ describe('mcp-gateway --config: validate, daemonize, wait, report; secrets stay 
       secretEcho: { apiKey: API_KEY, dbPassword: DB_PASSWORD, mode: 'plain' },
       custom: { envEcho: { runCmd: `'${process.execPath}' '${ECHO_SERVER}'`, envs: { ECHO_API_KEY: ENV_SECRET } } },
     };
-    const args = ['--config', JSON.stringify(config), '--token-file', tokenFile, '--state-dir', stateDir, '--port', String(port), '--host', '127.0.0.1', '--servers-dir', REPO, '--catalog', catalogFile];
+    const args = [
+      '--config',
+      JSON.stringify(config),
+      '--token-file',
+      tokenFile,
+      '--state-dir',
+      stateDir,
+      '--port',
+      String(port),
+      '--host',
+      '127.0.0.1',
+      '--servers-dir',
+      REPO,
+      '--catalog',
+      catalogFile,
+    ];
     const result = run(args, { GATEWAY_ACCESS_TOKEN: token });
     expect(result.stderr).toBe('');
     expect(result.status).toBe(0);
@@ -113,18 +147,44 @@ describe('mcp-gateway --config: validate, daemonize, wait, report; secrets stay 
   test('when every configured server fails, the launcher exits 1 with their stderr (the SDK shows it)', async () => {
     const otherPort = await freePort();
     const config = { custom: { broken: { runCmd: 'echo "broken-server: no credentials" >&2; exit 4' } } };
-    const result = run(['--config', JSON.stringify(config), '--token-file', path.join(root, 'etc2', '.token'), '--state-dir', path.join(root, 'state2'), '--port', String(otherPort), '--host', '127.0.0.1'], { GATEWAY_ACCESS_TOKEN: token });
+    const result = run(
+      [
+        '--config',
+        JSON.stringify(config),
+        '--token-file',
+        path.join(root, 'etc2', '.token'),
+        '--state-dir',
+        path.join(root, 'state2'),
+        '--port',
+        String(otherPort),
+        '--host',
+        '127.0.0.1',
+      ],
+      { GATEWAY_ACCESS_TOKEN: token },
+    );
     expect(result.status).toBe(1);
     expect(result.stderr).toContain('server broken failed');
     expect(result.stderr).toContain('broken-server: no credentials');
     // The useless daemon is gone: the port is free for a corrected retry.
-    await waitFor('the daemon to stop', () => fetch(`http://127.0.0.1:${otherPort}/health`).then(() => undefined, () => true), 10_000);
+    await waitFor(
+      'the daemon to stop',
+      () =>
+        fetch(`http://127.0.0.1:${otherPort}/health`).then(
+          () => undefined,
+          () => true,
+        ),
+      10_000,
+    );
   });
 
   test('mcp-gateway status reports every server', () => {
     const result = run(['status', '--token-file', tokenFile, '--port', String(port)]);
     expect(result.status).toBe(0);
     const status = JSON.parse(result.stdout);
-    expect(status.servers.map((s: { name: string; state: string }) => `${s.name}:${s.state}`)).toEqual(['memory:ready', 'secretEcho:ready', 'envEcho:ready']);
+    expect(status.servers.map((s: { name: string; state: string }) => `${s.name}:${s.state}`)).toEqual([
+      'memory:ready',
+      'secretEcho:ready',
+      'envEcho:ready',
+    ]);
   });
 });

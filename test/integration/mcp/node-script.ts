@@ -9,12 +9,29 @@ import * as path from 'node:path';
 import { buildSync } from 'esbuild';
 import { REPO } from './support';
 
-export async function runScript(entry: string, args: string[], env: Record<string, string> = {}, timeoutMs = 300_000): Promise<{ code: number; stdout: string; stderr: string }> {
+export async function runScript(
+  entry: string,
+  args: string[],
+  env: Record<string, string> = {},
+  timeoutMs = 300_000,
+): Promise<{ code: number; stdout: string; stderr: string }> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sk-mcp-script-'));
   try {
     const outfile = path.join(dir, 'script.js');
-    buildSync({ entryPoints: [entry], bundle: true, packages: 'external', platform: 'node', format: 'cjs', target: 'node20', outfile, logLevel: 'error' });
-    const child = spawn(process.execPath, [outfile, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NODE_PATH: path.join(REPO, 'node_modules'), ...env } });
+    buildSync({
+      entryPoints: [entry],
+      bundle: true,
+      packages: 'external',
+      platform: 'node',
+      format: 'cjs',
+      target: 'node20',
+      outfile,
+      logLevel: 'error',
+    });
+    const child = spawn(process.execPath, [outfile, ...args], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, NODE_PATH: path.join(REPO, 'node_modules'), ...env },
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

@@ -42,20 +42,38 @@ async function sandboxToken(sandboxID: string): Promise<string> {
 /** An MCP client to the sandbox's gateway through the kit's gateway, routed by E2B's headers. */
 async function mcpClient(sandboxID: string, sandboxTokenValue: string, mcpToken: string): Promise<Client> {
   const client = new Client({ name: 'e2e', version: '1' });
-  const headers = { 'E2b-Sandbox-Id': sandboxID, 'E2b-Sandbox-Port': '50005', 'X-Access-Token': sandboxTokenValue, Authorization: `Bearer ${mcpToken}` };
+  const headers = {
+    'E2b-Sandbox-Id': sandboxID,
+    'E2b-Sandbox-Port': '50005',
+    'X-Access-Token': sandboxTokenValue,
+    Authorization: `Bearer ${mcpToken}`,
+  };
   await client.connect(new StreamableHTTPClientTransport(new URL(`${opts.sandboxUrl}/mcp`), { requestInit: { headers } }));
   return client;
 }
 
 /** The host form of getMcpUrl(), `50005-<id>.<domain>`, on the kit's gateway (domain `localhost`, resolved here). */
-async function hostFormClient(sandboxID: string, sandboxTokenValue: string, mcpToken: string): Promise<{ client: Client; close(): Promise<void> }> {
+async function hostFormClient(
+  sandboxID: string,
+  sandboxTokenValue: string,
+  mcpToken: string,
+): Promise<{ client: Client; close(): Promise<void> }> {
   const dispatcher = new Agent({
-    connect: { lookup: (_host, o, cb) => ((o as { all?: boolean }).all ? cb(null, [{ address: '127.0.0.1', family: 4 }] as never, 4) : cb(null, '127.0.0.1', 4)) },
+    connect: {
+      lookup: (_host, o, cb) =>
+        (o as { all?: boolean }).all ? cb(null, [{ address: '127.0.0.1', family: 4 }] as never, 4) : cb(null, '127.0.0.1', 4),
+    },
   });
-  const fetchVia = ((url: string | URL, init?: RequestInit) => undiciFetch(url, { ...(init as object), dispatcher })) as unknown as typeof fetch;
+  const fetchVia = ((url: string | URL, init?: RequestInit) =>
+    undiciFetch(url, { ...(init as object), dispatcher })) as unknown as typeof fetch;
   const client = new Client({ name: 'e2e-host-form', version: '1' });
   const url = new URL(`http://50005-${sandboxID}.localhost:${gateway.port}/mcp`);
-  await client.connect(new StreamableHTTPClientTransport(url, { fetch: fetchVia, requestInit: { headers: { 'X-Access-Token': sandboxTokenValue, Authorization: `Bearer ${mcpToken}` } } }));
+  await client.connect(
+    new StreamableHTTPClientTransport(url, {
+      fetch: fetchVia,
+      requestInit: { headers: { 'X-Access-Token': sandboxTokenValue, Authorization: `Bearer ${mcpToken}` } },
+    }),
+  );
   return {
     client,
     close: async () => {
@@ -103,16 +121,32 @@ test('Sandbox.create({ mcp }) runs filesystem, memory and a custom server; the M
   const client = await mcpClient(sandboxId, token, mcpToken);
   try {
     const names = (await client.listTools()).tools.map((t) => t.name);
-    expect(names).toEqual(expect.arrayContaining(['filesystem__write_file', 'filesystem__read_text_file', 'memory__create_entities', 'memory__read_graph', 'plain__shout']));
+    expect(names).toEqual(
+      expect.arrayContaining([
+        'filesystem__write_file',
+        'filesystem__read_text_file',
+        'memory__create_entities',
+        'memory__read_graph',
+        'plain__shout',
+      ]),
+    );
 
-    const write = await client.callTool({ name: 'filesystem__write_file', arguments: { path: '/home/user/note.txt', content: 'written over MCP' } });
+    const write = await client.callTool({
+      name: 'filesystem__write_file',
+      arguments: { path: '/home/user/note.txt', content: 'written over MCP' },
+    });
     expect(write.isError).toBeFalsy();
-    expect(text(await client.callTool({ name: 'filesystem__read_text_file', arguments: { path: '/home/user/note.txt' } }))).toBe('written over MCP');
+    expect(text(await client.callTool({ name: 'filesystem__read_text_file', arguments: { path: '/home/user/note.txt' } }))).toBe(
+      'written over MCP',
+    );
     const outside = await client.callTool({ name: 'filesystem__read_text_file', arguments: { path: '/etc/passwd' } });
     expect(outside.isError).toBe(true);
     expect(text(outside)).toMatch(/access denied/i);
 
-    await client.callTool({ name: 'memory__create_entities', arguments: { entities: [{ name: 'sandbox', entityType: 'thing', observations: ['remembers'] }] } });
+    await client.callTool({
+      name: 'memory__create_entities',
+      arguments: { entities: [{ name: 'sandbox', entityType: 'thing', observations: ['remembers'] }] },
+    });
     expect(text(await client.callTool({ name: 'memory__read_graph', arguments: {} }))).toContain('remembers');
     expect(text(await client.callTool({ name: 'plain__shout', arguments: { text: 'through two gateways' } }))).toBe('THROUGH TWO GATEWAYS');
   } finally {

@@ -4,7 +4,9 @@ import { MCP_GATEWAY_TEMPLATE, mcpGatewayTemplate } from '../../../templates/mcp
 
 const servers = process.argv[2] === undefined ? undefined : (JSON.parse(process.argv[2]) as string[]);
 try {
-  Template.toJSON(mcpGatewayTemplate({ servers }), false).then((json) => console.log(JSON.stringify({ ...JSON.parse(json), build: MCP_GATEWAY_TEMPLATE })));
+  Template.toJSON(mcpGatewayTemplate({ servers }), false).then((json) =>
+    console.log(JSON.stringify({ ...JSON.parse(json), build: MCP_GATEWAY_TEMPLATE })),
+  );
 } catch (err) {
   console.log(JSON.stringify({ error: (err as Error).message }));
 }

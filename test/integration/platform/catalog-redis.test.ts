@@ -21,7 +21,16 @@ let reader: RedisCatalog;
 let host: FakeHost;
 let platform: RunningPlatform;
 
-const base: TemplateForSandbox = { templateID: 'base', alias: 'base', buildID: 'b', layers: ['/x'], memoryMB: 256, cpuCount: 1, envs: {}, user: 'user' };
+const base: TemplateForSandbox = {
+  templateID: 'base',
+  alias: 'base',
+  buildID: 'b',
+  layers: ['/x'],
+  memoryMB: 256,
+  cpuCount: 1,
+  envs: {},
+  user: 'user',
+};
 const start = () =>
   startPlatform({
     stateDir: join(dir, 'platform'),
@@ -52,12 +61,25 @@ afterAll(async () => {
 });
 
 const api = (method: string, path: string, body?: unknown) =>
-  fetch(`${platform.url}${path}`, { method, headers: { 'x-api-key': platform.apiKey, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+  fetch(`${platform.url}${path}`, {
+    method,
+    headers: { 'x-api-key': platform.apiKey, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
 
 test('create, pause, resume and kill reach the Redis catalog; a restart publishes again', async () => {
-  const created = (await (await api('POST', '/v2/sandboxes', { templateID: 'base', autoResume: { enabled: true }, autoPause: true })).json()) as { sandboxID: string; envdAccessToken: string };
+  const created = (await (
+    await api('POST', '/v2/sandboxes', { templateID: 'base', autoResume: { enabled: true }, autoPause: true })
+  ).json()) as { sandboxID: string; envdAccessToken: string };
   const id = created.sandboxID;
-  expect(await reader.get(id)).toEqual({ sandboxID: id, host: host.sandbox(id).spec.network.address, agentPort: host.agentPort, tokenHash: hashAccessToken(created.envdAccessToken), state: 'running', autoResume: true });
+  expect(await reader.get(id)).toEqual({
+    sandboxID: id,
+    host: host.sandbox(id).spec.network.address,
+    agentPort: host.agentPort,
+    tokenHash: hashAccessToken(created.envdAccessToken),
+    state: 'running',
+    autoResume: true,
+  });
 
   expect((await api('POST', `/sandboxes/${id}/pause`)).status).toBe(204);
   expect((await reader.get(id))?.state).toBe('paused');

@@ -49,7 +49,11 @@ function startCli(): Promise<Running> {
       if (api) found.url = api[1];
       if (sbx) found.sandboxUrl = sbx[1];
       if (/^export E2B_API_KEY=/.test(line)) {
-        resolve({ url: found.url as string, sandboxUrl: found.sandboxUrl as string, key: fs.readFileSync(join(stateDir, 'api-key'), 'utf8').trim() });
+        resolve({
+          url: found.url as string,
+          sandboxUrl: found.sandboxUrl as string,
+          key: fs.readFileSync(join(stateDir, 'api-key'), 'utf8').trim(),
+        });
       }
     });
     proc.once('exit', (code) => reject(new Error(`the platform exited (${code}): ${stderr}`)));
@@ -65,7 +69,11 @@ async function killHard(): Promise<void> {
 }
 
 const api = (p: Running, method: string, path: string, body?: unknown) =>
-  fetch(`${p.url}${path}`, { method, headers: { 'x-api-key': p.key, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+  fetch(`${p.url}${path}`, {
+    method,
+    headers: { 'x-api-key': p.key, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
 
 function instance(): string {
   return fs.readFileSync(join(stateDir, 'instance'), 'utf8').trim();
@@ -83,7 +91,8 @@ function hostTraces(withMounts = true): Record<string, string[]> {
   }
   for (const m of hostCgroupMounts()) {
     const dir = join(m.mountPoint, `sandbox-kit-${name}`);
-    if (fs.existsSync(dir)) for (const id of fs.readdirSync(dir)) if (fs.statSync(join(dir, id)).isDirectory()) add(id, `cgroup ${m.mountPoint}`);
+    if (fs.existsSync(dir))
+      for (const id of fs.readdirSync(dir)) if (fs.statSync(join(dir, id)).isDirectory()) add(id, `cgroup ${m.mountPoint}`);
   }
   const data = join(stateDir, 'runtime', name);
   if (fs.existsSync(data)) for (const id of fs.readdirSync(data)) add(id, 'dir');
@@ -108,7 +117,16 @@ beforeAll(async () => {
   await baseRootfs();
   // The CLI places the project's agent bundle (dist/bundle), as an installed kit does.
   for (const entry of bundleEntries()) await bundle(entry);
-  buildSync({ entryPoints: [join(ROOT, 'src', 'cli', 'main.ts')], bundle: true, packages: 'external', platform: 'node', format: 'cjs', target: 'node20', outfile: CLI, logLevel: 'error' });
+  buildSync({
+    entryPoints: [join(ROOT, 'src', 'cli', 'main.ts')],
+    bundle: true,
+    packages: 'external',
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    outfile: CLI,
+    logLevel: 'error',
+  });
   stateDir = await mkdtemp(join(tmpdir(), 'skp-'));
 }, ROOTFS_TIMEOUT_MS);
 
@@ -124,7 +142,10 @@ afterAll(async () => {
   if (fs.existsSync(socket)) {
     const redis = new Redis({ path: socket, lazyConnect: true, retryStrategy: () => null });
     redis.on('error', () => {});
-    await redis.connect().then(() => redis.call('SHUTDOWN', 'NOSAVE')).catch(() => {});
+    await redis
+      .connect()
+      .then(() => redis.call('SHUTDOWN', 'NOSAVE'))
+      .catch(() => {});
     redis.disconnect();
   }
   fs.rmSync(stateDir, { recursive: true, force: true });
@@ -162,13 +183,23 @@ test('killed with SIGKILL during a create, restarted: nothing lost, nothing leak
     // The host holds exactly the listed sandbox, whole.
     const traces = hostTraces();
     expect(Object.keys(traces)).toEqual([survivor.sandboxID]);
-    expect(traces[survivor.sandboxID]).toEqual(expect.arrayContaining(['dir', 'netns', expect.stringMatching(/^(crun|runc) state$/), expect.stringMatching(/^cgroup /)]));
+    expect(traces[survivor.sandboxID]).toEqual(
+      expect.arrayContaining(['dir', 'netns', expect.stringMatching(/^(crun|runc) state$/), expect.stringMatching(/^cgroup /)]),
+    );
     // The survivor still answers through the restarted platform's gateway, with the token it had.
-    const detail = (await (await api(platform, 'GET', `/sandboxes/${survivor.sandboxID}`)).json()) as { envdAccessToken: string; metadata: unknown };
+    const detail = (await (await api(platform, 'GET', `/sandboxes/${survivor.sandboxID}`)).json()) as {
+      envdAccessToken: string;
+      metadata: unknown;
+    };
     expect(detail).toMatchObject({ envdAccessToken: survivor.envdAccessToken, metadata: { survivor: 'yes' } });
     const listDir = await fetch(`${platform.sandboxUrl}/filesystem.Filesystem/ListDir`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'connect-protocol-version': '1', 'E2b-Sandbox-Id': survivor.sandboxID, 'X-Access-Token': survivor.envdAccessToken },
+      headers: {
+        'content-type': 'application/json',
+        'connect-protocol-version': '1',
+        'E2b-Sandbox-Id': survivor.sandboxID,
+        'X-Access-Token': survivor.envdAccessToken,
+      },
       body: '{"path":"/home/user"}',
     });
     expect(listDir.status).toBe(200);

@@ -27,7 +27,18 @@ function resolver() {
       async resolve(name: string): Promise<TemplateForSandbox | undefined> {
         const t = templates[name];
         if (!t) return undefined;
-        return { templateID: `${name}-id`, alias: name, buildID: 'b1', layers: ['/nonexistent'], memoryMB: 256, cpuCount: 1, envs: {}, user: 'user', workdir: '/home/user', ...t };
+        return {
+          templateID: `${name}-id`,
+          alias: name,
+          buildID: 'b1',
+          layers: ['/nonexistent'],
+          memoryMB: 256,
+          cpuCount: 1,
+          envs: {},
+          user: 'user',
+          workdir: '/home/user',
+          ...t,
+        };
       },
     },
   };
@@ -73,7 +84,12 @@ describe('platform lifecycle through the E2B SDK', () => {
     fetch(`${platform.url}${path}`, { method, headers: { 'x-api-key': key, 'content-type': 'application/json' }, body });
 
   it('creates, lists with paging, gets, pauses, connects, sets the timeout and kills', async () => {
-    const a = await sdk.create('served', { ...opts, metadata: { suite: 'life', n: '1' }, envs: { OVERRIDE: 'caller' }, timeoutMs: 120_000 });
+    const a = await sdk.create('served', {
+      ...opts,
+      metadata: { suite: 'life', n: '1' },
+      envs: { OVERRIDE: 'caller' },
+      timeoutMs: 120_000,
+    });
     const b = await sdk.create('base', { ...opts, metadata: { suite: 'life', n: '2' } });
     expect(a.sandboxId).toMatch(/^[a-z0-9]{20}$/);
 
@@ -81,13 +97,35 @@ describe('platform lifecycle through the E2B SDK', () => {
     const detail = (await (await raw('GET', `/sandboxes/${a.sandboxId}`)).json()) as Record<string, unknown>;
     const fake = host.sandbox(a.sandboxId);
     expect(fake.inits).toEqual([
-      { accessToken: detail.envdAccessToken, envVars: { FROM_TEMPLATE: '1', OVERRIDE: 'caller' }, defaultUser: 'user', defaultWorkdir: '/home/user' },
+      {
+        accessToken: detail.envdAccessToken,
+        envVars: { FROM_TEMPLATE: '1', OVERRIDE: 'caller' },
+        defaultUser: 'user',
+        defaultWorkdir: '/home/user',
+      },
     ]);
-    expect(detail).toMatchObject({ sandboxID: a.sandboxId, templateID: 'served-id', alias: 'served', state: 'running', cpuCount: 1, memoryMB: 256, envdVersion: '0.6.4', clientID: 'sandbox-kit', metadata: { suite: 'life', n: '1' } });
+    expect(detail).toMatchObject({
+      sandboxID: a.sandboxId,
+      templateID: 'served-id',
+      alias: 'served',
+      state: 'running',
+      cpuCount: 1,
+      memoryMB: 256,
+      envdVersion: '0.6.4',
+      clientID: 'sandbox-kit',
+      metadata: { suite: 'life', n: '1' },
+    });
     expect(Date.parse(detail.endAt as string) - Date.parse(detail.startedAt as string)).toBe(120_000);
     // The start command runs, then the ready command.
     expect(host.commands.slice(0, 2)).toEqual(['serve forever', 'true']);
-    expect(catalog.get(a.sandboxId)).toEqual({ sandboxID: a.sandboxId, host: fake.spec.network.address, agentPort: host.agentPort, tokenHash: hashAccessToken(detail.envdAccessToken as string), state: 'running', autoResume: false });
+    expect(catalog.get(a.sandboxId)).toEqual({
+      sandboxID: a.sandboxId,
+      host: fake.spec.network.address,
+      agentPort: host.agentPort,
+      tokenHash: hashAccessToken(detail.envdAccessToken as string),
+      state: 'running',
+      autoResume: false,
+    });
 
     // list: filters and paging through x-next-token
     const pages = await sdk.list({ ...opts, limit: 1, query: { metadata: { suite: 'life' } } }, 3);
@@ -100,7 +138,13 @@ describe('platform lifecycle through the E2B SDK', () => {
     expect(only2.items.map((s) => s.sandboxId)).toEqual([b.sandboxId]);
 
     const info = await sdk.call<Record<string, unknown>>(a.sandboxId, 'getInfo');
-    expect(info).toMatchObject({ sandboxId: a.sandboxId, templateId: 'served-id', name: 'served', state: 'running', metadata: { suite: 'life', n: '1' } });
+    expect(info).toMatchObject({
+      sandboxId: a.sandboxId,
+      templateId: 'served-id',
+      name: 'served',
+      state: 'running',
+      metadata: { suite: 'life', n: '1' },
+    });
 
     // pause: 204, then 409 (the SDK answers false), state paused everywhere
     expect(await sdk.call(a.sandboxId, 'pause')).toBe(true);
@@ -154,10 +198,16 @@ describe('platform lifecycle through the E2B SDK', () => {
 
   it('answers bad input with a clear error and leaves nothing behind', async () => {
     await expect(sdk.create('no-such-template', opts)).rejects.toThrow('404: template "no-such-template" not found');
-    await expect(sdk.create('crashing', opts)).rejects.toThrow(/start command "exit 3" exited with code 3 before the sandbox was ready.*ran exit 3/);
-    await expect(sdk.create('never', opts)).rejects.toThrow(/ready command "false" did not succeed within 1500 ms \(last: exit code 1; last output: ran false\)/);
+    await expect(sdk.create('crashing', opts)).rejects.toThrow(
+      /start command "exit 3" exited with code 3 before the sandbox was ready.*ran exit 3/,
+    );
+    await expect(sdk.create('never', opts)).rejects.toThrow(
+      /ready command "false" did not succeed within 1500 ms \(last: exit code 1; last output: ran false\)/,
+    );
     host.failCreate = new Error('crun: executable file not found in $PATH');
-    await expect(sdk.create('base', opts)).rejects.toThrow('could not start a sandbox from template "base": crun: executable file not found in $PATH');
+    await expect(sdk.create('base', opts)).rejects.toThrow(
+      'could not start a sandbox from template "base": crun: executable file not found in $PATH',
+    );
 
     const malformed = await raw('POST', '/v2/sandboxes', '{"templateID":');
     expect(malformed.status).toBe(400);
@@ -193,7 +243,13 @@ describe('platform lifecycle through the E2B SDK', () => {
     const { SandboxStore } = await import('../../../src/platform/sandbox-store');
     await new SandboxStore(platform.redis).put(halfMade('halfmadesandbox00001'));
     await host.networkView().attach('halfmadesandbox00001');
-    await host.runtimeView().create({ sandboxID: 'orphancontainer00001', layers: [], memoryMB: 1, cpuCount: 1, network: await host.networkView().attach('orphancontainer00001') });
+    await host.runtimeView().create({
+      sandboxID: 'orphancontainer00001',
+      layers: [],
+      memoryMB: 1,
+      cpuCount: 1,
+      network: await host.networkView().attach('orphancontainer00001'),
+    });
     await platform.close();
     catalog = new MemoryCatalog();
     platform = await start();

@@ -26,7 +26,10 @@ beforeAll(async () => {
   stateDir = await mkdtemp(join(tmpdir(), 'skp-'));
   const agent = await freshAgentPayload(join(stateDir, 'bundle'));
   platform = await startPlatformOnHost({ stateDir, agent, log: (line) => process.stderr.write(`platform: ${line}\n`) });
-  gateway = await startGateway({ catalog: platform.catalog, resumeSandbox: async (id) => void (await platform.sandboxes.connect(id, 300)) });
+  gateway = await startGateway({
+    catalog: platform.catalog,
+    resumeSandbox: async (id) => void (await platform.sandboxes.connect(id, 300)),
+  });
   opts = { apiKey: platform.apiKey, apiUrl: platform.url, sandboxUrl: `http://127.0.0.1:${gateway.port}` };
   sdk = await SdkDriver.start();
 }, ROOTFS_TIMEOUT_MS);
@@ -40,14 +43,26 @@ afterAll(async () => {
 
 function traces(sandboxID: string): string[] {
   const paths = instancePaths(platform.instance, platform.runtimeName, { dataRoot: join(stateDir, 'runtime') });
-  return tracesOf({ instance: platform.instance, sandboxID, stateDir: paths.stateDir, dataDir: paths.dataDir, netns: `${platform.instance}-${sandboxID}` });
+  return tracesOf({
+    instance: platform.instance,
+    sandboxID,
+    stateDir: paths.stateDir,
+    dataDir: paths.dataDir,
+    netns: `${platform.instance}-${sandboxID}`,
+  });
 }
 
 /** One ListDir through the gateway, as the SDK sends it (E2B's routing headers), without the SDK. */
 async function listDirStatus(sandboxID: string, token: string): Promise<number> {
   const res = await fetch(`${opts.sandboxUrl}/filesystem.Filesystem/ListDir`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', 'connect-protocol-version': '1', 'E2b-Sandbox-Id': sandboxID, 'E2b-Sandbox-Port': '49983', 'X-Access-Token': token },
+    headers: {
+      'content-type': 'application/json',
+      'connect-protocol-version': '1',
+      'E2b-Sandbox-Id': sandboxID,
+      'E2b-Sandbox-Port': '49983',
+      'X-Access-Token': token,
+    },
     body: JSON.stringify({ path: '/', depth: 1 }),
     signal: AbortSignal.timeout(20_000),
   });
@@ -58,13 +73,22 @@ async function listDirStatus(sandboxID: string, token: string): Promise<number> 
 test('create from base, list, getInfo, ListDir and commands through the gateway, pause, connect, setTimeout, kill', async () => {
   const a = await sdk.create('base', { ...opts, metadata: { suite: 'real' }, envs: { GREETING: 'hello' } });
   const b = await sdk.create('base', { ...opts, metadata: { suite: 'real' } });
-  const token = ((await (await fetch(`${opts.apiUrl}/sandboxes/${a.sandboxId}`, { headers: { 'x-api-key': opts.apiKey } })).json()) as { envdAccessToken: string }).envdAccessToken;
+  const token = (
+    (await (await fetch(`${opts.apiUrl}/sandboxes/${a.sandboxId}`, { headers: { 'x-api-key': opts.apiKey } })).json()) as {
+      envdAccessToken: string;
+    }
+  ).envdAccessToken;
 
   const pages = await sdk.list({ ...opts, limit: 1, query: { metadata: { suite: 'real' } } }, 3);
   expect(pages.map((p) => p.items.length)).toEqual([1, 1]);
   expect(pages[0].hasNext).toBe(true);
   expect(new Set(pages.map((p) => p.items[0].sandboxId))).toEqual(new Set([a.sandboxId, b.sandboxId]));
-  expect(await sdk.call(a.sandboxId, 'getInfo')).toMatchObject({ sandboxId: a.sandboxId, templateId: 'base', state: 'running', metadata: { suite: 'real' } });
+  expect(await sdk.call(a.sandboxId, 'getInfo')).toMatchObject({
+    sandboxId: a.sandboxId,
+    templateId: 'base',
+    state: 'running',
+    metadata: { suite: 'real' },
+  });
 
   const entries = await sdk.call<Array<{ name: string; type: string }>>(a.sandboxId, 'files.list', '/');
   expect(entries.map((e) => e.name)).toEqual(expect.arrayContaining(['bin', 'etc', 'home', 'usr']));
@@ -73,7 +97,10 @@ test('create from base, list, getInfo, ListDir and commands through the gateway,
   expect(uname.stdout).toMatch(/^Linux /);
   const env = await sdk.call<{ stdout: string }>(a.sandboxId, 'commands.run', 'echo "$GREETING from $(whoami) in $PWD"');
   expect(env.stdout.trim()).toBe('hello from user in /home/user');
-  await expect(sdk.call(a.sandboxId, 'commands.run', 'echo bye; exit 3')).rejects.toMatchObject({ sdkName: 'CommandExitError', detail: { exitCode: 3, stdout: 'bye\n' } });
+  await expect(sdk.call(a.sandboxId, 'commands.run', 'echo bye; exit 3')).rejects.toMatchObject({
+    sdkName: 'CommandExitError',
+    detail: { exitCode: 3, stdout: 'bye\n' },
+  });
 
   // Paused: the gateway answers for the frozen sandbox; connect resumes it and the same token works.
   expect(await sdk.call(a.sandboxId, 'pause')).toBe(true);
@@ -110,7 +137,9 @@ test('a process over the memory limit is killed; the sandbox and the host live o
   const info = await sdk.call<{ memoryMB: number }>(s.sandboxId, 'getInfo');
   // Holds twice the sandbox's memory in one process (tail buffers a line that never ends).
   const hog = await sdk
-    .call<{ exitCode: number }>(s.sandboxId, 'commands.run', `head -c ${info.memoryMB * 2}M /dev/zero | tail > /dev/null`, { timeoutMs: 120_000 })
+    .call<{ exitCode: number }>(s.sandboxId, 'commands.run', `head -c ${info.memoryMB * 2}M /dev/zero | tail > /dev/null`, {
+      timeoutMs: 120_000,
+    })
     .catch((err: { detail: { exitCode?: number } }) => ({ exitCode: err.detail.exitCode }));
   expect(hog.exitCode).not.toBe(0);
   const after = await sdk.call<{ stdout: string }>(s.sandboxId, 'commands.run', 'echo alive');

@@ -128,7 +128,10 @@ describe('startApiServer', () => {
   it('refuses bodies over the limit, declared or chunked, with 413', async () => {
     const declared = await call(server.url, 'POST', '/things/t1', { key: KEY, body: `{"size":1,"pad":"${'x'.repeat(2000)}"}` });
     expect(declared.status).toBe(413);
-    const chunked = await call(server.url, 'POST', '/things/t1', { key: KEY, chunks: ['{"pad":"', 'x'.repeat(600), 'x'.repeat(600), '"}'] });
+    const chunked = await call(server.url, 'POST', '/things/t1', {
+      key: KEY,
+      chunks: ['{"pad":"', 'x'.repeat(600), 'x'.repeat(600), '"}'],
+    });
     expect(chunked.status).toBe(413);
     expect(JSON.parse(chunked.text)).toEqual({ code: 413, message: 'the request body is larger than 1024 bytes' });
   });

@@ -15,7 +15,16 @@ const CLI = join(ROOT, 'dist', 'test-platform', 'cli-startup.js');
 let stateDir: string;
 
 beforeAll(async () => {
-  buildSync({ entryPoints: [join(ROOT, 'src', 'cli', 'main.ts')], bundle: true, packages: 'external', platform: 'node', format: 'cjs', target: 'node20', outfile: CLI, logLevel: 'error' });
+  buildSync({
+    entryPoints: [join(ROOT, 'src', 'cli', 'main.ts')],
+    bundle: true,
+    packages: 'external',
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    outfile: CLI,
+    logLevel: 'error',
+  });
   stateDir = await mkdtemp(join(tmpdir(), 'skp-'));
 });
 

@@ -29,7 +29,9 @@ test('keys are stored as hashes only, and the key file replaces them at each sta
   await store.replace(['sk_first_key_1', 'sk_second_key_2']);
   expect(store.matches('sk_first_key_1')).toBe(true);
   expect(store.matches('sk_second_key_2')).toBe(true);
-  expect((await redis.smembers('test:api-key-hashes')).sort()).toEqual([hashApiKey('sk_first_key_1'), hashApiKey('sk_second_key_2')].sort());
+  expect((await redis.smembers('test:api-key-hashes')).sort()).toEqual(
+    [hashApiKey('sk_first_key_1'), hashApiKey('sk_second_key_2')].sort(),
+  );
 
   // The next start has only the second key in its file: the first stops working, for every instance that reloads.
   const next = new ApiKeyStore(redis, 'test:');
@@ -52,7 +54,8 @@ test('every acknowledged write survives a SIGKILL of the Redis server itself (ap
   const info = String(await redis.call('INFO', 'server'));
   const pid = Number(/process_id:(\d+)/.exec(info)?.[1]);
   process.kill(pid, 'SIGKILL');
-  while (fs.existsSync(`/proc/${pid}`) && !/\) Z /.test(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'))) await new Promise((r) => setTimeout(r, 10));
+  while (fs.existsSync(`/proc/${pid}`) && !/\) Z /.test(fs.readFileSync(`/proc/${pid}/stat`, 'utf8')))
+    await new Promise((r) => setTimeout(r, 10));
   server = await startPrivateRedis(dir);
   const fresh = redisClient({ socketPath: server.socketPath });
   try {

@@ -69,12 +69,16 @@ describe('NAT-chain script in a throwaway network namespace', () => {
     expect(inNs(['sh', script, 'up']).status).toBe(0);
     expect(rules(NAT_CHAIN)).toEqual(expectedChain);
     expect(rules('OUTPUT')).toEqual(['-P OUTPUT ACCEPT', `-A OUTPUT -p tcp -j ${NAT_CHAIN}`]);
-    const chains = mustRun(['iptables', '-w', '-t', 'nat', '-S']).split('\n').filter((l) => l === `-N ${NAT_CHAIN}`);
+    const chains = mustRun(['iptables', '-w', '-t', 'nat', '-S'])
+      .split('\n')
+      .filter((l) => l === `-N ${NAT_CHAIN}`);
     expect(chains).toHaveLength(1);
   });
 
   it('redirects TCP to a public address to the redirect port, and leaves bypassed destinations alone', async () => {
-    const listener = spawn('ip', ['netns', 'exec', NS, 'socat', 'TCP-LISTEN:12345,reuseaddr,fork', 'SYSTEM:echo redirected'], { stdio: 'ignore' });
+    const listener = spawn('ip', ['netns', 'exec', NS, 'socat', 'TCP-LISTEN:12345,reuseaddr,fork', 'SYSTEM:echo redirected'], {
+      stdio: 'ignore',
+    });
     children.push(listener);
     let ready = false;
     for (let i = 0; i < 50 && !ready; i++) {

@@ -11,7 +11,12 @@ function inputs(role: SandboxHostInputs['role']): SandboxHostInputs {
   return {
     role,
     apiKey: 'integration-test-api-key-0123456789',
-    bundle: { bucket: 'bucket-0123', key: 'bundle.zip', region: 'eu-west-1', sums: { 'sandbox-kit.js': 'c'.repeat(64), 'agent.js': 'd'.repeat(64) } },
+    bundle: {
+      bucket: 'bucket-0123',
+      key: 'bundle.zip',
+      region: 'eu-west-1',
+      sums: { 'sandbox-kit.js': 'c'.repeat(64), 'agent.js': 'd'.repeat(64) },
+    },
     proxyIngressIp: '203.0.113.10',
     hostNetworks: ['10.0.0.0/16'],
     catalog: 'redis://catalog.example:6379/0',

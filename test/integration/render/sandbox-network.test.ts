@@ -82,7 +82,8 @@ describe('sandbox network script in throwaway namespaces', () => {
     mustIn(HOST, ['ip', 'addr', 'add', `${HOST_UPLINK}/24`, 'dev', 'up0']);
     mustIn(HOST, ['ip', 'link', 'set', 'up0', 'up']);
     mustIn(HOST, ['ip', 'route', 'add', 'default', 'via', PUBLIC]);
-    for (const address of [`${PUBLIC}/24`, `${PROXY}/32`, `${VPC_PEER}/32`, `${METADATA}/32`]) mustIn(NET, ['ip', 'addr', 'add', address, 'dev', 'down0']);
+    for (const address of [`${PUBLIC}/24`, `${PROXY}/32`, `${VPC_PEER}/32`, `${METADATA}/32`])
+      mustIn(NET, ['ip', 'addr', 'add', address, 'dev', 'down0']);
     mustIn(NET, ['ip', 'link', 'set', 'down0', 'up']);
     mustIn(NET, ['ip', 'route', 'add', SANDBOX_RANGE, 'via', HOST_UPLINK]);
     // The platform's sandbox network, as the runtime's standalone network makes it.
@@ -101,7 +102,9 @@ describe('sandbox network script in throwaway namespaces', () => {
     writeFileSync(instanceFile, `${INSTANCE}\n`);
     // Every address of the internet namespace answers with the address it sees the connection come from.
     for (const port of [8080, 8388]) {
-      const server = spawn('ip', ['netns', 'exec', NET, 'socat', `TCP-LISTEN:${port},reuseaddr,fork`, 'SYSTEM:echo $SOCAT_PEERADDR'], { stdio: 'ignore' });
+      const server = spawn('ip', ['netns', 'exec', NET, 'socat', `TCP-LISTEN:${port},reuseaddr,fork`, 'SYSTEM:echo $SOCAT_PEERADDR'], {
+        stdio: 'ignore',
+      });
       children.push(server);
       await listening(NET, port);
     }
@@ -123,7 +126,9 @@ describe('sandbox network script in throwaway namespaces', () => {
       expect({ status: up.status, stderr: up.stderr }).toEqual({ status: 0, stderr: '' });
     }
     const jumps = (table: string, chain: string, target: string) =>
-      mustIn(HOST, ['iptables', '-w', '-t', table, '-S', chain]).split('\n').filter((l) => l.endsWith(`-j ${target}`));
+      mustIn(HOST, ['iptables', '-w', '-t', table, '-S', chain])
+        .split('\n')
+        .filter((l) => l.endsWith(`-j ${target}`));
     expect(jumps('filter', 'FORWARD', SANDBOX_CHAINS.forward)).toHaveLength(1);
     expect(jumps('filter', 'INPUT', SANDBOX_CHAINS.input)).toHaveLength(1);
     expect(jumps('nat', 'POSTROUTING', SANDBOX_CHAINS.nat)).toHaveLength(1);
@@ -155,7 +160,11 @@ describe('sandbox network script in throwaway namespaces', () => {
 
   it('down removes the chains and their jumps; a second down is fine', () => {
     for (let i = 0; i < 2; i++) expect(runScript('down').status).toBe(0);
-    for (const [table, chain] of [['filter', SANDBOX_CHAINS.forward], ['filter', SANDBOX_CHAINS.input], ['nat', SANDBOX_CHAINS.nat]] as const) {
+    for (const [table, chain] of [
+      ['filter', SANDBOX_CHAINS.forward],
+      ['filter', SANDBOX_CHAINS.input],
+      ['nat', SANDBOX_CHAINS.nat],
+    ] as const) {
       expect(inNs(HOST, ['iptables', '-w', '-t', table, '-S', chain]).status).not.toBe(0);
     }
     expect(mustIn(HOST, ['iptables', '-w', '-S', 'FORWARD']).trim()).toBe('-P FORWARD ACCEPT');
@@ -165,7 +174,12 @@ describe('sandbox network script in throwaway namespaces', () => {
   it('route gives up with a clear message when the platform made no sandbox namespace', () => {
     writeFileSync(instanceFile, 'no-such-instance\n');
     const script80 = join(dir, 'fast.sh');
-    const text = renderSandboxNetworkScript({ addresses: { kind: 'static', cidr: SANDBOX_RANGE }, proxy: { ip: PROXY, port: 8388, protocols: ['tcp'] }, hostNetworks: [], routedFrom: [] });
+    const text = renderSandboxNetworkScript({
+      addresses: { kind: 'static', cidr: SANDBOX_RANGE },
+      proxy: { ip: PROXY, port: 8388, protocols: ['tcp'] },
+      hostNetworks: [],
+      routedFrom: [],
+    });
     writeFileSync(script80, text.replace(/-ge 80 \]/, '-ge 1 ]'), { mode: 0o755 });
     const result = run(['sh', script80, 'route'], { ...process.env, SANDBOX_KIT_INSTANCE_FILE: instanceFile });
     expect(result.status).toBe(1);

@@ -19,12 +19,19 @@ describe('shellcheck on every rendered shell script', () => {
   };
 
   for (const [label, config] of Object.entries(configs)) {
-    const scripts = renderArtifacts(config, { serverIp: '203.0.113.10', password: 'shellcheck-test-password', egressBindAddress: '10.0.1.20' }).filter(
-      (a) => a.name.endsWith('.sh'),
-    );
+    const scripts = renderArtifacts(config, {
+      serverIp: '203.0.113.10',
+      password: 'shellcheck-test-password',
+      egressBindAddress: '10.0.1.20',
+    }).filter((a) => a.name.endsWith('.sh'));
 
     it(`renders the four scripts (${label})`, () => {
-      expect(scripts.map((s) => s.name).sort()).toEqual(['client-start-local.sh', 'client-start-transparent.sh', 'egress-address.sh', 'nat-chain.sh']);
+      expect(scripts.map((s) => s.name).sort()).toEqual([
+        'client-start-local.sh',
+        'client-start-transparent.sh',
+        'egress-address.sh',
+        'nat-chain.sh',
+      ]);
     });
 
     for (const script of scripts) {

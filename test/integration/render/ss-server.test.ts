@@ -15,7 +15,6 @@ import { freePort } from '../../helpers/free-port';
  */
 const PASSWORD = 'ss-server-test-password-42';
 
-
 async function waitForPort(port: number): Promise<void> {
   for (let i = 0; i < 100; i++) {
     const open = await new Promise<boolean>((resolve) => {

@@ -62,7 +62,14 @@ describe.each(['crun', 'runc'] as const)('%s', (runtimeName) => {
   });
 
   const traces = (id: string, pid?: number) =>
-    tracesOf({ instance, sandboxID: id, stateDir: rt.paths.stateDir, dataDir: rt.paths.dataDir, netns: `${hostNet.namespace.replace(/\.host$/, '')}-${id}`, ...(pid ? { pid } : {}) });
+    tracesOf({
+      instance,
+      sandboxID: id,
+      stateDir: rt.paths.stateDir,
+      dataDir: rt.paths.dataDir,
+      netns: `${hostNet.namespace.replace(/\.host$/, '')}-${id}`,
+      ...(pid ? { pid } : {}),
+    });
 
   async function start(id: string, memoryMB = 256) {
     const network = await hostNet.network.attach(id);
@@ -88,7 +95,14 @@ describe.each(['crun', 'runc'] as const)('%s', (runtimeName) => {
     expect(fs.readlinkSync(`/proc/${pid}/ns/net`)).toBe(`net:[${fs.statSync(network.netnsPath).ino}]`);
     expect(fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0]).toBe('/opt/sandbox-kit/tini');
 
-    const etc = await inside(id, 'hostname; grep -cE "^' + network.address + '\\s+' + id + '$" /etc/hosts; id -u user; ls -d /home/user /root /tmp; touch /tmp/x /home/user/y /root/z && echo writable');
+    const etc = await inside(
+      id,
+      'hostname; grep -cE "^' +
+        network.address +
+        '\\s+' +
+        id +
+        '$" /etc/hosts; id -u user; ls -d /home/user /root /tmp; touch /tmp/x /home/user/y /root/z && echo writable',
+    );
     expect(etc.stdout.split('\n')).toEqual([id, '1', '1000', '/home/user', '/root', '/tmp', 'writable', '']);
 
     expect(await rt.status(id)).toEqual({ sandboxID: id, state: 'running', pid });
@@ -123,13 +137,19 @@ describe.each(['crun', 'runc'] as const)('%s', (runtimeName) => {
     // What the agent does for every process it starts: raise its oom_score_adj (no privilege needed).
     const adj = await inside(id, `sleep 30 & echo ${CHILD_OOM_SCORE_ADJ} > /proc/$!/oom_score_adj && cat /proc/$!/oom_score_adj; kill $!`);
     expect(adj.stdout.trim()).toBe(String(CHILD_OOM_SCORE_ADJ));
-    const hog = await inside(id, `echo ${CHILD_OOM_SCORE_ADJ} > /proc/self/oom_score_adj; head -c 400M /dev/zero | tail; echo "tail exit $?"`);
+    const hog = await inside(
+      id,
+      `echo ${CHILD_OOM_SCORE_ADJ} > /proc/self/oom_score_adj; head -c 400M /dev/zero | tail; echo "tail exit $?"`,
+    );
     expect(hog.stdout).toContain('tail exit 137');
     expect(oomKills(status.pid!)).toBeGreaterThanOrEqual(1);
     expect(await waitForHealth(network.address, port, 3000)).toBe(204);
 
     // The same through the agent: what it starts gets the runtime's CHILD_OOM_SCORE_ADJ and dies first.
-    const viaAgent = await agentRun(network.address, port, '/bin/sh', ['-c', 'cat /proc/self/oom_score_adj; head -c 400M /dev/zero | tail; echo "tail exit $?"']);
+    const viaAgent = await agentRun(network.address, port, '/bin/sh', [
+      '-c',
+      'cat /proc/self/oom_score_adj; head -c 400M /dev/zero | tail; echo "tail exit $?"',
+    ]);
     expect(viaAgent.stdout).toBe(`${CHILD_OOM_SCORE_ADJ}\ntail exit 137\n`);
     expect(oomKills(status.pid!)).toBeGreaterThanOrEqual(2);
     expect(await waitForHealth(network.address, port, 3000)).toBe(204);
@@ -153,14 +173,26 @@ describe.each(['crun', 'runc'] as const)('%s', (runtimeName) => {
   test('a failed start (not a network namespace) is a clear error and leaves nothing', async () => {
     const notNetns = path.join(scratch, 'not-a-netns');
     fs.writeFileSync(notNetns, '');
-    await expect(rt.create({ sandboxID: 'bad1', layers: [rootfs], memoryMB: 256, cpuCount: 1, network: { netnsPath: notNetns, address: '198.19.0.9' } })).rejects.toThrow(
-      new RegExp(`${runtimeName} could not start sandbox bad1`),
-    );
+    await expect(
+      rt.create({
+        sandboxID: 'bad1',
+        layers: [rootfs],
+        memoryMB: 256,
+        cpuCount: 1,
+        network: { netnsPath: notNetns, address: '198.19.0.9' },
+      }),
+    ).rejects.toThrow(new RegExp(`${runtimeName} could not start sandbox bad1`));
     expect(traces('bad1')).toEqual([]);
     expect(instanceCgroups(instance)).toEqual([]);
-    await expect(rt.create({ sandboxID: 'bad2', layers: [path.join(scratch, 'missing')], memoryMB: 256, cpuCount: 1, network: { netnsPath: notNetns, address: '198.19.0.9' } })).rejects.toThrow(
-      /layer .*missing is not a directory/,
-    );
+    await expect(
+      rt.create({
+        sandboxID: 'bad2',
+        layers: [path.join(scratch, 'missing')],
+        memoryMB: 256,
+        cpuCount: 1,
+        network: { netnsPath: notNetns, address: '198.19.0.9' },
+      }),
+    ).rejects.toThrow(/layer .*missing is not a directory/);
     expect(traces('bad2')).toEqual([]);
   });
 });
@@ -180,8 +212,8 @@ test('a standalone network is found again by name (a restarted platform), with i
 test('a missing runtime binary is a clear error and creates nothing', () => {
   const instance = uniqueName('t');
   const stateRoot = path.join(scratch, 'missing-state');
-  expect(() => createOciRuntime({ instance, runtime: 'crun', binary: path.join(scratch, 'no-such-crun'), stateRoot, dataRoot: stateRoot })).toThrow(
-    /OCI runtime crun not found at .*no-such-crun: install the Debian package crun, or choose runc or auto/,
-  );
+  expect(() =>
+    createOciRuntime({ instance, runtime: 'crun', binary: path.join(scratch, 'no-such-crun'), stateRoot, dataRoot: stateRoot }),
+  ).toThrow(/OCI runtime crun not found at .*no-such-crun: install the Debian package crun, or choose runc or auto/);
   expect(fs.existsSync(stateRoot)).toBe(false);
 });

@@ -80,7 +80,11 @@ describe.each(['crun', 'runc'] as const)('%s', (runtimeName) => {
 
   test('a step writes its changes into the layer (deletions as whiteouts), streams its lines and leaves nothing mounted', async () => {
     const layer = newLayer();
-    const { lines, done } = step([rootfs], layer, 'echo out1; echo err1 >&2; mkdir -p /data && echo kept > /data/f; rm /etc/issue; sleep 300 & echo out2');
+    const { lines, done } = step(
+      [rootfs],
+      layer,
+      'echo out1; echo err1 >&2; mkdir -p /data && echo kept > /data/f; rm /etc/issue; sleep 300 & echo out2',
+    );
     expect(await done).toBe(0);
     expect(lines.filter(([s]) => s === 'stdout')).toEqual([
       ['stdout', 'out1'],
@@ -139,22 +143,40 @@ describe.each(['crun', 'runc'] as const)('%s', (runtimeName) => {
     fs.chmodSync(ctx, 0o755); // the step's user reads it
     fs.writeFileSync(path.join(ctx, 'hello.txt'), 'from the context\n');
     const layer = newLayer();
-    const { lines, done } = step([rootfs], layer, 'id -u; id -g; echo $HOME; pwd; echo $GREETING; cat /ctx/in/hello.txt; readlink /proc/self/ns/net', {
-      user: 'user',
-      workdir: '/home/user',
-      env: { GREETING: 'hi there' },
-      binds: [{ source: ctx, target: '/ctx/in' }],
-    });
+    const { lines, done } = step(
+      [rootfs],
+      layer,
+      'id -u; id -g; echo $HOME; pwd; echo $GREETING; cat /ctx/in/hello.txt; readlink /proc/self/ns/net',
+      {
+        user: 'user',
+        workdir: '/home/user',
+        env: { GREETING: 'hi there' },
+        binds: [{ source: ctx, target: '/ctx/in' }],
+      },
+    );
     expect(await done).toBe(0);
-    expect(lines.map(([, l]) => l)).toEqual(['1000', '1000', '/home/user', '/home/user', 'hi there', 'from the context', fs.readlinkSync('/proc/self/ns/net')]);
+    expect(lines.map(([, l]) => l)).toEqual([
+      '1000',
+      '1000',
+      '/home/user',
+      '/home/user',
+      'hi there',
+      'from the context',
+      fs.readlinkSync('/proc/self/ns/net'),
+    ]);
     expect(fs.existsSync(path.join(layer, 'ctx'))).toBe(false);
   });
 
   test("network 'none': a namespace of the step's own with loopback up; a missing workdir starts in /", async () => {
-    const { lines, done } = step([rootfs], newLayer(), 'readlink /proc/self/ns/net; ip -o link show | cut -d" " -f2; ip -o addr show lo | grep -c "inet 127.0.0.1"; pwd', {
-      network: 'none',
-      workdir: '/does/not/exist',
-    });
+    const { lines, done } = step(
+      [rootfs],
+      newLayer(),
+      'readlink /proc/self/ns/net; ip -o link show | cut -d" " -f2; ip -o addr show lo | grep -c "inet 127.0.0.1"; pwd',
+      {
+        network: 'none',
+        workdir: '/does/not/exist',
+      },
+    );
     expect(await done).toBe(0);
     const [ns, ...rest] = lines.map(([, l]) => l);
     expect(ns).not.toBe(fs.readlinkSync('/proc/self/ns/net'));

@@ -121,7 +121,14 @@ export function oomKills(pid: number): number {
 }
 
 /** Every trace a sandbox could leave: returns a description of each one found (empty: nothing left). */
-export function tracesOf(opts: { instance: string; sandboxID: string; stateDir: string; dataDir: string; netns: string; pid?: number }): string[] {
+export function tracesOf(opts: {
+  instance: string;
+  sandboxID: string;
+  stateDir: string;
+  dataDir: string;
+  netns: string;
+  pid?: number;
+}): string[] {
   const found: string[] = [];
   const bundle = path.join(opts.dataDir, opts.sandboxID);
   if (fs.existsSync(bundle)) found.push(`sandbox dir ${bundle}`);
@@ -160,7 +167,12 @@ export function instanceCgroups(instance: string): string[] {
  * Runs a command through the agent's process service (Process.Start, Connect JSON streaming, as the E2B SDK calls
  * it) and collects its output and end event.
  */
-export function agentRun(address: string, port: number, cmd: string, args: string[]): Promise<{ stdout: string; stderr: string; end: Record<string, unknown> }> {
+export function agentRun(
+  address: string,
+  port: number,
+  cmd: string,
+  args: string[],
+): Promise<{ stdout: string; stderr: string; end: Record<string, unknown> }> {
   const json = Buffer.from(JSON.stringify({ process: { cmd, args } }));
   const frame = Buffer.alloc(5 + json.length);
   frame.writeUInt32BE(json.length, 1);
@@ -177,7 +189,10 @@ export function agentRun(address: string, port: number, cmd: string, args: strin
           const out = { stdout: '', stderr: '', end: {} as Record<string, unknown> };
           while (buf.length >= 5) {
             const len = buf.readUInt32BE(1);
-            const msg = JSON.parse(buf.subarray(5, 5 + len).toString('utf8')) as { event?: { data?: { stdout?: string; stderr?: string }; end?: Record<string, unknown> }; error?: unknown };
+            const msg = JSON.parse(buf.subarray(5, 5 + len).toString('utf8')) as {
+              event?: { data?: { stdout?: string; stderr?: string }; end?: Record<string, unknown> };
+              error?: unknown;
+            };
             if (buf[0] === 2 && msg.error) return reject(new Error(`agent: ${JSON.stringify(msg.error)}`));
             if (msg.event?.data?.stdout) out.stdout += Buffer.from(msg.event.data.stdout, 'base64').toString();
             if (msg.event?.data?.stderr) out.stderr += Buffer.from(msg.event.data.stderr, 'base64').toString();

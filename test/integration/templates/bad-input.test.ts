@@ -24,7 +24,11 @@ afterAll(async () => {
   if (context) await rm(context, { recursive: true, force: true });
 });
 
-async function api(method: string, path: string, body?: unknown): Promise<{ status: number; body: { code?: number; message?: string } & Record<string, unknown> }> {
+async function api(
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; body: { code?: number; message?: string } & Record<string, unknown> }> {
   const res = await fetch(platform.url + path, {
     method,
     headers: { 'X-API-Key': API_KEY, 'Content-Type': 'application/json' },
@@ -46,7 +50,11 @@ async function expectNothingLeft(alias: string): Promise<void> {
   const layers = await readdir(join(platform.dataDir, 'layers')).catch(() => [] as string[]);
   const known = new Set<string>();
   for (const key of await platform.redis.keys('sk:tpl:layer:*')) {
-    known.add(JSON.parse((await platform.redis.get(key))!).dir.split('/').pop());
+    known.add(
+      JSON.parse((await platform.redis.get(key))!)
+        .dir.split('/')
+        .pop(),
+    );
   }
   expect(layers.filter((d) => !known.has(d))).toEqual([]);
   expect(await readdir(join(platform.dataDir, 'scratch')).catch(() => [])).toEqual([]);
@@ -55,7 +63,13 @@ async function expectNothingLeft(alias: string): Promise<void> {
 
 test('an unknown step type is refused, naming the step and the supported types', async () => {
   const { templateID, buildID } = await newBuild('bad-step-type');
-  const res = await api('POST', `/v2/templates/${templateID}/builds/${buildID}`, { fromImage: 'debian:bookworm', steps: [{ type: 'RUN', args: ['true'] }, { type: 'ADD', args: ['x', '/x'] }] });
+  const res = await api('POST', `/v2/templates/${templateID}/builds/${buildID}`, {
+    fromImage: 'debian:bookworm',
+    steps: [
+      { type: 'RUN', args: ['true'] },
+      { type: 'ADD', args: ['x', '/x'] },
+    ],
+  });
   expect(res.status).toBe(400);
   expect(res.body).toEqual({ code: 400, message: 'step 2 (ADD x /x): unknown step type "ADD"; supported: RUN, COPY, ENV, WORKDIR, USER' });
   const status = await api('GET', `/templates/${templateID}/builds/${buildID}/status`);
@@ -70,7 +84,9 @@ test('a COPY source outside the file context is refused', async () => {
     steps: [{ type: 'COPY', args: ['../etc/passwd', '/app/', '', ''], filesHash: 'a'.repeat(64) }],
   });
   expect(res.status).toBe(400);
-  expect(res.body.message).toBe(`step 1 (COPY ../etc/passwd /app/): the COPY source "../etc/passwd" is outside the template's file context; expected a path inside it (no leading ..)`);
+  expect(res.body.message).toBe(
+    `step 1 (COPY ../etc/passwd /app/): the COPY source "../etc/passwd" is outside the template's file context; expected a path inside it (no leading ..)`,
+  );
   await expectNothingLeft('bad-copy-source');
 });
 
@@ -82,7 +98,7 @@ test('a base image that is not available offline is refused, naming the supporte
   expect(res.body.message).toBe(`base image "ubuntu:22.04" is not available offline; supported: ${supported} (fromDebianImage('<suite>'))`);
 });
 
-test('a package that does not exist fails its step with apt\'s words', async () => {
+test("a package that does not exist fails its step with apt's words", async () => {
   const b = await sdkBuild(platform.url, 'missingPackage', 'bad-package', context);
   expect(b.error?.name).toBe('BuildError');
   expect(b.error?.message).toMatch(/^step 1 \(RUN apt-get update && .*\) failed with exit code 100; last output:\n/);
@@ -92,7 +108,9 @@ test('a package that does not exist fails its step with apt\'s words', async () 
 
 test('a RUN that exits non-zero fails with its step, exit code and last lines', async () => {
   const b = await sdkBuild(platform.url, 'failingRun', 'bad-run', context);
-  expect(b.error?.message).toBe('step 2 (RUN echo about to fail && echo on stderr >&2 && exit 3) failed with exit code 3; last output:\n[2/2] RUN echo about to fail && echo on stderr >&2 && exit 3\nabout to fail\non stderr');
+  expect(b.error?.message).toBe(
+    'step 2 (RUN echo about to fail && echo on stderr >&2 && exit 3) failed with exit code 3; last output:\n[2/2] RUN echo about to fail && echo on stderr >&2 && exit 3\nabout to fail\non stderr',
+  );
   // The step before it succeeded and stays cached; the failed step left no layer.
   await expectNothingLeft('bad-run');
 });
@@ -104,9 +122,15 @@ test('a ready command that never succeeds fails the build at finalize within the
 });
 
 test('a build of an unknown template ID is 404, naming it', async () => {
-  const res = await api('POST', '/v2/templates/nosuchtemplate/builds/00000000-0000-0000-0000-000000000000', { fromImage: 'debian:bookworm', steps: [] });
+  const res = await api('POST', '/v2/templates/nosuchtemplate/builds/00000000-0000-0000-0000-000000000000', {
+    fromImage: 'debian:bookworm',
+    steps: [],
+  });
   expect(res.status).toBe(404);
-  expect(res.body).toEqual({ code: 404, message: 'template "nosuchtemplate" not found; create it with POST /v3/templates (Template.build)' });
+  expect(res.body).toEqual({
+    code: 404,
+    message: 'template "nosuchtemplate" not found; create it with POST /v3/templates (Template.build)',
+  });
   const status = await api('GET', '/templates/nosuchtemplate/builds/00000000-0000-0000-0000-000000000000/status');
   expect(status.status).toBe(404);
 });
@@ -124,7 +148,10 @@ test('a second build of a template while one runs is refused with 409; the first
   expect(running).toBeDefined();
   const second = await newBuild('busy');
   expect(second.templateID).toBe(templateID);
-  const res = await api('POST', `/v2/templates/${second.templateID}/builds/${second.buildID}`, { fromImage: 'debian:bookworm', steps: [{ type: 'RUN', args: ['true'] }] });
+  const res = await api('POST', `/v2/templates/${second.templateID}/builds/${second.buildID}`, {
+    fromImage: 'debian:bookworm',
+    steps: [{ type: 'RUN', args: ['true'] }],
+  });
   expect(res.status).toBe(409);
   expect(res.body.message).toBe(`template ${templateID} already has a build running (${running}); wait for it to finish, then build again`);
   const done = await first;

@@ -5,7 +5,10 @@ import { runEntry } from './node-script';
 const CLI = join(__dirname, '..', '..', '..', 'src', 'cli', 'main.ts');
 
 test('bad flags are all reported with what each accepts, and exit 2', async () => {
-  const result = await runEntry(CLI, { args: ['template', 'build', '--mode', 'tunnel', '--api-url', 'ftp://x', '--alias', 'Bad Name'], env: { E2B_API_KEY: '' } });
+  const result = await runEntry(CLI, {
+    args: ['template', 'build', '--mode', 'tunnel', '--api-url', 'ftp://x', '--alias', 'Bad Name'],
+    env: { E2B_API_KEY: '' },
+  });
   expect(result.code).toBe(2);
   expect(result.stderr).toContain('--mode: got "tunnel"; expected one of local, transparent');
   expect(result.stderr).toContain('--server-ip: got (missing)');
@@ -14,9 +17,14 @@ test('bad flags are all reported with what each accepts, and exit 2', async () =
 });
 
 test('without an API key the build is refused before anything is sent, exit 2', async () => {
-  const result = await runEntry(CLI, { args: ['template', 'build', '--server-ip', '203.0.113.10', '--api-url', 'http://127.0.0.1:9'], env: { E2B_API_KEY: '' } });
+  const result = await runEntry(CLI, {
+    args: ['template', 'build', '--server-ip', '203.0.113.10', '--api-url', 'http://127.0.0.1:9'],
+    env: { E2B_API_KEY: '' },
+  });
   expect(result.code).toBe(2);
-  expect(result.stderr).toContain('--api-key-file: got (missing, and E2B_API_KEY is not set); expected a file holding the platform API key, or E2B_API_KEY');
+  expect(result.stderr).toContain(
+    '--api-key-file: got (missing, and E2B_API_KEY is not set); expected a file holding the platform API key, or E2B_API_KEY',
+  );
   expect(result.stderr).toContain('Nothing was built.');
 });
 

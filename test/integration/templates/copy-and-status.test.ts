@@ -25,7 +25,11 @@ afterAll(async () => {
 });
 
 async function api(method: string, path: string, body?: unknown) {
-  const res = await fetch(platform.url + path, { method, headers: { 'X-API-Key': API_KEY, 'Content-Type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const res = await fetch(platform.url + path, {
+    method,
+    headers: { 'X-API-Key': API_KEY, 'Content-Type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   const text = await res.text();
   return { status: res.status, headers: res.headers, body: (text === '' ? {} : JSON.parse(text)) as Record<string, any> };
 }
@@ -47,8 +51,23 @@ test('COPY places uploaded files Dockerfile-style with owner and mode; the statu
   await writeFile(join(ctx, 'two.txt'), '2\n');
   await writeFile(join(ctx, 'single.cfg'), 'single\n');
   const tarPath = join(work, 'ctx.tar.gz');
-  execFileSync('tar', ['-czf', tarPath, '-C', ctx, '--no-recursion', 'conf', 'conf/a.conf', 'conf/sub', 'conf/sub/b.conf', 'one.txt', 'two.txt', 'single.cfg']);
-  const hash = createHash('sha256').update(await readFile(tarPath)).digest('hex');
+  execFileSync('tar', [
+    '-czf',
+    tarPath,
+    '-C',
+    ctx,
+    '--no-recursion',
+    'conf',
+    'conf/a.conf',
+    'conf/sub',
+    'conf/sub/b.conf',
+    'one.txt',
+    'two.txt',
+    'single.cfg',
+  ]);
+  const hash = createHash('sha256')
+    .update(await readFile(tarPath))
+    .digest('hex');
 
   const created = await api('POST', '/v3/templates', { name: 'copy-rules:v1', cpuCount: 1, memoryMB: 512 });
   expect(created.status).toBe(202);
@@ -65,14 +84,24 @@ test('COPY places uploaded files Dockerfile-style with owner and mode; the statu
   expect(put.status).toBe(201);
   expect((await api('GET', `/templates/${templateID}/files/${hash}`)).body.present).toBe(true);
 
-  const copy = (src: string, dest: string, user = '', mode = '') => ({ type: 'COPY', args: [src, dest, user, mode], force: false, filesHash: hash });
+  const copy = (src: string, dest: string, user = '', mode = '') => ({
+    type: 'COPY',
+    args: [src, dest, user, mode],
+    force: false,
+    filesHash: hash,
+  });
   const start = await fetch(`${platform.url}/v2/templates/${templateID}/builds/${buildID}`, {
     method: 'POST',
     headers: { 'X-API-Key': API_KEY, 'Content-Type': 'application/json' },
     body: JSON.stringify({
       fromImage: 'debian:bookworm',
       force: false,
-      steps: [copy('conf', '/opt/conf'), copy('*.txt', '/opt/txt/', 'root', '0600'), copy('single.cfg', '/opt/renamed.cfg'), { type: 'RUN', args: ['for i in $(seq 1 250); do echo line $i; done'], force: false }],
+      steps: [
+        copy('conf', '/opt/conf'),
+        copy('*.txt', '/opt/txt/', 'root', '0600'),
+        copy('single.cfg', '/opt/renamed.cfg'),
+        { type: 'RUN', args: ['for i in $(seq 1 250); do echo line $i; done'], force: false },
+      ],
     }),
   });
   expect(start.status).toBe(202);
@@ -115,7 +144,9 @@ test('COPY places uploaded files Dockerfile-style with owner and mode; the statu
 
   // The list and the alias lookup show it.
   const list = await api('GET', '/templates');
-  expect(list.body).toEqual([expect.objectContaining({ templateID, buildID, aliases: ['copy-rules'], buildStatus: 'ready', cpuCount: 1, memoryMB: 512 })]);
+  expect(list.body).toEqual([
+    expect.objectContaining({ templateID, buildID, aliases: ['copy-rules'], buildStatus: 'ready', cpuCount: 1, memoryMB: 512 }),
+  ]);
   expect((await api('GET', '/templates/aliases/copy-rules')).body).toEqual({ templateID, public: false });
   expect((await api('GET', '/templates/aliases/no-such')).status).toBe(404);
 });

@@ -11,7 +11,8 @@ export const DEFINITIONS = {
       .setEnvs({ GREETING: 'hi there', APP_HOME: '/app' })
       .setWorkdir('/app')
       .setStartCmd('socat TCP-LISTEN:8080,fork,reuseaddr SYSTEM:"echo pong" &', waitForPort(8080)),
-  missingPackage: (context: string) => Template({ fileContextPath: context }).fromDebianImage('bookworm').aptInstall(['sandbox-kit-no-such-package']),
+  missingPackage: (context: string) =>
+    Template({ fileContextPath: context }).fromDebianImage('bookworm').aptInstall(['sandbox-kit-no-such-package']),
   failingRun: (context: string) =>
     Template({ fileContextPath: context })
       .fromDebianImage('bookworm')

@@ -27,15 +27,33 @@ export interface ScriptOptions {
 }
 
 /** Runs an entry that takes one JSON argument and prints JSON lines; every line that is an object reaches onMessage. */
-export async function runScript(entry: string, input: unknown, onMessage: (message: Record<string, unknown>) => void, timeoutMs = 600_000): Promise<ScriptResult> {
-  return runEntry(entry, { args: [JSON.stringify(input)], timeoutMs, onLine: (line) => line.startsWith('{') && onMessage(JSON.parse(line) as Record<string, unknown>) });
+export async function runScript(
+  entry: string,
+  input: unknown,
+  onMessage: (message: Record<string, unknown>) => void,
+  timeoutMs = 600_000,
+): Promise<ScriptResult> {
+  return runEntry(entry, {
+    args: [JSON.stringify(input)],
+    timeoutMs,
+    onLine: (line) => line.startsWith('{') && onMessage(JSON.parse(line) as Record<string, unknown>),
+  });
 }
 
 export async function runEntry(entry: string, o: ScriptOptions): Promise<ScriptResult> {
   const dir = await mkdtemp(join(tmpdir(), 'sk-tpl-script-'));
   try {
     const outfile = join(dir, 'script.js');
-    buildSync({ entryPoints: [entry], bundle: true, packages: 'external', platform: 'node', format: 'cjs', target: 'node20', outfile, logLevel: 'error' });
+    buildSync({
+      entryPoints: [entry],
+      bundle: true,
+      packages: 'external',
+      platform: 'node',
+      format: 'cjs',
+      target: 'node20',
+      outfile,
+      logLevel: 'error',
+    });
     const child = spawn(process.execPath, [outfile, ...o.args], {
       stdio: ['ignore', 'pipe', 'pipe'],
       cwd: o.cwd ?? ROOT,

@@ -35,7 +35,23 @@ afterAll(async () => {
 async function cliBuild(mode: string, alias: string, extra: string[] = []) {
   const lines: string[] = [];
   const result = await runEntry(CLI, {
-    args: ['template', 'build', '--stack', 'dev', '--mode', mode, '--server-ip', SERVER_IP, '--api-url', platform.url, '--api-key-file', join(secrets, 'api-key'), '--alias', alias, ...extra],
+    args: [
+      'template',
+      'build',
+      '--stack',
+      'dev',
+      '--mode',
+      mode,
+      '--server-ip',
+      SERVER_IP,
+      '--api-url',
+      platform.url,
+      '--api-key-file',
+      join(secrets, 'api-key'),
+      '--alias',
+      alias,
+      ...extra,
+    ],
     env: { SANDBOX_KIT_PROXY_PASSWORD: PASSWORD },
     onLine: (l) => lines.push(l),
   });
@@ -45,7 +61,11 @@ async function cliBuild(mode: string, alias: string, extra: string[] = []) {
 
 test.each([
   ['local', ['client-local.json', 'client-start-local.sh'], ['ss-local']],
-  ['transparent', ['client-local.json', 'client-start-transparent.sh', 'client-transparent.json', 'nat-chain.sh'], ['ss-local', 'ss-redir', 'iptables']],
+  [
+    'transparent',
+    ['client-local.json', 'client-start-transparent.sh', 'client-transparent.json', 'nat-chain.sh'],
+    ['ss-local', 'ss-redir', 'iptables'],
+  ],
 ])('the %s proxy template builds from the rendered files and starts its client', async (mode, files, binaries) => {
   const alias = `proxy-${mode}-${Date.now().toString(36)}`;
   const lines = await cliBuild(mode, alias);
@@ -56,7 +76,11 @@ test.each([
 
   const t = await platform.service.resolve(alias);
   expect(t).toMatchObject({ memoryMB: 1024, cpuCount: 1, user: 'root', startCmd: `/etc/sandbox-kit/client-start-${mode}.sh` });
-  const probe = await runIn(platform, t!, `cd /etc/sandbox-kit && stat -c '%n %a %U' * && command -v ${binaries.join(' ')} >/dev/null && cat client-local.json`);
+  const probe = await runIn(
+    platform,
+    t!,
+    `cd /etc/sandbox-kit && stat -c '%n %a %U' * && command -v ${binaries.join(' ')} >/dev/null && cat client-local.json`,
+  );
   expect(probe.code).toBe(0);
   const [statLines, config] = [probe.out.split('\n').slice(0, files.length), probe.out.split('\n').slice(files.length).join('\n')];
   expect(statLines).toEqual(files.map((f) => `${f} ${f.endsWith('.sh') ? 755 : 600} root`));

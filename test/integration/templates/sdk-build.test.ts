@@ -36,15 +36,43 @@ test('the SDK builds a template; logs stream while it runs; the template has the
 
   // In order: each step's header, then its output, then the next step; the ready check last.
   const logs = first.logs;
-  const order = [/^Requesting build/, /FROM debian:bookworm/, /^\[1\/4\] RUN apt-get update/, /Setting up jq/, /^\[2\/4\] COPY hello.txt/, /^\[3\/4\] ENV/, /^\[4\/4\] WORKDIR/, /ready command succeeded/, /is ready/];
+  const order = [
+    /^Requesting build/,
+    /FROM debian:bookworm/,
+    /^\[1\/4\] RUN apt-get update/,
+    /Setting up jq/,
+    /^\[2\/4\] COPY hello.txt/,
+    /^\[3\/4\] ENV/,
+    /^\[4\/4\] WORKDIR/,
+    /ready command succeeded/,
+    /is ready/,
+  ];
   const positions = order.map((re) => logs.findIndex((m) => re.test(m)));
   expect(positions.filter((p) => p < 0)).toEqual([]);
   expect([...positions].sort((a, b) => a - b)).toEqual(positions);
 
   const t = await platform.service.resolve(alias);
-  expect(t).toMatchObject({ templateID: info.templateId, buildID: info.buildId, memoryMB: 1024, cpuCount: 1, user: 'user', workdir: '/app' });
-  const probeRun = await runIn(platform, t!, 'cat /app/hello.txt; stat -c "%a %U" /app/hello.txt; jq --version; echo "$GREETING|$APP_HOME"; pwd; whoami');
-  expect(probeRun.out.split('\n')).toEqual(['hello from the build context', '640 user', expect.stringMatching(/^jq-1\./), 'hi there|/app', '/app', 'user']);
+  expect(t).toMatchObject({
+    templateID: info.templateId,
+    buildID: info.buildId,
+    memoryMB: 1024,
+    cpuCount: 1,
+    user: 'user',
+    workdir: '/app',
+  });
+  const probeRun = await runIn(
+    platform,
+    t!,
+    'cat /app/hello.txt; stat -c "%a %U" /app/hello.txt; jq --version; echo "$GREETING|$APP_HOME"; pwd; whoami',
+  );
+  expect(probeRun.out.split('\n')).toEqual([
+    'hello from the build context',
+    '640 user',
+    expect.stringMatching(/^jq-1\./),
+    'hi there|/app',
+    '/app',
+    'user',
+  ]);
   expect(probeRun.code).toBe(0);
 
   // The same definition again: every layer comes from the cache, no step runs.

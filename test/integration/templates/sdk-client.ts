@@ -40,7 +40,9 @@ async function main(): Promise<void> {
           probed = true;
           const { templateID, buildID } = ids;
           probes.push(
-            fetch(`${input.apiUrl}/templates/${templateID}/builds/${buildID}/status?logsOffset=0`, { headers: { 'X-API-Key': input.apiKey } })
+            fetch(`${input.apiUrl}/templates/${templateID}/builds/${buildID}/status?logsOffset=0`, {
+              headers: { 'X-API-Key': input.apiKey },
+            })
               .then((r) => r.json() as Promise<{ status: string }>)
               .then((s) => {
                 emit({ t: 'probe', message: e.message, status: s.status });

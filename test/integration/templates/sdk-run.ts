@@ -13,9 +13,21 @@ export interface SdkBuild {
 }
 
 /** Builds a named definition with the unmodified SDK in a child process; resolves with what it saw. */
-export async function sdkBuild(apiUrl: string, definition: DefinitionName, alias: string, context: string, probeOn?: string, skipCache = false, apiKey = API_KEY): Promise<SdkBuild> {
+export async function sdkBuild(
+  apiUrl: string,
+  definition: DefinitionName,
+  alias: string,
+  context: string,
+  probeOn?: string,
+  skipCache = false,
+  apiKey = API_KEY,
+): Promise<SdkBuild> {
   const messages: Message[] = [];
-  const result = await runScript(join(__dirname, 'sdk-client.ts'), { apiUrl, apiKey, alias, context, probeOn, definition, skipCache }, (m) => messages.push(m as Message));
+  const result = await runScript(
+    join(__dirname, 'sdk-client.ts'),
+    { apiUrl, apiKey, alias, context, probeOn, definition, skipCache },
+    (m) => messages.push(m as Message),
+  );
   if (result.code !== 0) throw new Error(`sdk client exited ${result.code}: ${result.stderr}`);
   const done = messages.find((m) => m.t === 'done');
   const error = messages.find((m) => m.t === 'error');

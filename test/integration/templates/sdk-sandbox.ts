@@ -22,11 +22,13 @@ async function main(): Promise<void> {
   try {
     const commands: Array<{ cmd: string; exitCode: number; stdout: string; stderr: string }> = [];
     for (const cmd of input.commands) {
-      const r = await sbx.commands.run(cmd, { timeoutMs: 60_000 }).catch((err: { exitCode?: number; stdout?: string; stderr?: string; message: string }) => ({
-        exitCode: err.exitCode ?? -1,
-        stdout: err.stdout ?? '',
-        stderr: err.stderr ?? err.message,
-      }));
+      const r = await sbx.commands
+        .run(cmd, { timeoutMs: 60_000 })
+        .catch((err: { exitCode?: number; stdout?: string; stderr?: string; message: string }) => ({
+          exitCode: err.exitCode ?? -1,
+          stdout: err.stdout ?? '',
+          stderr: err.stderr ?? err.message,
+        }));
       commands.push({ cmd, exitCode: r.exitCode, stdout: r.stdout, stderr: r.stderr });
     }
     const files: Record<string, string> = {};

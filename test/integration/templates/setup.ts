@@ -32,10 +32,21 @@ export async function startTemplatePlatform(opts: { readyTimeoutMs?: number; ste
   const redis = new Redis(redisServer.url, { lazyConnect: false, maxRetriesPerRequest: 2 });
   const dataDir = await mkdtemp(join(tmpdir(), 'sk-templates-'));
   // A runtime instance of this test file's own: its step containers' state, scratch and cgroups carry the name.
-  const runtime = { instance: `t${randomBytes(4).toString('hex')}`, stateRoot: join(dataDir, 'runtime-state'), dataRoot: join(dataDir, 'runtime-data') };
+  const runtime = {
+    instance: `t${randomBytes(4).toString('hex')}`,
+    stateRoot: join(dataDir, 'runtime-state'),
+    dataRoot: join(dataDir, 'runtime-data'),
+  };
   const executor = createStepExecutor(runtime);
   const bases = new MmdebstrapImages();
-  const service = await createTemplateService({ redis, executor, baseImages: bases, dataDir, readyTimeoutMs: opts.readyTimeoutMs, stepTimeoutMs: opts.stepTimeoutMs });
+  const service = await createTemplateService({
+    redis,
+    executor,
+    baseImages: bases,
+    dataDir,
+    readyTimeoutMs: opts.readyTimeoutMs,
+    stepTimeoutMs: opts.stepTimeoutMs,
+  });
   const server = await startApiServer({ routes: service.routes(), apiKeys: ApiKeys.fromKeys([API_KEY]) });
   return {
     url: server.url,

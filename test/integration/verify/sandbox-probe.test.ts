@@ -38,7 +38,8 @@ function frame(message: unknown, flags = 0): Buffer {
 describe('sandbox probe of sandbox-kit verify', () => {
   let dir: string;
   const servers: Array<Server | TcpServer> = [];
-  const seen: { create?: unknown; startHeaders?: IncomingMessage['headers']; startBody?: unknown; deleted?: string; socksTarget?: string } = {};
+  const seen: { create?: unknown; startHeaders?: IncomingMessage['headers']; startBody?: unknown; deleted?: string; socksTarget?: string } =
+    {};
   let ports: { api: number; gateway: number; whoami: number; socks: number };
 
   beforeAll(async () => {
@@ -126,7 +127,14 @@ describe('sandbox probe of sandbox-kit verify', () => {
     const out = await probe(options('local', 'http://checkip.example.test/'));
     expect(out).not.toContain(KEY);
     expect(out).not.toContain(TOKEN);
-    expect(parseProbeReport(out)).toEqual({ created: true, sandboxID: 'sbxprobe01', stdout: `${SEEN_AS}\n`, stderr: '', exitCode: 0, removed: true });
+    expect(parseProbeReport(out)).toEqual({
+      created: true,
+      sandboxID: 'sbxprobe01',
+      stdout: `${SEEN_AS}\n`,
+      stderr: '',
+      exitCode: 0,
+      removed: true,
+    });
     expect(seen.create).toEqual({ templateID: 'sandbox-kit-proxy', timeout: 120 });
     expect(seen.socksTarget).toBe('checkip.example.test:80');
     expect(seen.startHeaders).toMatchObject({

@@ -14,6 +14,8 @@ test('src/agent/gen matches the .proto files (run `npm run codegen` after editin
 
 test('the proto front end refuses what it does not support, naming the line', () => {
   expect(() => parseProto('syntax = "proto2";', 'x.proto')).toThrow(/only proto3/);
-  expect(() => parseProto('syntax = "proto3";\npackage p;\nmessage A {\n  Missing b = 1;\n}\n', 'x.proto')).toThrow(/line 4: unknown type "Missing"/);
+  expect(() => parseProto('syntax = "proto3";\npackage p;\nmessage A {\n  Missing b = 1;\n}\n', 'x.proto')).toThrow(
+    /line 4: unknown type "Missing"/,
+  );
   expect(() => parseProto('syntax = "proto3";\nimport "other.proto";', 'x.proto')).toThrow(/line 2: import "other.proto" is not supported/);
 });

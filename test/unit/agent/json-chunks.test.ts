@@ -7,7 +7,13 @@ import { JsonChunks } from '../../../src/agent/json-chunks';
 
 /** A response whose socket takes `accept` writes and then nothing more. */
 function stuckResponse(accept: number): ServerResponse & { written: number } {
-  const res = new EventEmitter() as EventEmitter & { written: number; destroyed: boolean; write(b: Buffer): boolean; end(): void; destroy(): void };
+  const res = new EventEmitter() as EventEmitter & {
+    written: number;
+    destroyed: boolean;
+    write(b: Buffer): boolean;
+    end(): void;
+    destroy(): void;
+  };
   res.written = 0;
   res.destroyed = false;
   res.write = (b: Buffer) => {

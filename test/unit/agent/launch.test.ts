@@ -16,13 +16,13 @@ const base: LaunchInput = {
   childOomScoreAdj: undefined,
 };
 
-test('environment: the user\'s basics, then /init\'s env vars, then the request\'s', () => {
+test("environment: the user's basics, then /init's env vars, then the request's", () => {
   const plan = planLaunch({ ...base, sandboxEnv: { PATH: '/opt/bin', A: 'init', B: 'init' }, envs: { B: 'request' } });
   expect(plan.env).toEqual({ PATH: '/opt/bin', HOME: '/home/alice', USER: 'alice', LOGNAME: 'alice', A: 'init', B: 'request' });
   expect(planLaunch(base).env.PATH).toBe(DEFAULT_PATH);
 });
 
-test('working directory: request (relative to home, ~ expanded), else /init\'s default, else home', () => {
+test("working directory: request (relative to home, ~ expanded), else /init's default, else home", () => {
   expect(resolveCwd('proj', undefined, '/home/alice')).toBe('/home/alice/proj');
   expect(resolveCwd('~/x', '/w', '/home/alice')).toBe('/home/alice/x');
   expect(resolveCwd('/abs', '/w', '/home/alice')).toBe('/abs');
@@ -30,8 +30,11 @@ test('working directory: request (relative to home, ~ expanded), else /init\'s d
   expect(resolveCwd(undefined, undefined, '/home/alice')).toBe('/home/alice');
 });
 
-test('another user is switched to with setpriv (uid, gid and supplementary groups); the agent\'s own user runs directly', () => {
-  expect(planLaunch(base)).toMatchObject({ file: 'setpriv', args: ['--reuid', '1000', '--regid', '1000', '--groups', '27,100', '--', '/bin/bash', '-l', '-c', 'echo hi'] });
+test("another user is switched to with setpriv (uid, gid and supplementary groups); the agent's own user runs directly", () => {
+  expect(planLaunch(base)).toMatchObject({
+    file: 'setpriv',
+    args: ['--reuid', '1000', '--regid', '1000', '--groups', '27,100', '--', '/bin/bash', '-l', '-c', 'echo hi'],
+  });
   expect(planLaunch({ ...base, supplementaryGroups: [] }).args).toContain('--clear-groups');
   expect(planLaunch({ ...base, agentUid: 1000 })).toMatchObject({ file: '/bin/bash', args: ['-l', '-c', 'echo hi'] });
 });
@@ -46,7 +49,7 @@ test('the OOM score the runtime names is set in the child before exec; pty runs 
   expect(shellQuote('plain-arg_1.txt')).toBe('plain-arg_1.txt');
 });
 
-test('the children\'s OOM score comes from the runtime\'s variable, validated', () => {
+test("the children's OOM score comes from the runtime's variable, validated", () => {
   expect(childOomScoreAdj({ SANDBOX_KIT_CHILD_OOM_SCORE_ADJ: '500' })).toBe(500);
   expect(childOomScoreAdj({ SANDBOX_KIT_CHILD_OOM_SCORE_ADJ: 'x' })).toBeUndefined();
   expect(childOomScoreAdj({ SANDBOX_KIT_CHILD_OOM_SCORE_ADJ: '5000' })).toBeUndefined();

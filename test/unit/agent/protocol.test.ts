@@ -35,13 +35,29 @@ describe('request messages', () => {
 
 describe('errors', () => {
   test('Connect HTTP status mapping', () => {
-    expect(CONNECT_HTTP_STATUS).toMatchObject({ invalid_argument: 400, unauthenticated: 401, permission_denied: 403, not_found: 404, resource_exhausted: 429, deadline_exceeded: 504, unimplemented: 501, internal: 500 });
+    expect(CONNECT_HTTP_STATUS).toMatchObject({
+      invalid_argument: 400,
+      unauthenticated: 401,
+      permission_denied: 403,
+      not_found: 404,
+      resource_exhausted: 429,
+      deadline_exceeded: 504,
+      unimplemented: 501,
+      internal: 500,
+    });
     expect(errorBody(new AgentError('not_found', 'gone'))).toBe('{"code":"not_found","message":"gone"}');
   });
 
   test('errno -> code', () => {
     const e = (code: string) => fsError(Object.assign(new Error(code), { code }), 'Stat /x').code;
-    expect([e('ENOENT'), e('ENOTDIR'), e('EACCES'), e('EPERM'), e('ELOOP'), e('EIO')]).toEqual(['not_found', 'not_found', 'permission_denied', 'permission_denied', 'invalid_argument', 'internal']);
+    expect([e('ENOENT'), e('ENOTDIR'), e('EACCES'), e('EPERM'), e('ELOOP'), e('EIO')]).toEqual([
+      'not_found',
+      'not_found',
+      'permission_denied',
+      'permission_denied',
+      'invalid_argument',
+      'internal',
+    ]);
   });
 });
 
@@ -75,7 +91,9 @@ describe('paths', () => {
 
 describe('accounts', () => {
   test('passwd and group files; first entry wins; comments and NIS lines skipped', () => {
-    const pw = parsePasswd('root:x:0:0:root:/root:/bin/bash\n# c\n+nis::::::\nuser:x:1000:1000::/home/user:/bin/sh\ndup:x:1000:1000::/d:/bin/sh\nbad:x:z:1::/:/bin/sh\n');
+    const pw = parsePasswd(
+      'root:x:0:0:root:/root:/bin/bash\n# c\n+nis::::::\nuser:x:1000:1000::/home/user:/bin/sh\ndup:x:1000:1000::/d:/bin/sh\nbad:x:z:1::/:/bin/sh\n',
+    );
     expect(pw.byName.get('user')).toEqual({ name: 'user', uid: 1000, gid: 1000, home: '/home/user' });
     expect(pw.nameById.get(1000)).toBe('user');
     expect(pw.byName.has('bad')).toBe(false);

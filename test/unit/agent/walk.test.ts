@@ -21,7 +21,10 @@ function fakeFs(tree: Record<string, Node>, opts: { vanish?: string[]; unreadabl
       if (opts.vanish?.includes(s)) return undefined;
       const node = find(s);
       if (!node) return undefined;
-      return Object.assign(Object.create(Object.getPrototypeOf(real)), real, { mode: BigInt('dir' in node ? 0o040755 : 0o100644), size: 0n });
+      return Object.assign(Object.create(Object.getPrototypeOf(real)), real, {
+        mode: BigInt('dir' in node ? 0o040755 : 0o100644),
+        size: 0n,
+      });
     },
     readdir: (p) => {
       const s = p.toString();
@@ -63,12 +66,16 @@ test('entries that vanish during the walk are skipped; unreadable subdirectories
 });
 
 test('an unreadable root is permission_denied; a vanished root not_found', async () => {
-  await expect(walk(Buffer.from('/r'), 1, ctx, limits(), new JsonChunks(), fakeFs(tree, { unreadable: ['/r'] }))).rejects.toMatchObject({ code: 'permission_denied' });
+  await expect(walk(Buffer.from('/r'), 1, ctx, limits(), new JsonChunks(), fakeFs(tree, { unreadable: ['/r'] }))).rejects.toMatchObject({
+    code: 'permission_denied',
+  });
   await expect(walk(Buffer.from('/gone'), 1, ctx, limits(), new JsonChunks(), fakeFs(tree))).rejects.toMatchObject({ code: 'not_found' });
 });
 
 test('the entry limit stops the walk with resource_exhausted', async () => {
-  await expect(walk(Buffer.from('/r'), 3, ctx, limits(4), new JsonChunks(), fakeFs(tree))).rejects.toMatchObject({ code: 'resource_exhausted' });
+  await expect(walk(Buffer.from('/r'), 3, ctx, limits(4), new JsonChunks(), fakeFs(tree))).rejects.toMatchObject({
+    code: 'resource_exhausted',
+  });
 });
 
 test('a stop reason (deadline, client gone) ends a long walk at the next slice', async () => {
@@ -76,13 +83,22 @@ test('a stop reason (deadline, client gone) ends a long walk at the next slice',
   const dir = (wide.r as { dir: Record<string, Node> }).dir;
   for (let i = 0; i < 20000; i++) dir[`f${i}`] = { file: true };
   const stop = () => new AgentError('deadline_exceeded', 'late');
-  await expect(walk(Buffer.from('/r'), 1, ctx, limits(100000, stop), new JsonChunks(), fakeFs(wide))).rejects.toMatchObject({ code: 'deadline_exceeded' });
+  await expect(walk(Buffer.from('/r'), 1, ctx, limits(100000, stop), new JsonChunks(), fakeFs(wide))).rejects.toMatchObject({
+    code: 'deadline_exceeded',
+  });
 });
 
 test('size: a JSON number up to 2^53-1, a decimal string above', () => {
   const real = fs.lstatSync('/', { bigint: true });
   const withSize = (size: bigint) =>
-    JSON.parse(describeEntry(Buffer.from('/nonexistent/x'), Buffer.from('x'), Object.assign(Object.create(Object.getPrototypeOf(real)), real, { mode: 0o100644n, size }), ctx));
+    JSON.parse(
+      describeEntry(
+        Buffer.from('/nonexistent/x'),
+        Buffer.from('x'),
+        Object.assign(Object.create(Object.getPrototypeOf(real)), real, { mode: 0o100644n, size }),
+        ctx,
+      ),
+    );
   expect(withSize(9007199254740991n).size).toBe(9007199254740991);
   expect(withSize(9007199254740992n).size).toBe('9007199254740992');
   expect(withSize(9223372036854775807n).size).toBe('9223372036854775807');

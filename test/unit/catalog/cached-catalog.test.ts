@@ -24,7 +24,14 @@ class CountingSource implements Catalog {
   async close() {}
 }
 
-const entry = (id: string, host: string): CatalogEntry => ({ sandboxID: id, host, agentPort: 49983, tokenHash: hashAccessToken('t'), state: 'running', autoResume: false });
+const entry = (id: string, host: string): CatalogEntry => ({
+  sandboxID: id,
+  host,
+  agentPort: 49983,
+  tokenHash: hashAccessToken('t'),
+  state: 'running',
+  autoResume: false,
+});
 
 describe('CachedCatalog', () => {
   it('answers repeated lookups from the cache within the TTL', async () => {

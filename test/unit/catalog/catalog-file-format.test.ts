@@ -6,11 +6,32 @@ describe('parseCatalogFile', () => {
     const entries = parseCatalogFile(
       JSON.stringify([
         { sandboxID: 'sb1', host: '10.11.0.2', token: 'plain-1', state: 'running' },
-        { sandboxID: 'sb2', host: 'sandbox-2.internal', tokenHash: hashAccessToken('plain-2'), state: 'paused', agentPort: 5000, autoResume: true },
+        {
+          sandboxID: 'sb2',
+          host: 'sandbox-2.internal',
+          tokenHash: hashAccessToken('plain-2'),
+          state: 'paused',
+          agentPort: 5000,
+          autoResume: true,
+        },
       ]),
     );
-    expect(entries.get('sb1')).toEqual({ sandboxID: 'sb1', host: '10.11.0.2', agentPort: 49983, tokenHash: hashAccessToken('plain-1'), state: 'running', autoResume: false });
-    expect(entries.get('sb2')).toEqual({ sandboxID: 'sb2', host: 'sandbox-2.internal', agentPort: 5000, tokenHash: hashAccessToken('plain-2'), state: 'paused', autoResume: true });
+    expect(entries.get('sb1')).toEqual({
+      sandboxID: 'sb1',
+      host: '10.11.0.2',
+      agentPort: 49983,
+      tokenHash: hashAccessToken('plain-1'),
+      state: 'running',
+      autoResume: false,
+    });
+    expect(entries.get('sb2')).toEqual({
+      sandboxID: 'sb2',
+      host: 'sandbox-2.internal',
+      agentPort: 5000,
+      tokenHash: hashAccessToken('plain-2'),
+      state: 'paused',
+      autoResume: true,
+    });
     expect(JSON.stringify([...entries.values()])).not.toContain('plain-1');
   });
 
@@ -51,7 +72,9 @@ describe('parseCatalogFile', () => {
   });
 
   it('refuses both token and tokenHash, bad hashes, non-JSON and other shapes', () => {
-    expect(() => parseCatalogFile(JSON.stringify([{ sandboxID: 'a', host: 'h', token: 't', tokenHash: hashAccessToken('t') }]))).toThrow('exactly one of');
+    expect(() => parseCatalogFile(JSON.stringify([{ sandboxID: 'a', host: 'h', token: 't', tokenHash: hashAccessToken('t') }]))).toThrow(
+      'exactly one of',
+    );
     expect(() => parseCatalogFile(JSON.stringify([{ sandboxID: 'a', host: 'h', tokenHash: 'ABC' }]))).toThrow('64 lowercase hex');
     expect(() => parseCatalogFile('[{')).toThrow('not valid JSON');
     expect(() => parseCatalogFile('{"a":1}')).toThrow('expected a JSON array');

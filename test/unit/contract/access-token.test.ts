@@ -1,5 +1,11 @@
 import { createHash } from 'node:crypto';
-import { AccessTokenChecker, accessTokenMatches, accessTokenProblem, checkAccessToken, hashAccessToken } from '../../../src/contract/access-token';
+import {
+  AccessTokenChecker,
+  accessTokenMatches,
+  accessTokenProblem,
+  checkAccessToken,
+  hashAccessToken,
+} from '../../../src/contract/access-token';
 import { toCatalogEntry } from '../../../src/catalog/entry';
 
 /** What Node hands over for a header whose bytes are the UTF-8 of `text`: each byte as one latin-1 character. */
@@ -25,10 +31,13 @@ describe('access token', () => {
     expect(accessTokenMatches(stored, stored)).toBe(false);
   });
 
-  it.each(['tökén', 'a b', 'tab\there', '€uro', '', 'x'.repeat(1025), 'nul\0'])('refuses to create the token %j, naming the rule', (token) => {
-    expect(() => hashAccessToken(token)).toThrow(/invalid access token .*visible ASCII/);
-    expect(accessTokenProblem(token)).toContain('visible ASCII');
-  });
+  it.each(['tökén', 'a b', 'tab\there', '€uro', '', 'x'.repeat(1025), 'nul\0'])(
+    'refuses to create the token %j, naming the rule',
+    (token) => {
+      expect(() => hashAccessToken(token)).toThrow(/invalid access token .*visible ASCII/);
+      expect(accessTokenProblem(token)).toContain('visible ASCII');
+    },
+  );
 
   it('accepts what the platform generates (hex, base64url) and every visible ASCII character', () => {
     for (const token of ['0123456789abcdef'.repeat(3), 'AZaz09-_', '!"#$%&\'()*+,-./:;<=>?@[\\]^_`{|}~', 'x'.repeat(1024)]) {

@@ -23,7 +23,9 @@ describe('parseWrkOutput', () => {
   });
 
   it('counts no failures when wrk reports none', () => {
-    const clean = REPORT.split('\n').filter((l) => !/Socket errors|Non-2xx/.test(l)).join('\n');
+    const clean = REPORT.split('\n')
+      .filter((l) => !/Socket errors|Non-2xx/.test(l))
+      .join('\n');
     expect(parseWrkOutput(clean).failures).toBe(0);
   });
 

@@ -10,11 +10,17 @@ describe('requestFraming', () => {
   });
 
   it('refuses Content-Length together with Transfer-Encoding', () => {
-    expect(requestFraming({ 'content-length': '5', 'transfer-encoding': 'chunked' })).toMatchObject({ kind: 'refused', message: expect.stringContaining('both Content-Length and Transfer-Encoding') });
+    expect(requestFraming({ 'content-length': '5', 'transfer-encoding': 'chunked' })).toMatchObject({
+      kind: 'refused',
+      message: expect.stringContaining('both Content-Length and Transfer-Encoding'),
+    });
   });
 
   it.each(['gzip', 'chunked, gzip', 'gzip, chunked', 'identity'])('refuses Transfer-Encoding %j, naming what is accepted', (te) => {
-    expect(requestFraming({ 'transfer-encoding': te })).toMatchObject({ kind: 'refused', message: expect.stringContaining('"chunked" or by Content-Length only') });
+    expect(requestFraming({ 'transfer-encoding': te })).toMatchObject({
+      kind: 'refused',
+      message: expect.stringContaining('"chunked" or by Content-Length only'),
+    });
   });
 
   it.each(['5, 5', '-1', '1e3', ' 5', '0x10', '1234567890123456'])('refuses Content-Length %j', (cl) => {

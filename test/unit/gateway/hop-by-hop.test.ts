@@ -16,22 +16,47 @@ const buffers = (raw: string[]) => raw.map((s) => Buffer.from(s, 'latin1'));
 describe('forwardedRequestHeaders', () => {
   it('drops the hop-by-hop fields of RFC 9110 and both framing fields, keeps end-to-end ones in order and spelling', () => {
     const out = forwarded([
-      'Connection', 'keep-alive',
-      'Keep-Alive', 'timeout=5',
-      'Proxy-Connection', 'keep-alive',
-      'TE', 'trailers',
-      'Transfer-Encoding', 'chunked',
-      'Content-Length', '5',
-      'Upgrade', 'websocket',
-      'Proxy-Authorization', 'Basic eDp5',
-      'Expect', '100-continue',
-      'Trailer', 'x-checksum',
-      'Content-Type', 'application/json',
-      'X-Access-Token', 'secret',
-      'authorization', 'Basic dXNlcjo=',
-      'Connect-Timeout-Ms', '500',
+      'Connection',
+      'keep-alive',
+      'Keep-Alive',
+      'timeout=5',
+      'Proxy-Connection',
+      'keep-alive',
+      'TE',
+      'trailers',
+      'Transfer-Encoding',
+      'chunked',
+      'Content-Length',
+      '5',
+      'Upgrade',
+      'websocket',
+      'Proxy-Authorization',
+      'Basic eDp5',
+      'Expect',
+      '100-continue',
+      'Trailer',
+      'x-checksum',
+      'Content-Type',
+      'application/json',
+      'X-Access-Token',
+      'secret',
+      'authorization',
+      'Basic dXNlcjo=',
+      'Connect-Timeout-Ms',
+      '500',
     ]);
-    expect(out).toEqual(['Content-Type', 'application/json', 'X-Access-Token', 'secret', 'authorization', 'Basic dXNlcjo=', 'Connect-Timeout-Ms', '500', 'via', '1.1 gw']);
+    expect(out).toEqual([
+      'Content-Type',
+      'application/json',
+      'X-Access-Token',
+      'secret',
+      'authorization',
+      'Basic dXNlcjo=',
+      'Connect-Timeout-Ms',
+      '500',
+      'via',
+      '1.1 gw',
+    ]);
   });
 
   it('drops fields that the Connection header names', () => {
@@ -39,7 +64,7 @@ describe('forwardedRequestHeaders', () => {
     expect(out).toEqual(['x-kept', '3', 'via', '1.1 gw']);
   });
 
-  it('never lets Connection remove the framing: Content-Length and Transfer-Encoding are the gateway\'s to write', () => {
+  it("never lets Connection remove the framing: Content-Length and Transfer-Encoding are the gateway's to write", () => {
     expect(listedInConnection('content-length, transfer-encoding, x-a')).toEqual(new Set(['x-a']));
     expect(listedInConnection('Content-Length')).toBeUndefined();
     expect(listedInConnection('keep-alive')).toBeUndefined();
@@ -57,15 +82,33 @@ describe('forwardedRequestHeaders', () => {
 });
 
 describe('forwardedResponseHeaders', () => {
-  it('keeps the sandbox\'s Content-Length (it frames the answer to the client) and drops hop-by-hop fields', () => {
+  it("keeps the sandbox's Content-Length (it frames the answer to the client) and drops hop-by-hop fields", () => {
     const out = forwardedResponseHeaders(
-      buffers(['Content-Type', 'text/plain', 'Content-Length', '12', 'Connection', 'keep-alive, X-Internal', 'Keep-Alive', 'timeout=5', 'X-Internal', 'y', 'Set-Cookie', 'a=1', 'Set-Cookie', 'b=2']),
+      buffers([
+        'Content-Type',
+        'text/plain',
+        'Content-Length',
+        '12',
+        'Connection',
+        'keep-alive, X-Internal',
+        'Keep-Alive',
+        'timeout=5',
+        'X-Internal',
+        'y',
+        'Set-Cookie',
+        'a=1',
+        'Set-Cookie',
+        'b=2',
+      ]),
       '1.1 gw',
     );
     expect(out).toEqual(['Content-Type', 'text/plain', 'Content-Length', '12', 'Set-Cookie', 'a=1', 'Set-Cookie', 'b=2', 'via', '1.1 gw']);
   });
 
-  it('drops the sandbox\'s Transfer-Encoding (the gateway frames the body to the client itself) and appends Via', () => {
-    expect(forwardedResponseHeaders(buffers(['Transfer-Encoding', 'chunked', 'Via', '1.1 agent']), '1.1 gw')).toEqual(['via', '1.1 agent, 1.1 gw']);
+  it("drops the sandbox's Transfer-Encoding (the gateway frames the body to the client itself) and appends Via", () => {
+    expect(forwardedResponseHeaders(buffers(['Transfer-Encoding', 'chunked', 'Via', '1.1 agent']), '1.1 gw')).toEqual([
+      'via',
+      '1.1 agent, 1.1 gw',
+    ]);
   });
 });

@@ -4,22 +4,33 @@ const svc: RoutingSettings = { brands: routingHeadersFor('Svc'), domain: 'exampl
 
 describe('decideRoute', () => {
   it('takes the sandbox from the ID header and leaves the port to the catalog when none is named', () => {
-    expect(decideRoute({ 'svc-sandbox-id': 'abc123' }, '/filesystem.Filesystem/Stat', svc)).toEqual({ ok: true, sandboxID: 'abc123', port: undefined });
+    expect(decideRoute({ 'svc-sandbox-id': 'abc123' }, '/filesystem.Filesystem/Stat', svc)).toEqual({
+      ok: true,
+      sandboxID: 'abc123',
+      port: undefined,
+    });
   });
 
   it('takes the port from the port header', () => {
-    expect(decideRoute({ 'svc-sandbox-id': 'abc', 'svc-sandbox-port': '8080' }, '/', svc)).toEqual({ ok: true, sandboxID: 'abc', port: 8080 });
+    expect(decideRoute({ 'svc-sandbox-id': 'abc', 'svc-sandbox-port': '8080' }, '/', svc)).toEqual({
+      ok: true,
+      sandboxID: 'abc',
+      port: 8080,
+    });
   });
 
-  it.each(['0', '65536', '-1', '80.5', 'eighty', '', ' 80', '0x50', '123456'])('refuses port header %j with 400 naming the header', (port) => {
-    const decision = decideRoute({ 'svc-sandbox-id': 'abc', 'svc-sandbox-port': port }, '/', svc);
-    expect(decision.ok).toBe(false);
-    if (!decision.ok) {
-      expect(decision.status).toBe(400);
-      expect(decision.message).toContain('Svc-Sandbox-Port');
-      expect(decision.message).toContain('1 to 65535');
-    }
-  });
+  it.each(['0', '65536', '-1', '80.5', 'eighty', '', ' 80', '0x50', '123456'])(
+    'refuses port header %j with 400 naming the header',
+    (port) => {
+      const decision = decideRoute({ 'svc-sandbox-id': 'abc', 'svc-sandbox-port': port }, '/', svc);
+      expect(decision.ok).toBe(false);
+      if (!decision.ok) {
+        expect(decision.status).toBe(400);
+        expect(decision.message).toContain('Svc-Sandbox-Port');
+        expect(decision.message).toContain('1 to 65535');
+      }
+    },
+  );
 
   it('accepts both ends of the port range', () => {
     expect(decideRoute({ 'svc-sandbox-id': 'a', 'svc-sandbox-port': '1' }, '/', svc)).toMatchObject({ ok: true, port: 1 });
@@ -43,11 +54,19 @@ describe('decideRoute', () => {
   });
 
   it('prefers the headers over the host form', () => {
-    expect(decideRoute({ host: '3000-other.example.test', 'svc-sandbox-id': 'abc' }, '/', svc)).toEqual({ ok: true, sandboxID: 'abc', port: undefined });
+    expect(decideRoute({ host: '3000-other.example.test', 'svc-sandbox-id': 'abc' }, '/', svc)).toEqual({
+      ok: true,
+      sandboxID: 'abc',
+      port: undefined,
+    });
   });
 
   it('answers to the E2B SDK headers beside the configured brand', () => {
-    expect(decideRoute({ 'e2b-sandbox-id': 'abc', 'e2b-sandbox-port': '3000' }, '/', svc)).toEqual({ ok: true, sandboxID: 'abc', port: 3000 });
+    expect(decideRoute({ 'e2b-sandbox-id': 'abc', 'e2b-sandbox-port': '3000' }, '/', svc)).toEqual({
+      ok: true,
+      sandboxID: 'abc',
+      port: 3000,
+    });
     expect(decideRoute({ 'e2b-sandbox-id': 'abc' }, '/', svc)).toEqual({ ok: true, sandboxID: 'abc', port: undefined });
   });
 
@@ -58,15 +77,27 @@ describe('decideRoute', () => {
   });
 
   it('takes the port header of the brand whose ID header named the sandbox', () => {
-    expect(decideRoute({ 'e2b-sandbox-id': 'abc', 'svc-sandbox-port': '3000' }, '/', svc)).toEqual({ ok: true, sandboxID: 'abc', port: undefined });
-    expect(decideRoute({ 'svc-sandbox-id': 'abc', 'e2b-sandbox-port': '3000' }, '/', svc)).toEqual({ ok: true, sandboxID: 'abc', port: undefined });
+    expect(decideRoute({ 'e2b-sandbox-id': 'abc', 'svc-sandbox-port': '3000' }, '/', svc)).toEqual({
+      ok: true,
+      sandboxID: 'abc',
+      port: undefined,
+    });
+    expect(decideRoute({ 'svc-sandbox-id': 'abc', 'e2b-sandbox-port': '3000' }, '/', svc)).toEqual({
+      ok: true,
+      sandboxID: 'abc',
+      port: undefined,
+    });
   });
 
   it('refuses two ID headers that name different sandboxes, and accepts them when they agree', () => {
     const decision = decideRoute({ 'svc-sandbox-id': 'abc', 'e2b-sandbox-id': 'xyz' }, '/', svc);
     expect(decision).toMatchObject({ ok: false, status: 400 });
     if (!decision.ok) expect(decision.message).toMatch(/Svc-Sandbox-Id and E2b-Sandbox-Id name different sandboxes/);
-    expect(decideRoute({ 'svc-sandbox-id': 'abc', 'e2b-sandbox-id': 'abc', 'svc-sandbox-port': '8' }, '/', svc)).toEqual({ ok: true, sandboxID: 'abc', port: 8 });
+    expect(decideRoute({ 'svc-sandbox-id': 'abc', 'e2b-sandbox-id': 'abc', 'svc-sandbox-port': '8' }, '/', svc)).toEqual({
+      ok: true,
+      sandboxID: 'abc',
+      port: 8,
+    });
   });
 
   it('does not answer to an unrelated brand', () => {

@@ -14,8 +14,12 @@ describe('the catalog document', () => {
   });
 
   test('a secret property may not travel in argv', () => {
-    const doc = { vault: { ...entry, properties: { token: { type: 'string', required: true, secret: true, via: { kind: 'flag', flag: '--token' } } } } };
-    expect(() => parseCatalog(doc, 'test.json')).toThrow(/vault\.properties\.token\.via: a secret property must reach the server by env or file, never argv/);
+    const doc = {
+      vault: { ...entry, properties: { token: { type: 'string', required: true, secret: true, via: { kind: 'flag', flag: '--token' } } } },
+    };
+    expect(() => parseCatalog(doc, 'test.json')).toThrow(
+      /vault\.properties\.token\.via: a secret property must reach the server by env or file, never argv/,
+    );
   });
 
   test('names must be camelCase, `custom` is reserved, types are the known ones, file delivery needs configFile', () => {

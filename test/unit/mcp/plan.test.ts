@@ -40,7 +40,12 @@ describe('planLaunches', () => {
   const plans = planLaunches(config, catalog, options) as LaunchPlan[];
 
   test('an npm server runs its bin with the gateway node, fixed args, then list items as arguments', () => {
-    expect(plans[0]).toMatchObject({ name: 'filesystem', command: '/opt/node', args: ['/srv/node_modules/@scope/fs/fs-bin.js', '--stdio', '/a', '/b'], cwd: '/run/gw/servers/filesystem' });
+    expect(plans[0]).toMatchObject({
+      name: 'filesystem',
+      command: '/opt/node',
+      args: ['/srv/node_modules/@scope/fs/fs-bin.js', '--stdio', '/a', '/b'],
+      cwd: '/run/gw/servers/filesystem',
+    });
   });
 
   test('flags, env (with its separator) and the 0600 config file each carry their properties', () => {
@@ -60,7 +65,12 @@ describe('planLaunches', () => {
   });
 
   test('a package that cannot be resolved becomes a reported failure, not a thrown error', () => {
-    const failing = planLaunches(config, catalog, { ...options, resolveBin: () => { throw new Error('package @scope/fs is not installed'); } });
+    const failing = planLaunches(config, catalog, {
+      ...options,
+      resolveBin: () => {
+        throw new Error('package @scope/fs is not installed');
+      },
+    });
     expect(failing[0]).toEqual({ name: 'filesystem', error: 'package @scope/fs is not installed' });
     expect((failing[1] as LaunchPlan).command).toBe('db-mcp');
   });

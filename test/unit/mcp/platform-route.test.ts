@@ -13,13 +13,22 @@ describe('POST /v2/sandboxes with mcp', () => {
     },
   } as unknown as SandboxService;
   const route = sandboxRoutes(service, { domain: null, clientID: 'test' }).find((r) => r.method === 'POST' && r.path === '/v2/sandboxes')!;
-  const post = (body: unknown) => route.handler({ method: 'POST', params: {}, query: new URLSearchParams(), body, raw: {} as IncomingMessage });
+  const post = (body: unknown) =>
+    route.handler({ method: 'POST', params: {}, query: new URLSearchParams(), body, raw: {} as IncomingMessage });
 
   beforeEach(() => created.splice(0));
 
   test.each([
-    ['an unknown server', { filesytem: { paths: ['/tmp'] } }, 'mcp.filesytem: got {"paths":["/tmp"]}; expected a server of the catalog or custom (did you mean filesystem?'],
-    ['an unknown key', { memory: { file: '/x' } }, 'mcp.memory.file: got "/x"; expected no such property (properties of memory: memoryFilePath)'],
+    [
+      'an unknown server',
+      { filesytem: { paths: ['/tmp'] } },
+      'mcp.filesytem: got {"paths":["/tmp"]}; expected a server of the catalog or custom (did you mean filesystem?',
+    ],
+    [
+      'an unknown key',
+      { memory: { file: '/x' } },
+      'mcp.memory.file: got "/x"; expected no such property (properties of memory: memoryFilePath)',
+    ],
     ['a wrong type', { filesystem: { paths: '/tmp' } }, 'mcp.filesystem.paths: got "/tmp"; expected a list of strings'],
     ['a missing required key', { filesystem: {} }, 'mcp.filesystem.paths: got (missing); expected a list of strings (required)'],
   ])('%s is a 400 naming the server and key, and nothing is created', async (_kind, mcp, message) => {
@@ -28,7 +37,9 @@ describe('POST /v2/sandboxes with mcp', () => {
   });
 
   test('a valid mcp config goes on to the service', async () => {
-    await expect(post({ templateID: 'mcp-gateway', mcp: { filesystem: { paths: ['/home/user'] }, memory: {} } })).rejects.toMatchObject({ code: 503 });
+    await expect(post({ templateID: 'mcp-gateway', mcp: { filesystem: { paths: ['/home/user'] }, memory: {} } })).rejects.toMatchObject({
+      code: 503,
+    });
     expect(created).toHaveLength(1);
   });
 });

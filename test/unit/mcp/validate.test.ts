@@ -29,13 +29,23 @@ describe('validateMcpConfig against the built-in catalog', () => {
 
   test('an unknown server is named, with the nearest catalog name', () => {
     expect(issuesOf({ filesytem: { paths: ['/'] } })).toEqual([
-      { key: 'mcp.filesytem', server: 'filesytem', given: '{"paths":["/"]}', expected: expect.stringContaining('did you mean filesystem?') },
+      {
+        key: 'mcp.filesytem',
+        server: 'filesytem',
+        given: '{"paths":["/"]}',
+        expected: expect.stringContaining('did you mean filesystem?'),
+      },
     ]);
   });
 
   test('an unknown key is named with the server and its known properties', () => {
     expect(issuesOf({ filesystem: { paths: ['/'], path: '/x' } })).toEqual([
-      { key: 'mcp.filesystem.path', server: 'filesystem', given: '"/x"', expected: 'no such property (did you mean paths? properties of filesystem: paths)' },
+      {
+        key: 'mcp.filesystem.path',
+        server: 'filesystem',
+        given: '"/x"',
+        expected: 'no such property (did you mean paths? properties of filesystem: paths)',
+      },
     ]);
     expect(issuesOf({ memory: { paths: ['/'] } })[0].expected).toContain('properties of memory: memoryFilePath');
     expect(issuesOf({ everything: { debug: true } })[0].expected).toContain('everything takes no properties');
@@ -48,11 +58,16 @@ describe('validateMcpConfig against the built-in catalog', () => {
     expect(issuesOf({ filesystem: { paths: ['/a', 3] } })).toEqual([
       { key: 'mcp.filesystem.paths[1]', server: 'filesystem', given: '3', expected: 'a string' },
     ]);
-    expect(issuesOf({ sequentialThinking: { disableThoughtLogging: 'yes' } })[0]).toMatchObject({ key: 'mcp.sequentialThinking.disableThoughtLogging', expected: 'true or false' });
+    expect(issuesOf({ sequentialThinking: { disableThoughtLogging: 'yes' } })[0]).toMatchObject({
+      key: 'mcp.sequentialThinking.disableThoughtLogging',
+      expected: 'true or false',
+    });
   });
 
   test('a missing required key is named', () => {
-    expect(issuesOf({ filesystem: {} })).toEqual([{ key: 'mcp.filesystem.paths', server: 'filesystem', given: '(missing)', expected: 'a list of strings (required)' }]);
+    expect(issuesOf({ filesystem: {} })).toEqual([
+      { key: 'mcp.filesystem.paths', server: 'filesystem', given: '(missing)', expected: 'a list of strings (required)' },
+    ]);
   });
 
   test('every problem is reported at once, across servers and custom entries', () => {
@@ -60,7 +75,7 @@ describe('validateMcpConfig against the built-in catalog', () => {
       filesystem: {},
       memory: { memoryFilePath: 7 },
       nosuch: {},
-      custom: { ok: { runCmd: 'x' }, bad: { install: 'x' }, 'no__pe': { runCmd: 'x' } },
+      custom: { ok: { runCmd: 'x' }, bad: { install: 'x' }, no__pe: { runCmd: 'x' } },
     });
     expect(issues.map((i) => i.key)).toEqual([
       'mcp.filesystem.paths',
@@ -80,7 +95,13 @@ describe('validateMcpConfig against the built-in catalog', () => {
     const catalog = {
       ...builtinCatalog(),
       ...parseCatalog(
-        { vault: { description: 'x', run: { command: ['vault-mcp'] }, properties: { token: { type: 'string', required: true, secret: true, via: { kind: 'env', name: 'VAULT_TOKEN' } } } } },
+        {
+          vault: {
+            description: 'x',
+            run: { command: ['vault-mcp'] },
+            properties: { token: { type: 'string', required: true, secret: true, via: { kind: 'env', name: 'VAULT_TOKEN' } } },
+          },
+        },
         'test',
       ),
     };
@@ -93,7 +114,9 @@ describe('validateMcpConfig against the built-in catalog', () => {
   });
 
   test('the config itself must be a mapping; a server named twice through an alias is refused', () => {
-    expect(issuesOf(['filesystem'])).toEqual([{ key: 'mcp', given: '["filesystem"]', expected: 'a mapping of server names to their settings' }]);
+    expect(issuesOf(['filesystem'])).toEqual([
+      { key: 'mcp', given: '["filesystem"]', expected: 'a mapping of server names to their settings' },
+    ]);
     expect(issuesOf({ sequentialThinking: {}, sequentialthinking: {} })[0].expected).toContain('only once');
   });
 
@@ -102,7 +125,9 @@ describe('validateMcpConfig against the built-in catalog', () => {
   });
 
   test('parseMcpConfig throws the same issues', () => {
-    expect(() => parseMcpConfig({ filesystem: {} })).toThrow(/mcp\.filesystem\.paths: got \(missing\); expected a list of strings \(required\)/);
+    expect(() => parseMcpConfig({ filesystem: {} })).toThrow(
+      /mcp\.filesystem\.paths: got \(missing\); expected a list of strings \(required\)/,
+    );
   });
 });
 

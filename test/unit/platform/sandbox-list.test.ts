@@ -50,7 +50,10 @@ describe('listSandboxes', () => {
 
   it('keeps its place when the item a token names is gone', () => {
     const first = listSandboxes(records, query('limit=1'));
-    const rest = listSandboxes(records.filter((r) => r.sandboxID !== 'c'), query(`nextToken=${first.nextToken}`));
+    const rest = listSandboxes(
+      records.filter((r) => r.sandboxID !== 'c'),
+      query(`nextToken=${first.nextToken}`),
+    );
     expect(rest.page.map((r) => r.sandboxID)).toEqual(['b', 'a']);
   });
 

@@ -2,11 +2,20 @@ import { connectSchema, newSandboxSchema, setTimeoutSchema } from '../../../src/
 
 describe('newSandboxSchema', () => {
   it('fills in E2B defaults', () => {
-    expect(newSandboxSchema.parse({ templateID: 'base' })).toEqual({ templateID: 'base', timeout: 300, metadata: {}, envVars: {}, autoPause: false });
+    expect(newSandboxSchema.parse({ templateID: 'base' })).toEqual({
+      templateID: 'base',
+      timeout: 300,
+      metadata: {},
+      envVars: {},
+      autoPause: false,
+    });
   });
 
   it('takes what the SDK sends for lifecycle', () => {
-    expect(newSandboxSchema.parse({ templateID: 'x', autoPause: true, autoResume: { enabled: true } })).toMatchObject({ autoPause: true, autoResume: { enabled: true } });
+    expect(newSandboxSchema.parse({ templateID: 'x', autoPause: true, autoResume: { enabled: true } })).toMatchObject({
+      autoPause: true,
+      autoResume: { enabled: true },
+    });
   });
 
   it('accepts the empty values clients send by default for unsupported features', () => {
@@ -14,7 +23,12 @@ describe('newSandboxSchema', () => {
   });
 
   it('refuses features it does not provide rather than ignoring them', () => {
-    const r = newSandboxSchema.safeParse({ templateID: 'x', network: { denyOut: ['0.0.0.0/0'] }, allow_internet_access: false, volumeMounts: [{ name: 'v', path: '/v' }] });
+    const r = newSandboxSchema.safeParse({
+      templateID: 'x',
+      network: { denyOut: ['0.0.0.0/0'] },
+      allow_internet_access: false,
+      volumeMounts: [{ name: 'v', path: '/v' }],
+    });
     expect(r.success).toBe(false);
     const messages = r.success ? [] : r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
     expect(messages).toEqual([

@@ -57,7 +57,10 @@ describe('Deadlines', () => {
   it('fires at the end time, at once for a past one, and not after clear', () => {
     let now = 1_000;
     const fired: string[] = [];
-    const d = new Deadlines((id) => fired.push(id), () => now);
+    const d = new Deadlines(
+      (id) => fired.push(id),
+      () => now,
+    );
     d.arm('a', 1_500);
     d.arm('past', 10);
     d.arm('cleared', 1_200);
@@ -71,7 +74,10 @@ describe('Deadlines', () => {
 
   it('re-arming moves the time', () => {
     const fired: string[] = [];
-    const d = new Deadlines((id) => fired.push(id), () => 0);
+    const d = new Deadlines(
+      (id) => fired.push(id),
+      () => 0,
+    );
     d.arm('a', 100);
     d.arm('a', 1_000);
     jest.advanceTimersByTime(500);
@@ -83,7 +89,10 @@ describe('Deadlines', () => {
   it('reaches times beyond what one Node timer holds in steps, never early', () => {
     let now = 0;
     const fired: string[] = [];
-    const d = new Deadlines((id) => fired.push(id), () => now);
+    const d = new Deadlines(
+      (id) => fired.push(id),
+      () => now,
+    );
     d.arm('far', MAX_TIMER_MS + 10_000);
     now = MAX_TIMER_MS;
     jest.advanceTimersByTime(MAX_TIMER_MS);
@@ -119,7 +128,12 @@ describe('sandbox views', () => {
 
   it('detail carries the token and the envd version; env vars and addresses stay inside', () => {
     const detail = sandboxDetail(record, ctx);
-    expect(detail).toMatchObject({ sandboxID: 's1', envdAccessToken: 'secret', envdVersion: expect.stringMatching(/^\d+\.\d+\.\d+$/), lifecycle: { onTimeout: 'pause', autoResume: true } });
+    expect(detail).toMatchObject({
+      sandboxID: 's1',
+      envdAccessToken: 'secret',
+      envdVersion: expect.stringMatching(/^\d+\.\d+\.\d+$/),
+      lifecycle: { onTimeout: 'pause', autoResume: true },
+    });
     expect(JSON.stringify(detail)).not.toContain('HIDDEN');
     expect(JSON.stringify(detail)).not.toContain('10.0.0.2');
   });

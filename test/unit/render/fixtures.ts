@@ -11,6 +11,13 @@ export const defaults: StackConfig = loadStackConfig({});
 
 /** A config that sets every renderer-relevant key away from its default. */
 export const custom: StackConfig = loadStackConfig({
-  proxy: { port: '9443', method: 'chacha20-ietf-poly1305', mode: 'tcp_only', timeout: 120, fastOpen: 'false', blockedCidrs: ['198.51.100.0/24'] },
+  proxy: {
+    port: '9443',
+    method: 'chacha20-ietf-poly1305',
+    mode: 'tcp_only',
+    timeout: 120,
+    fastOpen: 'false',
+    blockedCidrs: ['198.51.100.0/24'],
+  },
   client: { localPort: 1081, redirectPort: 12346, mode: 'tcp', bypassCidrs: ['192.0.2.0/24', '198.51.100.7/32'] },
 });

@@ -35,10 +35,17 @@ const USER_DATA_LIMIT = 16 * 1024;
 
 describe('sandbox host units', () => {
   it('match the golden files', () => {
-    expectGolden('sandbox-kit-platform.service', renderPlatformUnit(defaults, { catalog: LOCAL_REDIS_CATALOG, state: LOCAL_REDIS_STATE, localRedis: true }));
+    expectGolden(
+      'sandbox-kit-platform.service',
+      renderPlatformUnit(defaults, { catalog: LOCAL_REDIS_CATALOG, state: LOCAL_REDIS_STATE, localRedis: true }),
+    );
     expectGolden(
       'sandbox-kit-gateway.service',
-      renderGatewayUnit(defaults, { catalog: LOCAL_REDIS_CATALOG, resumeUrl: 'http://127.0.0.1:3001', after: [SANDBOX_UNITS.redis, SANDBOX_UNITS.platform] }),
+      renderGatewayUnit(defaults, {
+        catalog: LOCAL_REDIS_CATALOG,
+        resumeUrl: 'http://127.0.0.1:3001',
+        after: [SANDBOX_UNITS.redis, SANDBOX_UNITS.platform],
+      }),
     );
     expectGolden('sandbox-kit-network.service', renderNetworkUnit());
   });
@@ -55,7 +62,12 @@ describe('sandbox host units', () => {
   });
 
   it('take ports, brand and domain from the stack', () => {
-    const config = { ...custom, brand: 'E2b', gateway: { port: 8080, domain: 'sandbox.example.com' }, sandboxHost: { ...custom.sandboxHost, apiPort: 8443 } };
+    const config = {
+      ...custom,
+      brand: 'E2b',
+      gateway: { port: 8080, domain: 'sandbox.example.com' },
+      sandboxHost: { ...custom.sandboxHost, apiPort: 8443 },
+    };
     const unit = renderGatewayUnit(config, { catalog: REDIS, resumeUrl: 'http://api:8443', after: [] });
     expect(unit).toContain('--port 8080 ');
     expect(unit).toContain('--brand E2b --domain sandbox.example.com ');
@@ -70,11 +82,19 @@ describe('sandbox host units', () => {
 });
 
 describe('sandbox network script', () => {
-  const single = { addresses: { kind: 'static' as const, cidr: '10.88.0.0/22' }, proxy: { ip: SERVER_IP, port: 8388, protocols: ['tcp', 'udp'] as const }, hostNetworks: HOST_NETWORKS, routedFrom: [] };
+  const single = {
+    addresses: { kind: 'static' as const, cidr: '10.88.0.0/22' },
+    proxy: { ip: SERVER_IP, port: 8388, protocols: ['tcp', 'udp'] as const },
+    hostNetworks: HOST_NETWORKS,
+    routedFrom: [],
+  };
 
   it('matches the golden files (single host, fleet host)', () => {
     expectGolden('sandbox-network.sh', renderSandboxNetworkScript(single));
-    expectGolden('sandbox-network-fleet.sh', renderSandboxNetworkScript({ ...single, addresses: { kind: 'delegated' }, routedFrom: HOST_NETWORKS }));
+    expectGolden(
+      'sandbox-network-fleet.sh',
+      renderSandboxNetworkScript({ ...single, addresses: { kind: 'delegated' }, routedFrom: HOST_NETWORKS }),
+    );
   });
 
   it('blocks private, link-local and the VPC, but lets the proxy port and DNS through first', () => {
@@ -103,15 +123,22 @@ describe('sandbox host cloud-init', () => {
 
   it('adds the Node.js 20 repository with its pinned key, installs the packages and writes each file with its mode', () => {
     const doc = parse(renderSandboxCloudInit(defaults, sandboxInputs('single'))) as CloudConfig;
-    expect(doc.apt.sources['nodesource.list']).toEqual({ source: 'deb [signed-by=$KEY_FILE] https://deb.nodesource.com/node_20.x nodistro main', key: NODESOURCE_KEY });
+    expect(doc.apt.sources['nodesource.list']).toEqual({
+      source: 'deb [signed-by=$KEY_FILE] https://deb.nodesource.com/node_20.x nodistro main',
+      key: NODESOURCE_KEY,
+    });
     expect(doc.packages).toEqual(sandboxPackages('single'));
-    expect(doc.packages).toEqual(expect.arrayContaining(['nodejs', 'crun', 'runc', 'tini', 'mmdebstrap', 'redis-server', 'awscli', 'unzip']));
+    expect(doc.packages).toEqual(
+      expect.arrayContaining(['nodejs', 'crun', 'runc', 'tini', 'mmdebstrap', 'redis-server', 'awscli', 'unzip']),
+    );
     const files = Object.fromEntries(doc.write_files.map((f) => [f.path, f]));
     expect(files[P.apiKey]).toEqual({ path: P.apiKey, permissions: '0600', owner: 'root:root', content: `${API_KEY}\n` });
     expect(files[P.bundleSums].content).toBe(`${'b'.repeat(64)}  agent.js\n${'a'.repeat(64)}  sandbox-kit.js\n`);
     expect(files[P.installBundle]).toMatchObject({ permissions: '0755', content: renderInstallBundleScript(BUNDLE) });
     expect(files[P.buildTemplate]).toMatchObject({ permissions: '0755', content: renderBuildTemplateScript(defaults) });
-    expect(files[`${P.units}/${SANDBOX_UNITS.platform}`].content).toBe(renderPlatformUnit(defaults, { catalog: LOCAL_REDIS_CATALOG, state: LOCAL_REDIS_STATE, localRedis: true }));
+    expect(files[`${P.units}/${SANDBOX_UNITS.platform}`].content).toBe(
+      renderPlatformUnit(defaults, { catalog: LOCAL_REDIS_CATALOG, state: LOCAL_REDIS_STATE, localRedis: true }),
+    );
     // The key is in exactly one file, the 0600 one.
     expect(doc.write_files.filter((f) => f.content.includes(API_KEY)).map((f) => f.path)).toEqual([P.apiKey]);
   });
@@ -119,7 +146,9 @@ describe('sandbox host cloud-init', () => {
   it('installs the bundle before it starts the services, and starts them in dependency order', () => {
     const { runcmd } = parse(renderSandboxCloudInit(defaults, sandboxInputs('single'))) as CloudConfig;
     expect(runcmd[0]).toBe(P.installBundle);
-    expect(runcmd.at(-1)).toBe(`systemctl enable --now ${SANDBOX_UNITS.redis} ${SANDBOX_UNITS.network} ${SANDBOX_UNITS.platform} ${SANDBOX_UNITS.gateway}`);
+    expect(runcmd.at(-1)).toBe(
+      `systemctl enable --now ${SANDBOX_UNITS.redis} ${SANDBOX_UNITS.network} ${SANDBOX_UNITS.platform} ${SANDBOX_UNITS.gateway}`,
+    );
     expect(runcmd.indexOf('systemctl daemon-reload')).toBeLessThan(runcmd.length - 1);
   });
 
@@ -137,12 +166,16 @@ describe('sandbox host cloud-init', () => {
     expect(platformUnit).toContain(`--redis ${REDIS.replace(/\/0$/, '/1')} `);
     // A fleet host lets the VPC (its gateways) open connections to its sandboxes; a single host does not.
     expect(fleet.find((f) => f.path === P.networkScript)!.content).toContain(`ROUTED_FROM="${HOST_NETWORKS.join(' ')}"`);
-    expect(sandboxHostFiles(defaults, sandboxInputs('single')).find((f) => f.path === P.networkScript)!.content).toContain('ROUTED_FROM=""');
+    expect(sandboxHostFiles(defaults, sandboxInputs('single')).find((f) => f.path === P.networkScript)!.content).toContain(
+      'ROUTED_FROM=""',
+    );
   });
 
   it('refuses a fleet role without its catalog, and a malformed bundle sum', () => {
     expect(() => sandboxHostFiles(defaults, { ...sandboxInputs('fleet-host'), catalog: undefined })).toThrow(/needs the fleet's catalog/);
-    expect(() => sandboxHostFiles(defaults, { ...sandboxInputs('single'), bundle: { ...BUNDLE, sums: { 'a.js': 'xyz' } } })).toThrow(/a.js: expected a sha256/);
+    expect(() => sandboxHostFiles(defaults, { ...sandboxInputs('single'), bundle: { ...BUNDLE, sums: { 'a.js': 'xyz' } } })).toThrow(
+      /a.js: expected a sha256/,
+    );
   });
 });
 
@@ -151,17 +184,27 @@ describe('template build script', () => {
     const script = renderBuildTemplateScript(defaults);
     expectGolden('build-template.sh', script);
     expect(script).toContain('SANDBOX_KIT_PROXY_PASSWORD=$(cat "$DIR/password")');
-    expect(script).toContain(`template build --stack host --server-ip "$(cat "$DIR/server-ip")" --api-url "$API" --api-key-file ${P.apiKey}\n`);
+    expect(script).toContain(
+      `template build --stack host --server-ip "$(cat "$DIR/server-ip")" --api-url "$API" --api-key-file ${P.apiKey}\n`,
+    );
     expect(script).toContain(`curl -fsS -o /dev/null -H "X-API-Key: $(cat ${P.apiKey})" "$API/templates"`);
   });
 
   it('hands the build a stack file that parses back to the same template settings, and nothing else', () => {
-    for (const config of [defaults, custom, loadStackConfig({ template: { alias: 'other', mode: 'transparent', memoryMB: 2048 }, egress: { generation: 7 } })]) {
+    for (const config of [
+      defaults,
+      custom,
+      loadStackConfig({ template: { alias: 'other', mode: 'transparent', memoryMB: 2048 }, egress: { generation: 7 } }),
+    ]) {
       const doc = parse(renderStackFile(config)) as { config: Record<string, unknown> };
       const values = Object.fromEntries(Object.entries(doc.config).map(([k, v]) => [k.replace(/^sandbox-kit:/, ''), v]));
       expect(Object.keys(values)).toEqual(['proxy', 'client', 'template']);
       const parsed = loadStackConfig(values);
-      expect({ proxy: parsed.proxy, client: parsed.client, template: parsed.template }).toEqual({ proxy: config.proxy, client: config.client, template: config.template });
+      expect({ proxy: parsed.proxy, client: parsed.client, template: parsed.template }).toEqual({
+        proxy: config.proxy,
+        client: config.client,
+        template: config.template,
+      });
     }
     expect(renderStackFile(loadStackConfig({ egress: { generation: 7 } }))).toBe(renderStackFile(defaults));
   });

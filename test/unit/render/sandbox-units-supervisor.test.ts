@@ -2,7 +2,15 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, wri
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseServiceUnit } from '../../../src/lab/unit-file';
-import { LOCAL_REDIS_CATALOG, LOCAL_REDIS_STATE, SANDBOX_HOST_PATHS as P, SANDBOX_UNITS, gatewayCommand, platformCommand, sandboxHostFiles } from '../../../src/render';
+import {
+  LOCAL_REDIS_CATALOG,
+  LOCAL_REDIS_STATE,
+  SANDBOX_HOST_PATHS as P,
+  SANDBOX_UNITS,
+  gatewayCommand,
+  platformCommand,
+  sandboxHostFiles,
+} from '../../../src/render';
 import { bundleSums, layOutSandboxHost } from '../../helpers/sandbox-host-layout';
 import { defaults } from './fixtures';
 import { sandboxInputs } from './sandbox-fixtures';
@@ -49,11 +57,18 @@ describe('laying out a sandbox host for a lab node', () => {
     expect(readFileSync(join(layout.optDir, 'dist/bundle/sandbox-kit.js'), 'utf8')).toBe('// cli\n');
     expect(existsSync(join(layout.optDir, 'package.json'))).toBe(true);
     expect(statSync(join(layout.optDir, 'bin/sandbox-kit')).mode & 0o777).toBe(0o755);
-    expect(layout.units.sort()).toEqual([SANDBOX_UNITS.gateway, SANDBOX_UNITS.network, SANDBOX_UNITS.platform].map((u) => `${P.units}/${u}`).sort());
+    expect(layout.units.sort()).toEqual(
+      [SANDBOX_UNITS.gateway, SANDBOX_UNITS.network, SANDBOX_UNITS.platform].map((u) => `${P.units}/${u}`).sort(),
+    );
   });
 
   it('refuses a bundle that does not match the sums the user data carries', () => {
-    const inputs = { ...sandboxInputs('single'), bundle: { ...sandboxInputs('single').bundle, sums: { ...bundleSums(bundleDir), 'agent.js': 'f'.repeat(64) } } };
-    expect(() => layOutSandboxHost(join(dir, 'node'), defaults, inputs, bundleDir)).toThrow(/bundle file agent.js: sha256 [0-9a-f]{64}, the user data says f{64}/);
+    const inputs = {
+      ...sandboxInputs('single'),
+      bundle: { ...sandboxInputs('single').bundle, sums: { ...bundleSums(bundleDir), 'agent.js': 'f'.repeat(64) } },
+    };
+    expect(() => layOutSandboxHost(join(dir, 'node'), defaults, inputs, bundleDir)).toThrow(
+      /bundle file agent.js: sha256 [0-9a-f]{64}, the user data says f{64}/,
+    );
   });
 });

@@ -55,7 +55,10 @@ describe('server ACL', () => {
   });
 
   it('adds host networks and configured ranges once each', () => {
-    const blocked = renderServerAcl(custom.proxy, [...HOST_NETWORKS, '10.0.0.0/8']).split('[outbound_block_list]\n')[1].trim().split('\n');
+    const blocked = renderServerAcl(custom.proxy, [...HOST_NETWORKS, '10.0.0.0/8'])
+      .split('[outbound_block_list]\n')[1]
+      .trim()
+      .split('\n');
     expect(blocked).toEqual(expect.arrayContaining(['10.0.0.0/16', '198.51.100.0/24']));
     expect(new Set(blocked).size).toBe(blocked.length);
     expect(blocked.filter((b) => b.includes('.')).every(isCidr)).toBe(true);
@@ -93,7 +96,12 @@ describe('sysctl file', () => {
 
   it("sets the spec's three settings, and TCP Fast Open only when the server uses it", () => {
     const lines = renderSysctl(defaults.proxy).split('\n');
-    for (const line of ['net.ipv4.ip_forward=1', 'net.core.default_qdisc=fq', 'net.ipv4.tcp_congestion_control=bbr', 'net.ipv4.tcp_fastopen=3']) {
+    for (const line of [
+      'net.ipv4.ip_forward=1',
+      'net.core.default_qdisc=fq',
+      'net.ipv4.tcp_congestion_control=bbr',
+      'net.ipv4.tcp_fastopen=3',
+    ]) {
       expect(lines).toContain(line);
     }
     expect(sysctlSettings(custom.proxy)).not.toHaveProperty(['net.ipv4.tcp_fastopen']);

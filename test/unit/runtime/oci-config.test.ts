@@ -23,7 +23,14 @@ describe('renderOciConfig', () => {
     expect(c.root).toEqual({ path: '/var/lib/sk/abc/rootfs', readonly: false });
     expect(c.hostname).toBe('abc');
     expect(c.linux.cgroupsPath).toBe('/sandbox-kit-x/abc');
-    expect(c.linux.namespaces).toEqual([{ type: 'pid' }, { type: 'mount' }, { type: 'ipc' }, { type: 'uts' }, { type: 'cgroup' }, { type: 'network', path: '/run/netns/x-abc' }]);
+    expect(c.linux.namespaces).toEqual([
+      { type: 'pid' },
+      { type: 'mount' },
+      { type: 'ipc' },
+      { type: 'uts' },
+      { type: 'cgroup' },
+      { type: 'network', path: '/run/netns/x-abc' },
+    ]);
     expect(c.linux.resources).toEqual({
       devices: [{ allow: false, access: 'rwm' }],
       memory: { limit: 536870912 },
@@ -35,7 +42,12 @@ describe('renderOciConfig', () => {
     expect(c.process.noNewPrivileges).toBe(false);
     expect(c.process.terminal).toBe(false);
     expect(c.process.oomScoreAdj).toBeUndefined();
-    expect(c.mounts.at(-1)).toEqual({ destination: '/opt/sandbox-kit/node', type: 'bind', source: '/usr/bin/node', options: ['rbind', 'nosuid', 'nodev', 'ro'] });
+    expect(c.mounts.at(-1)).toEqual({
+      destination: '/opt/sandbox-kit/node',
+      type: 'bind',
+      source: '/usr/bin/node',
+      options: ['rbind', 'nosuid', 'nodev', 'ro'],
+    });
     const caps = (c.process.capabilities as { bounding: string[] }).bounding;
     expect(caps).toEqual(expect.arrayContaining(['CAP_CHOWN', 'CAP_SETUID', 'CAP_NET_ADMIN', 'CAP_NET_RAW']));
     expect(caps).not.toEqual(expect.arrayContaining(['CAP_SYS_ADMIN']));
@@ -45,12 +57,17 @@ describe('renderOciConfig', () => {
     const { netnsPath: _drop, ...host } = input;
     expect((renderOciConfig(host).linux.namespaces as Array<{ type: string }>).map((n) => n.type)).not.toContain('network');
     expect(renderOciConfig({ ...host, privateNetwork: true }).linux.namespaces).toContainEqual({ type: 'network' });
-    expect((renderOciConfig({ ...input, cpuCount: 0.5 }).linux.resources as { cpu: unknown }).cpu).toEqual({ quota: 50000, period: 100000 });
+    expect((renderOciConfig({ ...input, cpuCount: 0.5 }).linux.resources as { cpu: unknown }).cpu).toEqual({
+      quota: 50000,
+      period: 100000,
+    });
     expect(renderOciConfig({ ...input, oomScoreAdj: -1000 }).process.oomScoreAdj).toBe(-1000);
   });
 
   test('every bad input at once, each named', () => {
-    expect(() => renderOciConfig({ ...input, rootfs: 'rel', args: [], memoryBytes: 1024, cpuCount: 0, env: { 'A=B': 'x' }, privateNetwork: true })).toThrow(
+    expect(() =>
+      renderOciConfig({ ...input, rootfs: 'rel', args: [], memoryBytes: 1024, cpuCount: 0, env: { 'A=B': 'x' }, privateNetwork: true }),
+    ).toThrow(
       /netnsPath and privateNetwork exclude each other; rootfs must be an absolute path, got "rel"; args must name a program, got \[\]; memoryBytes must be an integer of at least 16 MiB, got 1024; cpuCount must be above 0 and at most 1024, got 0; environment variable name "A=B"/,
     );
   });

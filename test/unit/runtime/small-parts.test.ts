@@ -12,9 +12,17 @@ import { checkInstanceName, instancePaths } from '../../../src/runtime/instance'
 
 describe('base images', () => {
   test('debian tags map to suites; anything else names what is supported', () => {
-    expect(['debian:bookworm', 'debian:12', 'debian:stable', 'debian', 'debian:bookworm-slim'].map(debianSuite)).toEqual(['bookworm', 'bookworm', 'bookworm', 'bookworm', 'bookworm']);
+    expect(['debian:bookworm', 'debian:12', 'debian:stable', 'debian', 'debian:bookworm-slim'].map(debianSuite)).toEqual([
+      'bookworm',
+      'bookworm',
+      'bookworm',
+      'bookworm',
+      'bookworm',
+    ]);
     expect(['debian:trixie', 'debian:13'].map(debianSuite)).toEqual(['trixie', 'trixie']);
-    expect(() => debianSuite('ubuntu:22.04')).toThrow(/base image "ubuntu:22.04" is not available offline; supported: debian:bookworm, debian:12, .*debian:trixie, debian:13/);
+    expect(() => debianSuite('ubuntu:22.04')).toThrow(
+      /base image "ubuntu:22.04" is not available offline; supported: debian:bookworm, debian:12, .*debian:trixie, debian:13/,
+    );
     expect(() => debianSuite('debian:sid')).toThrow(/not available offline/);
   });
 
@@ -56,7 +64,8 @@ describe('network naming and addresses', () => {
 
 describe('host facts', () => {
   test('hard NOFILE from /proc/self/limits', () => {
-    const limits = 'Limit                     Soft Limit           Hard Limit           Units     \nMax open files            1024                 20000                files     \n';
+    const limits =
+      'Limit                     Soft Limit           Hard Limit           Units     \nMax open files            1024                 20000                files     \n';
     expect(hardNofile(limits)).toBe(20000);
     expect(hardNofile(limits.replace('20000', 'unlimited'))).toBeUndefined();
   });
@@ -69,20 +78,36 @@ describe('host facts', () => {
 
 describe('mounts and argv', () => {
   test('overlay options; paths that would break them are refused', () => {
-    expect(overlayOptions({ lower: ['/l/2', '/l/1'], upper: '/s/u', work: '/s/w', target: '/s/r' })).toBe('lowerdir=/l/2:/l/1,upperdir=/s/u,workdir=/s/w');
+    expect(overlayOptions({ lower: ['/l/2', '/l/1'], upper: '/s/u', work: '/s/w', target: '/s/r' })).toBe(
+      'lowerdir=/l/2:/l/1,upperdir=/s/u,workdir=/s/w',
+    );
     expect(() => overlayOptions({ lower: ['/a:b'], upper: '/s/u', work: '/s/w', target: '/s/r' })).toThrow(/no ':'/);
   });
 
   test('a private mount namespace only when something must be mounted', () => {
     expect(inPrivateMountNamespace({ hideUnified: false }, ['runc', 'list'])).toEqual(['runc', 'list']);
-    const argv = inPrivateMountNamespace({ hideUnified: true, overlay: { lower: ['/l'], upper: '/u', work: '/w', target: '/r' } }, ['crun', 'run']);
+    const argv = inPrivateMountNamespace({ hideUnified: true, overlay: { lower: ['/l'], upper: '/u', work: '/w', target: '/r' } }, [
+      'crun',
+      'run',
+    ]);
     expect(argv.slice(0, 5)).toEqual(['unshare', '-m', '--propagation', 'private', 'sh']);
     expect(argv.slice(-5)).toEqual(['sh', 'lowerdir=/l,upperdir=/u,workdir=/w', '/r', 'crun', 'run']);
     expect(argv[6]).toContain('/sys/fs/cgroup/unified');
   });
 
   test('agent argv and payload binds', () => {
-    expect(agentArgv(49983, ['--brand', 'Svc'])).toEqual(['/opt/sandbox-kit/tini', '-s', '--', '/opt/sandbox-kit/node', '/opt/sandbox-kit/bundle/run.js', 'agent', '--port', '49983', '--brand', 'Svc']);
+    expect(agentArgv(49983, ['--brand', 'Svc'])).toEqual([
+      '/opt/sandbox-kit/tini',
+      '-s',
+      '--',
+      '/opt/sandbox-kit/node',
+      '/opt/sandbox-kit/bundle/run.js',
+      'agent',
+      '--port',
+      '49983',
+      '--brand',
+      'Svc',
+    ]);
     expect(payloadBinds({ bundleDir: '/b', node: '/n', tini: '/t' }).map((b) => [b.source, b.target, b.readonly])).toEqual([
       ['/b', '/opt/sandbox-kit/bundle', true],
       ['/n', '/opt/sandbox-kit/node', true],
@@ -93,7 +118,9 @@ describe('mounts and argv', () => {
 
 describe('sandbox /etc and accounts', () => {
   test('hosts and resolv.conf', () => {
-    expect(renderHosts('abc', '198.19.1.2')).toBe('127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n127.0.1.1\tabc\n198.19.1.2\tabc\n');
+    expect(renderHosts('abc', '198.19.1.2')).toBe(
+      '127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n127.0.1.1\tabc\n198.19.1.2\tabc\n',
+    );
     expect(renderResolvConf('# c\nnameserver 127.0.0.53\nnameserver 10.0.0.2\nsearch x\n')).toBe('nameserver 10.0.0.2\nsearch x\n');
   });
 
@@ -108,6 +135,11 @@ describe('sandbox /etc and accounts', () => {
 
   test('instance names', () => {
     expect(() => checkInstanceName('Bad-Name')).toThrow(/invalid runtime instance name "Bad-Name"/);
-    expect(instancePaths('abc', 'crun', { stateRoot: '/s', dataRoot: '/d' })).toEqual({ instance: 'abc', stateDir: '/s/abc/crun', dataDir: '/d/abc', cgroupParent: 'sandbox-kit-abc' });
+    expect(instancePaths('abc', 'crun', { stateRoot: '/s', dataRoot: '/d' })).toEqual({
+      instance: 'abc',
+      stateDir: '/s/abc/crun',
+      dataDir: '/d/abc',
+      cgroupParent: 'sandbox-kit-abc',
+    });
   });
 });

@@ -34,7 +34,10 @@ describe('upload URLs', () => {
 
   test('a URL signed by the platform is accepted until it expires', () => {
     expect(checkUpload(secret, sig, signUpload(secret, sig), 1_999)).toEqual({ ok: true });
-    expect(checkUpload(secret, sig, signUpload(secret, sig), 2_001)).toMatchObject({ ok: false, reason: expect.stringContaining('expired') });
+    expect(checkUpload(secret, sig, signUpload(secret, sig), 2_001)).toMatchObject({
+      ok: false,
+      reason: expect.stringContaining('expired'),
+    });
   });
 
   test('another template, hash, expiry or secret does not match', () => {

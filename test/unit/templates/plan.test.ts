@@ -1,7 +1,12 @@
 import { copySourceProblem, debianImage, expandEnv, planSteps } from '../../../src/platform/templates/plan';
 import type { Step } from '../../../src/platform/templates/wire';
 
-const step = (type: string, args: string[], extra: Partial<Step> = {}): Step => ({ type: type as Step['type'], args, force: false, ...extra });
+const step = (type: string, args: string[], extra: Partial<Step> = {}): Step => ({
+  type: type as Step['type'],
+  args,
+  force: false,
+  ...extra,
+});
 const HASH = 'b'.repeat(64);
 
 describe('planSteps', () => {
@@ -19,11 +24,21 @@ describe('planSteps', () => {
   });
 
   test('reports every bad step at once, each naming its position and cause', () => {
-    const result = planSteps([step('RUN', ['true']), step('ADD', ['x']), step('COPY', ['../x', '/y', '', ''], { filesHash: HASH }), step('ENV', ['A']), step('USER', ['Bad User'])]);
+    const result = planSteps([
+      step('RUN', ['true']),
+      step('ADD', ['x']),
+      step('COPY', ['../x', '/y', '', ''], { filesHash: HASH }),
+      step('ENV', ['A']),
+      step('USER', ['Bad User']),
+    ]);
     expect(result.ok).toBe(false);
     expect(!result.ok && result.problems).toEqual([
       { step: '2', message: 'step 2 (ADD x): unknown step type "ADD"; supported: RUN, COPY, ENV, WORKDIR, USER' },
-      { step: '3', message: 'step 3 (COPY ../x /y): the COPY source "../x" is outside the template\'s file context; expected a path inside it (no leading ..)' },
+      {
+        step: '3',
+        message:
+          'step 3 (COPY ../x /y): the COPY source "../x" is outside the template\'s file context; expected a path inside it (no leading ..)',
+      },
       { step: '4', message: 'step 4 (ENV A): ENV needs name/value pairs; got 1 argument(s)' },
       { step: '5', message: 'step 5 (USER Bad User): USER "Bad User" is not a Unix user name' },
     ]);
@@ -64,7 +79,8 @@ test('only Debian suites the base maker supports are available; the error lists 
   expect(debianImage('debian:latest', supported)).toEqual({ ok: true, image: 'debian:stable' });
   expect(debianImage('e2bdev/base', supported)).toEqual({
     ok: false,
-    message: 'base image "e2bdev/base" is not available offline; supported: debian:bookworm, debian:stable, debian:trixie (fromDebianImage(\'<suite>\'))',
+    message:
+      'base image "e2bdev/base" is not available offline; supported: debian:bookworm, debian:stable, debian:trixie (fromDebianImage(\'<suite>\'))',
   });
   expect(debianImage('debian:buster', supported).ok).toBe(false);
 });

@@ -61,5 +61,6 @@ export const IP_ADDRS_LAB = `1: lo    inet 127.0.0.1/8 scope host lo\\       val
 `;
 
 /** /proc/<pid>/cmdline shown one argument per line. */
-export const CMDLINE_BIND = '/usr/bin/ss-server\n-c\n/etc/sandbox-kit/ss-server.json\n--acl\n/etc/sandbox-kit/server.acl\n-b\n172.31.16.11\n';
+export const CMDLINE_BIND =
+  '/usr/bin/ss-server\n-c\n/etc/sandbox-kit/ss-server.json\n--acl\n/etc/sandbox-kit/server.acl\n-b\n172.31.16.11\n';
 export const CMDLINE_SHARED = '/usr/bin/ss-server\n-c\n/etc/sandbox-kit/ss-server.json\n--acl\n/etc/sandbox-kit/server.acl\n';

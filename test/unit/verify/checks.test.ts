@@ -128,7 +128,9 @@ describe('runChecks', () => {
   it('passes the lab host: root without sudo, no systemd, fq on the device instead of the global sysctl', async () => {
     const { failed, byName, commands } = await check(LAB_HOST, DEDICATED);
     expect(failed).toEqual([]);
-    expect(byName('sysctl net.core.default_qdisc=fq').detail).toBe('reads nothing (not a setting of this network namespace), but the default-route device px0 uses fq');
+    expect(byName('sysctl net.core.default_qdisc=fq').detail).toBe(
+      'reads nothing (not a setting of this network namespace), but the default-route device px0 uses fq',
+    );
     expect(byName('ss-server running').detail).toBe('no systemd (PID 1 is node), process check: ss-server pid 812 owns port 8388');
     expect(byName('egress bind').detail).toMatch(/198\.18\.0\.2 \(on px0\)/);
     expect(commands.some((c) => c.startsWith('sudo'))).toBe(false);
@@ -149,7 +151,10 @@ describe('runChecks', () => {
   });
 
   it('fails sysctls that were not applied, saying what they read', async () => {
-    const { failed, byName } = await check({ ...AWS_HOST, sysctl: captured.SYSCTL_APPLIED.replace('ip_forward = 1', 'ip_forward = 0').replace('bbr', 'cubic') });
+    const { failed, byName } = await check({
+      ...AWS_HOST,
+      sysctl: captured.SYSCTL_APPLIED.replace('ip_forward = 1', 'ip_forward = 0').replace('bbr', 'cubic'),
+    });
     expect(failed).toEqual(['sysctl net.ipv4.ip_forward=1', 'sysctl net.ipv4.tcp_congestion_control=bbr']);
     expect(byName('sysctl net.ipv4.tcp_congestion_control=bbr').detail).toBe('reads cubic');
   });
@@ -157,14 +162,25 @@ describe('runChecks', () => {
   it('checks the process when systemd is PID 1 but does not know the unit (the lab on a systemd machine)', async () => {
     const { failed, byName } = await check({ ...LAB_HOST, init: 'systemd', loadState: 'not-found' });
     expect(failed).toEqual([]);
-    expect(byName('ss-server running').detail).toBe('systemd does not know ss-server.service, process check: ss-server pid 812 owns port 8388');
+    expect(byName('ss-server running').detail).toBe(
+      'systemd does not know ss-server.service, process check: ss-server pid 812 owns port 8388',
+    );
     const stopped = await check({ ...LAB_HOST, init: 'systemd', loadState: 'not-found', ss: '' });
-    expect(stopped.byName('ss-server running')).toMatchObject({ ok: false, detail: 'systemd does not know ss-server.service, process check: no ss-server process owns port 8388' });
+    expect(stopped.byName('ss-server running')).toMatchObject({
+      ok: false,
+      detail: 'systemd does not know ss-server.service, process check: no ss-server process owns port 8388',
+    });
   });
 
   it('fails an inactive unit and everything that needs the process', async () => {
     const { failed, byName } = await check({ ...AWS_HOST, unitState: 'failed', ss: '' });
-    expect(failed).toEqual(['ss-server running', 'listening on 8388/tcp', 'listening on 8388/udp', 'ss-server max open files 51200', 'egress bind']);
+    expect(failed).toEqual([
+      'ss-server running',
+      'listening on 8388/tcp',
+      'listening on 8388/udp',
+      'ss-server max open files 51200',
+      'egress bind',
+    ]);
     expect(byName('ss-server running').detail).toBe('systemd unit ss-server.service is failed');
     expect(byName('listening on 8388/udp').detail).toBe('nothing listens on udp port 8388');
   });
@@ -205,7 +221,11 @@ describe('runChecks', () => {
     it('notes shared mode when the server has no -b and no stack says otherwise', async () => {
       const host = { ...AWS_HOST, cmdline: { 812: captured.CMDLINE_SHARED } };
       const any = await check(host, ANY_EGRESS);
-      expect(any.byName('egress bind')).toEqual({ name: 'egress bind', ok: true, detail: expect.stringMatching(/^skipped, shared mode: no -b/) });
+      expect(any.byName('egress bind')).toEqual({
+        name: 'egress bind',
+        ok: true,
+        detail: expect.stringMatching(/^skipped, shared mode: no -b/),
+      });
       expect((await check(host, SHARED)).failed).toEqual([]);
     });
 
@@ -216,11 +236,18 @@ describe('runChecks', () => {
     });
 
     it('fails a -b when the stack is in shared mode', async () => {
-      expect((await check(AWS_HOST, SHARED)).byName('egress bind').detail).toMatch(/egress.mode shared, but ss-server binds -b 172.31.16.11/);
+      expect((await check(AWS_HOST, SHARED)).byName('egress bind').detail).toMatch(
+        /egress.mode shared, but ss-server binds -b 172.31.16.11/,
+      );
     });
 
     it('fails a bind address that is on no interface', async () => {
-      const { failed, byName } = await check({ ...AWS_HOST, addrs: captured.IP_ADDRS.split('\n').filter((l) => !l.includes('172.31.16.11')).join('\n') });
+      const { failed, byName } = await check({
+        ...AWS_HOST,
+        addrs: captured.IP_ADDRS.split('\n')
+          .filter((l) => !l.includes('172.31.16.11'))
+          .join('\n'),
+      });
       expect(failed).toEqual(['egress bind']);
       expect(byName('egress bind').detail).toBe('ss-server binds -b 172.31.16.11, but no interface has that address');
     });

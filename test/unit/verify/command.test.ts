@@ -20,7 +20,9 @@ describe('sandbox-kit verify (arguments)', () => {
     await expect(run(['--host', '203.0.113.5'])).rejects.toThrow(UsageError);
     await expect(run(['--host', '203.0.113.5'])).rejects.toThrow(/--ssh-key: got \(missing\)/);
     await expect(run([])).rejects.toThrow(/--host or --sandbox-host: got \(missing\).*\n.*--ssh-key: got \(missing\)/);
-    await expect(run(['--ssh-key', 'k'])).rejects.toThrow(/--host or --sandbox-host: got \(missing\); expected the proxy host and\/or the sandbox host to check/);
+    await expect(run(['--ssh-key', 'k'])).rejects.toThrow(
+      /--host or --sandbox-host: got \(missing\); expected the proxy host and\/or the sandbox host to check/,
+    );
   });
 
   it('refuses a bad port and unknown flags, all at once', async () => {
@@ -41,7 +43,9 @@ describe('sandbox-kit verify (arguments)', () => {
       writeFileSync(join(dir, 'Pulumi.yaml'), 'name: sandbox-kit\nruntime: nodejs\n');
       writeFileSync(join(dir, 'Pulumi.bad.yaml'), 'config:\n  sandbox-kit:proxy:\n    port: 0\n');
       process.chdir(dir);
-      await expect(run(['--host', '127.0.0.1', '--ssh-key', '/nonexistent/key', '--stack', 'bad'])).rejects.toThrow(/sandbox-kit:proxy.port/);
+      await expect(run(['--host', '127.0.0.1', '--ssh-key', '/nonexistent/key', '--stack', 'bad'])).rejects.toThrow(
+        /sandbox-kit:proxy.port/,
+      );
     } finally {
       process.chdir(cwd);
       rmSync(dir, { recursive: true, force: true });

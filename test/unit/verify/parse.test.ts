@@ -35,7 +35,12 @@ describe('verify output parsers', () => {
       { protocol: 'udp', address: '0.0.0.0', port: 8388, processes: [{ name: 'ss-server', pid: 812 }] },
       { protocol: 'tcp', address: '0.0.0.0', port: 8388, processes: [{ name: 'ss-server', pid: 812 }] },
     ]);
-    expect(sockets.find((s) => s.address === '[::]')).toEqual({ protocol: 'tcp', address: '[::]', port: 22, processes: [{ name: 'sshd', pid: 530 }] });
+    expect(sockets.find((s) => s.address === '[::]')).toEqual({
+      protocol: 'tcp',
+      address: '[::]',
+      port: 22,
+      processes: [{ name: 'sshd', pid: 530 }],
+    });
     expect(parseListeners(captured.SS_PORT_TAKEN)[0].processes.map((p) => p.pid)).toEqual([900, 901]);
   });
 

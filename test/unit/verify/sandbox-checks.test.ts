@@ -13,7 +13,12 @@ const frame = (m: unknown, flags = 0) => ({ flags, message: m });
 const b64 = (t: string) => Buffer.from(t).toString('base64');
 const PROBE_OK = JSON.stringify({
   create: { status: 201, sandboxID: 'sbxa1b2c3' },
-  frames: [frame({ event: { start: { pid: 7 } } }), frame({ event: { data: { stdout: b64('198.51.100.44\n') } } }), frame({ event: { end: { exitCode: 0 } } }), frame({}, 2)],
+  frames: [
+    frame({ event: { start: { pid: 7 } } }),
+    frame({ event: { data: { stdout: b64('198.51.100.44\n') } } }),
+    frame({ event: { end: { exitCode: 0 } } }),
+    frame({}, 2),
+  ],
   kill: 204,
   error: null,
 });
@@ -75,12 +80,21 @@ describe('sandbox host checks', () => {
 
   it('fails the egress check when the sandbox is seen from another address, and says which', async () => {
     const results = await runSandboxHostChecks(fakeHost(healthy('systemd')), sandboxExpectationsFor(config, { egressIp: '203.0.113.9' }));
-    expect(formatResult(results.at(-1)!)).toBe('FAIL a sandbox reaches the internet through the proxy (203.0.113.9): sandbox sbxa1b2c3 is seen as 198.51.100.44; sandbox removed');
+    expect(formatResult(results.at(-1)!)).toBe(
+      'FAIL a sandbox reaches the internet through the proxy (203.0.113.9): sandbox sbxa1b2c3 is seen as 198.51.100.44; sandbox removed',
+    );
   });
 
   it('reports a missing template and a refused create with what the API said', async () => {
-    const refused = JSON.stringify({ create: { status: 404, message: 'template sandbox-kit-proxy not found' }, frames: [], kill: null, error: null });
-    const answers = healthy('systemd', refused).map(([p, r]): [RegExp, CommandResult] => (String(p).includes('templates') ? [p, ok('[]')] : [p, r]));
+    const refused = JSON.stringify({
+      create: { status: 404, message: 'template sandbox-kit-proxy not found' },
+      frames: [],
+      kill: null,
+      error: null,
+    });
+    const answers = healthy('systemd', refused).map(([p, r]): [RegExp, CommandResult] =>
+      String(p).includes('templates') ? [p, ok('[]')] : [p, r],
+    );
     const results = await runSandboxHostChecks(fakeHost(answers), sandboxExpectationsFor(config, {}));
     expect(results.slice(-2).map(formatResult)).toEqual([
       'FAIL template sandbox-kit-proxy present: the API lists 0 templates, none named sandbox-kit-proxy (build it: docs/deploy-aws.md)',

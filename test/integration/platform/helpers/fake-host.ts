@@ -21,7 +21,10 @@ interface FakeSandbox {
 function readAll(req: IncomingMessage): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const parts: Buffer[] = [];
-    req.on('data', (c: Buffer) => parts.push(c)).on('end', () => resolve(Buffer.concat(parts))).on('error', reject);
+    req
+      .on('data', (c: Buffer) => parts.push(c))
+      .on('end', () => resolve(Buffer.concat(parts)))
+      .on('error', reject);
   });
 }
 

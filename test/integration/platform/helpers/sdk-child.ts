@@ -54,12 +54,12 @@ async function handle(call: Call): Promise<unknown> {
 createInterface({ input: process.stdin })
   .on('close', () => process.exit(0))
   .on('line', (line) => {
-  const call = JSON.parse(line) as Call;
-  handle(call).then(
-    (value) => process.stdout.write(`${JSON.stringify({ id: call.id, ok: true, value: value ?? null })}\n`),
-    (err: Error & { exitCode?: number; stdout?: string; stderr?: string }) =>
-      process.stdout.write(
-        `${JSON.stringify({ id: call.id, ok: false, error: { name: err.constructor?.name ?? err.name, message: err.message, exitCode: err.exitCode, stdout: err.stdout, stderr: err.stderr } })}\n`,
-      ),
-  );
-});
+    const call = JSON.parse(line) as Call;
+    handle(call).then(
+      (value) => process.stdout.write(`${JSON.stringify({ id: call.id, ok: true, value: value ?? null })}\n`),
+      (err: Error & { exitCode?: number; stdout?: string; stderr?: string }) =>
+        process.stdout.write(
+          `${JSON.stringify({ id: call.id, ok: false, error: { name: err.constructor?.name ?? err.name, message: err.message, exitCode: err.exitCode, stdout: err.stdout, stderr: err.stderr } })}\n`,
+        ),
+    );
+  });

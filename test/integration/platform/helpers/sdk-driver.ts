@@ -32,7 +32,12 @@ export class SdkDriver {
   ) {
     createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', (line) => {
       if (!line.startsWith('{')) return;
-      const reply = JSON.parse(line) as { id: number; ok: boolean; value?: unknown; error?: { name: string; message: string; exitCode?: number; stdout?: string; stderr?: string } };
+      const reply = JSON.parse(line) as {
+        id: number;
+        ok: boolean;
+        value?: unknown;
+        error?: { name: string; message: string; exitCode?: number; stdout?: string; stderr?: string };
+      };
       const waiter = this.pending.get(reply.id);
       this.pending.delete(reply.id);
       if (!waiter) return;
@@ -51,8 +56,20 @@ export class SdkDriver {
   static async start(env: Record<string, string> = {}): Promise<SdkDriver> {
     const dir = await mkdtemp(join(tmpdir(), 'sk-sdk-'));
     const outfile = join(dir, 'sdk-child.js');
-    buildSync({ entryPoints: [join(__dirname, 'sdk-child.ts')], bundle: true, packages: 'external', platform: 'node', format: 'cjs', target: 'node20', outfile, logLevel: 'error' });
-    const child = spawn(process.execPath, [outfile], { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, NODE_PATH: join(ROOT, 'node_modules'), ...env } });
+    buildSync({
+      entryPoints: [join(__dirname, 'sdk-child.ts')],
+      bundle: true,
+      packages: 'external',
+      platform: 'node',
+      format: 'cjs',
+      target: 'node20',
+      outfile,
+      logLevel: 'error',
+    });
+    const child = spawn(process.execPath, [outfile], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+      env: { ...process.env, NODE_PATH: join(ROOT, 'node_modules'), ...env },
+    });
     return new SdkDriver(child, dir);
   }
 
