@@ -7,7 +7,7 @@ import { DEFAULT_AGENT_PORT } from '../contract/agent-port';
 import { hashAccessToken } from '../contract/access-token';
 import type { WritableCatalog } from '../catalog/types';
 import type { SandboxNetwork, SandboxRuntime } from '../runtime/types';
-import { AgentClient, type RunningProcess } from './agent-client';
+import { AgentClient, type ProcessResult, type RunningProcess } from './agent-client';
 import { Deadlines } from './deadlines';
 import { KeyedLock } from './keyed-lock';
 import { newAccessToken, newSandboxID } from './random-text';
@@ -195,7 +195,7 @@ export class SandboxService {
     let last = '';
     while (true) {
       signal.throwIfAborted();
-      if (ended !== undefined && !(ended instanceof Error) && ended.exitCode !== 0) {
+      if (isProcessResult(ended) && ended.exitCode !== 0) {
         throw new ApiError(
           500,
           `the template's start command ${JSON.stringify(startCmd)} exited with code ${ended.exitCode} before the sandbox was ready${ended.error ? ` (${ended.error})` : ''}${tail(ended.outputTail)}`,
@@ -208,9 +208,17 @@ export class SandboxService {
           `the template's ready command ${JSON.stringify(template.readyCmd)} did not succeed within ${this.readyTimeoutMs} ms${last ? ` (last: ${last})` : ''}`,
         );
       }
-      const result = await agent.run(token, template.readyCmd, { user: template.user, cwd: template.workdir, timeoutMs: Math.min(left, 10_000) }).catch((err: Error) => err);
-      if (!(result instanceof Error) && result.exitCode === 0) return;
-      last = result instanceof Error ? result.message : `exit code ${result.exitCode}${tail(result.outputTail)}`;
+      const result = await agent
+        .run(token, template.readyCmd, { user: template.user, cwd: template.workdir, timeoutMs: Math.min(left, 10_000) })
+        .catch((err: unknown) => err);
+      // Not `instanceof Error`: fetch's errors come from Node's own realm, which is not always the caller's.
+      if (!isProcessResult(result)) {
+        last = String((result as { message?: unknown })?.message ?? result);
+      } else if (result.exitCode === 0) {
+        return;
+      } else {
+        last = `exit code ${result.exitCode}${tail(result.outputTail)}`;
+      }
       await new Promise((r) => setTimeout(r, READY_POLL_MS));
     }
   }
@@ -403,6 +411,10 @@ export class SandboxService {
     for (const proc of this.startCommands.values()) proc.abort();
     this.startCommands.clear();
   }
+}
+
+function isProcessResult(value: unknown): value is ProcessResult {
+  return typeof value === 'object' && value !== null && typeof (value as ProcessResult).exitCode === 'number';
 }
 
 function tail(output: string): string {

@@ -6,7 +6,9 @@ export const ALWAYS_BYPASSED = ['0.0.0.0/8', '127.0.0.0/8', '169.254.0.0/16'] as
 
 /**
  * The transparent-mode NAT chain: every outgoing TCP connection goes to ss-redir, except to the proxy itself and the
- * bypassed ranges. `up` rebuilds the chain atomically, so running it again leaves one chain and one OUTPUT jump;
+ * bypassed ranges, and except the agent's own answers: loading the chain makes the kernel track connections that were
+ * already open (the platform's stream that runs the start command is one), and their next packet would otherwise be
+ * taken for a new outgoing connection and redirected. `up` rebuilds the chain atomically, so running it again leaves one chain and one OUTPUT jump;
  * `down` removes both.
  */
 export function renderNatChain(config: StackConfig, serverIp: string): string {
@@ -18,6 +20,7 @@ set -eu
 
 CHAIN=${NAT_CHAIN}
 REDIRECT_PORT=${config.client.redirectPort}
+AGENT_PORT=${config.agent.port}
 BYPASS="${bypass.join(' ')}"
 
 up() {
@@ -26,6 +29,7 @@ up() {
   {
     echo '*nat'
     echo ":$CHAIN - [0:0]"
+    echo "-A $CHAIN -p tcp --sport $AGENT_PORT -j RETURN"
     for cidr in $BYPASS; do
       echo "-A $CHAIN -d $cidr -j RETURN"
     done

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadStackConfig } from '../../../src/config';
 import { ALWAYS_BYPASSED, NAT_CHAIN, renderNatChain } from '../../../src/render';
+import { DEFAULT_AGENT_PORT } from '../../../src/contract';
 
 /**
  * Runs the rendered NAT-chain script for real, inside a network namespace this test creates and deletes, so the
@@ -57,6 +58,8 @@ describe('NAT-chain script in a throwaway network namespace', () => {
 
   const expectedChain = [
     `-N ${NAT_CHAIN}`,
+    // The agent's answers first: a connection the platform opened before the chain loaded is never redirected.
+    `-A ${NAT_CHAIN} -p tcp -m tcp --sport ${DEFAULT_AGENT_PORT} -j RETURN`,
     ...[`${SERVER_IP}/32`, ...ALWAYS_BYPASSED, ...EXTRA_BYPASS].map((cidr) => `-A ${NAT_CHAIN} -d ${cidr} -j RETURN`),
     `-A ${NAT_CHAIN} -p tcp -j REDIRECT --to-ports 12345`,
   ];

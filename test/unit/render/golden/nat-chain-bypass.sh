@@ -5,6 +5,7 @@ set -eu
 
 CHAIN=SANDBOX_KIT
 REDIRECT_PORT=12346
+AGENT_PORT=49983
 BYPASS="203.0.113.10/32 0.0.0.0/8 127.0.0.0/8 169.254.0.0/16 192.0.2.0/24 198.51.100.7/32"
 
 up() {
@@ -13,6 +14,7 @@ up() {
   {
     echo '*nat'
     echo ":$CHAIN - [0:0]"
+    echo "-A $CHAIN -p tcp --sport $AGENT_PORT -j RETURN"
     for cidr in $BYPASS; do
       echo "-A $CHAIN -d $cidr -j RETURN"
     done
