@@ -157,8 +157,8 @@ export class Lab {
     let candidate = to ?? nextElasticIp(from, this.plan);
     // After a recreate the ingress address is no longer the plan's: never hand it out as the egress address.
     while (to === undefined && candidate === ingress.publicAddress) candidate = nextElasticIp(candidate, this.plan);
-    if (candidate === ingress.publicAddress) throw new Error(`${candidate} is the ingress Elastic IP; pick another address`);
     const target = checkElasticIp(candidate, this.plan);
+    if (target === ingress.publicAddress) throw new Error(`${target} is the ingress Elastic IP; pick another address`);
     if (target === from) throw new Error(`the egress Elastic IP is already ${from}`);
     const edge = this.namespace('inet');
     const next: ElasticIpMapping = { publicAddress: target, privateAddress: egress.privateAddress };
