@@ -7,6 +7,7 @@ import { accessDenied, sandboxNotFound, sandboxPaused, sendError } from './error
 import { forward, type ForwardSettings } from './forward';
 import type { SingleFlightResumer } from './resume';
 import { decideRoute, type RoutingSettings } from './routing';
+import { sleep } from '../util/poll';
 
 /** How long the catalog may take to show a resumed sandbox as running. */
 const RESUME_SETTLE_MS = 5000;
@@ -128,7 +129,7 @@ export function createHandler(deps: HandlerDeps): (req: IncomingMessage, res: Se
           sendError(res, sandboxPaused(sandboxID, 'auto-resume finished but the catalog still says paused'));
           return undefined;
         }
-        await new Promise((r) => setTimeout(r, 50));
+        await sleep(50);
       }
     } catch (err) {
       log(`auto-resume of ${sandboxID} failed: ${(err as Error).message}`);

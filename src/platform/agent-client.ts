@@ -4,6 +4,7 @@
  * the last one flagged end-of-stream).
  */
 import { ACCESS_TOKEN_HEADER } from '../contract/headers';
+import { sleep } from '../util/poll';
 
 export interface InitRequest {
   accessToken: string;
@@ -89,7 +90,7 @@ export class AgentClient {
         signal?.throwIfAborted();
         last = (err as Error & { cause?: Error }).cause?.message ?? (err as Error).message;
       }
-      await new Promise((r) => setTimeout(r, delay));
+      await sleep(delay);
       // Capped low: the agent usually answers within tens of milliseconds of its start, and a refused connect is cheap.
       delay = Math.min(delay * 2, 4);
     }

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { mkdir, open, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import Redis from 'ioredis';
+import { sleep } from '../util/poll';
 
 /** A unix socket path must fit sockaddr_un (108 bytes with the terminating NUL). */
 const MAX_SOCKET_PATH = 107;
@@ -35,7 +36,7 @@ async function waitForPing(socketPath: string, timeoutMs: number, exited: () => 
     const why = exited();
     if (why !== undefined) throw new Error(why);
     if (await answersPing(socketPath)) return;
-    await new Promise((r) => setTimeout(r, 25));
+    await sleep(25);
   }
   throw new Error(`redis-server did not answer on ${socketPath} within ${timeoutMs} ms`);
 }

@@ -15,6 +15,7 @@ import type { SandboxRecord } from './sandbox-record';
 import type { NewSandbox } from './sandbox-requests';
 import type { SandboxStore } from './sandbox-store';
 import { ApiError, type TemplateForSandbox, type TemplateResolver } from './types';
+import { sleep } from '../util/poll';
 
 export interface SandboxServiceOptions {
   store: SandboxStore;
@@ -236,7 +237,7 @@ export class SandboxService {
       } else {
         last = `exit code ${result.exitCode}${tail(result.outputTail)}`;
       }
-      await new Promise((r) => setTimeout(r, READY_POLL_MS));
+      await sleep(READY_POLL_MS);
     }
   }
 

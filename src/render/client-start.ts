@@ -4,8 +4,9 @@ import { SANDBOX_DIR, SANDBOX_RUN_DIR } from './paths';
 
 /**
  * The sandbox's start command for the proxy client. Local mode: ss-local (SOCKS5). Transparent mode: ss-redir, the
- * NAT chain, then ss-local, as the spec orders it. It returns once every client port listens (the spec's readiness
- * check waits for 1080; transparent mode also waits for the redirect port), or fails after a timeout.
+ * NAT chain, then ss-local, in that order (docs/design.md#proxy-modes). It returns once every client port listens (the
+ * template's readiness check waits for the SOCKS port; transparent mode also waits for the redirect port), or fails
+ * after a timeout.
  * SANDBOX_KIT_DIR and SANDBOX_KIT_RUN_DIR move the files, so several sandboxes can share one file system in the lab.
  */
 export function renderClientStart(config: StackConfig, mode: ClientMode): string {

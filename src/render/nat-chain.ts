@@ -1,7 +1,7 @@
 import type { StackConfig } from '../config';
 import { NAT_CHAIN } from './paths';
 
-/** Destinations never redirected: the spec's four, before any extra bypass CIDRs from config. */
+/** Destinations never redirected besides the proxy itself (docs/design.md#proxy-modes), before any extra bypass CIDRs from config. */
 export const ALWAYS_BYPASSED = ['0.0.0.0/8', '127.0.0.0/8', '169.254.0.0/16'] as const;
 
 /**

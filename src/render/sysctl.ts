@@ -1,6 +1,6 @@
 import type { StackConfig } from '../config';
 
-/** Kernel settings of the proxy host (spec 1.2), plus TCP Fast Open when the server uses it. */
+/** Kernel settings of the proxy host (docs/design.md#proxy-host), plus TCP Fast Open when the server uses it. */
 export function sysctlSettings(proxy: StackConfig['proxy']): Record<string, string> {
   const settings: Record<string, string> = {
     'net.ipv4.ip_forward': '1',

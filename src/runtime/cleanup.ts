@@ -13,6 +13,7 @@ import { OciCli } from './oci-cli';
 import type { SandboxNetwork } from './types';
 import { STEPS_SUFFIX } from './step-executor';
 import { findExecutable } from './which';
+import { sleep } from '../util/poll';
 
 export interface CleanupOptions {
   instance: string;
@@ -29,10 +30,6 @@ export interface CleanupReport {
   mounts: string[];
   networks: string[];
   dirs: string[];
-}
-
-async function sleep(ms: number): Promise<void> {
-  await new Promise((r) => setTimeout(r, ms));
 }
 
 export async function cleanupLeftovers(options: CleanupOptions): Promise<CleanupReport> {

@@ -16,6 +16,7 @@ import { AGENT_OOM_SCORE_ADJ, CHILD_OOM_SCORE_ADJ, CHILD_OOM_SCORE_ADJ_ENV, host
 import { renderHosts, renderResolvConf } from './sandbox-etc';
 import type { RuntimeChoice, SandboxNetwork, SandboxRuntime, SandboxSpec, SandboxStatus } from './types';
 import { findExecutable } from './which';
+import { sleep } from '../util/poll';
 
 export const DEFAULT_PIDS_LIMIT = 4096;
 export const DEFAULT_NOFILE = 20_000;
@@ -219,7 +220,7 @@ async function removeCgroupPatiently(relative: string, timeoutMs = 3000): Promis
   for (;;) {
     const left = removeCgroup(relative);
     if (left.length === 0 || Date.now() > deadline) return left;
-    await new Promise((r) => setTimeout(r, 20));
+    await sleep(20);
   }
 }
 

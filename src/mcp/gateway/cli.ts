@@ -11,6 +11,7 @@ import { DEFAULT_SERVERS_DIR } from '../launch/resolve-bin';
 import { pullServers } from './pull';
 import { type GatewayStatus, startMcpGateway } from './server';
 import { readTokenFile, writeTokenFile } from './token-file';
+import { sleep } from '../../util/poll';
 
 export const DEFAULT_STATE_DIR = '/run/mcp-gateway';
 
@@ -190,7 +191,7 @@ async function launch(values: Values, self: string[]): Promise<number> {
       process.stderr.write(`mcp-gateway: the gateway ${exited ?? 'did not become ready in time'}; its log (${logFile}):\n${tail}\n`);
       return 1;
     }
-    await new Promise((r) => setTimeout(r, 50));
+    await sleep(50);
   }
 }
 

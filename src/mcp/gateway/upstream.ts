@@ -5,6 +5,7 @@ import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotoc
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { LaunchPlan } from '../launch/plan';
 import { Tail } from './tail';
+import { sleep } from '../../util/poll';
 
 export type UpstreamState = 'starting' | 'ready' | 'restarting' | 'failed' | 'stopped';
 
@@ -117,7 +118,7 @@ export class Upstream {
       this.options.log(`${plan.name}: ready, ${tools.length} tools (pid ${transport.pid})`);
     } catch (err) {
       // The server may still be writing why it died: give its stderr a moment to arrive.
-      await new Promise((r) => setTimeout(r, 100));
+      await sleep(100);
       const extra = (err as { stderr?: string }).stderr;
       if (extra) this.stderr.push(extra);
       await this.kill();

@@ -10,7 +10,7 @@ describe('client config', () => {
     expectGolden('client-transparent.json', renderClientConfig(defaults, target, 'transparent'));
   });
 
-  it("local mode carries the spec's client settings, with mode tcp rendered as tcp_only", () => {
+  it('local mode carries the default client settings, with mode tcp rendered as tcp_only', () => {
     expect(JSON.parse(renderClientConfig(defaults, target, 'local'))).toMatchObject({
       server: SERVER_IP,
       server_port: 8388,

@@ -6,7 +6,7 @@ export const EGRESS_BIND = '10.0.1.20';
 export const HOST_NETWORKS = ['10.0.0.0/16'];
 export const PASSWORD = 'golden-test-password-0123456789';
 
-/** The spec's defaults: an empty stack config. */
+/** The defaults: an empty stack config. */
 export const defaults: StackConfig = loadStackConfig({});
 
 /** A config that sets every renderer-relevant key away from its default. */

@@ -14,11 +14,11 @@ import { EGRESS_BIND, HOST_NETWORKS, PASSWORD, custom, defaults } from './fixtur
 import { expectGolden } from './golden';
 
 describe('server config (ss-server.json)', () => {
-  it('matches the golden file with the spec defaults', () => {
+  it('matches the golden file with the default settings', () => {
     expectGolden('server.json', renderServerConfig(defaults.proxy, PASSWORD));
   });
 
-  it("carries the spec's server settings", () => {
+  it('carries the default server settings', () => {
     expect(JSON.parse(renderServerConfig(defaults.proxy, PASSWORD))).toEqual({
       server: '0.0.0.0',
       server_port: 8388,
@@ -94,7 +94,7 @@ describe('sysctl file', () => {
     expectGolden('sysctl.conf', renderSysctl(defaults.proxy));
   });
 
-  it("sets the spec's three settings, and TCP Fast Open only when the server uses it", () => {
+  it('sets the three proxy-host settings, and TCP Fast Open only when the server uses it', () => {
     const lines = renderSysctl(defaults.proxy).split('\n');
     for (const line of [
       'net.ipv4.ip_forward=1',
