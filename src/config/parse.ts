@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import { SECRET_KEYS, stackConfigSchema, type StackConfig } from './schema';
 import { keysAt } from './schema-walk';
+import { levenshtein, showGiven, valueAt } from './given';
 
 export const CONFIG_NAMESPACE = 'sandbox-kit';
 
@@ -28,36 +29,6 @@ function keyOf(path: PropertyKey[]): string {
   let key = `${CONFIG_NAMESPACE}:${top ?? ''}`;
   for (const part of rest) key += /^\d+$/.test(part) ? `[${part}]` : `.${part}`;
   return key;
-}
-
-function show(value: unknown): string {
-  if (value === undefined) return '(missing)';
-  const text = JSON.stringify(value);
-  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
-}
-
-/** What the user wrote at a path (zod's own `input` is the value after transforms, e.g. "8388" already a number). */
-function valueAt(raw: unknown, path: readonly PropertyKey[]): unknown {
-  let value = raw;
-  for (const part of path) {
-    if (typeof value !== 'object' || value === null) return undefined;
-    value = (value as Record<PropertyKey, unknown>)[part];
-  }
-  return value;
-}
-
-function levenshtein(a: string, b: string): number {
-  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    let diagonal = row[0];
-    row[0] = i;
-    for (let j = 1; j <= b.length; j++) {
-      const above = row[j];
-      row[j] = Math.min(row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] === b[j - 1] ? 0 : 1));
-      diagonal = above;
-    }
-  }
-  return row[b.length];
 }
 
 function unknownKey(path: readonly PropertyKey[], key: string): string {
@@ -90,13 +61,13 @@ function toIssues(issue: z.core.$ZodIssue, raw: unknown): ConfigIssue[] {
   if (issue.code === 'unrecognized_keys') {
     return issue.keys.map((k) => ({
       key: keyOf([...issue.path, k]),
-      given: show(valueAt(raw, [...issue.path, k])),
+      given: showGiven(valueAt(raw, [...issue.path, k])),
       expected: unknownKey(issue.path, k),
     }));
   }
   // Every field builder phrases its own message as "expected ..."; anything else is a zod default.
   const expected = issue.message.startsWith('expected ') ? issue.message.slice('expected '.length) : builtinExpectation(issue);
-  return [{ key: keyOf(issue.path), given: show(valueAt(raw, issue.path)), expected }];
+  return [{ key: keyOf(issue.path), given: showGiven(valueAt(raw, issue.path)), expected }];
 }
 
 /**

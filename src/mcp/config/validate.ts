@@ -3,6 +3,7 @@ import type { McpServers } from '../generated/servers';
 import { builtinCatalog } from '../catalog/load';
 import type { Catalog, CatalogEntry } from '../catalog/schema';
 import { CUSTOM_NAME, customServerSchema, serverSchema, TYPE_WORDS } from './server-schema';
+import { levenshtein, showGiven, valueAt } from '../../config/given';
 
 /** A user-defined server: a shell command that starts a stdio MCP server. */
 export interface CustomServer {
@@ -46,30 +47,10 @@ export function formatMcpIssues(issues: McpConfigIssue[]): string {
 
 const SECRET_SHOWN = '(secret, not shown)';
 
-function show(value: unknown): string {
-  if (value === undefined) return '(missing)';
-  const text = JSON.stringify(value) ?? String(value);
-  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
-}
-
 function keyOf(parts: PropertyKey[]): string {
   let key = 'mcp';
   for (const part of parts) key += typeof part === 'number' ? `[${part}]` : `.${String(part)}`;
   return key;
-}
-
-function levenshtein(a: string, b: string): number {
-  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    let diagonal = row[0];
-    row[0] = i;
-    for (let j = 1; j <= b.length; j++) {
-      const above = row[j];
-      row[j] = Math.min(row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] === b[j - 1] ? 0 : 1));
-      diagonal = above;
-    }
-  }
-  return row[b.length];
 }
 
 function closest(name: string, known: Iterable<string>): string | undefined {
@@ -108,15 +89,6 @@ function isMapping(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function valueAt(raw: unknown, path: readonly PropertyKey[]): unknown {
-  let value = raw;
-  for (const part of path) {
-    if (typeof value !== 'object' || value === null) return undefined;
-    value = (value as Record<PropertyKey, unknown>)[part];
-  }
-  return value;
-}
-
 function serverIssues(name: string, given: string, entry: CatalogEntry, error: z.ZodError, raw: unknown): McpConfigIssue[] {
   const issues: McpConfigIssue[] = [];
   const known = Object.keys(entry.properties);
@@ -129,7 +101,7 @@ function serverIssues(name: string, given: string, entry: CatalogEntry, error: z
         issues.push({
           key: keyOf([given, k]),
           server: name,
-          given: show(valueAt(raw, [k])),
+          given: showGiven(valueAt(raw, [k])),
           expected: `no such property (${hint}${list})`,
         });
       }
@@ -138,7 +110,7 @@ function serverIssues(name: string, given: string, entry: CatalogEntry, error: z
     const [prop] = issue.path;
     const property = typeof prop === 'string' ? entry.properties[prop] : undefined;
     const value = valueAt(raw, issue.path);
-    const shown = property?.secret && value !== undefined ? SECRET_SHOWN : show(value);
+    const shown = property?.secret && value !== undefined ? SECRET_SHOWN : showGiven(value);
     let expected = issue.message.startsWith('expected ') ? issue.message.slice('expected '.length) : issue.message;
     if (property !== undefined && value === undefined && issue.path.length === 1) expected = `${TYPE_WORDS[property.type]} (required)`;
     issues.push({ key: keyOf([given, ...issue.path]), server: name, given: shown, expected });
@@ -149,7 +121,7 @@ function serverIssues(name: string, given: string, entry: CatalogEntry, error: z
 function validateCustom(raw: unknown, issues: McpConfigIssue[]): Record<string, CustomServer> {
   const out: Record<string, CustomServer> = {};
   if (!isMapping(raw)) {
-    issues.push({ key: 'mcp.custom', given: show(raw), expected: 'a mapping of server names to { runCmd, installCmd?, envs? }' });
+    issues.push({ key: 'mcp.custom', given: showGiven(raw), expected: 'a mapping of server names to { runCmd, installCmd?, envs? }' });
     return out;
   }
   for (const [name, value] of Object.entries(raw)) {
@@ -157,7 +129,7 @@ function validateCustom(raw: unknown, issues: McpConfigIssue[]): Record<string, 
       issues.push({
         key: keyOf(['custom', name]),
         server: name,
-        given: show(name),
+        given: showGiven(name),
         expected: 'a name of letters, digits, "-" and single "_", starting with a letter',
       });
       continue;
@@ -173,7 +145,7 @@ function validateCustom(raw: unknown, issues: McpConfigIssue[]): Record<string, 
           issues.push({
             key: keyOf(['custom', name, k]),
             server: name,
-            given: show(valueAt(value, [k])),
+            given: showGiven(valueAt(value, [k])),
             expected: 'no such key (a custom server takes runCmd, installCmd, envs)',
           });
         }
@@ -181,7 +153,7 @@ function validateCustom(raw: unknown, issues: McpConfigIssue[]): Record<string, 
       }
       const given = valueAt(value, issue.path);
       // Custom env values often hold tokens: never echo them.
-      const shown = issue.path[0] === 'envs' && issue.path.length > 1 && given !== undefined ? SECRET_SHOWN : show(given);
+      const shown = issue.path[0] === 'envs' && issue.path.length > 1 && given !== undefined ? SECRET_SHOWN : showGiven(given);
       const expected = issue.message.startsWith('expected ') ? issue.message.slice('expected '.length) : issue.message;
       issues.push({ key: keyOf(['custom', name, ...issue.path]), server: name, given: shown, expected });
     }
@@ -198,7 +170,7 @@ export function validateMcpConfig(input: unknown, catalog: Catalog = builtinCata
   const issues: McpConfigIssue[] = [];
   const config: ValidMcpConfig = { servers: {}, custom: {} };
   if (!isMapping(input)) {
-    return { ok: false, issues: [{ key: 'mcp', given: show(input), expected: 'a mapping of server names to their settings' }] };
+    return { ok: false, issues: [{ key: 'mcp', given: showGiven(input), expected: 'a mapping of server names to their settings' }] };
   }
   const index = indexOf(catalog);
   for (const [given, value] of Object.entries(input)) {
@@ -216,7 +188,7 @@ export function validateMcpConfig(input: unknown, catalog: Catalog = builtinCata
       issues.push({
         key: keyOf([given]),
         server: given,
-        given: show(value),
+        given: showGiven(value),
         expected: `a server of the catalog or custom (${github}${hint}${Object.keys(catalog).length} servers known; \`sandbox-kit mcp list\` shows them)`,
       });
       continue;
@@ -225,7 +197,7 @@ export function validateMcpConfig(input: unknown, catalog: Catalog = builtinCata
       issues.push({
         key: keyOf([given]),
         server: found.name,
-        given: show(given),
+        given: showGiven(given),
         expected: `${found.name} only once (${given} is another name for it)`,
       });
       continue;
