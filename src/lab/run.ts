@@ -2,52 +2,7 @@
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 
-export interface RunResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-export interface RunOptions {
-  input?: string;
-  env?: NodeJS.ProcessEnv;
-  /** Kill the command after this long (default 30 s); a killed command resolves with code 124. */
-  timeoutMs?: number;
-}
-
-export function run(argv: readonly string[], options: RunOptions = {}): Promise<RunResult> {
-  return new Promise((resolve) => {
-    const child = spawn(argv[0]!, argv.slice(1), { stdio: ['pipe', 'pipe', 'pipe'], env: options.env ?? process.env });
-    let stdout = '';
-    let stderr = '';
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      child.kill('SIGKILL');
-    }, options.timeoutMs ?? 30_000);
-    child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', (err) => {
-      clearTimeout(timer);
-      resolve({ code: 127, stdout, stderr: `${stderr}${argv[0]}: ${err.message}\n` });
-    });
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code: timedOut ? 124 : (code ?? 128), stdout, stderr: timedOut ? `${stderr}timed out\n` : stderr });
-    });
-    child.stdin!.on('error', () => undefined);
-    child.stdin!.end(options.input ?? '');
-  });
-}
-
-/** Runs a command that must succeed; the error names the command and carries its stderr. */
-export async function must(argv: readonly string[], options: RunOptions = {}): Promise<string> {
-  const result = await run(argv, options);
-  if (result.code !== 0) {
-    throw new Error(`command failed (exit ${result.code}): ${argv.join(' ')}\n${result.stderr.trim()}`);
-  }
-  return result.stdout;
-}
+export { exec as run, execOk as must, type ExecOptions as RunOptions, type ExecResult as RunResult } from '../util/exec';
 
 /**
  * argv that runs `argv` inside namespace `ns`. With `etcLayer`, the command's /etc is the real /etc with the layer

@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { classifyCgroupLayout, parseMountinfo, readCgroupFacts, selectRuntime } from './cgroup-layout';
 import { cgroupPids, removeCgroup, thawCgroup } from './cgroups';
-import { exec } from './exec';
+import { exec } from '../util/exec';
 import { DEFAULT_STATE_ROOT, instancePaths } from './instance';
 import { OciCli } from './oci-cli';
 import type { SandboxNetwork } from './types';

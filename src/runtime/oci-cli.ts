@@ -8,7 +8,7 @@
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import { CGROUP_UNIFIED, type RuntimeSelection } from './cgroup-layout';
-import { exec, type ExecResult } from './exec';
+import { exec, type ExecResult } from '../util/exec';
 import type { ContainerState } from './types';
 
 export interface OverlayMount {

@@ -9,7 +9,7 @@
  */
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
-import { exec, execOk } from '../exec';
+import { exec, execOk } from '../../util/exec';
 import { checkSandboxID } from '../instance';
 import type { NetworkAttachment, SandboxNetwork } from '../types';
 import { firstFreeAddress, parseSubnet, type Subnet } from './ipv4';

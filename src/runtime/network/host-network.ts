@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
-import { exec, execOk } from '../exec';
+import { exec, execOk } from '../../util/exec';
 import { checkInstanceName } from '../instance';
 import type { SandboxNetwork } from '../types';
 import { BridgeNetwork, NETNS_DIR } from './bridge-network';

@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import { DEFAULT_AGENT_PORT } from '../../../src/contract/agent-port';
 import type { AgentPayload } from '../../../src/runtime/agent-payload';
 import { cleanupLeftovers } from '../../../src/runtime/cleanup';
-import { exec } from '../../../src/runtime/exec';
+import { exec } from '../../../src/util/exec';
 import { createSandboxHostNetwork, openSandboxHostNetwork, type SandboxHostNetwork } from '../../../src/runtime/network/host-network';
 import { createOciRuntime, type OciSandboxRuntime } from '../../../src/runtime/oci-runtime';
 import { CHILD_OOM_SCORE_ADJ } from '../../../src/runtime/oom';

@@ -1,6 +1,6 @@
 /** `sandbox-kit rootfs`: the command CI runs up front so tests reuse the cached base root file system. */
 import * as path from 'node:path';
-import { exec } from '../../../src/runtime/exec';
+import { exec } from '../../../src/util/exec';
 import { MmdebstrapImages } from '../../../src/runtime/base-images';
 import { ROOTFS_TIMEOUT_MS } from './support';
 

@@ -1,4 +1,4 @@
-/** Running the host tools the runtime drives (the OCI CLI, ip, mount, mmdebstrap), always with a deadline. */
+/** Running host tools (the OCI CLI, ip, iptables, mount, mmdebstrap) with a deadline: the runtime and the lab both use it. */
 import { spawn } from 'node:child_process';
 
 export interface ExecResult {
