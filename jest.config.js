@@ -7,6 +7,7 @@ module.exports = {
     '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.jest.json' }],
   },
   testTimeout: 60000,
-  // Every test file is a separate process; labs and servers use unique names and free ports.
+  // Every test file is a separate process; labs and servers use unique names and free ports. The e2e tests share the
+  // lab's one link into the root namespace (and its route to the sandbox subnet), so npm test runs them one at a time.
   maxWorkers: 2,
 };
