@@ -9,7 +9,7 @@ import * as fs from 'node:fs';
 import { exec, execOk } from '../../util/exec';
 import { checkInstanceName } from '../instance';
 import type { SandboxNetwork } from '../types';
-import { BridgeNetwork, NETNS_DIR } from './bridge-network';
+import { BridgeNetwork, macFor, NETNS_DIR } from './bridge-network';
 
 export const STANDALONE_RANGE = '198.19.0.0/16';
 const BRIDGE = 'sb';
@@ -66,8 +66,10 @@ export async function createSandboxHostNetwork(name: string): Promise<SandboxHos
   const { subnet, gateway, hostAddress, close } = handle;
   try {
     await execOk(['ip', 'netns', 'add', namespace]);
+    // A fixed bridge MAC: Linux otherwise gives a bridge the lowest MAC of its ports, so a sandbox's port coming or
+    // going could change it under the other sandboxes, whose ARP entries for the gateway would then point nowhere.
     await execOk(['ip', '-n', namespace, '-b', '-'], {
-      input: ['link set lo up', `link add ${BRIDGE} type bridge`, `addr add ${gateway}/24 dev ${BRIDGE}`, `link set ${BRIDGE} up`, ''].join(
+      input: ['link set lo up', `link add ${BRIDGE} address ${macFor(gateway)} type bridge`, `addr add ${gateway}/24 dev ${BRIDGE}`, `link set ${BRIDGE} up`, ''].join(
         '\n',
       ),
     });
