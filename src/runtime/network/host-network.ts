@@ -69,9 +69,13 @@ export async function createSandboxHostNetwork(name: string): Promise<SandboxHos
     // A fixed bridge MAC: Linux otherwise gives a bridge the lowest MAC of its ports, so a sandbox's port coming or
     // going could change it under the other sandboxes, whose ARP entries for the gateway would then point nowhere.
     await execOk(['ip', '-n', namespace, '-b', '-'], {
-      input: ['link set lo up', `link add ${BRIDGE} address ${macFor(gateway)} type bridge`, `addr add ${gateway}/24 dev ${BRIDGE}`, `link set ${BRIDGE} up`, ''].join(
-        '\n',
-      ),
+      input: [
+        'link set lo up',
+        `link add ${BRIDGE} address ${macFor(gateway)} type bridge`,
+        `addr add ${gateway}/24 dev ${BRIDGE}`,
+        `link set ${BRIDGE} up`,
+        '',
+      ].join('\n'),
     });
     await execOk(['ip', 'link', 'add', link, 'type', 'veth', 'peer', 'name', HOST_SIDE, 'netns', namespace]);
     await execOk(['ip', '-n', namespace, '-b', '-'], {
