@@ -3,6 +3,7 @@
  * one), Debian base images, the template service on the same Redis, and the catalog. This is what
  * `sandbox-kit platform` and the local system start.
  */
+import * as fs from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { MemoryCatalog } from '../catalog/memory';
@@ -11,6 +12,7 @@ import type { WritableCatalog } from '../catalog/types';
 import {
   createOciRuntime,
   createStepExecutor,
+  DEFAULT_STATE_ROOT,
   MmdebstrapImages,
   openSandboxHostNetwork,
   type RuntimeChoice,
@@ -140,6 +142,23 @@ export async function startPlatformOnHost(options: PlatformOnHostOptions): Promi
       await platform.close(closeOptions);
       await closeCatalog();
       if (closeOptions.killSandboxes && standalone) await standalone.close();
+      if (closeOptions.killSandboxes) removeEmptyTree(join(options.runtimeStateRoot ?? DEFAULT_STATE_ROOT, instance));
     },
   };
+}
+
+/** Removes a directory tree that holds only directories (the OCI runtimes' --root once every container is gone). */
+function removeEmptyTree(dir: string): void {
+  let entries: fs.Dirent[];
+  try {
+    entries = fs.readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return;
+  }
+  for (const e of entries) if (e.isDirectory()) removeEmptyTree(join(dir, e.name));
+  try {
+    fs.rmdirSync(dir);
+  } catch {
+    // Not empty: a container's state is still there, and it is not ours to remove.
+  }
 }
