@@ -83,5 +83,16 @@ export function passwordFromEnv(env: NodeJS.ProcessEnv = process.env): PasswordL
   return issues.length === 0 ? { password: value, issues } : { issues };
 }
 
+/** The password for a command that cannot run without one: its problems, or a missing one named as such. */
+export function requiredPasswordFromEnv(env: NodeJS.ProcessEnv = process.env): PasswordLookup {
+  const lookup = passwordFromEnv(env);
+  if (lookup.password !== undefined || lookup.issues.length > 0) return lookup;
+  return {
+    issues: [
+      { key: PASSWORD_ENV, given: '(not set)', expected: 'the proxy password (at least 16 printable ASCII characters) in the environment' },
+    ],
+  };
+}
+
 /** What `--stack` accepts: a Pulumi stack name. */
 export const stackName = () => text(/^[A-Za-z0-9_.-]+$/, 'a stack name such as dev (letters, digits, -, _ and .)');

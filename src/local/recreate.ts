@@ -4,11 +4,10 @@
  * and the sandboxes are recreated from it. Reports the downtime: from the old proxy's end until every new sandbox
  * leaves through the proxy again.
  */
-import { writeFileSync } from 'node:fs';
 import { attachLab, type ProgressFn, whoamiUrl } from '../lab';
 import { runCommand } from './gateway-checks';
 import { apiKeyOf, buildTemplate, createSandboxes } from './platform-sandboxes';
-import { readLocalState, writeLocalState } from './state';
+import { readLocalState, writeLocalState, writeSandboxTokens } from './state';
 
 export interface RecreateReport {
   oldIngressIp: string;
@@ -40,14 +39,7 @@ export async function recreateProxy(name: string, options: { stateBase?: string;
   }
   state.sandboxes = [];
   const tokens = await createSandboxes(state, before.length, state.config, progress);
-  const entries = state.sandboxes.map((s) => ({
-    sandboxID: s.sandboxID,
-    host: s.address,
-    agentPort: s.agentPort,
-    token: tokens.get(s.sandboxID)!,
-    state: 'running',
-  }));
-  writeFileSync(state.catalogFile, `${JSON.stringify(entries, null, 2)}\n`, { mode: 0o600 });
+  writeSandboxTokens(state, tokens);
   writeLocalState(state);
 
   const socks = state.mode === 'local' ? `--socks5-hostname 127.0.0.1:${lab.socksPort} ` : '';

@@ -4,11 +4,10 @@
  * proxy, and reports how long until the new address was seen and how many probe requests failed. Sandboxes, their
  * config and the ingress address do not change.
  */
-import { readFileSync } from 'node:fs';
 import { attachLab, whoamiUrl } from '../lab';
 import { sleep } from '../util/poll';
 import { type EgressProbe, startEgressProbe, startSandboxProbe } from './egress-probe';
-import { readLocalState } from './state';
+import { readLocalState, readSandboxTokens } from './state';
 
 export interface RotationReport {
   oldEgressIp: string;
@@ -38,9 +37,7 @@ export async function rotateEgress(name: string, options: RotateOptions = {}): P
   let probe: EgressProbe;
   if (state.platform) {
     // A platform sandbox runs the probe itself, started through the gateway like any workload.
-    const token = (JSON.parse(readFileSync(state.catalogFile, 'utf8')) as { sandboxID: string; token: string }[]).find(
-      (e) => e.sandboxID === first.sandboxID,
-    )!.token;
+    const token = readSandboxTokens(state).get(first.sandboxID)!;
     const url = whoamiUrl(lab.plan.web, lab.plan.webHttpPort);
     const curl = `curl -sS --max-time 5 ${lab.mode === 'local' ? `--socks5-hostname 127.0.0.1:${lab.socksPort} ` : ''}${url}`;
     probe = startSandboxProbe(

@@ -95,3 +95,24 @@ export function removeLocalDir(name: string, base?: string): boolean {
   rmSync(dir, { recursive: true, force: true });
   return true;
 }
+
+/**
+ * Writes the 0600 tokens file for the state's sandboxes, in the gateway's file-catalog format (one entry per sandbox,
+ * with its plain access token, which the gateway hashes when it loads the file).
+ */
+export function writeSandboxTokens(state: LocalState, tokens: ReadonlyMap<string, string>): void {
+  const entries = state.sandboxes.map((s) => ({
+    sandboxID: s.sandboxID,
+    host: s.address,
+    agentPort: s.agentPort,
+    token: tokens.get(s.sandboxID)!,
+    state: 'running',
+  }));
+  writeFileSync(state.catalogFile, `${JSON.stringify(entries, null, 2)}\n`, { mode: 0o600 });
+}
+
+/** sandboxID -> access token, from the tokens file. */
+export function readSandboxTokens(state: LocalState): Map<string, string> {
+  const entries = JSON.parse(readFileSync(state.catalogFile, 'utf8')) as { sandboxID: string; token: string }[];
+  return new Map(entries.map((e) => [e.sandboxID, e.token]));
+}

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { attachLab, type LabStatus } from '../lab';
 import { unaryCall } from './gateway-checks';
 import { isOurs } from './processes';
-import { readLocalState } from './state';
+import { readLocalState, readSandboxTokens } from './state';
 
 export interface SandboxHealth {
   sandboxID: string;
@@ -93,9 +93,7 @@ export async function localStatus(name: string, stateBase?: string): Promise<Loc
 
   let tokens = new Map<string, string>();
   try {
-    tokens = new Map(
-      (JSON.parse(readFileSync(state.catalogFile, 'utf8')) as { sandboxID: string; token: string }[]).map((e) => [e.sandboxID, e.token]),
-    );
+    tokens = readSandboxTokens(state);
   } catch (err) {
     problems.push(`catalog: ${(err as Error).message}`);
   }

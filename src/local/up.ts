@@ -18,7 +18,16 @@ import { buildTemplate, createSandboxes, startService } from './platform-sandbox
 import { localPrerequisites, PreflightError } from './preflight';
 import { startDetached, waitForLogLine } from './processes';
 import { sandboxUser } from './sandbox-user';
-import { DEFAULT_LOCAL_NAME, type LocalSandbox, type LocalState, newLocalState, readLocalState, writeLocalState } from './state';
+import {
+  DEFAULT_LOCAL_NAME,
+  type LocalSandbox,
+  type LocalState,
+  newLocalState,
+  readLocalState,
+  readSandboxTokens,
+  writeLocalState,
+  writeSandboxTokens,
+} from './state';
 import { localStatus } from './status';
 import { timedStep } from './steps';
 import { waitForHttp } from './wait-http';
@@ -49,22 +58,9 @@ export interface UpResult {
   gatewayCheck: GatewayCheck;
 }
 
-/** One line of the gateway's file catalog (the 0600 file also holds the tokens). */
-interface CatalogFileEntry {
-  sandboxID: string;
-  host: string;
-  agentPort: number;
-  token: string;
-  state: 'running';
-}
-
 function sandboxID(): string {
   // Lower-case letters and digits only: the ID also appears in host names (<port>-<id>.<domain>).
   return `sb${randomBytes(8).toString('hex')}`;
-}
-
-function readCatalog(state: LocalState): CatalogFileEntry[] {
-  return JSON.parse(readFileSync(state.catalogFile, 'utf8')) as CatalogFileEntry[];
 }
 
 /** The checks `up` runs last, also on a warm start: egress through the proxy, then the gateway per sandbox. */
@@ -79,7 +75,7 @@ async function finalChecks(
     message: `egress from ${egress.directFrom} directly: ${egress.direct}; through the proxy: ${egress.proxied} (expected ${egress.expectedEgress})`,
   });
   if (!egress.ok) throw new Error(`the egress check failed: through the proxy ${egress.proxied}, expected ${egress.expectedEgress}`);
-  const tokens = new Map(readCatalog(state).map((e) => [e.sandboxID, e.token]));
+  const tokens = readSandboxTokens(state);
   let gatewayCheck: GatewayCheck | undefined;
   for (const s of state.platform ? state.sandboxes : []) {
     // The seed's check, in each platform sandbox: curl through the proxy shows the proxy's egress address.
@@ -170,14 +166,7 @@ export async function upLocal(options: UpOptions = {}): Promise<UpResult> {
       });
       await timedStep('sandboxes', progress, timings, async () => {
         const made = await createSandboxes(state, options.sandboxes ?? 2, config, progress);
-        const entries: CatalogFileEntry[] = state.sandboxes.map((s) => ({
-          sandboxID: s.sandboxID,
-          host: s.address,
-          agentPort: s.agentPort,
-          token: made.get(s.sandboxID)!,
-          state: 'running',
-        }));
-        writeFileSync(state.catalogFile, `${JSON.stringify(entries, null, 2)}\n`, { mode: 0o600 });
+        writeSandboxTokens(state, made);
         writeLocalState(state);
       });
       const checks = await timedStep('check', progress, timings, () => finalChecks(state, lab, progress));
@@ -216,14 +205,7 @@ export async function upLocal(options: UpOptions = {}): Promise<UpResult> {
         state.sandboxes.push(sandbox);
         progress({ step: 'sandboxes', message: `${sandbox.sandboxID} in ${node} (${sandbox.address}): agent on ${sandbox.agentPort}` });
       }
-      const entries: CatalogFileEntry[] = state.sandboxes.map((s) => ({
-        sandboxID: s.sandboxID,
-        host: s.address,
-        agentPort: s.agentPort,
-        token: tokens.get(s.sandboxID)!,
-        state: 'running',
-      }));
-      writeFileSync(state.catalogFile, `${JSON.stringify(entries, null, 2)}\n`, { mode: 0o600 });
+      writeSandboxTokens(state, tokens);
       writeLocalState(state);
     });
 

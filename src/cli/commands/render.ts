@@ -1,8 +1,8 @@
 import { resolve } from 'node:path';
-import { cidr, type ConfigIssue, formatIssues, ipv4, text } from '../../config';
+import { cidr, formatIssues, ipv4, text } from '../../config';
 import { renderArtifacts } from '../../render';
 import { listFlag, parseFlags, requiredFlag, valueFlag } from '../args';
-import { DEFAULT_STACK, loadStack, PASSWORD_ENV, passwordFromEnv, stackName } from '../stack';
+import { DEFAULT_STACK, loadStack, PASSWORD_ENV, requiredPasswordFromEnv, stackName } from '../stack';
 import { writeArtifacts } from '../write-artifacts';
 
 const USAGE = `usage: sandbox-kit render [--stack NAME] --out DIR --server-ip IP [--egress-bind IP] [--host-network CIDR]...
@@ -36,19 +36,9 @@ export async function run(argv: string[]): Promise<number> {
   const egressBind = values['egress-bind'];
 
   const loaded = loadStack(values.stack);
-  const env = passwordFromEnv();
-  const passwordIssues: ConfigIssue[] =
-    env.password === undefined && env.issues.length === 0
-      ? [
-          {
-            key: PASSWORD_ENV,
-            given: '(not set)',
-            expected: 'the proxy password (at least 16 printable ASCII characters) in the environment',
-          },
-        ]
-      : env.issues;
+  const env = requiredPasswordFromEnv();
 
-  const issues = [...loaded.issues, ...passwordIssues];
+  const issues = [...loaded.issues, ...env.issues];
   if (issues.length > 0 || !loaded.config || env.password === undefined) {
     console.error(`render: stack ${loaded.stack} (${loaded.path}): ${formatIssues(issues)}\nNothing was written.`);
     return 1;

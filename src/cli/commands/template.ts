@@ -7,7 +7,7 @@ import type { LogEntry } from 'e2b';
 import { buildProxyTemplate, type ProxyMode } from '../../../templates/proxy';
 import { type ConfigIssue, formatIssues, ipv4, oneOf, text } from '../../config';
 import { parseFlags, requiredFlag, switchFlag, valueFlag } from '../args';
-import { DEFAULT_STACK, loadStack, PASSWORD_ENV, passwordFromEnv, stackName } from '../stack';
+import { DEFAULT_STACK, loadStack, PASSWORD_ENV, requiredPasswordFromEnv, stackName } from '../stack';
 
 const USAGE = `usage: sandbox-kit template build [--stack NAME] [--mode local|transparent] --server-ip IP
                                 [--api-url URL] [--api-key-file FILE] [--alias NAME] [--skip-cache]
@@ -94,18 +94,8 @@ export async function run(argv: string[]): Promise<number> {
   }
 
   const loaded = loadStack(values.stack);
-  const env = passwordFromEnv();
-  const passwordIssues: ConfigIssue[] =
-    env.password === undefined && env.issues.length === 0
-      ? [
-          {
-            key: PASSWORD_ENV,
-            given: '(not set)',
-            expected: 'the proxy password (at least 16 printable ASCII characters) in the environment',
-          },
-        ]
-      : env.issues;
-  const issues = [...loaded.issues, ...passwordIssues];
+  const env = requiredPasswordFromEnv();
+  const issues = [...loaded.issues, ...env.issues];
   if (issues.length > 0 || !loaded.config || env.password === undefined || serverIp === undefined) {
     console.error(`template build: stack ${loaded.stack} (${loaded.path}): ${formatIssues(issues)}\nNothing was built.`);
     return 1;
