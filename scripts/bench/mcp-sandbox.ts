@@ -47,7 +47,8 @@ async function main(): Promise<number> {
   const made: string[] = [];
   try {
     log('building the mcp-gateway template with the E2B SDK');
-    const extra = process.env.NODE_EXTRA_CA_CERTS;
+    // The host's trust store (with any TLS-inspecting proxy's CA) when no extra file is named.
+    const extra = process.env.NODE_EXTRA_CA_CERTS ?? '/etc/ssl/certs/ca-certificates.crt';
     await buildMcpGatewayTemplate(
       { ...opts, onBuildLogs: (e) => e.level !== 'debug' && log(`build: ${e.message}`) },
       { extraCaCertsFile: extra && fs.existsSync(extra) ? extra : undefined },

@@ -7,7 +7,8 @@ import { buildMcpGatewayTemplate } from '../../../templates/mcp-gateway';
 
 const [apiUrl, apiKey, alias] = process.argv.slice(2);
 const emit = (m: Record<string, unknown>) => process.stdout.write(`${JSON.stringify(m)}\n`);
-const extra = process.env.NODE_EXTRA_CA_CERTS;
+// The host's trust store (with any TLS-inspecting proxy's CA) when no extra file is named.
+const extra = process.env.NODE_EXTRA_CA_CERTS ?? '/etc/ssl/certs/ca-certificates.crt';
 const extraCaCertsFile = extra && fs.existsSync(extra) ? extra : undefined;
 buildMcpGatewayTemplate(
   { apiUrl, apiKey, alias, onBuildLogs: (e) => emit({ t: 'log', level: e.level, message: e.message }) },
