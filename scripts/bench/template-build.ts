@@ -14,7 +14,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
-import { createServer } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -26,6 +25,7 @@ import { startApiServer } from '../../src/platform/server';
 import { createTemplateService } from '../../src/platform/templates';
 import { SANDBOX_DIR } from '../../src/render';
 import { cleanupLeftovers, createStepExecutor, MmdebstrapImages } from '../../src/runtime';
+import { freePort } from '../../test/helpers/free-port';
 
 const SERVER_IP = '203.0.113.10';
 const PASSWORD = 'bench-password-0123456789abcdef';
@@ -33,17 +33,6 @@ const API_KEY = `bench-${randomBytes(8).toString('hex')}`;
 
 function log(msg: string): void {
   process.stderr.write(`template-build: ${msg}\n`);
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
 }
 
 async function startRedis(dir: string): Promise<{ url: string; child: ChildProcess }> {

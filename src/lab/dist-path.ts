@@ -1,16 +1,7 @@
 /** Finds built entry points that run as their own processes (inside namespaces or not), from src or from dist. */
 import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-
-export function projectRoot(): string {
-  let dir = __dirname;
-  while (!existsSync(join(dir, 'package.json'))) {
-    const parent = dirname(dir);
-    if (parent === dir) throw new Error(`cannot find the project root above ${__dirname}`);
-    dir = parent;
-  }
-  return dir;
-}
+import { join } from 'node:path';
+import { projectRoot } from '../util/project-root';
 
 /** Path of dist/src/<relative>.js; fails with the fix when the project has not been built. */
 export function builtEntry(relative: string): string {

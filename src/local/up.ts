@@ -9,7 +9,7 @@ import { chownSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadStackConfig, type StackConfig } from '../config';
 import { attachLab, type EgressCheck, type Lab, type LabMode, labExists, labUp, type ProgressFn, whoamiUrl } from '../lab';
-import { projectRoot } from '../lab/dist-path';
+import { projectRoot } from '../util/project-root';
 import { writeLayerFiles } from '../lab/etc-layer';
 import { spawnDetached } from '../lab/run';
 import { downLocal } from './down';

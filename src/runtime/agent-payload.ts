@@ -4,8 +4,9 @@
  * libstdc++, both in a minbase Debian), and tini-static as PID 1 (it reaps whatever the agent's children leave).
  */
 import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { DEFAULT_AGENT_PORT } from '../contract/agent-port';
+import { projectRoot } from '../util/project-root';
 import type { BindMount } from './oci-config';
 
 export const PAYLOAD_DIR = '/opt/sandbox-kit';
@@ -16,16 +17,6 @@ export interface AgentPayload {
   bundleDir: string;
   node: string;
   tini: string;
-}
-
-function projectRoot(): string {
-  let dir = __dirname;
-  while (!existsSync(join(dir, 'package.json'))) {
-    const parent = dirname(dir);
-    if (parent === dir) throw new Error(`cannot find the project root above ${__dirname}`);
-    dir = parent;
-  }
-  return dir;
 }
 
 export function defaultAgentPayload(): AgentPayload {
