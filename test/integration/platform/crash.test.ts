@@ -4,7 +4,7 @@
  * the sandbox made before the crash still answers with its token, and the half-made one left no network namespace,
  * runtime state, cgroup, mount (in any mount namespace) or directory. Root only; one link into the root namespace: run under the shared e2e lock.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -151,6 +151,14 @@ afterAll(async () => {
   fs.rmSync(stateDir, { recursive: true, force: true });
 });
 
+/** The tail of a sandbox's console log and the sockets listening in its network namespace. */
+function survivorDiagnostics(sandboxID: string): string {
+  const log = join(stateDir, 'runtime', instance(), sandboxID, 'console.log');
+  const tail = fs.existsSync(log) ? fs.readFileSync(log, 'utf8').slice(-2000) : '(no console log)';
+  const ss = spawnSync('ip', ['netns', 'exec', `${instance()}-${sandboxID}`, 'ss', '-Htlnp'], { encoding: 'utf8' });
+  return `console log: ${tail}\nlistening: ${ss.stdout || ss.stderr}`;
+}
+
 /** Waits until `probe` sees the new sandbox reach a stage, polling fast (a create takes a few hundred ms). */
 async function until(probe: () => boolean, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -202,7 +210,9 @@ test('killed with SIGKILL during a create, restarted: nothing lost, nothing leak
       },
       body: '{"path":"/home/user"}',
     });
-    expect({ status: listDir.status, body: listDir.status === 200 ? '' : await listDir.text() }).toEqual({ status: 200, body: '' });
+    // On failure the message carries what the survivor's agent printed and what listens in its namespace.
+    const failure = listDir.status === 200 ? '' : `${await listDir.text()}\n${survivorDiagnostics(survivor.sandboxID)}`;
+    expect({ status: listDir.status, body: failure }).toEqual({ status: 200, body: '' });
   }
 
   expect((await api(platform, 'DELETE', `/sandboxes/${survivor.sandboxID}`)).status).toBe(204);
