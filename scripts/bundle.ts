@@ -8,7 +8,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { spawn } from 'node:child_process';
-import { build } from 'esbuild';
+import { build, type Plugin } from 'esbuild';
 
 export interface BundleEntry {
   /** Output file dist/bundle/<name>.js. */
@@ -41,6 +41,30 @@ export function bundleEntries(): BundleEntry[] {
 
 export const BUNDLE_DIR = path.join(ROOT, 'dist', 'bundle');
 
+/** Packages the E2B SDK imports at run time for a template build (hashing and packing COPY sources). */
+export const SDK_RUNTIME_IMPORTS = ['glob', 'tar'] as const;
+
+/**
+ * The E2B SDK loads SDK_RUNTIME_IMPORTS through a helper that hides the import from bundlers, so a bundle without
+ * node_modules beside it (the sandbox hosts' CLI) fails its first template build with "Cannot find package 'glob'".
+ * This plugin turns those calls into plain imports, which esbuild then bundles; an SDK that no longer loads them
+ * this way fails the build here, not on a host.
+ */
+const sdkRuntimeImports: Plugin = {
+  name: 'e2b-runtime-imports',
+  setup(b) {
+    b.onLoad({ filter: /[\\/]node_modules[\\/]e2b[\\/]dist[\\/]index\.js$/ }, async (args) => {
+      let text = await fs.promises.readFile(args.path, 'utf8');
+      for (const name of SDK_RUNTIME_IMPORTS) {
+        const hidden = `dynamicImport(${JSON.stringify(name)})`;
+        if (!text.includes(hidden)) throw new Error(`${args.path}: expected ${hidden}; see SDK_RUNTIME_IMPORTS in scripts/bundle.ts`);
+        text = text.split(hidden).join(`import(${JSON.stringify(name)})`);
+      }
+      return { contents: text, loader: 'js' };
+    });
+  },
+};
+
 export async function bundle(entry: BundleEntry, outDir = BUNDLE_DIR): Promise<string> {
   const outfile = path.join(outDir, `${entry.name}.js`);
   const common = {
@@ -55,6 +79,7 @@ export async function bundle(entry: BundleEntry, outDir = BUNDLE_DIR): Promise<s
     logLevel: 'warning' as const,
     // Native addons (the agent's xattr binding) are copied beside the bundle and loaded from there.
     loader: { '.node': 'copy' as const },
+    plugins: [sdkRuntimeImports],
   };
   if (entry.commandModule) {
     const contents = [

@@ -10,7 +10,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { parseServiceUnit, shouldRestart, type UnitCommand } from './unit-file';
+import { parseEnvironmentFile, parseServiceUnit, shouldRestart, type ServiceUnit, type UnitCommand } from './unit-file';
 import { sleep } from '../util/poll';
 
 export interface SupervisorStatus {
@@ -70,15 +70,44 @@ function log(message: string): void {
   process.stdout.write(`${new Date().toISOString()} supervisor: ${message}\n`);
 }
 
-function runToEnd(command: UnitCommand): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+/** The service's environment for one start: the supervisor's own, then Environment=, then the files (read now). */
+function serviceEnvironment(unit: ServiceUnit): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, ...unit.environment };
+  for (const file of unit.environmentFiles) {
+    let text: string;
+    try {
+      text = readFileSync(file.path, 'utf8');
+    } catch (err) {
+      if (file.optional && (err as NodeJS.ErrnoException).code === 'ENOENT') continue;
+      throw new Error(`EnvironmentFile ${file.path}: ${(err as Error).message}`);
+    }
+    Object.assign(env, parseEnvironmentFile(text, file.path));
+  }
+  return env;
+}
+
+function runToEnd(command: UnitCommand, env: NodeJS.ProcessEnv): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
   return new Promise((resolve) => {
-    const child = spawn(command.argv[0]!, command.argv.slice(1), { stdio: 'inherit' });
+    const child = spawn(command.argv[0]!, command.argv.slice(1), { stdio: 'inherit', env });
     child.on('error', (err) => {
       log(`${command.argv[0]}: ${err.message}`);
       resolve({ code: 127, signal: null });
     });
     child.on('exit', (code, signal) => resolve({ code, signal }));
   });
+}
+
+/** ExecStartPost= commands in order, once the main process runs; a failed one stops the service (systemd does too). */
+async function runPosts(posts: UnitCommand[], env: NodeJS.ProcessEnv, main: ChildProcess): Promise<void> {
+  for (const post of posts) {
+    if (main.exitCode !== null || main.signalCode !== null) return;
+    const result = await runToEnd(post, env);
+    if (result.code !== 0 && !post.ignoreFailure) {
+      log(`ExecStartPost ${post.argv.join(' ')} failed (code ${result.code}, signal ${result.signal}): stopping the service`);
+      main.kill('SIGTERM');
+      return;
+    }
+  }
 }
 
 export async function supervise(unitPath: string, statusPath: string): Promise<void> {
@@ -111,8 +140,16 @@ export async function supervise(unitPath: string, statusPath: string): Promise<v
     status.state = 'starting';
     save();
     let preFailed = false;
-    for (const pre of unit.execStartPre) {
-      const result = await runToEnd(pre);
+    let env: NodeJS.ProcessEnv = process.env;
+    try {
+      env = serviceEnvironment(unit);
+    } catch (err) {
+      log((err as Error).message);
+      status.lastExit = { code: 1, signal: null, at: new Date().toISOString() };
+      preFailed = true;
+    }
+    for (const pre of preFailed ? [] : unit.execStartPre) {
+      const result = await runToEnd(pre, env);
       if (result.code !== 0 && !pre.ignoreFailure) {
         log(`ExecStartPre ${pre.argv.join(' ')} failed (code ${result.code}, signal ${result.signal})`);
         status.lastExit = { code: result.code, signal: result.signal, at: new Date().toISOString() };
@@ -124,7 +161,7 @@ export async function supervise(unitPath: string, statusPath: string): Promise<v
     if (!preFailed && !stopping) {
       const argv = withFileLimit(fileLimit?.applied, unit.execStart.argv);
       status.starts += 1;
-      const started = spawn(argv[0]!, argv.slice(1), { stdio: 'inherit' });
+      const started = spawn(argv[0]!, argv.slice(1), { stdio: 'inherit', env });
       child = started;
       exit = await new Promise((resolve) => {
         started.on('error', (err) => {
@@ -136,6 +173,7 @@ export async function supervise(unitPath: string, statusPath: string): Promise<v
           status.state = 'running';
           log(`started ${unit.execStart.argv.join(' ')} as pid ${started.pid} (start ${status.starts})`);
           save();
+          void runPosts(unit.execStartPost, env, started);
         });
         started.on('exit', (code, signal) => resolve({ code, signal }));
       });

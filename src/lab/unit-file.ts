@@ -12,9 +12,21 @@ export interface UnitCommand {
   ignoreFailure: boolean;
 }
 
+/** An EnvironmentFile= entry; a leading `-` makes a missing file fine. */
+export interface EnvironmentFile {
+  path: string;
+  optional: boolean;
+}
+
 export interface ServiceUnit {
   execStartPre: UnitCommand[];
   execStart: UnitCommand;
+  /** Run once the main process has started (Type=simple); a failure stops the service like a failed start. */
+  execStartPost: UnitCommand[];
+  /** Environment= assignments, in order (a later one wins). */
+  environment: Record<string, string>;
+  /** Read at every start, after Environment= (their values win), as systemd does. */
+  environmentFiles: EnvironmentFile[];
   restart: RestartPolicy;
   /** Seconds between an exit and the restart (systemd's default: 100 ms). */
   restartSec: number;
@@ -99,10 +111,51 @@ function parseLimit(value: string): { soft: number; hard: number } {
   throw new Error(`LimitNOFILE: expected a number or SOFT:HARD, got ${JSON.stringify(value)}`);
 }
 
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** `Environment=` value: space-separated NAME=VALUE words, quoted as in command lines. */
+function parseEnvironment(value: string, into: Record<string, string>): void {
+  for (const word of splitCommandLine(value)) {
+    const eq = word.indexOf('=');
+    const name = eq < 0 ? '' : word.slice(0, eq);
+    if (!ENV_NAME.test(name)) throw new Error(`expected NAME=VALUE assignments, got ${JSON.stringify(word)}`);
+    into[name] = word.slice(eq + 1);
+  }
+}
+
+function parseEnvironmentFileEntry(value: string): EnvironmentFile {
+  const optional = value.startsWith('-');
+  const path = optional ? value.slice(1) : value;
+  if (!path.startsWith('/')) throw new Error(`expected an absolute path (optionally after '-'), got ${JSON.stringify(value)}`);
+  return { path, optional };
+}
+
+/**
+ * The text of an environment file: NAME=VALUE lines, `#` and `;` comments, blank lines; a value wholly in single or
+ * double quotes loses them. Errors name the file and the line.
+ */
+export function parseEnvironmentFile(text: string, source: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  text.split('\n').forEach((raw, index) => {
+    const line = raw.trim();
+    if (line === '' || line.startsWith('#') || line.startsWith(';')) return;
+    const eq = line.indexOf('=');
+    const name = eq < 0 ? '' : line.slice(0, eq).trim();
+    if (!ENV_NAME.test(name)) throw new Error(`${source} line ${index + 1}: expected NAME=VALUE, got ${JSON.stringify(line)}`);
+    let value = line.slice(eq + 1).trim();
+    if (value.length >= 2 && (value[0] === '"' || value[0] === "'") && value.at(-1) === value[0]) value = value.slice(1, -1);
+    out[name] = value;
+  });
+  return out;
+}
+
 /** Parses the [Service] section of a unit file. Unknown keys are ignored; a missing ExecStart is an error. */
 export function parseServiceUnit(text: string, source = 'unit file'): ServiceUnit {
   let section = '';
   const execStartPre: UnitCommand[] = [];
+  const execStartPost: UnitCommand[] = [];
+  const environment: Record<string, string> = {};
+  const environmentFiles: EnvironmentFile[] = [];
   let execStart: UnitCommand | undefined;
   let restart: RestartPolicy = 'no';
   let restartSec = 0.1;
@@ -131,6 +184,17 @@ export function parseServiceUnit(text: string, source = 'unit file'): ServiceUni
           if (value === '') execStartPre.length = 0;
           else execStartPre.push(parseCommand(key, value));
           break;
+        case 'ExecStartPost':
+          if (value === '') execStartPost.length = 0;
+          else execStartPost.push(parseCommand(key, value));
+          break;
+        case 'Environment':
+          parseEnvironment(value, environment);
+          break;
+        case 'EnvironmentFile':
+          if (value === '') environmentFiles.length = 0;
+          else environmentFiles.push(parseEnvironmentFileEntry(value));
+          break;
         case 'ExecStart':
           if (execStart) throw new Error('ExecStart given twice (only Type=oneshot may have several)');
           execStart = parseCommand(key, value);
@@ -154,7 +218,16 @@ export function parseServiceUnit(text: string, source = 'unit file'): ServiceUni
     }
   });
   if (!execStart) throw new Error(`${source}: no ExecStart= in the [Service] section`);
-  return { execStartPre, execStart, restart, restartSec, ...(limitNoFile ? { limitNoFile } : {}) };
+  return {
+    execStartPre,
+    execStart,
+    execStartPost,
+    environment,
+    environmentFiles,
+    restart,
+    restartSec,
+    ...(limitNoFile ? { limitNoFile } : {}),
+  };
 }
 
 /** Whether systemd would restart a service that exited with `code` (or was killed by `signal`) under `policy`. */

@@ -10,6 +10,7 @@ import { MemoryCatalog } from '../catalog/memory';
 import { RedisCatalog } from '../catalog/redis';
 import type { WritableCatalog } from '../catalog/types';
 import {
+  buildProxyEnv,
   createOciRuntime,
   createStepExecutor,
   DEFAULT_STATE_ROOT,
@@ -123,7 +124,13 @@ export async function startPlatformOnHost(options: PlatformOnHostOptions): Promi
       readyTimeoutMs: options.readyTimeoutMs,
       log,
       templates: templatesForPlatform({
-        executor: createStepExecutor({ instance, runtime: options.runtime ?? 'auto', stateRoot: options.runtimeStateRoot, dataRoot }),
+        executor: createStepExecutor({
+          instance,
+          runtime: options.runtime ?? 'auto',
+          stateRoot: options.runtimeStateRoot,
+          dataRoot,
+          proxyEnv: buildProxyEnv(process.env),
+        }),
         baseImages,
         // A build is checked by starting a real sandbox from it (the platform exists by the time a build runs).
         validator: sandboxValidator(() => platform?.sandboxes),

@@ -27,6 +27,11 @@ export const SANDBOX_HOST_PATHS = {
   /** Where the template build finds the proxy client files (the client configs hold the password: 0600). */
   templateDir: '/etc/sandbox-kit/template',
   buildTemplate: '/etc/sandbox-kit/build-template.sh',
+  /**
+   * The platform's site settings, optional and never written by the kit: e.g. http_proxy / https_proxy / no_proxy
+   * for a host whose template builds reach the Debian mirror through an HTTP proxy.
+   */
+  platformEnv: '/etc/sandbox-kit/platform.env',
   state: '/var/lib/sandbox-kit',
   /** The platform's own state directory (its instance name, sandboxes' upper dirs, template layers). */
   platformState: '/var/lib/sandbox-kit/platform',

@@ -96,6 +96,7 @@ TasksMax=infinity
 Delegate=yes
 KillMode=process
 Environment=NODE_ENV=production
+EnvironmentFile=-${P.platformEnv}
 
 [Install]
 WantedBy=multi-user.target

@@ -13,3 +13,4 @@ export { DEFAULT_STATE_ROOT } from './instance';
 export { cleanupLeftovers, type CleanupOptions, type CleanupReport } from './cleanup';
 export { MmdebstrapImages, debianSuite, BASE_PACKAGES, DEFAULT_USER, type MmdebstrapImagesOptions } from './base-images';
 export { createStepExecutor, OciStepExecutor, TIMED_OUT_EXIT_CODE, type StepExecutorOptions } from './step-executor';
+export { buildProxyEnv, PROXY_VARIABLES } from './build-proxy-env';

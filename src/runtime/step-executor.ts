@@ -1,6 +1,7 @@
 /**
  * Template build steps as one-shot foreground containers: the layers so far below, the new (empty) layer directory
- * as the overlay's upper dir, the host network and the host's /etc/resolv.conf (builds need the Debian mirror).
+ * as the overlay's upper dir, the host network and the host's /etc/resolv.conf (builds need the Debian mirror; the
+ * platform's proxy variables go along, see build-proxy-env.ts).
  * With network 'none' the step gets a network namespace of its own with only loopback (a template's start and ready
  * check, which may listen anywhere or change firewall rules). The overlay is mounted in the runtime call's private mount namespace, so nothing stays mounted afterwards. The
  * container's stdout and stderr are pipes: every process of the step dies with its PID namespace when the step's
@@ -36,6 +37,8 @@ export interface StepExecutorOptions {
   stateRoot?: string;
   /** Scratch space (bundle, mount point); the overlay work dir always goes beside the layer dir. */
   dataRoot?: string;
+  /** Proxy variables for steps on the host network (build-proxy-env.ts); a step's own ENV wins. */
+  proxyEnv?: Record<string, string>;
 }
 
 /** The components of `target` (relative, top-down) missing from the merged view: mount points the runtime will make. */
@@ -67,6 +70,7 @@ export class OciStepExecutor implements StepExecutor {
   constructor(
     private readonly cli: OciCli,
     private readonly paths: InstancePaths,
+    private readonly proxyEnv: Record<string, string> = {},
   ) {}
 
   async run(step: StepRun): Promise<number> {
@@ -101,7 +105,7 @@ export class OciStepExecutor implements StepExecutor {
       const config = renderOciConfig({
         rootfs,
         args: step.argv,
-        env: { HOME: account.home, ...step.env },
+        env: { HOME: account.home, ...(step.network === 'host' ? this.proxyEnv : {}), ...step.env },
         // A workdir that does not exist yet would be created by the runtime inside the layer: start in / then.
         cwd: step.workdir && newPaths(step.layers, step.layerDir, step.workdir).length === 0 ? step.workdir : '/',
         uid: account.uid,
@@ -177,5 +181,5 @@ export function createStepExecutor(options: StepExecutorOptions): OciStepExecuto
   const paths = instancePaths(options.instance, cli.name, { stateRoot: options.stateRoot, dataRoot: options.dataRoot });
   // Own state dir and scratch: build steps never show up in the sandbox runtime's list().
   const stepPaths = { ...paths, stateDir: `${paths.stateDir}${STEPS_SUFFIX}`, dataDir: path.join(paths.dataDir, `.steps`) };
-  return new OciStepExecutor(new OciCli(cli, binary, stepPaths.stateDir), stepPaths);
+  return new OciStepExecutor(new OciCli(cli, binary, stepPaths.stateDir), stepPaths, options.proxyEnv);
 }

@@ -2,7 +2,8 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { bundle, bundleEntries } from '../../../scripts/bundle';
+import { readFileSync } from 'node:fs';
+import { bundle, bundleEntries, SDK_RUNTIME_IMPORTS } from '../../../scripts/bundle';
 import { readBundle } from '../../../infra/bundle-files';
 import { BUNDLE_AGENT, BUNDLE_CLI } from '../../../infra/constants';
 import { SANDBOX_HOST_PATHS } from '../../../src/render';
@@ -44,5 +45,13 @@ describe('the release bundle the hosts run', () => {
     });
     expect(refused.status).toBe(2);
     expect(refused.stderr).toContain('--api-key-file');
+  });
+
+  it('carries the packages the E2B SDK imports during a template build', () => {
+    const text = readFileSync(join(dir, BUNDLE_CLI), 'utf8');
+    for (const name of SDK_RUNTIME_IMPORTS) {
+      expect(text).not.toContain(`dynamicImport(${JSON.stringify(name)})`);
+      expect(text).toContain(`node_modules/${name}/`);
+    }
   });
 });

@@ -108,6 +108,36 @@ describe.each(['crun', 'runc'] as const)('%s', (runtimeName) => {
     expect(fs.readdirSync(next)).toEqual([]);
   });
 
+  test("the platform's proxy variables reach host-network steps, under the step's own ENV, and no private-network step", async () => {
+    const proxied = createStepExecutor({
+      instance,
+      runtime: runtimeName,
+      ...roots(),
+      proxyEnv: { http_proxy: 'http://192.0.2.1:3128', no_proxy: 'localhost' },
+    });
+    const print = 'echo "$(printenv http_proxy || echo unset) $(printenv no_proxy || echo unset)"';
+    const seen = async (network: 'host' | 'none', env: Record<string, string>) => {
+      const lines: string[] = [];
+      const code = await proxied.run({
+        layers: [rootfs],
+        layerDir: newLayer(),
+        argv: ['/bin/bash', '-c', print],
+        user: 'root',
+        workdir: '/',
+        env,
+        network,
+        memoryMB: 256,
+        cpuCount: 1,
+        timeoutMs: 20_000,
+        onLine: (_s, line) => lines.push(line),
+      });
+      return { code, lines };
+    };
+    expect(await seen('host', {})).toEqual({ code: 0, lines: ['http://192.0.2.1:3128 localhost'] });
+    expect(await seen('host', { no_proxy: '*' })).toEqual({ code: 0, lines: ['http://192.0.2.1:3128 *'] });
+    expect(await seen('none', {})).toEqual({ code: 0, lines: ['unset unset'] });
+  });
+
   test('lines reach onLine while the step runs', async () => {
     const signal = fs.mkdtempSync(path.join(scratch, 'signal-'));
     const layer = newLayer();

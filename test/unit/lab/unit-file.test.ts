@@ -1,7 +1,15 @@
 /** The supervisor's unit parser (pure; no namespaces needed). */
-import { parseServiceUnit, parseTimeSpan, shouldRestart, splitCommandLine } from '../../../src/lab/unit-file';
+import { loadStackConfig } from '../../../src/config';
+import { parseEnvironmentFile, parseServiceUnit, parseTimeSpan, shouldRestart, splitCommandLine } from '../../../src/lab/unit-file';
 import { cappedLimit, withFileLimit } from '../../../src/lab/supervisor';
-import { renderServerUnit, serverCommand } from '../../../src/render';
+import {
+  LOCAL_REDIS_CATALOG,
+  LOCAL_REDIS_STATE,
+  renderPlatformUnit,
+  renderServerUnit,
+  SANDBOX_HOST_PATHS,
+  serverCommand,
+} from '../../../src/render';
 
 test('reads the rendered ss-server unit: pre-start script, command, restart policy and file limit', () => {
   const unit = parseServiceUnit(renderServerUnit({ egressBindAddress: '198.18.1.11' }));
@@ -77,4 +85,44 @@ test('the file limit wraps the command with prlimit, capped at the hard limit wh
   expect(withFileLimit(undefined, ['/a'])).toEqual(['/a']);
   expect(cappedLimit({ soft: 51200, hard: 51200 }, 20000)).toEqual({ soft: 20000, hard: 20000 });
   expect(cappedLimit({ soft: 1024, hard: 4096 }, 20000)).toEqual({ soft: 1024, hard: 4096 });
+});
+
+test('environment: Environment= words, EnvironmentFile= entries, and the files they name', () => {
+  const unit = parseServiceUnit(
+    [
+      '[Service]',
+      'ExecStart=/a',
+      'Environment=A=1 "B=two words"',
+      'Environment=A=3',
+      'EnvironmentFile=-/etc/x.env',
+      'EnvironmentFile=/etc/y.env',
+      'ExecStartPost=-/bin/post one',
+      'ExecStartPost=/bin/post two',
+    ].join('\n'),
+  );
+  expect(unit.environment).toEqual({ A: '3', B: 'two words' });
+  expect(unit.environmentFiles).toEqual([
+    { path: '/etc/x.env', optional: true },
+    { path: '/etc/y.env', optional: false },
+  ]);
+  expect(unit.execStartPost).toEqual([
+    { argv: ['/bin/post', 'one'], ignoreFailure: true },
+    { argv: ['/bin/post', 'two'], ignoreFailure: false },
+  ]);
+  expect(parseEnvironmentFile('# proxy\nhttp_proxy="http://10.0.0.1:3128"\n\n; other\nno_proxy=localhost\n', 'f')).toEqual({
+    http_proxy: 'http://10.0.0.1:3128',
+    no_proxy: 'localhost',
+  });
+  expect(() => parseEnvironmentFile('export http_proxy=x\n', '/etc/x.env')).toThrow(/\/etc\/x\.env line 1: expected NAME=VALUE/);
+  expect(() => parseServiceUnit('[Service]\nExecStart=/a\nEnvironment=novalue\n')).toThrow(/line 3: Environment: expected NAME=VALUE/);
+  expect(() => parseServiceUnit('[Service]\nExecStart=/a\nEnvironmentFile=relative.env\n')).toThrow(/absolute path/);
+});
+
+test('the rendered platform unit: its route step after the start and the optional site settings file', () => {
+  const unit = parseServiceUnit(
+    renderPlatformUnit(loadStackConfig({}), { catalog: LOCAL_REDIS_CATALOG, state: LOCAL_REDIS_STATE, localRedis: true }),
+  );
+  expect(unit.execStartPost.map((c) => c.argv)).toEqual([[SANDBOX_HOST_PATHS.networkScript, 'route']]);
+  expect(unit.environmentFiles).toEqual([{ path: SANDBOX_HOST_PATHS.platformEnv, optional: true }]);
+  expect(unit.environment).toEqual({ NODE_ENV: 'production' });
 });

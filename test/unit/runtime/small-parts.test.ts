@@ -1,4 +1,5 @@
 import { agentArgv, payloadBinds } from '../../../src/runtime/agent-payload';
+import { buildProxyEnv } from '../../../src/runtime/build-proxy-env';
 import { cacheEntryName, debianSuite, mmdebstrapArgv } from '../../../src/runtime/base-images';
 import { hardNofile } from '../../../src/runtime/host-limits';
 import { parseAccount } from '../../../src/runtime/layer-accounts';
@@ -142,4 +143,12 @@ describe('sandbox /etc and accounts', () => {
       cgroupParent: 'sandbox-kit-abc',
     });
   });
+});
+
+test('build steps get exactly the proxy variables that are set', () => {
+  expect(buildProxyEnv({ http_proxy: 'http://p:3128', HTTPS_PROXY: 'http://q:3128', no_proxy: '', PATH: '/bin', HOME: '/root' })).toEqual({
+    http_proxy: 'http://p:3128',
+    HTTPS_PROXY: 'http://q:3128',
+  });
+  expect(buildProxyEnv({})).toEqual({});
 });
