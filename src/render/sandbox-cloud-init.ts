@@ -59,7 +59,8 @@ export function sandboxPackages(role: SandboxRole): string[] {
   const fetch = ['awscli', 'unzip', 'curl'];
   if (role === 'fleet-gateway') return ['nodejs', ...fetch];
   const runtime = ['crun', 'runc', 'tini', 'mmdebstrap', 'iptables', 'iproute2', 'attr', 'uidmap'];
-  return ['nodejs', ...fetch, ...runtime, ...(role === 'single' ? ['redis-server'] : [])];
+  // redis-server: the platform's own state, on loopback (the single host's catalog too).
+  return ['nodejs', ...fetch, ...runtime, 'redis-server'];
 }
 
 function sumsFile(sums: Readonly<Record<string, string>>): string {
@@ -131,12 +132,6 @@ function catalogOf(inputs: SandboxHostInputs): string {
   return inputs.catalog;
 }
 
-/** The platform's state: database 1 of the catalog's Redis (database 0 is the catalog). */
-export function stateOf(catalog: string): string {
-  if (catalog === LOCAL_REDIS_CATALOG) return LOCAL_REDIS_STATE;
-  return catalog.replace(/\/\d+$/, '') + '/1';
-}
-
 /**
  * Every file a sandbox-side machine gets, with its mode: the single list cloud-init writes and the lab lays out.
  * Secrets (the API key) are 0600; scripts 0755; units, sums and the wrapper as systemd and a shell expect them.
@@ -158,7 +153,9 @@ export function sandboxHostFiles(config: StackConfig, inputs: SandboxHostInputs)
       file(
         `${P.units}/${SANDBOX_UNITS.platform}`,
         '0644',
-        renderPlatformUnit(config, { catalog, state: stateOf(catalog), localRedis: inputs.role === 'single' }),
+        // The platform's state (sandbox records, templates) belongs to this host, whose containers and layers it
+        // describes: it stays in the host's own Redis. Only the catalog is the fleet's.
+        renderPlatformUnit(config, { catalog, state: LOCAL_REDIS_STATE, localRedis: true }),
       ),
       file(P.buildTemplate, '0755', renderBuildTemplateScript(config)),
     );
@@ -178,7 +175,7 @@ export function sandboxHostFiles(config: StackConfig, inputs: SandboxHostInputs)
 /** The units a role enables, in start order. */
 export function sandboxUnits(role: SandboxRole): string[] {
   if (role === 'fleet-gateway') return [SANDBOX_UNITS.gateway];
-  if (role === 'fleet-host') return [SANDBOX_UNITS.network, SANDBOX_UNITS.platform];
+  if (role === 'fleet-host') return [SANDBOX_UNITS.redis, SANDBOX_UNITS.network, SANDBOX_UNITS.platform];
   return [SANDBOX_UNITS.redis, SANDBOX_UNITS.network, SANDBOX_UNITS.platform, SANDBOX_UNITS.gateway];
 }
 

@@ -5,6 +5,7 @@ import {
   NODESOURCE_KEY,
   SANDBOX_HOST_PATHS as P,
   SANDBOX_UNITS,
+  sandboxUnits,
   gatewayCommand,
   platformCommand,
   renderBuildTemplateScript,
@@ -157,13 +158,17 @@ describe('sandbox host cloud-init', () => {
     expect(paths('fleet-gateway')).not.toContain(P.networkScript);
     expect(paths('fleet-gateway')).toContain(`${P.units}/${SANDBOX_UNITS.gateway}`);
     expect(paths('fleet-host')).not.toContain(`${P.units}/${SANDBOX_UNITS.gateway}`);
-    expect(sandboxPackages('fleet-host')).not.toContain('redis-server');
+    expect(sandboxPackages('fleet-host')).toContain('redis-server');
+    expect(sandboxPackages('fleet-gateway')).not.toContain('redis-server');
     expect(sandboxPackages('fleet-gateway')).not.toContain('crun');
     const fleet = sandboxHostFiles(defaults, sandboxInputs('fleet-host'));
     const platformUnit = fleet.find((f) => f.path.endsWith(SANDBOX_UNITS.platform))!.content;
     expect(platformUnit).toContain(`--catalog ${REDIS} `);
-    // The platform's state goes to database 1 of the same Redis, the catalog stays in database 0.
-    expect(platformUnit).toContain(`--redis ${REDIS.replace(/\/0$/, '/1')} `);
+    // The platform's state describes this host's containers and layers: it stays in the host's own Redis, so two
+    // hosts never read each other's sandboxes as their own (a restart would remove them). Only the catalog is shared.
+    expect(platformUnit).toContain(`--redis ${LOCAL_REDIS_STATE} `);
+    expect(platformUnit).not.toContain(REDIS.replace(/\/0$/, '/1'));
+    expect(sandboxUnits('fleet-host')[0]).toBe(SANDBOX_UNITS.redis);
     // A fleet host lets the VPC (its gateways) open connections to its sandboxes; a single host does not.
     expect(fleet.find((f) => f.path === P.networkScript)!.content).toContain(`ROUTED_FROM="${HOST_NETWORKS.join(' ')}"`);
     expect(sandboxHostFiles(defaults, sandboxInputs('single')).find((f) => f.path === P.networkScript)!.content).toContain(
