@@ -1,20 +1,28 @@
 /**
- * `sandbox-kit template build`: builds the stack's proxy template through an E2B-compatible API (the kit's platform
- * or any other) with the E2B SDK, printing the build's logs as they come. Thin: flags and the stack in, templates/proxy.
+ * `sandbox-kit template build`: builds the stack's proxy template, or the mcp-gateway template, through an
+ * E2B-compatible API (the kit's platform or any other) with the E2B SDK, printing the build's logs as they come.
+ * Thin: flags and the stack in, templates/proxy or templates/mcp-gateway out.
  */
 import { readFileSync } from 'node:fs';
 import type { LogEntry } from 'e2b';
+import { buildMcpGatewayTemplate, MCP_GATEWAY_TEMPLATE } from '../../../templates/mcp-gateway';
 import { buildProxyTemplate, type ProxyMode } from '../../../templates/proxy';
 import { type ConfigIssue, formatIssues, ipv4, oneOf, text } from '../../config';
-import { parseFlags, requiredFlag, switchFlag, valueFlag } from '../args';
+import { loadCatalog } from '../../mcp/catalog/load';
+import { listFlag, parseFlags, requiredFlag, switchFlag, valueFlag } from '../args';
 import { DEFAULT_STACK, loadStack, PASSWORD_ENV, requiredPasswordFromEnv, stackName } from '../stack';
 
 const USAGE = `usage: sandbox-kit template build [--stack NAME] [--mode local|transparent] --server-ip IP
                                 [--api-url URL] [--api-key-file FILE] [--alias NAME] [--skip-cache]
+       sandbox-kit template build --template mcp-gateway [--server NAME ...] [--extra-ca-certs FILE]
+                                [--api-url URL] [--api-key-file FILE] [--alias NAME] [--skip-cache]
 
 Builds the proxy client template of a stack (default stack: ${DEFAULT_STACK}) with the E2B SDK's Template.build, using
-the stack's template alias, memoryMB and cpuCount, and prints the build logs live.
+the stack's template alias, memoryMB and cpuCount, and prints the build logs live. With --template mcp-gateway it
+builds the template Sandbox.create({ mcp }) starts from (alias ${MCP_GATEWAY_TEMPLATE.alias}, ${MCP_GATEWAY_TEMPLATE.memoryMB} MB, ${MCP_GATEWAY_TEMPLATE.cpuCount} CPU), with the
+catalog's npm servers preinstalled.
 
+  --template NAME      proxy (default) or mcp-gateway
   --mode MODE          local (ss-local, SOCKS5 on 1080) or transparent (ss-redir + NAT chain + ss-local);
                        default: the stack's template.mode
   --server-ip IP       the proxy's public (ingress) address the client dials; required
@@ -22,6 +30,10 @@ the stack's template alias, memoryMB and cpuCount, and prints the build logs liv
   --api-key-file FILE  a file holding the API key; default: E2B_API_KEY
   --alias NAME         build under another name than the stack's template.alias
   --skip-cache         rebuild every step
+  --server NAME        mcp-gateway: preinstall only these catalog servers (repeatable; default: every npm server of
+                       the catalog, with those of the SANDBOX_KIT_MCP_CATALOG file added)
+  --extra-ca-certs F   mcp-gateway: a PEM file of certificates the template trusts besides Debian's (a TLS-inspecting
+                       proxy between the build and the npm registry)
 
 The proxy password comes from ${PASSWORD_ENV}; it is written only into the template's 0600 client config.`;
 
@@ -42,22 +54,83 @@ export async function run(argv: string[]): Promise<number> {
     console.error(`template: unknown subcommand ${JSON.stringify(sub)}; expected build\n\n${USAGE}`);
     return 2;
   }
-  const { values, help } = parseFlags('template build', rest, {
-    stack: valueFlag(stackName().default(DEFAULT_STACK)),
-    mode: valueFlag(oneOf(['local', 'transparent']).optional()),
-    'server-ip': requiredFlag(ipv4(), "the proxy's public IPv4 address that clients dial, such as 203.0.113.10"),
+  // The flags depend on the template: the proxy's need its server, the mcp-gateway's name its servers.
+  const mcp = rest.some((a, i) => a === '--template=mcp-gateway' || (a === '--template' && rest[i + 1] === 'mcp-gateway'));
+  const common = {
+    template: valueFlag(oneOf(['proxy', 'mcp-gateway']).default('proxy')),
     'api-url': valueFlag(text(/^https?:\/\/[^\s/]+/, 'an http(s) URL such as http://127.0.0.1:3000').optional()),
     'api-key-file': valueFlag(text(/.+/, 'a file path').optional()),
     alias: valueFlag(text(/^[a-z0-9][a-z0-9_-]{0,62}$/, 'lower-case letters, digits, - and _, at most 63 characters').optional()),
     'skip-cache': switchFlag(),
+  };
+  if (mcp) {
+    const { values, help } = parseFlags('template build', rest, {
+      ...common,
+      server: listFlag(text(/^[A-Za-z][A-Za-z0-9]*$/, "a catalog server's camelCase name, such as filesystem")),
+      'extra-ca-certs': valueFlag(text(/.+/, 'a file path').optional()),
+    });
+    if (help) {
+      console.log(USAGE);
+      return 0;
+    }
+    return buildMcp(values);
+  }
+  const { values, help } = parseFlags('template build', rest, {
+    ...common,
+    stack: valueFlag(stackName().default(DEFAULT_STACK)),
+    mode: valueFlag(oneOf(['local', 'transparent']).optional()),
+    'server-ip': requiredFlag(ipv4(), "the proxy's public IPv4 address that clients dial, such as 203.0.113.10"),
   });
   if (help) {
     console.log(USAGE);
     return 0;
   }
 
-  const usageIssues: ConfigIssue[] = [];
   const serverIp = values['server-ip'];
+  const connection = readConnection(values);
+  if (typeof connection === 'number') return connection;
+  const { apiUrl, apiKey } = connection;
+
+  const loaded = loadStack(values.stack);
+  const env = requiredPasswordFromEnv();
+  const issues = [...loaded.issues, ...env.issues];
+  if (issues.length > 0 || !loaded.config || env.password === undefined || serverIp === undefined) {
+    console.error(`template build: stack ${loaded.stack} (${loaded.path}): ${formatIssues(issues)}\nNothing was built.`);
+    return 1;
+  }
+
+  const mode = (values.mode ?? loaded.config.template.mode) as ProxyMode;
+  const alias = values.alias ?? loaded.config.template.alias;
+  console.log(
+    `template build: ${alias} (${mode} mode, ${loaded.config.template.cpuCount} CPU, ${loaded.config.template.memoryMB} MB) from stack ${loaded.stack} via ${apiUrl ?? 'the SDK default API'}`,
+  );
+  try {
+    const info = await buildProxyTemplate({
+      config: loaded.config,
+      target: { serverIp, password: env.password },
+      mode,
+      alias,
+      apiUrl,
+      apiKey,
+      skipCache: values['skip-cache'],
+      onBuildLogs: printLog,
+    });
+    console.log(`template build: ${info.name} is ready: templateID ${info.templateId}, buildID ${info.buildId}`);
+    return 0;
+  } catch (err) {
+    console.error(`template build: ${alias} failed: ${(err as Error).message}`);
+    return 1;
+  }
+}
+
+interface ConnectionFlags {
+  'api-url'?: string;
+  'api-key-file'?: string;
+}
+
+/** The API URL and key from the flags or E2B_API_URL / E2B_API_KEY; every problem at once, or exit code 2. */
+function readConnection(values: ConnectionFlags): { apiUrl?: string; apiKey?: string } | number {
+  const usageIssues: ConfigIssue[] = [];
   const apiUrl = values['api-url'] ?? process.env.E2B_API_URL;
   if (apiUrl !== undefined && !/^https?:\/\/[^\s/]+/.test(apiUrl)) {
     usageIssues.push({
@@ -92,31 +165,41 @@ export async function run(argv: string[]): Promise<number> {
     console.error(`template build: ${formatIssues(usageIssues)}\nNothing was built.`);
     return 2;
   }
+  return { apiUrl, apiKey };
+}
 
-  const loaded = loadStack(values.stack);
-  const env = requiredPasswordFromEnv();
-  const issues = [...loaded.issues, ...env.issues];
-  if (issues.length > 0 || !loaded.config || env.password === undefined || serverIp === undefined) {
-    console.error(`template build: stack ${loaded.stack} (${loaded.path}): ${formatIssues(issues)}\nNothing was built.`);
+/** `--template mcp-gateway`: the catalog's servers checked before anything is sent. */
+async function buildMcp(
+  values: ConnectionFlags & { server: string[]; 'extra-ca-certs'?: string; alias?: string; 'skip-cache': boolean },
+): Promise<number> {
+  const connection = readConnection(values);
+  if (typeof connection === 'number') return connection;
+  let catalog: ReturnType<typeof loadCatalog>;
+  try {
+    catalog = loadCatalog();
+  } catch (err) {
+    console.error(`template build: ${(err as Error).message}\nNothing was built.`);
     return 1;
   }
-
-  const mode = (values.mode ?? loaded.config.template.mode) as ProxyMode;
-  const alias = values.alias ?? loaded.config.template.alias;
-  console.log(
-    `template build: ${alias} (${mode} mode, ${loaded.config.template.cpuCount} CPU, ${loaded.config.template.memoryMB} MB) from stack ${loaded.stack} via ${apiUrl ?? 'the SDK default API'}`,
-  );
+  const npmServers = Object.keys(catalog).filter((name) => 'npm' in catalog[name]!.run);
+  const unknown = values.server.filter((name) => !npmServers.includes(name));
+  if (unknown.length > 0) {
+    const issues = unknown.map((name) => ({
+      key: '--server',
+      given: JSON.stringify(name),
+      expected: `a catalog server installed from npm: ${npmServers.join(', ')}`,
+    }));
+    console.error(`template build: ${formatIssues(issues)}\nNothing was built.`);
+    return 2;
+  }
+  const alias = values.alias ?? MCP_GATEWAY_TEMPLATE.alias;
+  const servers = values.server.length > 0 ? values.server : npmServers;
+  console.log(`template build: ${alias} with ${servers.join(', ')} via ${connection.apiUrl ?? 'the SDK default API'}`);
   try {
-    const info = await buildProxyTemplate({
-      config: loaded.config,
-      target: { serverIp, password: env.password },
-      mode,
-      alias,
-      apiUrl,
-      apiKey,
-      skipCache: values['skip-cache'],
-      onBuildLogs: printLog,
-    });
+    const info = await buildMcpGatewayTemplate(
+      { ...connection, alias, skipCache: values['skip-cache'], onBuildLogs: printLog },
+      { catalog, servers, ...(values['extra-ca-certs'] ? { extraCaCertsFile: values['extra-ca-certs'] } : {}) },
+    );
     console.log(`template build: ${info.name} is ready: templateID ${info.templateId}, buildID ${info.buildId}`);
     return 0;
   } catch (err) {

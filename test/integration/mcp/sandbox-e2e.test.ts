@@ -14,10 +14,13 @@ import { bundle, bundleEntries } from '../../../scripts/bundle';
 import { startGateway, type RunningGateway } from '../../../src/gateway';
 import { startPlatformOnHost, type PlatformOnHost } from '../../../src/platform/on-host';
 import { baseRootfs, ROOTFS_TIMEOUT_MS } from '../runtime/support';
+import { runEntry } from '../templates/node-script';
 import { runScript } from './node-script';
 import { text } from './support';
 
 jest.setTimeout(1_200_000);
+
+const CLI = path.join(__dirname, '..', '..', '..', 'src', 'cli', 'main.ts');
 
 const PLAIN_SERVER = fs.readFileSync(path.join(__dirname, 'fixtures', 'plain-server.js')).toString('base64');
 
@@ -91,9 +94,25 @@ beforeAll(async () => {
   gateway = await startGateway({ catalog: platform.catalog });
   opts = { apiKey: platform.apiKey, apiUrl: platform.url, sandboxUrl: `http://127.0.0.1:${gateway.port}` };
   // The template the SDK picks by default for mcp, built by the SDK on this platform.
-  const build = await runScript(path.join(__dirname, 'build-template.ts'), [platform.url, platform.apiKey, 'mcp-gateway'], {}, 1_000_000);
-  const done = build.stdout.split('\n').find((l) => l.startsWith('{"t":"done"') || l.startsWith('{"t":"error"'));
-  if (!done?.startsWith('{"t":"done"')) throw new Error(`building mcp-gateway failed: ${done ?? build.stderr}`);
+  // Built with the CLI a user runs (template-build.test.ts builds it from a plain SDK program); the host's trust store
+  // (with any TLS-inspecting proxy's CA) goes along.
+  const extra = process.env.NODE_EXTRA_CA_CERTS ?? '/etc/ssl/certs/ca-certificates.crt';
+  const build = await runEntry(CLI, {
+    args: [
+      'template',
+      'build',
+      '--template',
+      'mcp-gateway',
+      '--api-url',
+      platform.url,
+      ...(fs.existsSync(extra) ? ['--extra-ca-certs', extra] : []),
+    ],
+    env: { E2B_API_KEY: platform.apiKey },
+    timeoutMs: 1_000_000,
+  });
+  const output = build.stdout.join('\n');
+  if (build.code !== 0 || !/mcp-gateway is ready: templateID \S+/.test(output))
+    throw new Error(`sandbox-kit template build --template mcp-gateway failed (${build.code}): ${build.stderr || output.slice(-2000)}`);
 }, ROOTFS_TIMEOUT_MS + 1_000_000);
 
 afterAll(async () => {

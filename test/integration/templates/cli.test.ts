@@ -33,3 +33,39 @@ test('an unknown subcommand is a usage error', async () => {
   expect(result.code).toBe(2);
   expect(result.stderr).toContain('template: unknown subcommand "push"; expected build');
 });
+
+test('--template mcp-gateway takes no proxy flags, names unknown catalog servers, and needs the API key like the proxy', async () => {
+  const proxyFlag = await runEntry(CLI, {
+    args: ['template', 'build', '--template', 'mcp-gateway', '--server-ip', '203.0.113.10', '--mode', 'local'],
+    env: { E2B_API_KEY: 'e2b_x' },
+  });
+  expect(proxyFlag.code).toBe(2);
+  expect(proxyFlag.stderr).toContain('--server-ip: got "203.0.113.10"; expected one of');
+  expect(proxyFlag.stderr).toContain('--mode: got "local"; expected one of');
+
+  const unknown = await runEntry(CLI, {
+    args: [
+      'template',
+      'build',
+      '--template=mcp-gateway',
+      '--server',
+      'filesystem',
+      '--server',
+      'filesytem',
+      '--api-url',
+      'http://127.0.0.1:9',
+    ],
+    env: { E2B_API_KEY: 'e2b_x' },
+  });
+  expect(unknown.code).toBe(2);
+  expect(unknown.stderr).toMatch(/--server: got "filesytem"; expected a catalog server installed from npm: .*filesystem/);
+  expect(unknown.stderr).toContain('Nothing was built.');
+
+  const noKey = await runEntry(CLI, { args: ['template', 'build', '--template', 'mcp-gateway'], env: { E2B_API_KEY: '' } });
+  expect(noKey.code).toBe(2);
+  expect(noKey.stderr).toContain('--api-key-file: got (missing, and E2B_API_KEY is not set)');
+
+  const wrong = await runEntry(CLI, { args: ['template', 'build', '--template', 'mcp', '--server-ip', '203.0.113.10'] });
+  expect(wrong.code).toBe(2);
+  expect(wrong.stderr).toContain('--template: got "mcp"; expected one of proxy, mcp-gateway');
+});
