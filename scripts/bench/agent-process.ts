@@ -8,7 +8,7 @@
  *  3. /files upload and download of a 1 GiB file with curl, to the agent and to nginx (MB/s).
  *  4. The agent's idle RSS (VmRSS after /init, before any load) and its peak (VmHWM) at the end.
  * The agent runs as the runtime ships it (the esbuild bundle of src/agent/main.ts, a child process).
- *  5. With --sandbox (root; it puts one link into the root namespace, so run it under the shared e2e lock): the
+ *  5. With --sandbox (root; it puts one link into the root namespace, on a /24 of its own): the
  *     same round trip into a real crun sandbox (the agent under tini, cached Debian base), through the gateway,
  *     beside `crun exec <sandbox> /bin/true` and `crun exec <sandbox> /bin/bash -l -c true`.
  *

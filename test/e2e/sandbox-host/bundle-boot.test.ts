@@ -27,7 +27,7 @@ import { bundleSums, layOutSandboxHost } from '../../helpers/sandbox-host-layout
  *
  * The lab has no route to the Debian mirror; the one site setting the host gets (platform.env, as an admin behind
  * an HTTP proxy would write it) sends the template build's apt through a forward proxy on the lab's host link.
- * Runs under the shared lab lock (host link).
+ * The lab has a host link, one per machine: npm test runs the e2e files one at a time.
  */
 jest.setTimeout(900_000);
 

@@ -3,7 +3,7 @@
  * the unmodified SDK creates a sandbox from it on the lab's sandbox network, and from inside the sandbox the
  * internet sees the proxy's egress address: through the SOCKS5 proxy at 127.0.0.1:1080 in local mode, with a plain
  * request in transparent mode. Also the sample template of the SDK test: the copied file, the package and the env,
- * read through the SDK's filesystem and process services. Runs under the shared lab lock (host link).
+ * read through the SDK's filesystem and process services. The lab has a host link, one per machine: npm test runs the e2e files one at a time.
  */
 import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

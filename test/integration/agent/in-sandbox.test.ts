@@ -2,7 +2,7 @@
  * The agent where it really runs: the runtime's bundle under tini in a crun container from the cached Debian base
  * (minbase tools only: setpriv, script, stty), /init'ed like the platform does, driven by the unmodified SDK and by
  * the Connect client: users from the image, the OOM score the runtime names, a pty, files.
- * Root only; puts one link into the root namespace: run under the shared e2e lock.
+ * Root only; puts one link into the root namespace on a /24 of its own, so it runs beside the other test files.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';

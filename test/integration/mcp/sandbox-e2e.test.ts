@@ -2,7 +2,7 @@
  * MCP end to end, on the real platform (OCI runtime, agent, template service) with the kit's gateway in front:
  * the unmodified E2B SDK builds the mcp-gateway template and runs `Sandbox.create({ mcp })`; the MCP SDK client
  * reaches the sandbox's gateway through the kit's gateway with the sandbox token and the MCP token. Root only; puts
- * one link into the root network namespace (the standalone sandbox network): run under the shared e2e lock.
+ * one link into the root network namespace (the standalone sandbox network) on a /24 of its own, so it runs beside the other test files.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';

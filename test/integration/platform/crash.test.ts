@@ -2,7 +2,7 @@
  * Crash safety: `sandbox-kit platform` is killed with SIGKILL in the middle of a create (at two different moments),
  * started again on the same state dir, and afterwards the sandboxes it lists are exactly the containers running,
  * the sandbox made before the crash still answers with its token, and the half-made one left no network namespace,
- * runtime state, cgroup, mount (in any mount namespace) or directory. Root only; one link into the root namespace: run under the shared e2e lock.
+ * runtime state, cgroup, mount (in any mount namespace) or directory. Root only; one link into the root namespace on a /24 of its own, so it runs beside the other test files.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';

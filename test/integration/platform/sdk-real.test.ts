@@ -1,7 +1,7 @@
 /**
  * The platform on the real runtime (crun or runc, whichever this host's cgroups call for), with the agent in every
  * sandbox and the real gateway in front, driven by the unmodified E2B SDK. Root only; puts one link into the root
- * network namespace (the standalone sandbox network): run under the shared e2e lock.
+ * network namespace (the standalone sandbox network) on a /24 of its own, so it runs beside the other test files.
  */
 import * as fs from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';

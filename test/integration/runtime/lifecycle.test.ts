@@ -1,7 +1,7 @@
 /**
  * Sandboxes as real crun and runc containers from the cached Debian base, with the agent inside, on a standalone
  * sandbox network: limits, network namespace, pause/resume at HTTP level, an OOM inside, kill and crash cleanup.
- * Root only; puts one link into the root namespace: run under the shared e2e lock.
+ * Root only; puts one link into the root namespace on a /24 of its own, so it runs beside the other test files.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';

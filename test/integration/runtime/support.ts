@@ -1,7 +1,7 @@
 /**
  * Shared setup of the runtime's integration tests: the cached base root file system, a fresh agent bundle, unique
  * instance names, and checks that nothing of a sandbox is left. These tests run as root with crun and runc, and
- * put one link into the root namespace (the standalone sandbox network): run them under the shared e2e lock.
+ * put one link into the root namespace (the standalone sandbox network) on a /24 of their own, so they run beside the other test files.
  */
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
