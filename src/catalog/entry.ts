@@ -17,7 +17,13 @@ export interface CatalogEntry {
   state: SandboxState;
   /** A paused sandbox with autoResume is resumed by the first request instead of answering 502. */
   autoResume: boolean;
+  /** In a fleet: the sandbox host that holds it (its platform answers the API calls for it). */
+  hostID?: string;
 }
+
+/** A fleet host's ID: what `--host-id` accepts (an EC2 instance ID fits). */
+export const HOST_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/;
+export const HOST_ID_RULE = '1-63 letters, digits, "_", "." or "-", starting with a letter or digit, such as i-0abc123';
 
 const hostname = z
   .string()
@@ -48,6 +54,10 @@ export const catalogEntryInputSchema = z
       .optional(),
     state: z.enum(SANDBOX_STATES).default('running'),
     autoResume: z.boolean().default(false),
+    hostID: z
+      .string()
+      .regex(HOST_ID_PATTERN, { message: `expected ${HOST_ID_RULE}` })
+      .optional(),
   })
   .strict()
   .refine((e) => (e.token === undefined) !== (e.tokenHash === undefined), {
@@ -68,6 +78,7 @@ export function toCatalogEntry(input: unknown, where = ''): CatalogEntry {
     tokenHash: e.tokenHash ?? hashAccessToken(e.token as string),
     state: e.state,
     autoResume: e.autoResume,
+    ...(e.hostID !== undefined ? { hostID: e.hostID } : {}),
   };
 }
 

@@ -97,6 +97,7 @@ export class RedisCatalog implements WritableCatalog {
         tokenHash: fields.tokenHash,
         state: fields.state,
         autoResume: fields.autoResume === 'true',
+        ...(fields.hostID ? { hostID: fields.hostID } : {}),
       });
     } catch (err) {
       throw new Error(`redis catalog: entry ${this.keyOf(sandboxID)} is malformed (${(err as Error).message})`);
@@ -115,6 +116,7 @@ export class RedisCatalog implements WritableCatalog {
         tokenHash: entry.tokenHash,
         state: entry.state,
         autoResume: String(entry.autoResume),
+        ...(entry.hostID !== undefined ? { hostID: entry.hostID } : {}),
       })
       .publish(this.channel, entry.sandboxID)
       .exec();

@@ -33,6 +33,7 @@ export function baseTemplateResolver(images: BaseImages, options: BaseTemplateOp
         workdir: '/home/user',
       };
     },
+    names: async () => [BASE_TEMPLATE_ID],
   };
 }
 
@@ -45,6 +46,9 @@ export function firstResolver(resolvers: readonly TemplateResolver[]): TemplateR
         if (found) return found;
       }
       return undefined;
+    },
+    async names() {
+      return [...new Set((await Promise.all(resolvers.map((r) => r.names()))).flat())].sort();
     },
   };
 }

@@ -11,6 +11,8 @@ import { loadOrCreateApiKeyFile } from './api-keys';
 import { ApiKeyStore } from './api-key-store';
 import { baseTemplateResolver, firstResolver } from './base-template';
 import { redisClient, startPrivateRedis, type PrivateRedis } from './private-redis';
+import { fleetRoutes } from './fleet/routes';
+import { HostRegistry } from './fleet/registry';
 import { SandboxService } from './sandbox-service';
 import { sandboxRoutes } from './sandbox-routes';
 import { DEFAULT_STORE_PREFIX, SandboxStore } from './sandbox-store';
@@ -63,6 +65,19 @@ export interface PlatformOptions {
   healthTimeoutMs?: number;
   readyTimeoutMs?: number;
   log?: (line: string) => void;
+  /** One host of a fleet (docs/deploy-aws.md, Fleet): its registry record and the calls it passes on. */
+  fleet?: FleetOptions;
+}
+
+export interface FleetOptions {
+  /** This host's ID (an EC2 instance ID fits). */
+  hostID: string;
+  /** Where the other hosts reach this host's API, e.g. http://10.0.1.23:3001. */
+  apiUrl: string;
+  /** How many sandboxes this host takes (its sandbox addresses). */
+  capacity: number;
+  /** The fleet's shared Redis (the catalog's), where the host registry lives. */
+  redisUrl: string;
 }
 
 export interface RunningPlatform {
@@ -125,21 +140,53 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
       healthTimeoutMs: options.healthTimeoutMs,
       readyTimeoutMs: options.readyTimeoutMs,
       log,
+      ...(options.fleet ? { hostID: options.fleet.hostID } : {}),
     });
     cleanups.push(() => sandboxes.close());
     const { kept, removed } = await sandboxes.reconcile();
     if (kept.length + removed.length > 0) log(`found ${kept.length} sandbox(es) again, removed ${removed.length} dead or half-made`);
 
     const view = { domain: options.domain ?? null, clientID: 'sandbox-kit' };
+    let routes = sandboxRoutes(sandboxes, view);
+    let registry: HostRegistry | undefined;
+    if (options.fleet) {
+      const fleet = options.fleet;
+      const shared = redisClient({ url: fleet.redisUrl });
+      shared.on('error', (err: Error) => log(`fleet redis: ${err.message}`));
+      cleanups.push(async () => {
+        await shared.quit().catch(() => {});
+        shared.disconnect();
+      });
+      const resolver = firstResolver(resolvers);
+      const self = new HostRegistry(shared, { hostID: fleet.hostID, apiUrl: fleet.apiUrl, capacity: fleet.capacity }, async () => ({
+        sandboxes: (await sandboxes.all()).length,
+        templates: await resolver.names(),
+        accepting: true,
+      }));
+      registry = self;
+      routes = fleetRoutes(routes, {
+        hostID: fleet.hostID,
+        hosts: () => self.hosts(),
+        catalog,
+        changed: () => void self.refresh().catch((err: Error) => log(`fleet registry: ${err.message}`)),
+      });
+    }
     const server = await startApiServer({
       host: options.host,
       port: options.port,
-      routes: [...sandboxRoutes(sandboxes, view), ...(templates?.routes ?? [])],
+      routes: [...routes, ...(templates?.routes ?? [])],
       apiKeys,
       log,
     });
     cleanups.push(() => server.close());
     log(`platform API on ${server.url}`);
+    if (registry) {
+      const self = registry;
+      await self.start();
+      // Out of the fleet first, so no call is placed or passed on here while the rest stops.
+      cleanups.push(() => self.close());
+      log(`fleet host ${self.self.hostID}: ${self.self.apiUrl}, capacity ${self.self.capacity}`);
+    }
     let closing: Promise<void> | undefined;
 
     return {
@@ -153,6 +200,7 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
       async close(closeOptions = {}) {
         if (closing) return closing;
         closing = (async () => {
+          await registry?.close();
           await server.close();
           if (closeOptions.killSandboxes) await sandboxes.killAll();
           await unwind();

@@ -21,7 +21,14 @@ import {
 } from '../runtime';
 import type { AgentPayload } from '../runtime/agent-payload';
 import { randomText } from './random-text';
-import { startPlatform, type RunningPlatform } from './index';
+import { startPlatform, type FleetOptions, type RunningPlatform } from './index';
+import { parseSubnet } from '../runtime/network/ipv4';
+
+/** Sandboxes a subnet holds: its host addresses less the bridge's and the root side's; 0 without one. */
+export function subnetCapacity(subnet: string | undefined): number {
+  if (subnet === undefined) return 0;
+  return 2 ** (32 - parseSubnet(subnet).prefix) - 4;
+}
 import { sandboxValidator, templatesForPlatform } from './templates';
 
 export interface PlatformOnHostOptions {
@@ -35,6 +42,12 @@ export interface PlatformOnHostOptions {
   catalog?: string | WritableCatalog;
   /** The lab's sandbox network; default: a standalone one named after this instance. */
   network?: SandboxNetwork;
+  /** The standalone network's subnet (a fleet host's delegated prefix); default a free /24 of 198.19.0.0/16. */
+  sandboxSubnet?: string;
+  /** Let the standalone network's sandboxes out through this host (a sandbox host; see host-network.ts). */
+  routeOut?: boolean;
+  /** One host of a fleet (docs/deploy-aws.md, Fleet); capacity defaults to the standalone subnet's free addresses. */
+  fleet?: Omit<FleetOptions, 'capacity'> & { capacity?: number };
   /** Parent of the OCI runtime's state (default the runtime's, under /run). */
   runtimeStateRoot?: string;
   /** Parent of the sandboxes' upper dirs (default <stateDir>/runtime). */
@@ -102,9 +115,14 @@ export async function startPlatformOnHost(options: PlatformOnHostOptions): Promi
     agent: options.agent,
   });
   log(`runtime ${runtime.name}, instance ${instance}`);
-  const standalone = options.network ? undefined : await openSandboxHostNetwork(instance);
+  const standalone = options.network
+    ? undefined
+    : await openSandboxHostNetwork(instance, { subnet: options.sandboxSubnet, routeOut: options.routeOut });
   if (standalone) log(`standalone sandbox network ${standalone.subnet} (namespace ${standalone.namespace})`);
   const network = options.network ?? (standalone as NonNullable<typeof standalone>).network;
+  const fleet = options.fleet && { ...options.fleet, capacity: options.fleet.capacity ?? subnetCapacity(standalone?.subnet) };
+  if (fleet && fleet.capacity < 1)
+    throw new Error('a fleet host needs its capacity: give it (--capacity) when the platform does not make its own sandbox network');
   const { catalog, close: closeCatalog } = await openWritableCatalog(options.catalog, log);
   const baseImages = new MmdebstrapImages({ cacheRoot: options.imageCacheRoot });
   let platform: RunningPlatform;
@@ -123,6 +141,7 @@ export async function startPlatformOnHost(options: PlatformOnHostOptions): Promi
       healthTimeoutMs: options.healthTimeoutMs,
       readyTimeoutMs: options.readyTimeoutMs,
       log,
+      ...(fleet ? { fleet } : {}),
       templates: templatesForPlatform({
         executor: createStepExecutor({
           instance,

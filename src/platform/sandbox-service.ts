@@ -31,6 +31,8 @@ export interface SandboxServiceOptions {
   readyTimeoutMs?: number;
   log?: (line: string) => void;
   now?: () => number;
+  /** In a fleet: this host's ID, written into every catalog entry so other hosts pass calls for it on here. */
+  hostID?: string;
 }
 
 export const DEFAULT_HEALTH_TIMEOUT_MS = 30_000;
@@ -250,6 +252,7 @@ export class SandboxService {
       tokenHash: hashAccessToken(record.envdAccessToken),
       state: record.state,
       autoResume: record.autoResume,
+      ...(this.o.hostID !== undefined ? { hostID: this.o.hostID } : {}),
     });
   }
 

@@ -7,7 +7,9 @@ import { integer, oneOf, text } from '../../config';
 import { startGateway, type RunningGateway } from '../../gateway';
 import { startPlatformOnHost } from '../../platform/on-host';
 import { DEFAULT_TIMEOUT_SECONDS } from '../../platform/sandbox-requests';
-import { parseFlags, valueFlag } from '../args';
+import { HOST_ID_PATTERN, HOST_ID_RULE } from '../../catalog/entry';
+import type { ConfigIssue } from '../../config';
+import { parseFlags, switchFlag, UsageError, valueFlag } from '../args';
 
 export const DEFAULT_STATE_DIR = '/var/lib/sandbox-kit/platform';
 
@@ -27,7 +29,15 @@ options:
   --catalog C         memory (in-process, default) or redis://HOST:PORT[/DB] for a fleet of gateways
   --gateway-port P    also run the gateway in this process on port P (always done with --catalog memory;
                       default then 0: a free port)
-  --domain D          the domain clients use for host-form sandbox URLs (default: theirs)`;
+  --domain D          the domain clients use for host-form sandbox URLs (default: theirs)
+  --sandbox-subnet S  the sandboxes' subnet, e.g. this host's delegated prefix 10.0.1.16/28 (default: a free /24
+                      of 198.19.0.0/16); the first address is their gateway, the last this host's side
+  --route-out         let sandboxes out through this host (a sandbox host, whose rules then filter and NAT them)
+
+fleet (with --catalog redis://..., the fleet's shared Redis):
+  --host-id ID        this host in the fleet (e.g. its EC2 instance ID); every sandbox's catalog entry names it
+  --advertise-url U   where the other hosts reach this API, e.g. http://10.0.1.23:3001
+  --capacity N        sandboxes this host takes (default: the sandbox subnet's free addresses)`;
 
 const word = (what: string) => text(/^\S+$/, what);
 
@@ -41,7 +51,34 @@ const FLAGS = {
   catalog: valueFlag(text(/^(memory|rediss?:\/\/\S+)$/, 'memory or redis://HOST:PORT[/DB]').default('memory')),
   'gateway-port': valueFlag(integer(0, 65535, 'a port from 0 to 65535').optional()),
   domain: valueFlag(word('a DNS domain such as sandbox.example.com').optional()),
+  'sandbox-subnet': valueFlag(text(/^\d+\.\d+\.\d+\.\d+\/\d{1,2}$/, 'an IPv4 subnet such as 10.0.1.16/28').optional()),
+  'route-out': switchFlag(),
+  'host-id': valueFlag(text(HOST_ID_PATTERN, HOST_ID_RULE).optional()),
+  'advertise-url': valueFlag(text(/^http:\/\/[^\s/]+\/?$/, 'an http:// URL of this API, such as http://10.0.1.23:3001').optional()),
+  capacity: valueFlag(integer(1, 100_000, 'a number of sandboxes from 1 to 100000').optional()),
 };
+
+/** The fleet flags go together, with a shared catalog; every problem at once. */
+function fleetIssues(flags: { catalog: string; 'host-id'?: string; 'advertise-url'?: string; capacity?: number }): ConfigIssue[] {
+  const fleet = flags['host-id'] !== undefined || flags['advertise-url'] !== undefined || flags.capacity !== undefined;
+  if (!fleet) return [];
+  const issues: ConfigIssue[] = [];
+  if (flags['host-id'] === undefined)
+    issues.push({ key: '--host-id', given: '(missing)', expected: `with the other fleet flags, ${HOST_ID_RULE}` });
+  if (flags['advertise-url'] === undefined)
+    issues.push({
+      key: '--advertise-url',
+      given: '(missing)',
+      expected: 'with the other fleet flags, where the other hosts reach this API',
+    });
+  if (flags.catalog === 'memory')
+    issues.push({
+      key: '--catalog',
+      given: 'memory',
+      expected: "the fleet's shared redis://HOST:PORT[/DB] (an in-process catalog is this host's alone)",
+    });
+  return issues;
+}
 
 export async function run(argv: string[]): Promise<number> {
   const { values: flags, help } = parseFlags('platform', argv, FLAGS);
@@ -49,7 +86,11 @@ export async function run(argv: string[]): Promise<number> {
     console.log(HELP);
     return 0;
   }
+  const issues = fleetIssues(flags);
+  if (issues.length > 0) throw new UsageError('platform', issues);
   const log = (line: string) => console.error(`platform: ${line}`);
+  const hostID = flags['host-id'];
+  const advertise = flags['advertise-url'];
   const platform = await startPlatformOnHost({
     stateDir: flags['state-dir'],
     host: flags.host,
@@ -59,6 +100,11 @@ export async function run(argv: string[]): Promise<number> {
     apiKeyFile: flags['api-key-file'],
     catalog: flags.catalog,
     domain: flags.domain,
+    sandboxSubnet: flags['sandbox-subnet'],
+    routeOut: flags['route-out'],
+    ...(hostID !== undefined && advertise !== undefined
+      ? { fleet: { hostID, apiUrl: advertise.replace(/\/$/, ''), redisUrl: flags.catalog, capacity: flags.capacity } }
+      : {}),
     log,
   });
   let gateway: RunningGateway | undefined;

@@ -116,7 +116,11 @@ export class TemplateService {
   }
 
   resolver(): TemplateResolver {
-    return { resolve: (idOrAlias) => this.resolve(idOrAlias) };
+    return {
+      resolve: (idOrAlias) => this.resolve(idOrAlias),
+      names: async () =>
+        (await this.store.listTemplates()).filter((t) => t.readyBuildID !== undefined).flatMap((t) => [t.templateID, ...t.names]),
+    };
   }
 
   async requestBuild(body: CreateTemplateBody & { name: string }): Promise<RequestBuildResult> {

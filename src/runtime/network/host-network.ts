@@ -1,8 +1,10 @@
 /**
  * A standalone sandbox network for tests and for a platform run without the lab: a "sandbox host" namespace
- * `<name>.host` with the bridge `sb` on a free /24 of 198.19.0.0/16, and ONE veth link from the root namespace
- * onto that bridge (root side .254), so processes in the root namespace (platform, gateway, tests) reach the
- * agents directly. Nothing else in the root namespace changes: no sysctl, no firewall rule, no forwarding.
+ * `<name>.host` with the bridge `sb` on a free /24 of 198.19.0.0/16 (or on a given subnet: a fleet host's delegated
+ * prefix, which the VPC routes to it), and ONE veth link from the root namespace onto that bridge, so processes in
+ * the root namespace (platform, gateway, tests) reach the agents directly. The bridge takes the subnet's first host
+ * address (the sandboxes' gateway), the root side its last. Nothing else in the root namespace changes: no sysctl,
+ * no firewall rule, no forwarding.
  */
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -10,6 +12,7 @@ import { exec, execOk } from '../../util/exec';
 import { checkInstanceName } from '../instance';
 import type { SandboxNetwork } from '../types';
 import { BridgeNetwork, macFor, NETNS_DIR } from './bridge-network';
+import { intToIp, ipToInt, parseSubnet, type Subnet } from './ipv4';
 
 export const STANDALONE_RANGE = '198.19.0.0/16';
 const BRIDGE = 'sb';
@@ -52,18 +55,41 @@ async function usedThirdOctets(): Promise<Set<number>> {
   return used;
 }
 
-export async function createSandboxHostNetwork(name: string): Promise<SandboxHostNetwork> {
+export interface SandboxHostNetworkOptions {
+  /** The sandboxes' subnet (a /30 or larger), e.g. a fleet host's delegated 10.0.1.16/28; default a free /24 of 198.19.0.0/16. */
+  subnet?: string;
+  /**
+   * Let the sandboxes out: the namespace forwards, and sends what is not on the subnet to the root side, where the
+   * host's rules (sandbox-network.sh) take it. Without it (tests, a platform beside the lab) sandboxes reach only
+   * the root namespace's own address.
+   */
+  routeOut?: boolean;
+}
+
+/** Forwarding on in the namespace, default route to the root side (both idempotent). */
+async function routeOut(handle: SandboxHostNetwork): Promise<void> {
+  await execOk(['ip', 'netns', 'exec', handle.namespace, 'sysctl', '-q', '-w', 'net.ipv4.ip_forward=1']);
+  await execOk(['ip', '-n', handle.namespace, 'route', 'replace', 'default', 'via', handle.hostAddress]);
+}
+
+export async function createSandboxHostNetwork(name: string, options: SandboxHostNetworkOptions = {}): Promise<SandboxHostNetwork> {
   checkInstanceName(name);
   const namespace = hostNamespaceName(name);
   const link = rootLinkName(name);
   if (fs.existsSync(`${NETNS_DIR}/${namespace}`))
     throw new Error(`sandbox host network ${name} exists already (${NETNS_DIR}/${namespace}); close it or clean up leftovers first`);
-  const used = await usedThirdOctets();
-  const free = Array.from({ length: 254 }, (_, i) => i + 1).filter((x) => !used.has(x));
-  if (free.length === 0) throw new Error(`no free /24 left in ${STANDALONE_RANGE}`);
-  const x = free[Math.floor(Math.random() * free.length)]!;
-  const handle = hostNetworkHandle(name, x);
+  let chosen: Subnet;
+  if (options.subnet !== undefined) {
+    chosen = parseSubnet(options.subnet);
+  } else {
+    const used = await usedThirdOctets();
+    const free = Array.from({ length: 254 }, (_, i) => i + 1).filter((x) => !used.has(x));
+    if (free.length === 0) throw new Error(`no free /24 left in ${STANDALONE_RANGE}`);
+    chosen = parseSubnet(`198.19.${free[Math.floor(Math.random() * free.length)]!}.0/24`);
+  }
+  const handle = hostNetworkHandle(name, chosen);
   const { subnet, gateway, hostAddress, close } = handle;
+  const prefix = chosen.prefix;
   try {
     await execOk(['ip', 'netns', 'add', namespace]);
     // A fixed bridge MAC: Linux otherwise gives a bridge the lowest MAC of its ports, so a sandbox's port coming or
@@ -72,7 +98,7 @@ export async function createSandboxHostNetwork(name: string): Promise<SandboxHos
       input: [
         'link set lo up',
         `link add ${BRIDGE} address ${macFor(gateway)} type bridge`,
-        `addr add ${gateway}/24 dev ${BRIDGE}`,
+        `addr add ${gateway}/${prefix} dev ${BRIDGE}`,
         `link set ${BRIDGE} up`,
         '',
       ].join('\n'),
@@ -81,7 +107,7 @@ export async function createSandboxHostNetwork(name: string): Promise<SandboxHos
     await execOk(['ip', '-n', namespace, '-b', '-'], {
       input: [`link set ${HOST_SIDE} master ${BRIDGE}`, `link set ${HOST_SIDE} up`, ''].join('\n'),
     });
-    await execOk(['ip', '-b', '-'], { input: [`addr add ${hostAddress}/24 dev ${link}`, `link set ${link} up`, ''].join('\n') });
+    await execOk(['ip', '-b', '-'], { input: [`addr add ${hostAddress}/${prefix} dev ${link}`, `link set ${link} up`, ''].join('\n') });
     const routes = JSON.parse((await execOk(['ip', '-j', 'route', 'show', subnet])).trim() || '[]') as Array<{ dev?: string }>;
     if (routes.length !== 1 || routes[0]!.dev !== link) {
       throw new Error(`${subnet} is routed elsewhere too (${JSON.stringify(routes)}); another network took it meanwhile`);
@@ -93,12 +119,16 @@ export async function createSandboxHostNetwork(name: string): Promise<SandboxHos
   return handle;
 }
 
-/** The handle of the standalone network `name` on 198.19.<x>.0/24 (made or found). */
-function hostNetworkHandle(name: string, x: number): SandboxHostNetwork {
+/** The bridge's and the root side's addresses on a subnet: its first and its last host address. */
+export function hostNetworkAddresses(s: Subnet): { subnet: string; gateway: string; hostAddress: string } {
+  const size = 2 ** (32 - s.prefix);
+  return { subnet: `${intToIp(s.network)}/${s.prefix}`, gateway: intToIp(s.network + 1), hostAddress: intToIp(s.network + size - 2) };
+}
+
+/** The handle of the standalone network `name` on `s` (made or found). */
+function hostNetworkHandle(name: string, s: Subnet): SandboxHostNetwork {
   const namespace = hostNamespaceName(name);
-  const subnet = `198.19.${x}.0/24`;
-  const gateway = `198.19.${x}.1`;
-  const hostAddress = `198.19.${x}.254`;
+  const { subnet, gateway, hostAddress } = hostNetworkAddresses(s);
   const network = new BridgeNetwork({
     bridgeNamespace: namespace,
     bridge: BRIDGE,
@@ -128,16 +158,32 @@ export async function reopenSandboxHostNetwork(name: string): Promise<SandboxHos
   const out = await execOk(['ip', '-n', namespace, '-j', 'addr', 'show', 'dev', BRIDGE]);
   const info = (JSON.parse(out.trim() || '[]') as Array<{ addr_info?: Array<{ family: string; local: string; prefixlen: number }> }>)[0];
   const v4 = info?.addr_info?.find((a) => a.family === 'inet');
-  const m = v4 ? /^198\.19\.(\d+)\.1$/.exec(v4.local) : null;
-  if (!v4 || !m || v4.prefixlen !== 24) {
+  let found: Subnet | undefined;
+  if (v4) {
+    const size = 2 ** (32 - v4.prefixlen);
+    const candidate = { network: ipToInt(v4.local) - 1, prefix: v4.prefixlen };
+    if (candidate.network >= 0 && candidate.network % size === 0) found = candidate;
+  }
+  if (!found) {
     throw new Error(
-      `sandbox host network ${name}: the bridge ${BRIDGE} in ${namespace} has no 198.19.x.1/24 address; remove it (ip netns del ${namespace}) and start again`,
+      `sandbox host network ${name}: the bridge ${BRIDGE} in ${namespace} does not hold its subnet's first address; remove it (ip netns del ${namespace}) and start again`,
     );
   }
-  return hostNetworkHandle(name, Number(m[1]));
+  return hostNetworkHandle(name, found);
 }
 
-/** The standalone network `name`: the existing one when a previous run left it, else a new one. */
-export async function openSandboxHostNetwork(name: string): Promise<SandboxHostNetwork> {
-  return (await reopenSandboxHostNetwork(name)) ?? createSandboxHostNetwork(name);
+/**
+ * The standalone network `name`: the existing one when a previous run left it, else a new one. A given subnet must be
+ * the one found (a host's delegated prefix does not change under its sandboxes).
+ */
+export async function openSandboxHostNetwork(name: string, options: SandboxHostNetworkOptions = {}): Promise<SandboxHostNetwork> {
+  const found = await reopenSandboxHostNetwork(name);
+  if (found && options.subnet !== undefined && hostNetworkAddresses(parseSubnet(options.subnet)).subnet !== found.subnet) {
+    throw new Error(
+      `sandbox host network ${name} is on ${found.subnet}, not ${options.subnet}: stop its sandboxes (sandbox-kit down, or ip netns del ${found.namespace}) to move it`,
+    );
+  }
+  const handle = found ?? (await createSandboxHostNetwork(name, options));
+  if (options.routeOut) await routeOut(handle);
+  return handle;
 }

@@ -38,7 +38,7 @@ const start = () =>
     network: host.networkView(),
     agentPort: host.agentPort,
     catalog,
-    templates: () => ({ routes: [], resolver: { resolve: async (n) => (n === 'base' ? base : undefined) } }),
+    templates: () => ({ routes: [], resolver: { resolve: async (n) => (n === 'base' ? base : undefined), names: async () => ['base'] } }),
   });
 
 beforeAll(async () => {

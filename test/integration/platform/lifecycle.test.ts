@@ -40,6 +40,7 @@ function resolver() {
           ...t,
         };
       },
+      names: async () => Object.keys(templates),
     },
   };
 }
