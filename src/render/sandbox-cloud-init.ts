@@ -113,9 +113,9 @@ echo "install-bundle: installed $(wc -l < "$SUMS") files into $LIB"
 function networkOptions(config: StackConfig, inputs: SandboxHostInputs): SandboxNetworkOptions {
   const mode = config.proxy.mode;
   return {
-    // The platform makes its sandbox networks in the runtime's standalone range, on a fleet host too: it does not
-    // allocate from the host's delegated prefixes yet (docs/deploy-aws.md, Fleet), so that range is what needs NAT.
-    addresses: { kind: 'static', cidr: STANDALONE_RANGE },
+    // A single host's platform picks a /24 of the runtime's standalone range; a fleet host's sandboxes take the
+    // prefix delegated to its interface, which the VPC routes to it (the gateways on other machines reach them).
+    addresses: inputs.role === 'fleet-host' ? { kind: 'delegated' } : { kind: 'static', cidr: STANDALONE_RANGE },
     proxy: {
       ip: inputs.proxyIngressIp,
       port: config.proxy.port,
@@ -155,7 +155,7 @@ export function sandboxHostFiles(config: StackConfig, inputs: SandboxHostInputs)
         '0644',
         // The platform's state (sandbox records, templates) belongs to this host, whose containers and layers it
         // describes: it stays in the host's own Redis. Only the catalog is the fleet's.
-        renderPlatformUnit(config, { catalog, state: LOCAL_REDIS_STATE, localRedis: true }),
+        renderPlatformUnit(config, { catalog, state: LOCAL_REDIS_STATE, localRedis: true, fleet: inputs.role === 'fleet-host' }),
       ),
       file(P.buildTemplate, '0755', renderBuildTemplateScript(config)),
     );

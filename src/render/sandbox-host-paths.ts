@@ -32,6 +32,11 @@ export const SANDBOX_HOST_PATHS = {
    * for a host whose template builds reach the Debian mirror through an HTTP proxy.
    */
   platformEnv: '/etc/sandbox-kit/platform.env',
+  /**
+   * A fleet host's facts from the instance metadata (HOST_ID, HOST_ADDRESS, SANDBOX_SUBNET), written at every boot by
+   * the network unit before the platform starts; the platform unit's command line reads them.
+   */
+  hostFacts: '/run/sandbox-kit/host.env',
   state: '/var/lib/sandbox-kit',
   /** The platform's own state directory (its instance name, sandboxes' upper dirs, template layers). */
   platformState: '/var/lib/sandbox-kit/platform',

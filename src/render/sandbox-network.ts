@@ -3,12 +3,11 @@ import { SANDBOX_CHAINS, SANDBOX_HOST_PATHS } from './sandbox-host-paths';
 
 /**
  * The runtime's standalone sandbox network, as the platform makes it on a host: a namespace `<instance>.host` whose
- * bridge `sb` holds `<prefix>.1/24` (the sandboxes' gateway), plugged into the host's namespace, which holds
- * `<prefix>.254` (src/runtime/network/host-network.ts). The instance name is kept in the platform's state dir.
+ * bridge `sb` holds the subnet's first address (the sandboxes' gateway), plugged into the host's namespace, which
+ * holds its last; with `--route-out` the platform routes that namespace out through the host
+ * (src/runtime/network/host-network.ts). This script makes the host's side: forwarding, filter and NAT.
  */
 export const STANDALONE_BRIDGE = 'sb';
-export const STANDALONE_HOST_OCTET = 254;
-export const ROUTE_WAIT_SECONDS = 80;
 
 export interface SandboxNetworkOptions {
   /**
@@ -40,10 +39,23 @@ function cidrSource(addresses: SandboxNetworkOptions['addresses']): string {
 }`;
   }
   return `# The /28 prefixes delegated to this host's interface (IMDSv2).
-sandbox_cidrs() {
+imds() {
   token=$(curl -fsS -X PUT -H 'X-aws-ec2-metadata-token-ttl-seconds: 60' ${IMDS}/api/token)
-  mac=$(curl -fsS -H "X-aws-ec2-metadata-token: $token" ${IMDS}/meta-data/mac)
-  curl -fsS -H "X-aws-ec2-metadata-token: $token" "${IMDS}/meta-data/network/interfaces/macs/$mac/ipv4-prefix"
+  curl -fsS -H "X-aws-ec2-metadata-token: $token" "${IMDS}/meta-data/$1"
+}
+sandbox_cidrs() {
+  imds "network/interfaces/macs/$(imds mac)/ipv4-prefix"
+}
+# What the platform unit's command line needs: this host's ID and address, and the prefix its sandboxes use (the
+# first one delegated).
+host_facts() {
+  mkdir -p "$(dirname "$HOST_FACTS")"
+  {
+    echo "HOST_ID=$(imds instance-id)"
+    echo "HOST_ADDRESS=$(imds local-ipv4)"
+    echo "SANDBOX_SUBNET=$1"
+  } > "$HOST_FACTS.tmp"
+  mv "$HOST_FACTS.tmp" "$HOST_FACTS"
 }`;
 }
 
@@ -57,7 +69,7 @@ sandbox_cidrs() {
 export function renderSandboxNetworkScript(options: SandboxNetworkOptions): string {
   const { proxy } = options;
   return `#!/bin/sh
-# sandbox-kit sandbox network rules. Usage: sandbox-network.sh [up|route|down]   (up is the default; all are safe to run again)
+# sandbox-kit sandbox network rules. Usage: sandbox-network.sh [up|down]   (up is the default; both are safe to run again)
 set -eu
 
 FWD=${SANDBOX_CHAINS.forward}
@@ -68,8 +80,12 @@ PROXY_PORT=${proxy.port}
 PROXY_PROTOCOLS="${proxy.protocols.join(' ')}"
 BLOCKED="${sandboxBlockedDestinations(options.hostNetworks).join(' ')}"
 ROUTED_FROM="${options.routedFrom.join(' ')}"
-INSTANCE_FILE=\${SANDBOX_KIT_INSTANCE_FILE:-${SANDBOX_HOST_PATHS.platformState}/instance}
-
+${
+  options.addresses.kind === 'delegated'
+    ? `HOST_FACTS=\${SANDBOX_KIT_HOST_FACTS:-${SANDBOX_HOST_PATHS.hostFacts}}
+`
+    : ''
+}
 ${cidrSource(options.addresses)}
 
 attach() {
@@ -127,32 +143,12 @@ up() {
   attach filter FORWARD "$FWD"
   attach filter INPUT "$IN"
   attach nat POSTROUTING "$NAT"
-  echo "sandbox-network: rules up for sandboxes in $(echo "$cidrs" | tr '\\n' ' ')"
-}
-
-# The platform's sandbox namespace routes nowhere by itself: let it forward, and send what is not on the sandbox
-# subnet to the host's address there, from where the rules above take it (run after the platform has made it).
-route() {
-  waited=0
-  while :; do
-    if [ -s "$INSTANCE_FILE" ]; then
-      ns="$(cat "$INSTANCE_FILE").host"
-      if [ -e "/run/netns/$ns" ]; then
-        gateway=$(ip -n "$ns" -4 -o addr show dev ${STANDALONE_BRIDGE} | awk '{ print $4; exit }')
-        if [ -n "$gateway" ]; then break; fi
-      fi
-    fi
-    if [ "$waited" -ge ${ROUTE_WAIT_SECONDS} ]; then
-      echo "sandbox-network: no sandbox namespace with a ${STANDALONE_BRIDGE} bridge after ${ROUTE_WAIT_SECONDS} s (instance file $INSTANCE_FILE)" >&2
-      exit 1
-    fi
-    sleep 1
-    waited=$((waited + 1))
-  done
-  net=\${gateway%/*}
-  ip netns exec "$ns" sysctl -q -w net.ipv4.ip_forward=1
-  ip -n "$ns" route replace default via "\${net%.*}.${STANDALONE_HOST_OCTET}"
-  echo "sandbox-network: $ns routes via \${net%.*}.${STANDALONE_HOST_OCTET}"
+  echo "sandbox-network: rules up for sandboxes in $(echo "$cidrs" | tr '\\n' ' ')"${
+    options.addresses.kind === 'delegated'
+      ? `
+  host_facts "$(echo "$cidrs" | head -n 1)"`
+      : ''
+  }
 }
 
 down() {
@@ -163,9 +159,8 @@ down() {
 
 case "\${1:-up}" in
   up) up ;;
-  route) route ;;
   down) down ;;
-  *) echo "usage: $0 [up|route|down]" >&2; exit 2 ;;
+  *) echo "usage: $0 [up|down]" >&2; exit 2 ;;
 esac
 `;
 }

@@ -7,6 +7,11 @@ export interface PlatformServiceOptions {
   catalog: string;
   /** `--redis`: where the platform keeps its state (another database of the same Redis). */
   state: string;
+  /**
+   * A fleet host: its ID, address and sandbox subnet come from the instance metadata at boot (P.hostFacts, written by
+   * the network unit) into the command line; other hosts reach its API at that address.
+   */
+  fleet?: boolean;
 }
 
 export interface GatewayServiceOptions {
@@ -15,10 +20,17 @@ export interface GatewayServiceOptions {
   resumeUrl: string;
 }
 
+/** systemd's `${NAME}` in a command line: one word, NAME's value from the unit's environment (P.hostFacts). */
+export function unitVariable(name: string): string {
+  return `\${${name}}`;
+}
+
 function line(argv: readonly string[]): string {
-  // Every argument is a path, a number, a URL or a name from validated config: none holds a space or a quote.
+  // Every argument is a path, a number, a URL or a name from validated config: none holds a space or a quote. A
+  // `${NAME}` is systemd's: it becomes one word, the value of NAME from the unit's environment.
   for (const arg of argv)
-    if (!/^[A-Za-z0-9_./:@=,+-]+$/.test(arg)) throw new Error(`unit argument ${JSON.stringify(arg)} would need quoting`);
+    if (!/^[A-Za-z0-9_./:@=,+-]+$/.test(arg.replace(/\$\{[A-Z_]+\}/g, 'x')))
+      throw new Error(`unit argument ${JSON.stringify(arg)} would need quoting`);
   return argv.join(' ');
 }
 
@@ -45,6 +57,18 @@ export function platformCommand(config: StackConfig, options: PlatformServiceOpt
     P.apiKey,
     '--domain',
     config.gateway.domain,
+    // The sandboxes leave through this host, whose network unit filters and NATs them.
+    '--route-out',
+    ...(options.fleet
+      ? [
+          '--sandbox-subnet',
+          unitVariable('SANDBOX_SUBNET'),
+          '--host-id',
+          unitVariable('HOST_ID'),
+          '--advertise-url',
+          `http://${unitVariable('HOST_ADDRESS')}:${config.sandboxHost.apiPort}`,
+        ]
+      : []),
   ];
 }
 
@@ -88,7 +112,6 @@ Requires=${after.join(' ')}
 [Service]
 Type=simple
 ExecStart=${line(platformCommand(config, options))}
-ExecStartPost=${P.networkScript} route
 Restart=always
 RestartSec=2
 LimitNOFILE=65536
@@ -97,7 +120,12 @@ Delegate=yes
 KillMode=process
 Environment=NODE_ENV=production
 EnvironmentFile=-${P.platformEnv}
-
+${
+  options.fleet
+    ? `EnvironmentFile=${P.hostFacts}
+`
+    : ''
+}
 [Install]
 WantedBy=multi-user.target
 `;

@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SANDBOX_CHAINS, STANDALONE_BRIDGE, renderSandboxNetworkScript } from '../../../src/render';
@@ -54,15 +54,12 @@ async function listening(ns: string, port: number): Promise<void> {
 describe('sandbox network script in throwaway namespaces', () => {
   let dir: string;
   let script: string;
-  let instanceFile: string;
   const children: ChildProcess[] = [];
-  const runScript = (action: 'up' | 'route' | 'down') =>
-    run(['ip', 'netns', 'exec', HOST, 'sh', script, action], { ...process.env, SANDBOX_KIT_INSTANCE_FILE: instanceFile });
+  const runScript = (action: 'up' | 'down') => run(['ip', 'netns', 'exec', HOST, 'sh', script, action]);
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'skt-sandbox-net-'));
     script = join(dir, 'sandbox-network.sh');
-    instanceFile = join(dir, 'instance');
     writeFileSync(
       script,
       renderSandboxNetworkScript({
@@ -99,7 +96,9 @@ describe('sandbox network script in throwaway namespaces', () => {
     mustIn(SANDBOX, ['ip', 'addr', 'add', '198.19.77.2/24', 'dev', 'eth0']);
     mustIn(SANDBOX, ['ip', 'link', 'set', 'eth0', 'up']);
     mustIn(SANDBOX, ['ip', 'route', 'add', 'default', 'via', '198.19.77.1']);
-    writeFileSync(instanceFile, `${INSTANCE}\n`);
+    // What the platform's --route-out does in its namespace (host-network.ts).
+    mustIn(PLATFORM_NS, ['sysctl', '-q', '-w', 'net.ipv4.ip_forward=1']);
+    mustIn(PLATFORM_NS, ['ip', 'route', 'add', 'default', 'via', '198.19.77.254']);
     // Every address of the internet namespace answers with the address it sees the connection come from.
     for (const port of [8080, 8388]) {
       const server = spawn('ip', ['netns', 'exec', NET, 'socat', `TCP-LISTEN:${port},reuseaddr,fork`, 'SYSTEM:echo $SOCAT_PEERADDR'], {
@@ -135,15 +134,6 @@ describe('sandbox network script in throwaway namespaces', () => {
     expect(mustIn(HOST, ['sysctl', '-n', 'net.ipv4.ip_forward']).trim()).toBe('1');
   });
 
-  it('the platform namespace routes nowhere until route, which sends its traffic to the host', () => {
-    expect(connectFromSandbox(PUBLIC, 8080)).toBe('');
-    for (let i = 0; i < 2; i++) {
-      const routed = runScript('route');
-      expect({ status: routed.status, stderr: routed.stderr }).toEqual({ status: 0, stderr: '' });
-    }
-    expect(mustIn(PLATFORM_NS, ['ip', '-4', 'route', 'show', 'default']).trim()).toBe('default via 198.19.77.254 dev sb');
-  });
-
   it('lets a sandbox reach the internet and the proxy, leaving from the host address (NAT)', () => {
     expect(connectFromSandbox(PUBLIC, 8080)).toBe(HOST_UPLINK);
     expect(connectFromSandbox(PROXY, 8388)).toBe(HOST_UPLINK);
@@ -171,18 +161,41 @@ describe('sandbox network script in throwaway namespaces', () => {
     expect(mustIn(HOST, ['iptables', '-w', '-t', 'nat', '-S', 'POSTROUTING']).trim()).toBe('-P POSTROUTING ACCEPT');
   });
 
-  it('route gives up with a clear message when the platform made no sandbox namespace', () => {
-    writeFileSync(instanceFile, 'no-such-instance\n');
-    const script80 = join(dir, 'fast.sh');
-    const text = renderSandboxNetworkScript({
-      addresses: { kind: 'static', cidr: SANDBOX_RANGE },
-      proxy: { ip: PROXY, port: 8388, protocols: ['tcp'] },
-      hostNetworks: [],
-      routedFrom: [],
-    });
-    writeFileSync(script80, text.replace(/-ge 80 \]/, '-ge 1 ]'), { mode: 0o755 });
-    const result = run(['sh', script80, 'route'], { ...process.env, SANDBOX_KIT_INSTANCE_FILE: instanceFile });
-    expect(result.status).toBe(1);
-    expect(result.stderr).toContain('no sandbox namespace with a sb bridge after 80 s');
+  it("a fleet host's script takes the delegated prefix from the instance metadata and writes the host facts", async () => {
+    // IMDSv2 as the script asks it: a token first, then each path with it. (AWS cannot run here: its answers are
+    // made up, the script's calls are real.)
+    const imds = `
+      const answers = { 'mac': '0e:aa:bb:cc:dd:ee', 'instance-id': 'i-0fleet123', 'local-ipv4': '10.0.0.23',
+        'network/interfaces/macs/0e:aa:bb:cc:dd:ee/ipv4-prefix': '10.0.1.16/28\\n10.0.1.32/28' };
+      require('http').createServer((req, res) => {
+        if (req.method === 'PUT' && req.url === '/latest/api/token') return res.end('tok');
+        const key = req.url.replace('/latest/meta-data/', '');
+        if (req.headers['x-aws-ec2-metadata-token'] !== 'tok' || !(key in answers)) { res.statusCode = 401; return res.end(); }
+        res.end(answers[key]);
+      }).listen(80, '${METADATA}');`;
+    const server = spawn('ip', ['netns', 'exec', NET, process.execPath, '-e', imds], { stdio: 'ignore' });
+    children.push(server);
+    await listening(NET, 80);
+    const fleetScript = join(dir, 'fleet.sh');
+    writeFileSync(
+      fleetScript,
+      renderSandboxNetworkScript({
+        addresses: { kind: 'delegated' },
+        proxy: { ip: PROXY, port: 8388, protocols: ['tcp'] },
+        hostNetworks: [VPC],
+        routedFrom: [VPC],
+      }),
+      { mode: 0o755 },
+    );
+    const facts = join(dir, 'host.env');
+    const up = run(['ip', 'netns', 'exec', HOST, 'sh', fleetScript, 'up'], { ...process.env, SANDBOX_KIT_HOST_FACTS: facts });
+    expect({ status: up.status, stderr: up.stderr }).toEqual({ status: 0, stderr: '' });
+    expect(up.stdout).toContain('rules up for sandboxes in 10.0.1.16/28 10.0.1.32/28');
+    expect(readFileSync(facts, 'utf8')).toBe('HOST_ID=i-0fleet123\nHOST_ADDRESS=10.0.0.23\nSANDBOX_SUBNET=10.0.1.16/28\n');
+    // The VPC (the gateways) may open connections to the delegated prefixes.
+    expect(mustIn(HOST, ['iptables', '-w', '-S', SANDBOX_CHAINS.forward])).toContain(
+      `-A ${SANDBOX_CHAINS.forward} -s ${VPC} -d 10.0.1.32/28 -p tcp -j ACCEPT`,
+    );
+    expect(run(['ip', 'netns', 'exec', HOST, 'sh', fleetScript, 'down']).status).toBe(0);
   });
 });

@@ -9,6 +9,7 @@ import {
   renderServerUnit,
   SANDBOX_HOST_PATHS,
   serverCommand,
+  unitVariable,
 } from '../../../src/render';
 
 test('reads the rendered ss-server unit: pre-start script, command, restart policy and file limit', () => {
@@ -118,11 +119,22 @@ test('environment: Environment= words, EnvironmentFile= entries, and the files t
   expect(() => parseServiceUnit('[Service]\nExecStart=/a\nEnvironmentFile=relative.env\n')).toThrow(/absolute path/);
 });
 
-test('the rendered platform unit: its route step after the start and the optional site settings file', () => {
-  const unit = parseServiceUnit(
-    renderPlatformUnit(loadStackConfig({}), { catalog: LOCAL_REDIS_CATALOG, state: LOCAL_REDIS_STATE, localRedis: true }),
+test("the rendered platform units: the optional site settings file, and a fleet host's facts from the metadata", () => {
+  const options = { catalog: LOCAL_REDIS_CATALOG, state: LOCAL_REDIS_STATE, localRedis: true };
+  const single = parseServiceUnit(renderPlatformUnit(loadStackConfig({}), options));
+  expect(single.environmentFiles).toEqual([{ path: SANDBOX_HOST_PATHS.platformEnv, optional: true }]);
+  expect(single.environment).toEqual({ NODE_ENV: 'production' });
+  expect(single.execStart.argv).toContain('--route-out');
+  expect(single.execStart.argv).not.toContain('--host-id');
+  const fleet = parseServiceUnit(renderPlatformUnit(loadStackConfig({}), { ...options, fleet: true }));
+  expect(fleet.environmentFiles).toEqual([
+    { path: SANDBOX_HOST_PATHS.platformEnv, optional: true },
+    { path: SANDBOX_HOST_PATHS.hostFacts, optional: false },
+  ]);
+  const args = fleet.execStart.argv.join(' ');
+  const v = unitVariable;
+  expect(args).toContain(
+    `--sandbox-subnet ${v('SANDBOX_SUBNET')} --host-id ${v('HOST_ID')} --advertise-url http://${v('HOST_ADDRESS')}:3001`,
   );
-  expect(unit.execStartPost.map((c) => c.argv)).toEqual([[SANDBOX_HOST_PATHS.networkScript, 'route']]);
-  expect(unit.environmentFiles).toEqual([{ path: SANDBOX_HOST_PATHS.platformEnv, optional: true }]);
-  expect(unit.environment).toEqual({ NODE_ENV: 'production' });
+  expect(v('HOST_ID')).toBe('$' + '{HOST_ID}');
 });

@@ -1,5 +1,5 @@
 #!/bin/sh
-# sandbox-kit sandbox network rules. Usage: sandbox-network.sh [up|route|down]   (up is the default; all are safe to run again)
+# sandbox-kit sandbox network rules. Usage: sandbox-network.sh [up|down]   (up is the default; both are safe to run again)
 set -eu
 
 FWD=SANDBOX_KIT_FWD
@@ -10,13 +10,26 @@ PROXY_PORT=8388
 PROXY_PROTOCOLS="tcp udp"
 BLOCKED="0.0.0.0/8 10.0.0.0/8 100.64.0.0/10 127.0.0.0/8 169.254.0.0/16 172.16.0.0/12 192.0.0.0/24 192.168.0.0/16 198.18.0.0/15 224.0.0.0/4 240.0.0.0/4 10.0.0.0/16"
 ROUTED_FROM="10.0.0.0/16"
-INSTANCE_FILE=${SANDBOX_KIT_INSTANCE_FILE:-/var/lib/sandbox-kit/platform/instance}
+HOST_FACTS=${SANDBOX_KIT_HOST_FACTS:-/run/sandbox-kit/host.env}
 
 # The /28 prefixes delegated to this host's interface (IMDSv2).
-sandbox_cidrs() {
+imds() {
   token=$(curl -fsS -X PUT -H 'X-aws-ec2-metadata-token-ttl-seconds: 60' http://169.254.169.254/latest/api/token)
-  mac=$(curl -fsS -H "X-aws-ec2-metadata-token: $token" http://169.254.169.254/latest/meta-data/mac)
-  curl -fsS -H "X-aws-ec2-metadata-token: $token" "http://169.254.169.254/latest/meta-data/network/interfaces/macs/$mac/ipv4-prefix"
+  curl -fsS -H "X-aws-ec2-metadata-token: $token" "http://169.254.169.254/latest/meta-data/$1"
+}
+sandbox_cidrs() {
+  imds "network/interfaces/macs/$(imds mac)/ipv4-prefix"
+}
+# What the platform unit's command line needs: this host's ID and address, and the prefix its sandboxes use (the
+# first one delegated).
+host_facts() {
+  mkdir -p "$(dirname "$HOST_FACTS")"
+  {
+    echo "HOST_ID=$(imds instance-id)"
+    echo "HOST_ADDRESS=$(imds local-ipv4)"
+    echo "SANDBOX_SUBNET=$1"
+  } > "$HOST_FACTS.tmp"
+  mv "$HOST_FACTS.tmp" "$HOST_FACTS"
 }
 
 attach() {
@@ -75,31 +88,7 @@ up() {
   attach filter INPUT "$IN"
   attach nat POSTROUTING "$NAT"
   echo "sandbox-network: rules up for sandboxes in $(echo "$cidrs" | tr '\n' ' ')"
-}
-
-# The platform's sandbox namespace routes nowhere by itself: let it forward, and send what is not on the sandbox
-# subnet to the host's address there, from where the rules above take it (run after the platform has made it).
-route() {
-  waited=0
-  while :; do
-    if [ -s "$INSTANCE_FILE" ]; then
-      ns="$(cat "$INSTANCE_FILE").host"
-      if [ -e "/run/netns/$ns" ]; then
-        gateway=$(ip -n "$ns" -4 -o addr show dev sb | awk '{ print $4; exit }')
-        if [ -n "$gateway" ]; then break; fi
-      fi
-    fi
-    if [ "$waited" -ge 80 ]; then
-      echo "sandbox-network: no sandbox namespace with a sb bridge after 80 s (instance file $INSTANCE_FILE)" >&2
-      exit 1
-    fi
-    sleep 1
-    waited=$((waited + 1))
-  done
-  net=${gateway%/*}
-  ip netns exec "$ns" sysctl -q -w net.ipv4.ip_forward=1
-  ip -n "$ns" route replace default via "${net%.*}.254"
-  echo "sandbox-network: $ns routes via ${net%.*}.254"
+  host_facts "$(echo "$cidrs" | head -n 1)"
 }
 
 down() {
@@ -110,7 +99,6 @@ down() {
 
 case "${1:-up}" in
   up) up ;;
-  route) route ;;
   down) down ;;
-  *) echo "usage: $0 [up|route|down]" >&2; exit 2 ;;
+  *) echo "usage: $0 [up|down]" >&2; exit 2 ;;
 esac

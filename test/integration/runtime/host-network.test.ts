@@ -1,0 +1,41 @@
+/**
+ * The standalone sandbox network on a given subnet (a fleet host's delegated prefix) and routed out: the bridge takes
+ * the first address, the root side the last, sandboxes the ones between; with routeOut the namespace forwards and
+ * sends the rest to the root side. Reopening with another subnet is refused. Root only; one root link, on a subnet
+ * no other test uses.
+ */
+import { execFileSync } from 'node:child_process';
+import { openSandboxHostNetwork, type SandboxHostNetwork } from '../../../src/runtime/network/host-network';
+import { uniqueName } from './support';
+
+const SUBNET = '100.64.250.16/28';
+let net: SandboxHostNetwork | undefined;
+
+afterEach(async () => {
+  await net?.close();
+  net = undefined;
+});
+
+test('a delegated /28: addresses, the route out, and no silent move to another subnet', async () => {
+  const name = uniqueName('hn');
+  net = await openSandboxHostNetwork(name, { subnet: SUBNET, routeOut: true });
+  expect({ subnet: net.subnet, gateway: net.gateway, hostAddress: net.hostAddress }).toEqual({
+    subnet: SUBNET,
+    gateway: '100.64.250.17',
+    hostAddress: '100.64.250.30',
+  });
+  const ip = (...args: string[]) => execFileSync('ip', args, { encoding: 'utf8' }).trim();
+  expect(ip('-n', net.namespace, '-4', 'route', 'show', 'default')).toBe('default via 100.64.250.30 dev sb');
+  expect(ip('netns', 'exec', net.namespace, 'sysctl', '-n', 'net.ipv4.ip_forward')).toBe('1');
+  const attached = await net.network.attach('sbx1');
+  expect(attached.address).toBe('100.64.250.18');
+  // The root namespace reaches the sandbox's address over the link.
+  expect(ip('-4', 'route', 'get', '100.64.250.18')).toMatch(/dev skh/);
+
+  // Found again as it was (a platform restart), the same subnet; another one is refused.
+  const again = await openSandboxHostNetwork(name, { subnet: SUBNET, routeOut: true });
+  expect(again.subnet).toBe(SUBNET);
+  await expect(openSandboxHostNetwork(name, { subnet: '100.64.250.32/28' })).rejects.toThrow(
+    `sandbox host network ${name} is on ${SUBNET}, not 100.64.250.32/28`,
+  );
+});
