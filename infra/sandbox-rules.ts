@@ -31,8 +31,8 @@ const unique = (values: readonly string[]) => [...new Set(values)];
 /**
  * The sandbox side's firewall, ingress only (egress is open: packages, the bundle, the proxy, sandboxes' traffic).
  * The API port from apiCidrs, the gateway port from gatewayCidrs, SSH from the admin CIDRs (never wider than /8, the
- * schema refuses more), and in a fleet: gateways to every TCP port of the hosts (sandbox ports), hosts and gateways to
- * Redis. Behind a load balancer the VPC reaches the API and gateway ports too (health checks, TLS termination).
+ * schema refuses more), and in a fleet: gateways to every TCP port of the hosts (sandbox ports), the hosts to each
+ * other's API, hosts and gateways to Redis. Behind a load balancer the VPC reaches the API and gateway ports too (health checks, TLS termination).
  */
 export function sandboxRules(config: StackConfig, options: SandboxRuleOptions): SandboxRule[] {
   const rules: SandboxRule[] = [];
@@ -80,6 +80,15 @@ export function sandboxRules(config: StackConfig, options: SandboxRuleOptions): 
       toPort: 65535,
       source: { group: 'gateway' },
       description: 'gateways to sandbox ports',
+    });
+    // Any host answers any API call and passes on what another host holds (src/platform/fleet).
+    rules.push({
+      key: 'api-from-hosts',
+      group: 'host',
+      fromPort: apiPort,
+      toPort: apiPort,
+      source: { group: 'host' },
+      description: `platform API ${apiPort} between the hosts`,
     });
     for (const from of ['host', 'gateway'] as const) {
       rules.push({

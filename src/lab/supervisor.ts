@@ -10,7 +10,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { parseEnvironmentFile, parseServiceUnit, shouldRestart, type ServiceUnit, type UnitCommand } from './unit-file';
+import { expandCommand, parseEnvironmentFile, parseServiceUnit, shouldRestart, type ServiceUnit, type UnitCommand } from './unit-file';
 import { sleep } from '../util/poll';
 
 export interface SupervisorStatus {
@@ -88,7 +88,8 @@ function serviceEnvironment(unit: ServiceUnit): NodeJS.ProcessEnv {
 
 function runToEnd(command: UnitCommand, env: NodeJS.ProcessEnv): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
   return new Promise((resolve) => {
-    const child = spawn(command.argv[0]!, command.argv.slice(1), { stdio: 'inherit', env });
+    const argv = expandCommand(command.argv, env);
+    const child = spawn(argv[0]!, argv.slice(1), { stdio: 'inherit', env });
     child.on('error', (err) => {
       log(`${command.argv[0]}: ${err.message}`);
       resolve({ code: 127, signal: null });
@@ -159,7 +160,7 @@ export async function supervise(unitPath: string, statusPath: string): Promise<v
     }
     let exit: { code: number | null; signal: NodeJS.Signals | null } = { code: 1, signal: null };
     if (!preFailed && !stopping) {
-      const argv = withFileLimit(fileLimit?.applied, unit.execStart.argv);
+      const argv = withFileLimit(fileLimit?.applied, expandCommand(unit.execStart.argv, env));
       status.starts += 1;
       const started = spawn(argv[0]!, argv.slice(1), { stdio: 'inherit', env });
       child = started;

@@ -81,6 +81,11 @@ function parseCommand(key: string, value: string): UnitCommand {
   return { argv, ignoreFailure };
 }
 
+/** `${NAME}` in a command's words, as systemd expands it: the variable's value from the unit's environment ('' unset). */
+export function expandCommand(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): string[] {
+  return argv.map((word) => word.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, name: string) => env[name] ?? ''));
+}
+
 /** systemd time spans as used for RestartSec: a plain number of seconds, or units such as 500ms, 2s, 1min. */
 export function parseTimeSpan(value: string): number {
   const text = value.trim();

@@ -350,13 +350,14 @@ describe('fleet', () => {
     expect(run.values.sandboxUrl).toBe(`http://${nlb.state.dnsName}:3000`);
   });
 
-  it('lets gateways reach the hosts, both reach Redis, and the VPC reach the load-balanced ports', async () => {
+  it("lets gateways reach the hosts, hosts each other's API, both reach Redis, and the VPC the load-balanced ports", async () => {
     const run = await runProgram(FLEET, PASSWORD);
     const id = (group: string) => resource(run, SG, `sandbox-${group}-sg`).id;
     const rules = sandboxIngress(run);
     expect(rules).toEqual(
       expect.arrayContaining([
         expect.objectContaining({ group: id('host'), source: id('gateway'), from: 0, to: 65535 }),
+        expect.objectContaining({ group: id('host'), source: id('host'), from: 3001, to: 3001 }),
         expect.objectContaining({ group: id('redis'), source: id('host'), from: 6379 }),
         expect.objectContaining({ group: id('redis'), source: id('gateway'), from: 6379 }),
         expect.objectContaining({ group: id('host'), cidr: MOCK_VPC.cidrBlock, from: 3001 }),

@@ -1,6 +1,13 @@
 /** The supervisor's unit parser (pure; no namespaces needed). */
 import { loadStackConfig } from '../../../src/config';
-import { parseEnvironmentFile, parseServiceUnit, parseTimeSpan, shouldRestart, splitCommandLine } from '../../../src/lab/unit-file';
+import {
+  expandCommand,
+  parseEnvironmentFile,
+  parseServiceUnit,
+  parseTimeSpan,
+  shouldRestart,
+  splitCommandLine,
+} from '../../../src/lab/unit-file';
 import { cappedLimit, withFileLimit } from '../../../src/lab/supervisor';
 import {
   LOCAL_REDIS_CATALOG,
@@ -137,4 +144,8 @@ test("the rendered platform units: the optional site settings file, and a fleet 
     `--sandbox-subnet ${v('SANDBOX_SUBNET')} --host-id ${v('HOST_ID')} --advertise-url http://${v('HOST_ADDRESS')}:3001`,
   );
   expect(v('HOST_ID')).toBe('$' + '{HOST_ID}');
+  // What the supervisor then runs, with the facts file read.
+  const expanded = expandCommand(fleet.execStart.argv, { SANDBOX_SUBNET: '10.0.1.16/28', HOST_ID: 'i-1', HOST_ADDRESS: '10.0.0.23' });
+  expect(expanded.join(' ')).toContain('--sandbox-subnet 10.0.1.16/28 --host-id i-1 --advertise-url http://10.0.0.23:3001');
+  expect(expandCommand([`a${v('UNSET')}b`], {})).toEqual(['ab']);
 });
