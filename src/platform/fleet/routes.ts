@@ -125,8 +125,9 @@ export function fleetRoutes(routes: readonly Route[], fleet: FleetRouting): Rout
         ...route,
         handler: async (req) => {
           if (forwarded(req)) return counted(req);
-          const body = (req.body ?? {}) as { templateID?: unknown };
-          const template = typeof body.templateID === 'string' ? body.templateID : 'base';
+          const template = (req.body as { templateID?: unknown } | undefined)?.templateID;
+          // A request without a template is answered here: the handler says what is wrong with it.
+          if (typeof template !== 'string') return counted(req);
           return act(placeCreate(await fleet.hosts(), fleet.hostID, template), req, fleet.hostID, () => counted(req));
         },
       };

@@ -1,4 +1,4 @@
-/** `sandbox-kit template build` input errors: every bad flag at once, exit 2, nothing built. */
+/** `sandbox-kit template build` and `sandbox-kit platform` input errors: every bad flag at once, exit 2, nothing built or started. */
 import { join } from 'node:path';
 import { runEntry } from './node-script';
 
@@ -68,4 +68,15 @@ test('--template mcp-gateway takes no proxy flags, names unknown catalog servers
   const wrong = await runEntry(CLI, { args: ['template', 'build', '--template', 'mcp', '--server-ip', '203.0.113.10'] });
   expect(wrong.code).toBe(2);
   expect(wrong.stderr).toContain('--template: got "mcp"; expected one of proxy, mcp-gateway');
+});
+
+test('sandbox-kit platform: the fleet flags go together and need the shared catalog; nothing starts otherwise', async () => {
+  const result = await runEntry(CLI, { args: ['platform', '--host-id', 'i-0abc', '--sandbox-subnet', '10.0.1.16/28'] });
+  expect(result.code).toBe(2);
+  expect(result.stderr).toContain('--advertise-url: got (missing); expected with the other fleet flags');
+  expect(result.stderr).toContain("--catalog: got memory; expected the fleet's shared redis://HOST:PORT[/DB]");
+  const bad = await runEntry(CLI, { args: ['platform', '--host-id', 'bad id!', '--capacity', '0'] });
+  expect(bad.code).toBe(2);
+  expect(bad.stderr).toContain('--host-id: got "bad id!"; expected 1-63 letters');
+  expect(bad.stderr).toContain('--capacity: got "0"');
 });
