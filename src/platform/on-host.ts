@@ -22,13 +22,7 @@ import {
 import type { AgentPayload } from '../runtime/agent-payload';
 import { randomText } from './random-text';
 import { startPlatform, type FleetOptions, type RunningPlatform } from './index';
-import { parseSubnet } from '../runtime/network/ipv4';
-
-/** Sandboxes a subnet holds: its host addresses less the bridge's and the root side's; 0 without one. */
-export function subnetCapacity(subnet: string | undefined): number {
-  if (subnet === undefined) return 0;
-  return 2 ** (32 - parseSubnet(subnet).prefix) - 4;
-}
+import { subnetCapacity } from '../runtime/network/host-network';
 import { sandboxValidator, templatesForPlatform } from './templates';
 
 export interface PlatformOnHostOptions {

@@ -125,6 +125,12 @@ export function hostNetworkAddresses(s: Subnet): { subnet: string; gateway: stri
   return { subnet: `${intToIp(s.network)}/${s.prefix}`, gateway: intToIp(s.network + 1), hostAddress: intToIp(s.network + size - 2) };
 }
 
+/** Sandboxes a subnet holds: its addresses less network, broadcast, the bridge's and the root side's; 0 without one. */
+export function subnetCapacity(subnet: string | undefined): number {
+  if (subnet === undefined) return 0;
+  return 2 ** (32 - parseSubnet(subnet).prefix) - 4;
+}
+
 /** The handle of the standalone network `name` on `s` (made or found). */
 function hostNetworkHandle(name: string, s: Subnet): SandboxHostNetwork {
   const namespace = hostNamespaceName(name);

@@ -2,8 +2,7 @@
 import { HOST_TTL_MS, liveHosts, parseHostRecord, type FleetHost } from '../../../src/platform/fleet/registry';
 import { mergePages, placeCreate, routeBySandbox } from '../../../src/platform/fleet/routes';
 import { decodeCursor } from '../../../src/platform/sandbox-list';
-import { subnetCapacity } from '../../../src/platform/on-host';
-import { hostNetworkAddresses } from '../../../src/runtime/network/host-network';
+import { hostNetworkAddresses, subnetCapacity } from '../../../src/runtime/network/host-network';
 import { parseSubnet } from '../../../src/runtime/network/ipv4';
 
 const host = (hostID: string, sandboxes: number, extra: Partial<FleetHost> = {}): FleetHost => ({
