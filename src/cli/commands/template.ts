@@ -19,8 +19,8 @@ const USAGE = `usage: sandbox-kit template build [--stack NAME] [--mode local|tr
 
 Builds the proxy client template of a stack (default stack: ${DEFAULT_STACK}) with the E2B SDK's Template.build, using
 the stack's template alias, memoryMB and cpuCount, and prints the build logs live. With --template mcp-gateway it
-builds the template Sandbox.create({ mcp }) starts from (alias ${MCP_GATEWAY_TEMPLATE.alias}, ${MCP_GATEWAY_TEMPLATE.memoryMB} MB, ${MCP_GATEWAY_TEMPLATE.cpuCount} CPU), with the
-catalog's npm servers preinstalled.
+builds the template Sandbox.create({ mcp }) starts from, with the catalog's npm servers preinstalled
+(alias ${MCP_GATEWAY_TEMPLATE.alias}, ${MCP_GATEWAY_TEMPLATE.memoryMB} MB, ${MCP_GATEWAY_TEMPLATE.cpuCount} CPU).
 
   --template NAME      proxy (default) or mcp-gateway
   --mode MODE          local (ss-local, SOCKS5 on 1080) or transparent (ss-redir + NAT chain + ss-local);
