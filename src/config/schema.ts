@@ -159,7 +159,7 @@ const fleet = z
     gatewayInstanceType: instanceType().default('t3.small').describe('EC2 instance type of each fleet gateway.'),
     redisNodeType: text(/^cache\.[a-z0-9]+\.[a-z0-9]+$/, 'an ElastiCache node type such as cache.t4g.micro')
       .default('cache.t4g.micro')
-      .describe("ElastiCache node type of the fleet's shared catalog and platform state."),
+      .describe("ElastiCache node type of the fleet's shared catalog and host registry (each host keeps its own platform state)."),
     prefixesPerHost: integer(1, 16, 'an integer from 1 to 16')
       .default(1)
       .describe(

@@ -55,5 +55,5 @@ export const SANDBOX_UNITS = {
 export const SANDBOX_CHAINS = { forward: 'SANDBOX_KIT_FWD', input: 'SANDBOX_KIT_IN', nat: 'SANDBOX_KIT_NAT' } as const;
 /** The single host's catalog: Debian's redis-server, which listens on loopback only. */
 export const LOCAL_REDIS_CATALOG = 'redis://127.0.0.1:6379/0';
-/** The single host's platform state, in another database of the same Redis. */
+/** A host's platform state (single host or fleet host): database 1 of the host's own Redis on loopback. */
 export const LOCAL_REDIS_STATE = 'redis://127.0.0.1:6379/1';
