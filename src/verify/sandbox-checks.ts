@@ -1,5 +1,5 @@
 import type { StackConfig } from '../config';
-import { SANDBOX_HOST_PATHS as P, SANDBOX_UNITS, sandboxUnits } from '../render';
+import { SANDBOX_HOST_PATHS as P, SANDBOX_UNITS, sandboxUnits, type SandboxRole } from '../render';
 import { HostShell, type CheckResult } from './checks';
 import { parseStat } from './parse';
 import { shellQuote, type Remote } from './remote';
@@ -8,8 +8,11 @@ import { findCommand, parseProbeReport, parseProcesses, parseTemplates } from '.
 
 /** What a healthy single sandbox host looks like, from the stack config and the stack outputs. */
 export interface SandboxExpectations {
+  /** A single host runs the gateway too; a fleet host runs the platform only (its sandboxes are reached through the fleet's gateways). */
+  role: Extract<SandboxRole, 'single' | 'fleet-host'>;
   apiPort: number;
-  gatewayPort: number;
+  /** Where the probe reaches its sandbox: this host's gateway, or the fleet's (the stack output sandboxUrl). */
+  gatewayUrl: string;
   agentPort: number;
   brand: string;
   template: string;
@@ -28,10 +31,18 @@ export interface SandboxExpectations {
 export const DEFAULT_CHECK_URL = 'http://checkip.amazonaws.com/';
 export const SANDBOX_NODE = '/opt/sandbox-kit/node';
 
-export function sandboxExpectationsFor(config: StackConfig, extra: { egressIp?: string; checkUrl?: string }): SandboxExpectations {
+/** A fleet host has no gateway of its own: the probe needs the fleet's (`gatewayUrl`). */
+export function sandboxExpectationsFor(
+  config: StackConfig,
+  extra: { egressIp?: string; checkUrl?: string; gatewayUrl?: string },
+): SandboxExpectations {
+  const role = config.fleet.hosts > 1 ? 'fleet-host' : 'single';
+  if (role === 'fleet-host' && extra.gatewayUrl === undefined)
+    throw new Error("a fleet host runs no gateway of its own: give the fleet's (the stack output sandboxUrl)");
   return {
+    role,
     apiPort: config.sandboxHost.apiPort,
-    gatewayPort: config.gateway.port,
+    gatewayUrl: extra.gatewayUrl ?? `http://127.0.0.1:${config.gateway.port}`,
     agentPort: config.agent.port,
     brand: config.brand,
     template: config.template.alias,
@@ -57,7 +68,7 @@ async function checkServices(shell: HostShell, expected: SandboxExpectations): P
   const ps = await shell.tryRun('ps -eo pid=,args=');
   const rows = ps.ok ? parseProcesses(ps.stdout) : [];
   const results: CheckResult[] = [];
-  for (const service of SERVICES.filter((s) => sandboxUnits('single').includes(s.unit))) {
+  for (const service of SERVICES.filter((s) => sandboxUnits(expected.role).includes(s.unit))) {
     const name = `${service.unit} active`;
     if (init === 'systemd') {
       const load = await shell.tryRun(`systemctl show -p LoadState --value ${service.unit}`);
@@ -143,7 +154,7 @@ async function checkSandboxEgress(shell: HostShell, expected: SandboxExpectation
   const name = `a sandbox reaches the internet through the proxy${expected.egressIp ? ` (${expected.egressIp})` : ''}`;
   const probe = renderSandboxProbe({
     apiPort: expected.apiPort,
-    gatewayPort: expected.gatewayPort,
+    gatewayUrl: expected.gatewayUrl,
     agentPort: expected.agentPort,
     brand: expected.brand,
     apiKeyFile: expected.paths.apiKey,

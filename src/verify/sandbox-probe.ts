@@ -9,7 +9,8 @@ import { brandNames } from '../contract/brand';
 
 export interface SandboxProbeOptions {
   apiPort: number;
-  gatewayPort: number;
+  /** The gateway that routes to the sandbox, e.g. http://127.0.0.1:3000 or a fleet's https://sandbox.example.com. */
+  gatewayUrl: string;
   agentPort: number;
   brand: string;
   apiKeyFile: string;
@@ -48,7 +49,7 @@ export function renderSandboxProbe(o: SandboxProbeOptions): string {
 const fs = require("fs");
 const key = fs.readFileSync(${JSON.stringify(o.apiKeyFile)}, "utf8").trim();
 const api = "http://127.0.0.1:${o.apiPort}";
-const gateway = "http://127.0.0.1:${o.gatewayPort}";
+const gateway = ${JSON.stringify(o.gatewayUrl.replace(/\/$/, ''))};
 const report = { create: null, frames: [], kill: null, error: null };
 function envelope(message) {
   const body = Buffer.from(JSON.stringify(message));

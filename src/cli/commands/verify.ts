@@ -15,8 +15,8 @@ import { ipv4, port, text } from '../../config';
 import { parseFlags, requiredFlag, UsageError, valueFlag } from '../args';
 import { loadStack, stackName } from '../stack';
 
-const USAGE = `usage: sandbox-kit verify [--host HOST] [--sandbox-host HOST [--egress-ip IP] [--check-url URL]] --ssh-key FILE
-                          [--user USER] [--port 22] [--stack NAME]
+const USAGE = `usage: sandbox-kit verify [--host HOST] [--sandbox-host HOST [--egress-ip IP] [--check-url URL] [--gateway-url URL]]
+                          --ssh-key FILE [--user USER] [--port 22] [--stack NAME]
 
 Connects over SSH (key authentication). For a proxy host (--host) it checks: the sysctls, ss-server running and
 listening on the proxy port (TCP and UDP), its open-files limit (${SERVER_OPEN_FILES}), the server config's mode (0600), and the
@@ -28,6 +28,8 @@ through the proxy (seen from --egress-ip). Commands run as root: directly when U
   --sandbox-host  address of the sandbox host (the stack output sandboxHost)
   --egress-ip     the address a sandbox must be seen from (the stack output egressIp)
   --check-url     a what-is-my-IP URL over plain HTTP (default http://checkip.amazonaws.com/)
+  --gateway-url   where the probe reaches its sandbox (default the host's own gateway); a fleet host (a stack with
+                  fleet.hosts above 1) runs none: give the fleet's, the stack output sandboxUrl
   --ssh-key       private key file for USER
   --user          login user (default: the stack's host.sshUser, else admin)
   --port          SSH port (default 22)
@@ -42,6 +44,7 @@ const OPTIONS = {
   'sandbox-host': valueFlag(text(/^\S+$/, 'a host name or address').optional()),
   'egress-ip': valueFlag(ipv4().optional()),
   'check-url': valueFlag(text(/^http:\/\/[^\s/]+/, 'a plain http:// URL such as http://checkip.amazonaws.com/').optional()),
+  'gateway-url': valueFlag(text(/^https?:\/\/[^\s/]+\/?$/, 'the gateway URL, such as https://sandbox.example.com').optional()),
   'ssh-key': requiredFlag(text(/.+/, 'a file path'), 'the private key file for the SSH user'),
   user: valueFlag(text(/^[a-z_][a-z0-9_-]*$/, 'a Unix user name').optional()),
   port: valueFlag(port().default(22)),
@@ -82,7 +85,16 @@ export async function run(argv: string[]): Promise<number> {
     targets.push({ host: values.host, what: 'proxy host', check: (remote) => runChecks(remote, expected) });
   }
   if (values['sandbox-host']) {
-    const expected = sandboxExpectationsFor(config, { egressIp: values['egress-ip'], checkUrl: values['check-url'] });
+    const extra = { egressIp: values['egress-ip'], checkUrl: values['check-url'], gatewayUrl: values['gateway-url'] };
+    if (config.fleet.hosts > 1 && extra.gatewayUrl === undefined)
+      throw new UsageError('verify', [
+        {
+          key: '--gateway-url',
+          given: '(missing)',
+          expected: `the fleet's gateway, the stack output sandboxUrl (stack ${values.stack}: fleet.hosts ${config.fleet.hosts}, a fleet host runs no gateway)`,
+        },
+      ]);
+    const expected = sandboxExpectationsFor(config, extra);
     targets.push({ host: values['sandbox-host'], what: 'sandbox host', check: (remote) => runSandboxHostChecks(remote, expected) });
   }
 

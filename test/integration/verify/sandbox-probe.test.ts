@@ -103,7 +103,7 @@ describe('sandbox probe of sandbox-kit verify', () => {
   function options(mode: 'local' | 'transparent', checkUrl: string): SandboxProbeOptions {
     return {
       apiPort: ports.api,
-      gatewayPort: ports.gateway,
+      gatewayUrl: `http://127.0.0.1:${ports.gateway}`,
       agentPort: 49983,
       brand: 'Svc',
       apiKeyFile: join(dir, 'api-key'),

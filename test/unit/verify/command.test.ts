@@ -27,7 +27,7 @@ describe('sandbox-kit verify (arguments)', () => {
 
   it('refuses a bad port and unknown flags, all at once', async () => {
     await expect(run(['--host', 'h', '--ssh-key', 'k', '--port', '70000', '--bogus'])).rejects.toThrow(
-      /--bogus: got \(a switch\); expected one of --host, --sandbox-host, --egress-ip, --check-url, --ssh-key.*\n.*--port: got "70000"; expected a TCP\/UDP port, an integer from 1 to 65535/,
+      /--bogus: got \(a switch\); expected one of --host, --sandbox-host, --egress-ip, --check-url, --gateway-url, --ssh-key.*\n.*--port: got "70000"; expected a TCP\/UDP port, an integer from 1 to 65535/,
     );
     expect(errors).toEqual([]);
   });
@@ -45,6 +45,22 @@ describe('sandbox-kit verify (arguments)', () => {
       process.chdir(dir);
       await expect(run(['--host', '127.0.0.1', '--ssh-key', '/nonexistent/key', '--stack', 'bad'])).rejects.toThrow(
         /sandbox-kit:proxy.port/,
+      );
+    } finally {
+      process.chdir(cwd);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("asks for the fleet's gateway when the stack's sandbox hosts are a fleet, before connecting", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'verify-stack-'));
+    const cwd = process.cwd();
+    try {
+      writeFileSync(join(dir, 'Pulumi.yaml'), 'name: sandbox-kit\nruntime: nodejs\n');
+      writeFileSync(join(dir, 'Pulumi.fleet.yaml'), 'config:\n  sandbox-kit:fleet:\n    hosts: 3\n');
+      process.chdir(dir);
+      await expect(run(['--sandbox-host', '10.0.0.23', '--ssh-key', '/nonexistent/key', '--stack', 'fleet'])).rejects.toThrow(
+        /--gateway-url: got \(missing\); expected the fleet's gateway, the stack output sandboxUrl \(stack fleet: fleet.hosts 3/,
       );
     } finally {
       process.chdir(cwd);

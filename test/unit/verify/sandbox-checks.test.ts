@@ -110,4 +110,16 @@ describe('sandbox host checks', () => {
     expect(api).toContain(`$(cat '\\''${P.apiKey}'\\'')`);
     expect(host.commands.join('\n')).not.toMatch(/e2b_[a-z0-9]{10,}/);
   });
+
+  it('on a fleet host: no gateway unit of its own, and the probe goes through the fleet gateway it was given', async () => {
+    const fleet = loadStackConfig({ fleet: { hosts: 3 } });
+    expect(() => sandboxExpectationsFor(fleet, {})).toThrow('a fleet host runs no gateway of its own');
+    const host = fakeHost(healthy('systemd'));
+    const results = await runSandboxHostChecks(host, sandboxExpectationsFor(fleet, { gatewayUrl: 'https://sandbox.example.com' }));
+    expect(results.map((r) => r.name).slice(0, 2)).toEqual(['redis-server.service active', 'sandbox-kit-platform.service active']);
+    expect(results.every((r) => r.ok)).toBe(true);
+    const probe = host.commands.find((c) => c.includes('const gateway'))!;
+    expect(probe).toContain('const gateway = "https://sandbox.example.com";');
+    expect(probe).not.toContain('127.0.0.1:3000');
+  });
 });
