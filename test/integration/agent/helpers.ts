@@ -110,6 +110,8 @@ export function connectClient(baseUrl: string): Client<typeof Filesystem> {
 export interface AgentProcess {
   child: ChildProcess;
   port: number;
+  /** What the agent printed on stderr so far. */
+  stderr(): string;
   stop(): Promise<void>;
 }
 
@@ -136,7 +138,8 @@ export function startAgentAsUser(uid: number, gid: number, options: Record<strin
   return spawnAgent([process.execPath, '-e', script]);
 }
 
-async function spawnAgent(argv: string[]): Promise<AgentProcess> {
+/** Starts an agent process and waits for its "agent listening on" line. */
+export async function spawnAgent(argv: string[]): Promise<AgentProcess> {
   const child = spawn(argv[0]!, argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
@@ -152,8 +155,9 @@ async function spawnAgent(argv: string[]): Promise<AgentProcess> {
   return {
     child,
     port,
+    stderr: () => stderr,
     stop: async () => {
-      if (child.exitCode !== null) return;
+      if (child.exitCode !== null || child.signalCode !== null) return;
       const exited = new Promise((r) => child.once('exit', r));
       child.kill('SIGTERM');
       await exited;

@@ -3,7 +3,7 @@
  * child process on a free port, /init'ed like the platform does, plus a stand-in for the one platform call the
  * SDK makes before talking to an agent (`POST /v2/sandboxes/{id}/connect`), answering with this agent's token.
  */
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -11,6 +11,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { bundle, bundleEntries } from '../../../scripts/bundle';
 import { ENVD_VERSION } from '../../../src/contract/envd-version';
+import { spawnAgent } from './helpers';
 
 const REPO = path.resolve(__dirname, '../../..');
 
@@ -30,30 +31,8 @@ export interface AgentChild {
 }
 
 export async function runAgentChild(bundle: string, args: string[] = []): Promise<AgentChild> {
-  const child = spawn(process.execPath, [bundle, '--host', '127.0.0.1', '--port', '0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let err = '';
-  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-  const port = await new Promise<number>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      const m = /agent listening on [^\s]+:(\d+)/.exec(out);
-      if (m) resolve(Number(m[1]));
-    });
-    child.once('exit', (code) => reject(new Error(`agent exited with ${code} before listening: ${err}`)));
-  });
-  return {
-    child,
-    port,
-    url: `http://127.0.0.1:${port}`,
-    stderr: () => err,
-    stop: async () => {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      const exited = new Promise((r) => child.once('exit', r));
-      child.kill('SIGTERM');
-      await exited;
-    },
-  };
+  const agent = await spawnAgent([process.execPath, bundle, '--host', '127.0.0.1', '--port', '0', ...args]);
+  return { ...agent, url: `http://127.0.0.1:${agent.port}` };
 }
 
 /** POST /init as the platform does it. */

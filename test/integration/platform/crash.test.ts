@@ -10,7 +10,6 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { buildSync } from 'esbuild';
 import Redis from 'ioredis';
 import { hostCgroupMounts } from '../../../src/runtime/cgroups';
 import { cleanupLeftovers } from '../../../src/runtime/cleanup';
@@ -18,6 +17,7 @@ import { DEFAULT_STATE_ROOT } from '../../../src/runtime/instance';
 import { openSandboxHostNetwork } from '../../../src/runtime/network/host-network';
 import { bundle, bundleEntries } from '../../../scripts/bundle';
 import { baseRootfs, ROOTFS_TIMEOUT_MS } from '../runtime/support';
+import { bundleForNode } from '../../helpers/node-bundle';
 
 jest.setTimeout(240_000);
 
@@ -117,16 +117,7 @@ beforeAll(async () => {
   await baseRootfs();
   // The CLI places the project's agent bundle (dist/bundle), as an installed kit does.
   for (const entry of bundleEntries()) await bundle(entry);
-  buildSync({
-    entryPoints: [join(ROOT, 'src', 'cli', 'main.ts')],
-    bundle: true,
-    packages: 'external',
-    platform: 'node',
-    format: 'cjs',
-    target: 'node20',
-    outfile: CLI,
-    logLevel: 'error',
-  });
+  bundleForNode(join(ROOT, 'src', 'cli', 'main.ts'), CLI);
   stateDir = await mkdtemp(join(tmpdir(), 'skp-'));
 }, ROOTFS_TIMEOUT_MS);
 

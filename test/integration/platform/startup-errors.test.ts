@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildSync } from 'esbuild';
+import { bundleForNode } from '../../helpers/node-bundle';
 
 const ROOT = join(__dirname, '..', '..', '..');
 const CLI = join(ROOT, 'dist', 'test-platform', 'cli-startup.js');
@@ -15,16 +15,7 @@ const CLI = join(ROOT, 'dist', 'test-platform', 'cli-startup.js');
 let stateDir: string;
 
 beforeAll(async () => {
-  buildSync({
-    entryPoints: [join(ROOT, 'src', 'cli', 'main.ts')],
-    bundle: true,
-    packages: 'external',
-    platform: 'node',
-    format: 'cjs',
-    target: 'node20',
-    outfile: CLI,
-    logLevel: 'error',
-  });
+  bundleForNode(join(ROOT, 'src', 'cli', 'main.ts'), CLI);
   stateDir = await mkdtemp(join(tmpdir(), 'skp-'));
 });
 

@@ -8,7 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { buildSync } from 'esbuild';
+import { bundleForNode } from '../../helpers/node-bundle';
 
 const ROOT = join(__dirname, '..', '..', '..');
 
@@ -44,16 +44,7 @@ export async function runEntry(entry: string, o: ScriptOptions): Promise<ScriptR
   const dir = await mkdtemp(join(tmpdir(), 'sk-tpl-script-'));
   try {
     const outfile = join(dir, 'script.js');
-    buildSync({
-      entryPoints: [entry],
-      bundle: true,
-      packages: 'external',
-      platform: 'node',
-      format: 'cjs',
-      target: 'node20',
-      outfile,
-      logLevel: 'error',
-    });
+    bundleForNode(entry, outfile);
     const child = spawn(process.execPath, [outfile, ...o.args], {
       stdio: ['ignore', 'pipe', 'pipe'],
       cwd: o.cwd ?? ROOT,

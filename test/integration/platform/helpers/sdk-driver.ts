@@ -7,7 +7,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { buildSync } from 'esbuild';
+import { bundleForNode } from '../../../helpers/node-bundle';
 
 const ROOT = join(__dirname, '..', '..', '..', '..');
 
@@ -56,16 +56,7 @@ export class SdkDriver {
   static async start(env: Record<string, string> = {}): Promise<SdkDriver> {
     const dir = await mkdtemp(join(tmpdir(), 'sk-sdk-'));
     const outfile = join(dir, 'sdk-child.js');
-    buildSync({
-      entryPoints: [join(__dirname, 'sdk-child.ts')],
-      bundle: true,
-      packages: 'external',
-      platform: 'node',
-      format: 'cjs',
-      target: 'node20',
-      outfile,
-      logLevel: 'error',
-    });
+    bundleForNode(join(__dirname, 'sdk-child.ts'), outfile);
     const child = spawn(process.execPath, [outfile], {
       stdio: ['pipe', 'pipe', 'pipe'],
       env: { ...process.env, NODE_PATH: join(ROOT, 'node_modules'), ...env },
