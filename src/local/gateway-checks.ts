@@ -16,6 +16,14 @@ export interface SandboxTarget {
   token: string;
 }
 
+/**
+ * A platform sandbox of the local system through its gateway, with the E2B SDK's header names whatever the stack's
+ * brand: what the SDK sends must work out of the box.
+ */
+export function sandboxTarget(gatewayUrl: string, sandbox: { sandboxID: string; agentPort: number }, token: string): SandboxTarget {
+  return { gatewayUrl, brand: 'E2b', sandboxID: sandbox.sandboxID, agentPort: sandbox.agentPort, token };
+}
+
 function headersFor(t: SandboxTarget, token = t.token): Record<string, string> {
   const names = brandNames(t.brand);
   return { [names.sandboxIdHeader]: t.sandboxID, [names.sandboxPortHeader]: String(t.agentPort), 'x-access-token': token };

@@ -4,8 +4,9 @@
  * and the sandboxes are recreated from it. Reports the downtime: from the old proxy's end until every new sandbox
  * leaves through the proxy again.
  */
-import { attachLab, type ProgressFn, whoamiUrl } from '../lab';
-import { runCommand } from './gateway-checks';
+import { attachLab, type ProgressFn } from '../lab';
+import { egressCurl } from './egress-command';
+import { runCommand, sandboxTarget } from './gateway-checks';
 import { apiKeyOf, buildTemplate, createSandboxes } from './platform-sandboxes';
 import { readLocalState, writeLocalState, writeSandboxTokens } from './state';
 
@@ -42,16 +43,9 @@ export async function recreateProxy(name: string, options: { stateBase?: string;
   writeSandboxTokens(state, tokens);
   writeLocalState(state);
 
-  const socks = state.mode === 'local' ? `--socks5-hostname 127.0.0.1:${lab.socksPort} ` : '';
   for (const s of state.sandboxes) {
-    const target = {
-      gatewayUrl: state.gateway!.url,
-      brand: 'E2b',
-      sandboxID: s.sandboxID,
-      agentPort: s.agentPort,
-      token: tokens.get(s.sandboxID)!,
-    };
-    const seen = (await runCommand(target, `curl -sS --max-time 5 ${socks}${whoamiUrl(lab.plan.web, lab.plan.webHttpPort)}`)).stdout.trim();
+    const target = sandboxTarget(state.gateway!.url, s, tokens.get(s.sandboxID)!);
+    const seen = (await runCommand(target, egressCurl(lab))).stdout.trim();
     if (seen !== lab.egressEip)
       throw new Error(
         `recreated sandbox ${s.sandboxID} does not leave through the proxy: it shows ${seen || 'nothing'}, expected ${lab.egressEip}`,

@@ -4,9 +4,11 @@
  * proxy, and reports how long until the new address was seen and how many probe requests failed. Sandboxes, their
  * config and the ingress address do not change.
  */
-import { attachLab, whoamiUrl } from '../lab';
+import { attachLab } from '../lab';
+import { egressCurl } from './egress-command';
 import { sleep } from '../util/poll';
 import { type EgressProbe, startEgressProbe, startSandboxProbe } from './egress-probe';
+import { sandboxTarget } from './gateway-checks';
 import { readLocalState, readSandboxTokens } from './state';
 
 export interface RotationReport {
@@ -38,12 +40,7 @@ export async function rotateEgress(name: string, options: RotateOptions = {}): P
   if (state.platform) {
     // A platform sandbox runs the probe itself, started through the gateway like any workload.
     const token = readSandboxTokens(state).get(first.sandboxID)!;
-    const url = whoamiUrl(lab.plan.web, lab.plan.webHttpPort);
-    const curl = `curl -sS --max-time 5 ${lab.mode === 'local' ? `--socks5-hostname 127.0.0.1:${lab.socksPort} ` : ''}${url}`;
-    probe = startSandboxProbe(
-      { gatewayUrl: state.gateway!.url, brand: 'E2b', sandboxID: first.sandboxID, agentPort: first.agentPort, token },
-      curl,
-    );
+    probe = startSandboxProbe(sandboxTarget(state.gateway!.url, first, token), egressCurl(lab));
   } else {
     probe = startEgressProbe(lab, first.node);
   }

@@ -8,12 +8,13 @@ import { randomBytes } from 'node:crypto';
 import { chownSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadStackConfig, type StackConfig } from '../config';
-import { attachLab, type EgressCheck, type Lab, type LabMode, labExists, labUp, type ProgressFn, whoamiUrl } from '../lab';
+import { attachLab, type EgressCheck, type Lab, type LabMode, labExists, labUp, type ProgressFn } from '../lab';
+import { egressCurl } from './egress-command';
 import { projectRoot } from '../util/project-root';
 import { writeLayerFiles } from '../lab/etc-layer';
 import { spawnDetached } from '../lab/run';
 import { downLocal } from './down';
-import { checkThroughGateway, type GatewayCheck, runCommand } from './gateway-checks';
+import { checkThroughGateway, type GatewayCheck, runCommand, sandboxTarget } from './gateway-checks';
 import { buildTemplate, createSandboxes, startService } from './platform-sandboxes';
 import { localPrerequisites, PreflightError } from './preflight';
 import { startDetached, waitForLogLine } from './processes';
@@ -79,15 +80,7 @@ async function finalChecks(
   let gatewayCheck: GatewayCheck | undefined;
   for (const s of state.platform ? state.sandboxes : []) {
     // The seed's check, in each platform sandbox: curl through the proxy shows the proxy's egress address.
-    const socks = state.mode === 'local' ? `--socks5-hostname 127.0.0.1:${lab.socksPort} ` : '';
-    const target = {
-      gatewayUrl: state.gateway!.url,
-      brand: 'E2b',
-      sandboxID: s.sandboxID,
-      agentPort: s.agentPort,
-      token: tokens.get(s.sandboxID)!,
-    };
-    const seen = await runCommand(target, `curl -sS --max-time 5 ${socks}${whoamiUrl(lab.plan.web, lab.plan.webHttpPort)}`);
+    const seen = await runCommand(sandboxTarget(state.gateway!.url, s, tokens.get(s.sandboxID)!), egressCurl(lab));
     progress({
       step: 'check',
       message: `${s.sandboxID}: curl through the proxy shows ${seen.stdout.trim() || `nothing (exit ${seen.exitCode})`}`,
@@ -98,14 +91,7 @@ async function finalChecks(
       );
   }
   for (const s of state.sandboxes) {
-    gatewayCheck = await checkThroughGateway({
-      gatewayUrl: state.gateway!.url,
-      // The E2B SDK's header names, whatever the stack's brand: what the SDK sends must work out of the box.
-      brand: 'E2b',
-      sandboxID: s.sandboxID,
-      agentPort: s.agentPort,
-      token: tokens.get(s.sandboxID)!,
-    });
+    gatewayCheck = await checkThroughGateway(sandboxTarget(state.gateway!.url, s, tokens.get(s.sandboxID)!));
     progress({
       step: 'check',
       message: `${s.sandboxID} through the gateway: command ${gatewayCheck.command}; ListDir ${gatewayCheck.listDir}; wrong token ${gatewayCheck.wrongToken}`,

@@ -25,7 +25,8 @@ export function decodeCursor(token: string): Cursor {
   );
 }
 
-function compare(a: Cursor, b: Cursor): number {
+/** The list's order: start time, then ID (ascending); a fleet merges its hosts' pages by the same rule. */
+export function compareListed(a: Cursor, b: Cursor): number {
   if (a.startedAt !== b.startedAt) return a.startedAt < b.startedAt ? -1 : 1;
   return a.sandboxID < b.sandboxID ? -1 : a.sandboxID > b.sandboxID ? 1 : 0;
 }
@@ -41,8 +42,8 @@ export function listSandboxes(records: readonly SandboxRecord[], query: ListQuer
     .filter((r) => query.template === undefined || r.templateID === query.template || r.alias === query.template)
     .filter((r) => Object.entries(query.metadata ?? {}).every(([k, v]) => r.metadata[k] === v))
     .filter((r) => startedAfter === undefined || new Date(r.startedAt).getTime() > startedAfter)
-    .sort((a, b) => direction * compare(a, b))
-    .filter((r) => after === undefined || direction * compare(r, after) > 0);
+    .sort((a, b) => direction * compareListed(a, b))
+    .filter((r) => after === undefined || direction * compareListed(r, after) > 0);
   const page = matching.slice(0, query.limit);
   const last = page.at(-1);
   return matching.length > page.length && last ? { page, nextToken: encodeCursor(last) } : { page };

@@ -6,6 +6,7 @@ import { platformResumer } from '../../gateway/platform-resumer';
 import { integer, text } from '../../config';
 import { parseFlags, requiredFlag, valueFlag } from '../args';
 import { isGatewayWorker, leaveWorkerPool, startGatewayWorkers } from '../../gateway/workers';
+import { untilStopSignal } from '../stop-signal';
 
 const HELP = `usage: sandbox-kit gateway --catalog memory|file:PATH|redis://HOST:PORT[/DB] [options]
 
@@ -129,16 +130,4 @@ async function runPrimary(count: number, log: (line: string) => void): Promise<n
   await stopped;
   await workers.stop();
   return 0;
-}
-
-function untilStopSignal(): Promise<void> {
-  return new Promise<void>((resolve) => {
-    const stop = () => {
-      process.off('SIGTERM', stop);
-      process.off('SIGINT', stop);
-      resolve();
-    };
-    process.on('SIGTERM', stop);
-    process.on('SIGINT', stop);
-  });
 }

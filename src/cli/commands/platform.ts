@@ -10,6 +10,7 @@ import { DEFAULT_TIMEOUT_SECONDS } from '../../platform/sandbox-requests';
 import { HOST_ID_PATTERN, HOST_ID_RULE } from '../../catalog/entry';
 import type { ConfigIssue } from '../../config';
 import { parseFlags, switchFlag, UsageError, valueFlag } from '../args';
+import { untilStopSignal } from '../stop-signal';
 
 export const DEFAULT_STATE_DIR = '/var/lib/sandbox-kit/platform';
 
@@ -124,20 +125,13 @@ export async function run(argv: string[]): Promise<number> {
     await platform.close();
     throw err;
   }
+  // Listen for the stop signals before announcing: whoever reads the lines may signal at once.
+  const stopped = untilStopSignal();
   console.log(`platform API listening on ${platform.url}`);
   console.log(`export E2B_API_URL=${platform.url}`);
   if (gateway) console.log(`export E2B_SANDBOX_URL=http://${flags.host}:${gateway.port}`);
   console.log(`export E2B_API_KEY=$(head -n 1 ${platform.apiKeyFile})`);
-
-  await new Promise<void>((resolve) => {
-    const stop = () => {
-      process.off('SIGTERM', stop);
-      process.off('SIGINT', stop);
-      resolve();
-    };
-    process.on('SIGTERM', stop);
-    process.on('SIGINT', stop);
-  });
+  await stopped;
   log('stopping (sandboxes keep running)');
   await gateway?.close();
   await platform.close();

@@ -7,7 +7,7 @@
 import type { Catalog } from '../../catalog/types';
 import { API_KEY_HEADER } from '../server';
 import { chooseHost } from '../placement';
-import { decodeCursor, encodeCursor } from '../sandbox-list';
+import { compareListed, decodeCursor, encodeCursor } from '../sandbox-list';
 import { listQuerySchema, queryObject } from '../sandbox-requests';
 import { ApiError, type ApiRequest, type ApiResponse, type Route } from '../types';
 import { validate } from '../validate';
@@ -60,12 +60,7 @@ export function mergePages(
   order: 'asc' | 'desc',
 ): { page: Listed[]; nextToken?: string } {
   const direction = order === 'asc' ? 1 : -1;
-  const all = pages
-    .flatMap((p) => p.items)
-    .sort((a, b) => {
-      if (a.startedAt !== b.startedAt) return direction * (a.startedAt < b.startedAt ? -1 : 1);
-      return direction * (a.sandboxID < b.sandboxID ? -1 : a.sandboxID > b.sandboxID ? 1 : 0);
-    });
+  const all = pages.flatMap((p) => p.items).sort((a, b) => direction * compareListed(a, b));
   const page = all.slice(0, limit);
   const more = all.length > page.length || pages.some((p) => p.more);
   const last = page.at(-1);
