@@ -3,7 +3,8 @@ import * as pulumi from '@pulumi/pulumi';
 import type { StackConfig } from '../src/config';
 import { renderCloudInit } from '../src/render';
 import { HOST_GENERATION_TAG, TYPE_PROXY_HOST } from './constants';
-import { debianAmiQuery, pickSubnet, secondaryPrivateIp, vpcNetworks } from './placement';
+import { debianAmiQuery, secondaryPrivateIp } from './placement';
+import { vpcPlacement } from './vpc';
 import { securityRules } from './security-rules';
 
 export interface ProxyHostArgs {
@@ -11,12 +12,6 @@ export interface ProxyHostArgs {
   config: StackConfig;
   /** The proxy password (a secret). */
   password: pulumi.Input<string>;
-}
-
-interface Placement {
-  subnetId: pulumi.Output<string>;
-  vpcId: pulumi.Output<string>;
-  hostNetworks: pulumi.Output<string[]>;
 }
 
 /**
@@ -46,7 +41,8 @@ export class ProxyHost extends pulumi.ComponentResource {
     // Everything that must move together when the host is recreated carries the host generation.
     const generationTags = (suffix: string) => ({ Name: `${name}-${suffix}`, [HOST_GENERATION_TAG]: String(host.generation) });
 
-    const placement = this.placement(config, parent);
+    // The configured subnet and its VPC, or a default-for-AZ subnet of the default VPC where the instance type is offered.
+    const placement = vpcPlacement(config.host.subnetId, config.host.instanceType, parent);
 
     const securityGroup = new aws.ec2.SecurityGroup(
       `${name}-sg`,
@@ -101,10 +97,10 @@ export class ProxyHost extends pulumi.ComponentResource {
       : undefined;
 
     this.amiId = host.amiId ? pulumi.output(host.amiId) : aws.ec2.getAmiOutput(debianAmiQuery(host.architecture), parent).id;
-    this.hostNetworks = placement.hostNetworks;
+    this.hostNetworks = placement.networks;
 
     const userData = pulumi
-      .all([args.password, this.egressPrivateIp, placement.hostNetworks])
+      .all([args.password, this.egressPrivateIp, placement.networks])
       .apply(([password, egressBindAddress, hostNetworks]) => renderCloudInit(config, { password, egressBindAddress, hostNetworks }));
 
     const instance = new aws.ec2.Instance(
@@ -141,35 +137,5 @@ export class ProxyHost extends pulumi.ComponentResource {
       securityGroupId: this.securityGroupId,
       amiId: this.amiId,
     });
-  }
-
-  /** The configured subnet and its VPC, or a default-for-AZ subnet of the default VPC where the instance type is offered. */
-  private placement(config: StackConfig, opts: pulumi.InvokeOutputOptions): Placement {
-    const { subnetId, instanceType } = config.host;
-    if (subnetId) {
-      const subnet = aws.ec2.getSubnetOutput({ id: subnetId }, opts);
-      const vpc = aws.ec2.getVpcOutput({ id: subnet.vpcId }, opts);
-      return { subnetId: subnet.id, vpcId: vpc.id, hostNetworks: vpc.apply(vpcNetworks) };
-    }
-    const vpc = aws.ec2.getVpcOutput({ default: true }, opts);
-    const zones = aws.ec2.getInstanceTypeOfferingsOutput(
-      { locationType: 'availability-zone', filters: [{ name: 'instance-type', values: [instanceType] }] },
-      opts,
-    ).locations;
-    const subnets = aws.ec2.getSubnetsOutput(
-      {
-        filters: [
-          { name: 'vpc-id', values: [vpc.id] },
-          { name: 'default-for-az', values: ['true'] },
-          { name: 'availability-zone', values: zones },
-        ],
-      },
-      opts,
-    );
-    return {
-      subnetId: subnets.ids.apply((ids) => pickSubnet(ids, `in the default VPC in a zone offering ${instanceType}`)),
-      vpcId: vpc.id,
-      hostNetworks: vpc.apply(vpcNetworks),
-    };
   }
 }

@@ -2,7 +2,7 @@ import * as aws from '@pulumi/aws';
 import * as pulumi from '@pulumi/pulumi';
 import { pickSubnet, vpcNetworks } from './placement';
 
-/** Where the sandbox side lands: its subnets (one for a single host, all for a fleet), their VPC and its blocks. */
+/** Where a host lands: its subnets (one for a single host, all for a fleet), their VPC and its blocks. */
 export interface VpcPlacement {
   /** Every candidate subnet, sorted (a fleet spreads over them). */
   subnetIds: pulumi.Output<string[]>;
@@ -14,7 +14,7 @@ export interface VpcPlacement {
 
 /**
  * The configured subnet and its VPC, or the default-for-AZ subnets of the default VPC in the zones that offer the
- * instance type (the same rule as the proxy host's).
+ * instance type. The proxy host and the sandbox side both land by this rule.
  */
 export function vpcPlacement(subnetId: string | undefined, instanceType: string, opts: pulumi.InvokeOutputOptions): VpcPlacement {
   if (subnetId) {
