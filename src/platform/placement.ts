@@ -1,6 +1,6 @@
 /**
- * Where a new sandbox goes in a fleet: the least-loaded sandbox host by the catalog's counts. Pure, so the platform
- * calls it with what it read from the shared catalog, and the rule is tested on its own.
+ * Where a new sandbox goes in a fleet: the least-loaded sandbox host by the counts the hosts report in the fleet's
+ * registry (fleet/registry.ts). Pure, so the platform calls it with what it read there, and the rule is tested on its own.
  *
  * The rule: among the hosts that are accepting sandboxes and below their capacity, the one with the lowest share of
  * its capacity in use (running + paused sandboxes, both hold memory and disk); ties go to the fewer sandboxes, then
@@ -39,11 +39,4 @@ export function chooseHost(hosts: readonly PlacementHost[], counts: ReadonlyMap<
     (a, b) => a.used / a.capacity - b.used / b.capacity || a.used - b.used || (a.hostID < b.hostID ? -1 : a.hostID > b.hostID ? 1 : 0),
   );
   return { ok: true, hostID: candidates[0]!.hostID };
-}
-
-/** Sandboxes per host from catalog entries that name their host. */
-export function countByHost(entries: Iterable<{ hostID?: string }>): Map<string, number> {
-  const counts = new Map<string, number>();
-  for (const e of entries) if (e.hostID !== undefined) counts.set(e.hostID, (counts.get(e.hostID) ?? 0) + 1);
-  return counts;
 }

@@ -1,4 +1,4 @@
-import { chooseHost, countByHost, type PlacementHost } from '../../../src/platform/placement';
+import { chooseHost, type PlacementHost } from '../../../src/platform/placement';
 
 const host = (hostID: string, capacity = 10, accepting = true): PlacementHost => ({ hostID, capacity, accepting });
 
@@ -53,14 +53,5 @@ describe('placement of a new sandbox across hosts', () => {
       counts.set(pick.hostID, (counts.get(pick.hostID) ?? 0) + 1);
     }
     expect(Object.fromEntries(counts)).toEqual({ 'i-a': 3, 'i-b': 3, 'i-c': 3 });
-  });
-
-  it('counts catalog entries per host, ignoring entries without one', () => {
-    expect(countByHost([{ hostID: 'i-a' }, { hostID: 'i-b' }, { hostID: 'i-a' }, {}])).toEqual(
-      new Map([
-        ['i-a', 2],
-        ['i-b', 1],
-      ]),
-    );
   });
 });
