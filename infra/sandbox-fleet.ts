@@ -8,6 +8,7 @@ import { debianAmiQuery } from './placement';
 export interface SandboxFleetArgs {
   config: StackConfig;
   apiKey: pulumi.Input<string>;
+  formerApiKeys: pulumi.Input<string[]>;
   bundle: pulumi.Input<BundleSource>;
   instanceProfileName: pulumi.Input<string>;
   proxyIngressIp: pulumi.Input<string>;
@@ -85,11 +86,21 @@ export class SandboxFleet extends pulumi.ComponentResource {
     const userData = (role: SandboxRole) =>
       pulumi.secret(
         pulumi
-          .all([args.apiKey, args.bundle, args.proxyIngressIp, args.vpcNetworks, this.catalog, args.apiUrl, args.templateInput])
-          .apply(([apiKey, bundle, proxyIngressIp, hostNetworks, catalog, resumeUrl, templateInput]) =>
+          .all([
+            args.apiKey,
+            args.formerApiKeys,
+            args.bundle,
+            args.proxyIngressIp,
+            args.vpcNetworks,
+            this.catalog,
+            args.apiUrl,
+            args.templateInput,
+          ])
+          .apply(([apiKey, formerApiKeys, bundle, proxyIngressIp, hostNetworks, catalog, resumeUrl, templateInput]) =>
             renderSandboxCloudInit(config, {
               role,
               apiKey,
+              formerApiKeys,
               bundle,
               proxyIngressIp,
               hostNetworks,

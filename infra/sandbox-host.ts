@@ -9,6 +9,7 @@ export interface SandboxHostArgs {
   config: StackConfig;
   /** The platform API key (a secret). */
   apiKey: pulumi.Input<string>;
+  formerApiKeys: pulumi.Input<string[]>;
   bundle: pulumi.Input<BundleSource>;
   instanceProfileName: pulumi.Input<string>;
   /** The proxy's ingress address: sandboxes are let through to its port. */
@@ -47,9 +48,9 @@ export class SandboxHost extends pulumi.ComponentResource {
 
     this.userData = pulumi.secret(
       pulumi
-        .all([args.apiKey, args.bundle, args.proxyIngressIp, args.vpcNetworks])
-        .apply(([apiKey, bundle, proxyIngressIp, hostNetworks]) =>
-          renderSandboxCloudInit(config, { role: 'single', apiKey, bundle, proxyIngressIp, hostNetworks }),
+        .all([args.apiKey, args.formerApiKeys, args.bundle, args.proxyIngressIp, args.vpcNetworks])
+        .apply(([apiKey, formerApiKeys, bundle, proxyIngressIp, hostNetworks]) =>
+          renderSandboxCloudInit(config, { role: 'single', apiKey, formerApiKeys, bundle, proxyIngressIp, hostNetworks }),
         ),
     );
 

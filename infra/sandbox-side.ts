@@ -77,7 +77,7 @@ export function createSandboxSide(args: SandboxSideArgs): SandboxSide {
   const zone = config.dns.zoneId;
   const loadBalanced = fleet || zone !== undefined;
 
-  const apiKey = platformApiKey('api-key');
+  const { key: apiKey, former: formerApiKeys } = platformApiKey('api-key');
   const bundle = new ReleaseBundle('bundle', { files: args.bundle }, opts);
   const placement = vpcPlacement(config.host.subnetId, config.sandboxHost.instanceType, {});
   const target = pulumi.secret(pulumi.all([args.proxyIngressIp, args.password]).apply(([serverIp, password]) => ({ serverIp, password })));
@@ -117,6 +117,7 @@ export function createSandboxSide(args: SandboxSideArgs): SandboxSide {
       {
         config,
         apiKey,
+        formerApiKeys,
         bundle: bundle.source,
         instanceProfileName: bundle.instanceProfileName,
         proxyIngressIp: args.proxyIngressIp,
@@ -163,6 +164,7 @@ export function createSandboxSide(args: SandboxSideArgs): SandboxSide {
       {
         config,
         apiKey,
+        formerApiKeys,
         bundle: bundle.source,
         instanceProfileName: bundle.instanceProfileName,
         proxyIngressIp: args.proxyIngressIp,

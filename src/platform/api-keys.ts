@@ -1,17 +1,26 @@
-import { timingSafeEqual } from 'node:crypto';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { chmod, mkdir, open, readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { hashAccessToken } from '../contract/access-token';
-import { randomText, TOKEN_ALPHABET } from './random-text';
 
-/** Keys the platform makes start with this, so a leaked one is recognisable in logs and scanners. */
-export const API_KEY_PREFIX = 'sk_';
-const API_KEY_BODY_LENGTH = 40;
+/**
+ * Keys the platform makes have E2B's form, `e2b_` and 40 lower-case hex digits (160 random bits): E2B's SDKs from
+ * 2.27 to 2.45 refuse any other form before sending a request, and the prefix makes a leaked key recognisable.
+ */
+export const API_KEY_PREFIX = 'e2b_';
+const API_KEY_RANDOM_BYTES = 20;
+/** The form those SDKs check a key against, client-side. */
+export const E2B_SDK_KEY_FORM = /^e2b_[0-9a-f]+$/;
 /** What a key given to the platform may look like: printable ASCII without spaces, 8 to 256 characters. */
 export const API_KEY_PATTERN = /^[\x21-\x7e]{8,256}$/;
 
 export function newApiKey(): string {
-  return API_KEY_PREFIX + randomText(TOKEN_ALPHABET, API_KEY_BODY_LENGTH);
+  return API_KEY_PREFIX + randomBytes(API_KEY_RANDOM_BYTES).toString('hex');
+}
+
+/** How many of these keys E2B's SDKs 2.27 to 2.45 refuse client-side (said at start, so nobody hunts a 401). */
+export function keysOlderSdksRefuse(keys: readonly string[]): number {
+  return keys.filter((k) => !E2B_SDK_KEY_FORM.test(k)).length;
 }
 
 /** The stored form of a key: sha256 hex, as for access tokens, so a leaked store opens nothing. */

@@ -7,7 +7,7 @@ import type Redis from 'ioredis';
 import { MemoryCatalog } from '../catalog/memory';
 import type { WritableCatalog } from '../catalog/types';
 import type { BaseImages, SandboxNetwork, SandboxRuntime } from '../runtime/types';
-import { loadOrCreateApiKeyFile } from './api-keys';
+import { keysOlderSdksRefuse, loadOrCreateApiKeyFile } from './api-keys';
 import { ApiKeyStore } from './api-key-store';
 import { baseTemplateResolver, firstResolver } from './base-template';
 import { redisClient, startPrivateRedis, type PrivateRedis } from './private-redis';
@@ -119,6 +119,12 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
     const apiKeyFile = options.apiKeyFile ?? join(options.stateDir, 'api-key');
     const keyFile = await loadOrCreateApiKeyFile(apiKeyFile);
     if (keyFile.generated) log(`a new API key was written to ${apiKeyFile}`);
+    const refused = keysOlderSdksRefuse(keyFile.keys);
+    if (refused > 0) {
+      log(
+        `${refused} of the keys in ${apiKeyFile} are not of the form e2b_<hex>: E2B SDKs 2.27 to 2.45 refuse them before sending (delete the file for a new key, or set E2B_VALIDATE_API_KEY=false where the SDK has it)`,
+      );
+    }
     const apiKeys = new ApiKeyStore(redis);
     await apiKeys.replace(keyFile.keys);
 

@@ -3,8 +3,7 @@ import { randomBytes } from 'node:crypto';
 /** Lower-case letters and digits: what a sandbox ID may hold (the host form `{port}-{id}.{domain}` needs it). */
 export const LOWER_ALNUM = 'abcdefghijklmnopqrstuvwxyz0123456789';
 /**
- * Letters and digits, both cases: the alphabet of every secret the platform makes (access tokens, API keys). ASCII
- * only, so a header carries it byte for byte and the agent and the gateway hash exactly what the platform hashed.
+ * Letters and digits, both cases: the alphabet of access tokens. ASCII only, so a header carries it byte for byte and the agent and the gateway hash exactly what the platform hashed.
  */
 export const TOKEN_ALPHABET = `${LOWER_ALNUM}ABCDEFGHIJKLMNOPQRSTUVWXYZ`;
 

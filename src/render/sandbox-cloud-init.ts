@@ -27,6 +27,8 @@ export interface SandboxHostInputs {
   role: SandboxRole;
   /** The platform API key (secret): written 0600, never in a unit or a command line. */
   apiKey: string;
+  /** Keys handed out before (still accepted): written below the key, one per line. */
+  formerApiKeys?: readonly string[];
   bundle: BundleSource;
   /** The proxy's ingress address: the only private-to-public exception sandboxes need. */
   proxyIngressIp: string;
@@ -140,7 +142,7 @@ export function sandboxHostFiles(config: StackConfig, inputs: SandboxHostInputs)
   const file = (path: string, permissions: string, content: string): HostFile => ({ path, permissions, owner: 'root:root', content });
   const catalog = catalogOf(inputs);
   const files: HostFile[] = [
-    file(P.apiKey, '0600', `${inputs.apiKey}\n`),
+    file(P.apiKey, '0600', `${[inputs.apiKey, ...(inputs.formerApiKeys ?? [])].join('\n')}\n`),
     file(P.bundleSums, '0644', sumsFile(inputs.bundle.sums)),
     file(P.installBundle, '0755', renderInstallBundleScript(inputs.bundle)),
     file(P.wrapper, '0755', renderCliWrapper()),

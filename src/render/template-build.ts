@@ -58,7 +58,7 @@ fs.writeFileSync(dir + "/Pulumi.${HOST_BUILD_STACK}.yaml", input.stackFile);
 ' "$DIR"
 
 waited=0
-until curl -fsS -o /dev/null -H "X-API-Key: $(cat ${P.apiKey})" "$API${PLATFORM_READY_PATH}"; do
+until curl -fsS -o /dev/null -H "X-API-Key: $(head -n 1 ${P.apiKey})" "$API${PLATFORM_READY_PATH}"; do
   if [ "$waited" -ge "$WAIT_SECONDS" ]; then
     echo "build-template: the platform API at $API did not answer within $WAIT_SECONDS s" >&2
     exit 1

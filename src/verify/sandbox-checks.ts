@@ -131,7 +131,7 @@ async function checkRuntime(shell: HostShell): Promise<CheckResult> {
 
 function apiCurl(expected: SandboxExpectations, path: string): string {
   // The key is read on the host into curl's header: it never appears in the command sent over SSH.
-  return `curl -sS --max-time 10 -H "X-API-Key: $(cat ${shellQuote(expected.paths.apiKey)})" http://127.0.0.1:${expected.apiPort}${path}`;
+  return `curl -sS --max-time 10 -H "X-API-Key: $(head -n 1 ${shellQuote(expected.paths.apiKey)})" http://127.0.0.1:${expected.apiPort}${path}`;
 }
 
 async function checkTemplate(shell: HostShell, expected: SandboxExpectations): Promise<CheckResult> {

@@ -3,6 +3,7 @@ import { ConfigError, loadStackConfig } from '../../src/config';
 import { renderSandboxCloudInit, renderStackFile, SANDBOX_HOST_PATHS } from '../../src/render';
 import { createStack } from '../../infra/program';
 import { bundleDigest, readBundle } from '../../infra/bundle-files';
+import { hexApiKey } from '../../infra/api-key';
 import { mockCloud, MOCK_VPC } from './mock-cloud';
 import { fakeBundle, resource, runProgram, setStackConfig, SSH_PRIVATE_KEY, type ProgramRun } from './run-program';
 
@@ -58,6 +59,9 @@ function bundleSource(run: ProgramRun) {
 }
 
 const apiKeyOf = (run: ProgramRun) => run.values.apiKey;
+const apiSecretOf = (run: ProgramRun) => resource(run, 'random:index/randomPassword:RandomPassword', 'api-key').state.result as string;
+/** The key an earlier release handed out from the same secret: still in the key file. */
+const formerKeysOf = (run: ProgramRun) => [`e2b_${apiSecretOf(run)}`];
 const ingressOf = (run: ProgramRun) => run.values.ingressIp;
 
 describe('single sandbox host', () => {
@@ -71,6 +75,7 @@ describe('single sandbox host', () => {
       renderSandboxCloudInit(config, {
         role: 'single',
         apiKey: apiKeyOf(run),
+        formerApiKeys: formerKeysOf(run),
         bundle: bundleSource(run),
         proxyIngressIp: ingressOf(run),
         hostNetworks: [MOCK_VPC.cidrBlock],
@@ -258,7 +263,9 @@ describe('proxy template', () => {
 describe('outputs', () => {
   it('hands out the API key and its export line as secrets, the URLs in plain text', async () => {
     const run = await runProgram(BASE, PASSWORD);
-    expect(run.values.apiKey).toMatch(/^e2b_/);
+    // E2B's form, which SDKs 2.27 to 2.45 check before sending anything.
+    expect(run.values.apiKey).toMatch(/^e2b_[0-9a-f]{40}$/);
+    expect(run.values.apiKey).toBe(hexApiKey(apiSecretOf(run)));
     expect(await pulumi.isSecret(run.outputs.apiKey)).toBe(true);
     expect(await pulumi.isSecret(run.outputs.e2bApiKeyExport)).toBe(true);
     expect(await pulumi.isSecret(run.outputs.e2bApiUrlExport)).toBe(false);
@@ -322,6 +329,7 @@ describe('fleet', () => {
     const nlb = resource(run, NLB, 'frontend-nlb');
     const common = {
       apiKey: apiKeyOf(run),
+      formerApiKeys: formerKeysOf(run),
       bundle: bundleSource(run),
       proxyIngressIp: ingressOf(run),
       hostNetworks: [MOCK_VPC.cidrBlock],

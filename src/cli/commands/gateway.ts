@@ -7,6 +7,7 @@ import { integer, text } from '../../config';
 import { parseFlags, requiredFlag, valueFlag } from '../args';
 import { isGatewayWorker, leaveWorkerPool, startGatewayWorkers } from '../../gateway/workers';
 import { untilStopSignal } from '../stop-signal';
+import { parseApiKeyFile } from '../../platform/api-keys';
 
 const HELP = `usage: sandbox-kit gateway --catalog memory|file:PATH|redis://HOST:PORT[/DB] [options]
 
@@ -86,7 +87,8 @@ export async function run(argv: string[]): Promise<number> {
   };
   for (const key of Object.keys(limits) as (keyof GatewayLimits)[]) if (limits[key] === undefined) delete limits[key];
 
-  const apiKey = flags['api-key-file'] === undefined ? undefined : readFileSync(flags['api-key-file'], 'utf8').trim();
+  const keyFile = flags['api-key-file'];
+  const apiKey = keyFile === undefined ? undefined : parseApiKeyFile(readFileSync(keyFile, 'utf8'), keyFile)[0];
   const catalog = await openCatalog(flags.catalog, {
     cacheTtlMs: flags['catalog-cache-ms'],
     redisPrefix: flags['redis-prefix'],

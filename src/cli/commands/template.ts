@@ -11,6 +11,7 @@ import { type ConfigIssue, formatIssues, ipv4, oneOf, text } from '../../config'
 import { loadCatalog } from '../../mcp/catalog/load';
 import { listFlag, parseFlags, requiredFlag, switchFlag, valueFlag } from '../args';
 import { DEFAULT_STACK, loadStack, PASSWORD_ENV, requiredPasswordFromEnv, stackName } from '../stack';
+import { parseApiKeyFile } from '../../platform/api-keys';
 
 const USAGE = `usage: sandbox-kit template build [--stack NAME] [--mode local|transparent] --server-ip IP
                                 [--api-url URL] [--api-key-file FILE] [--alias NAME] [--skip-cache]
@@ -143,8 +144,8 @@ function readConnection(values: ConnectionFlags): { apiUrl?: string; apiKey?: st
   const keyFile = values['api-key-file'];
   if (keyFile !== undefined) {
     try {
-      apiKey = readFileSync(keyFile, 'utf8').trim();
-      if (apiKey === '') usageIssues.push({ key: '--api-key-file', given: keyFile, expected: 'a file holding the API key (it is empty)' });
+      // The first key: a platform's key file lists the key it hands out first, keys still accepted below it.
+      apiKey = parseApiKeyFile(readFileSync(keyFile, 'utf8'), keyFile)[0];
     } catch (err) {
       usageIssues.push({
         key: '--api-key-file',

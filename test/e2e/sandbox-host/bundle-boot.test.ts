@@ -151,7 +151,7 @@ describe('the sandbox host bundle, booted as cloud-init lays it out on the lab s
       stackFile: renderStackFile(config),
     });
     // The services come up within seconds (the build script would wait 15 minutes, as cloud-init may take that long).
-    const apiUp = `curl -fsS -o /dev/null -H "X-API-Key: $(cat ${P.apiKey})" http://127.0.0.1:${config.sandboxHost.apiPort}/templates`;
+    const apiUp = `curl -fsS -o /dev/null -H "X-API-Key: $(head -n 1 ${P.apiKey})" http://127.0.0.1:${config.sandboxHost.apiPort}/templates`;
     await waitFor('the platform API', () => sh(inHost(['sh', '-c', apiUp])).code === 0 || undefined, {
       timeoutMs: 90_000,
       intervalMs: 500,

@@ -1,4 +1,4 @@
-import { ApiKeys, hashApiKey, newApiKey, parseApiKeyFile } from '../../../src/platform/api-keys';
+import { ApiKeys, E2B_SDK_KEY_FORM, hashApiKey, keysOlderSdksRefuse, newApiKey, parseApiKeyFile } from '../../../src/platform/api-keys';
 import { ACCESS_TOKEN_LENGTH, newAccessToken, newSandboxID, randomText, SANDBOX_ID_LENGTH } from '../../../src/platform/random-text';
 
 describe('ApiKeys', () => {
@@ -19,9 +19,10 @@ describe('ApiKeys', () => {
     expect(() => new ApiKeys(['abc'])).toThrow('64 lowercase hex digits');
   });
 
-  it('makes distinct keys of letters and digits', () => {
+  it('makes distinct keys in the form E2B SDKs check client-side', () => {
     const a = newApiKey();
-    expect(a).toMatch(/^sk_[A-Za-z0-9]{40}$/);
+    expect(a).toMatch(/^e2b_[0-9a-f]{40}$/);
+    expect(a).toMatch(E2B_SDK_KEY_FORM);
     expect(newApiKey()).not.toBe(a);
   });
 });
@@ -55,5 +56,12 @@ describe('random identifiers', () => {
 
   it('draws every character of the alphabet', () => {
     expect(new Set(randomText('abc', 300)).size).toBe(3);
+  });
+});
+
+describe('keysOlderSdksRefuse', () => {
+  it('counts the keys not of the form e2b_<lower-case hex>', () => {
+    expect(keysOlderSdksRefuse([newApiKey(), 'e2b_0123abcdef'])).toBe(0);
+    expect(keysOlderSdksRefuse(['sk_AbC123456789', 'e2b_ABCDEF0123', 'e2b_xyz00000000', newApiKey()])).toBe(3);
   });
 });

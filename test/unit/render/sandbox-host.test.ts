@@ -144,6 +144,14 @@ describe('sandbox host cloud-init', () => {
     expect(doc.write_files.filter((f) => f.content.includes(API_KEY)).map((f) => f.path)).toEqual([P.apiKey]);
   });
 
+  it('keeps keys handed out before in the key file, below the key handed out now', () => {
+    const former = 'e2b_lettersfromanearlierrelease';
+    const doc = parse(renderSandboxCloudInit(defaults, { ...sandboxInputs('single'), formerApiKeys: [former] })) as CloudConfig;
+    const file = doc.write_files.find((f) => f.path === P.apiKey);
+    expect(file).toMatchObject({ permissions: '0600', content: `${API_KEY}\n${former}\n` });
+    expect(doc.write_files.filter((f) => f.content.includes(former)).map((f) => f.path)).toEqual([P.apiKey]);
+  });
+
   it('installs the bundle before it starts the services, and starts them in dependency order', () => {
     const { runcmd } = parse(renderSandboxCloudInit(defaults, sandboxInputs('single'))) as CloudConfig;
     expect(runcmd[0]).toBe(P.installBundle);
@@ -192,7 +200,7 @@ describe('template build script', () => {
     expect(script).toContain(
       `template build --stack host --server-ip "$(cat "$DIR/server-ip")" --api-url "$API" --api-key-file ${P.apiKey}\n`,
     );
-    expect(script).toContain(`curl -fsS -o /dev/null -H "X-API-Key: $(cat ${P.apiKey})" "$API/templates"`);
+    expect(script).toContain(`curl -fsS -o /dev/null -H "X-API-Key: $(head -n 1 ${P.apiKey})" "$API/templates"`);
   });
 
   it('hands the build a stack file that parses back to the same template settings, and nothing else', () => {

@@ -107,7 +107,7 @@ describe('sandbox host checks', () => {
     await runSandboxHostChecks(host, sandboxExpectationsFor(config, {}));
     const api = host.commands.find((c) => c.includes('/templates'))!;
     // Quoted once for the file name and once more for `sh -c`.
-    expect(api).toContain(`$(cat '\\''${P.apiKey}'\\'')`);
+    expect(api).toContain(`$(head -n 1 '\\''${P.apiKey}'\\'')`);
     expect(host.commands.join('\n')).not.toMatch(/e2b_[a-z0-9]{10,}/);
   });
 

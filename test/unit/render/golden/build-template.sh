@@ -24,7 +24,7 @@ fs.writeFileSync(dir + "/Pulumi.host.yaml", input.stackFile);
 ' "$DIR"
 
 waited=0
-until curl -fsS -o /dev/null -H "X-API-Key: $(cat /etc/sandbox-kit/api-key)" "$API/templates"; do
+until curl -fsS -o /dev/null -H "X-API-Key: $(head -n 1 /etc/sandbox-kit/api-key)" "$API/templates"; do
   if [ "$waited" -ge "$WAIT_SECONDS" ]; then
     echo "build-template: the platform API at $API did not answer within $WAIT_SECONDS s" >&2
     exit 1
