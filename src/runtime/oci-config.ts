@@ -7,8 +7,11 @@
  * - noNewPrivileges is off: the default user may use setuid programs (su, sudo, ping) as on E2B, and the agent
  *   starts processes as other users. The sandbox still has no way to gain capabilities outside the set above.
  * - rlimits: only NOFILE, at most the host's own hard limit (a host without CAP_SYS_RESOURCE cannot raise it).
- * - No seccomp profile: the capability set and the namespaces bound what a sandbox can do.
+ * - A seccomp profile (seccomp.ts) on every container; build steps also lose NET_ADMIN and NET_RAW (a step's network
+ *   namespace is the platform's, not the template's: a step must not change its filtering).
+ * - `hardened: false` drops the seccomp profile: only for the benchmark that measures what the hardening costs.
  */
+import { renderSeccomp, type SeccompProfile } from './seccomp';
 
 export const DEFAULT_CAPABILITIES = [
   'CAP_CHOWN',
@@ -25,6 +28,9 @@ export const DEFAULT_CAPABILITIES = [
   'CAP_NET_ADMIN',
   'CAP_NET_RAW',
 ] as const;
+
+/** What a build step keeps: the sandbox's set without the two that reach the network namespace's filtering. */
+export const BUILD_CAPABILITIES = DEFAULT_CAPABILITIES.filter((c) => c !== 'CAP_NET_ADMIN' && c !== 'CAP_NET_RAW');
 
 export const DEFAULT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 export const CPU_PERIOD_US = 100_000;
@@ -57,8 +63,12 @@ export interface ContainerConfigInput {
   binds: BindMount[];
   /** Soft and hard RLIMIT_NOFILE. */
   nofile: number;
-  /** Set on the container's first process when the host may lower it (needs CAP_SYS_RESOURCE). */
+  /** oom_score_adj of the container's first process (see oom.ts). */
   oomScoreAdj?: number;
+  /** 'build': without NET_ADMIN and NET_RAW. Default 'sandbox'. */
+  role?: 'sandbox' | 'build';
+  /** Default true; false only to measure the hardening's cost. */
+  hardened?: boolean;
 }
 
 export interface OciConfig {
@@ -97,7 +107,8 @@ function checkInput(input: ContainerConfigInput): void {
 
 export function renderOciConfig(input: ContainerConfigInput): OciConfig {
   checkInput(input);
-  const caps = [...DEFAULT_CAPABILITIES];
+  const caps: string[] = input.role === 'build' ? [...BUILD_CAPABILITIES] : [...DEFAULT_CAPABILITIES];
+  const seccomp: SeccompProfile | undefined = input.hardened === false ? undefined : renderSeccomp();
   const env = { PATH: DEFAULT_PATH, ...input.env };
   const namespaces: Array<{ type: string; path?: string }> = [
     { type: 'pid' },
@@ -167,6 +178,7 @@ export function renderOciConfig(input: ContainerConfigInput): OciConfig {
         '/sys/devices/virtual/powercap',
       ],
       readonlyPaths: ['/proc/bus', '/proc/fs', '/proc/irq', '/proc/sys', '/proc/sysrq-trigger'],
+      ...(seccomp ? { seccomp } : {}),
     },
   };
 }

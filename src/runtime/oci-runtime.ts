@@ -8,11 +8,12 @@ import { DEFAULT_AGENT_PORT } from '../contract/agent-port';
 import { agentArgv, checkAgentPayload, defaultAgentPayload, payloadBinds, type AgentPayload } from './agent-payload';
 import { classifyCgroupLayout, readCgroupFacts, selectRuntime, type CgroupLayoutInfo } from './cgroup-layout';
 import { removeCgroup } from './cgroups';
+import { ConsoleLogCap, DEFAULT_CONSOLE_LOG_BYTES } from './console-log';
 import { containerNofile } from './host-limits';
 import { cgroupsPathOf, checkInstanceName, checkSandboxID, instancePaths, sandboxPaths, type InstancePaths } from './instance';
 import { OciCli, type OciState } from './oci-cli';
 import { renderOciConfig } from './oci-config';
-import { AGENT_OOM_SCORE_ADJ, CHILD_OOM_SCORE_ADJ, CHILD_OOM_SCORE_ADJ_ENV, hostCanLowerOomScore } from './oom';
+import { AGENT_OOM_SCORE_ADJ, CHILD_OOM_SCORE_ADJ, CHILD_OOM_SCORE_ADJ_ENV } from './oom';
 import { renderHosts, renderResolvConf } from './sandbox-etc';
 import type { RuntimeChoice, SandboxNetwork, SandboxRuntime, SandboxSpec, SandboxStatus } from './types';
 import { findExecutable } from './which';
@@ -37,6 +38,10 @@ export interface OciRuntimeOptions {
   nofile?: number;
   /** resolv.conf of the sandboxes; default: the host's, without loopback servers. */
   resolvConf?: string;
+  /** Cap of each sandbox's console log (console-log.ts); default 1 MiB. */
+  consoleLogBytes?: number;
+  /** Default true: the seccomp profile (seccomp.ts). false only for the benchmark measuring its cost. */
+  hardened?: boolean;
   /** When given, kill() also detaches the sandbox's network (idempotent). */
   network?: SandboxNetwork;
 }
@@ -88,7 +93,7 @@ export class OciSandboxRuntime implements SandboxRuntime {
   private readonly pidsLimit: number;
   private readonly nofile: number;
   private readonly resolvConf: string;
-  private readonly oomScoreAdj: number | undefined;
+  private readonly consoleLogs: ConsoleLogCap;
   private inFlight = 0;
 
   constructor(
@@ -99,12 +104,17 @@ export class OciSandboxRuntime implements SandboxRuntime {
     this.paths = paths;
     this.payload = options.agent ?? defaultAgentPayload();
     checkAgentPayload(this.payload);
+    this.consoleLogs = new ConsoleLogCap(options.consoleLogBytes ?? DEFAULT_CONSOLE_LOG_BYTES);
+    // Sandboxes of an earlier run of this instance keep their cap after a restart.
+    for (const entry of fs.existsSync(paths.dataDir) ? fs.readdirSync(paths.dataDir) : []) {
+      const log = sandboxPaths(paths, entry).log;
+      if (fs.existsSync(log)) this.consoleLogs.watch(log);
+    }
     this.agentPort = options.agentPort ?? DEFAULT_AGENT_PORT;
     this.pidsLimit = options.pidsLimit ?? DEFAULT_PIDS_LIMIT;
     this.nofile = containerNofile(options.nofile ?? DEFAULT_NOFILE);
     this.resolvConf =
       options.resolvConf ?? renderResolvConf(fs.existsSync('/etc/resolv.conf') ? fs.readFileSync('/etc/resolv.conf', 'utf8') : '');
-    this.oomScoreAdj = hostCanLowerOomScore() ? AGENT_OOM_SCORE_ADJ : undefined;
   }
 
   get name(): 'crun' | 'runc' {
@@ -149,7 +159,8 @@ export class OciSandboxRuntime implements SandboxRuntime {
         cgroupsPath: cgroupsPathOf(this.paths, id),
         binds: payloadBinds(this.payload),
         nofile: this.nofile,
-        ...(this.oomScoreAdj !== undefined ? { oomScoreAdj: this.oomScoreAdj } : {}),
+        oomScoreAdj: AGENT_OOM_SCORE_ADJ,
+        hardened: this.options.hardened !== false,
       });
       fs.writeFileSync(p.config, JSON.stringify(config));
       const code = await this.cli.runDetached(
@@ -160,6 +171,7 @@ export class OciSandboxRuntime implements SandboxRuntime {
         p.pidFile,
       );
       if (code !== 0) throw new Error(`${this.name} could not start sandbox ${id} (exit ${code}): ${tail(p.log) || 'no output'}`);
+      this.consoleLogs.watch(p.log);
       const pid = Number(fs.readFileSync(p.pidFile, 'utf8').trim());
       return { sandboxID: id, state: 'running', ...(pid > 0 ? { pid } : {}) };
     } catch (err) {
@@ -189,6 +201,7 @@ export class OciSandboxRuntime implements SandboxRuntime {
   /** The container (processes, runtime state), its cgroups, its directory; the instance's parent cgroup when idle. */
   private async removeTraces(id: string): Promise<void> {
     await this.cli.remove(id);
+    this.consoleLogs.unwatch(sandboxPaths(this.paths, id).log);
     const left = await removeCgroupPatiently(cgroupsPathOf(this.paths, id));
     fs.rmSync(sandboxPaths(this.paths, id).bundle, { recursive: true, force: true });
     if (this.inFlight === 0 && this.containerCount() === 0) removeCgroup(this.paths.cgroupParent);

@@ -21,6 +21,7 @@ import { removeCgroup } from './cgroups';
 import { containerNofile } from './host-limits';
 import { checkInstanceName, instancePaths, type InstancePaths } from './instance';
 import { lookupAccount } from './layer-accounts';
+import { CHILD_OOM_SCORE_ADJ } from './oom';
 import { inPrivateMountNamespace, OciCli } from './oci-cli';
 import { renderOciConfig, type BindMount } from './oci-config';
 import { resolveRuntimeBinary, DEFAULT_NOFILE, DEFAULT_PIDS_LIMIT } from './oci-runtime';
@@ -119,6 +120,10 @@ export class OciStepExecutor implements StepExecutor {
         cgroupsPath,
         binds,
         nofile: containerNofile(DEFAULT_NOFILE),
+        oomScoreAdj: CHILD_OOM_SCORE_ADJ,
+        // A step with egress must not change the filtering of the namespace it is given; the start check's own
+        // loopback-only namespace is the template's to configure (the transparent proxy's iptables).
+        role: step.network === 'none' ? 'sandbox' : 'build',
       });
       fs.writeFileSync(path.join(scratch, 'config.json'), JSON.stringify(config));
       fs.mkdirSync(this.paths.stateDir, { recursive: true, mode: 0o700 });

@@ -172,6 +172,7 @@ export function agentRun(
   port: number,
   cmd: string,
   args: string[],
+  user?: string,
 ): Promise<{ stdout: string; stderr: string; end: Record<string, unknown> }> {
   const json = Buffer.from(JSON.stringify({ process: { cmd, args } }));
   const frame = Buffer.alloc(5 + json.length);
@@ -180,7 +181,15 @@ export function agentRun(
   return new Promise((resolve, reject) => {
     const req = http.request(
       `http://${address}:${port}/process.Process/Start`,
-      { method: 'POST', agent: false, headers: { 'content-type': 'application/connect+json', 'connect-protocol-version': '1' } },
+      {
+        method: 'POST',
+        agent: false,
+        headers: {
+          'content-type': 'application/connect+json',
+          'connect-protocol-version': '1',
+          ...(user ? { authorization: `Basic ${Buffer.from(`${user}:`).toString('base64')}` } : {}),
+        },
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));

@@ -1,4 +1,5 @@
 import { renderOciConfig, type ContainerConfigInput } from '../../../src/runtime/oci-config';
+import { CLONE_NEWUSER, renderSeccomp } from '../../../src/runtime/seccomp';
 
 const input: ContainerConfigInput = {
   rootfs: '/var/lib/sk/abc/rootfs',
@@ -62,6 +63,33 @@ describe('renderOciConfig', () => {
       period: 100000,
     });
     expect(renderOciConfig({ ...input, oomScoreAdj: -1000 }).process.oomScoreAdj).toBe(-1000);
+  });
+
+  test('seccomp on by default (off only when asked, for the benchmark); build steps lose NET_ADMIN and NET_RAW', () => {
+    expect(renderOciConfig(input).linux.seccomp).toEqual(renderSeccomp());
+    expect(renderOciConfig({ ...input, hardened: false }).linux.seccomp).toBeUndefined();
+    const build = (renderOciConfig({ ...input, role: 'build' }).process.capabilities as { bounding: string[] }).bounding;
+    expect(build).toContain('CAP_CHOWN');
+    expect(build).not.toContain('CAP_NET_ADMIN');
+    expect(build).not.toContain('CAP_NET_RAW');
+  });
+
+  test('the seccomp profile: EPERM for the listed calls and for new user namespaces, ENOSYS for clone3', () => {
+    const p = renderSeccomp('x64');
+    expect(p.defaultAction).toBe('SCMP_ACT_ALLOW');
+    expect(p.architectures).toEqual(['SCMP_ARCH_X86_64', 'SCMP_ARCH_X86', 'SCMP_ARCH_X32']);
+    expect(p.syscalls[0]!.names).toEqual(
+      expect.arrayContaining(['keyctl', 'bpf', 'userfaultfd', 'perf_event_open', 'mount', 'kexec_load']),
+    );
+    expect(p.syscalls).toContainEqual({ names: ['clone3'], action: 'SCMP_ACT_ERRNO', errnoRet: 38 });
+    expect(p.syscalls).toContainEqual({
+      names: ['clone', 'unshare'],
+      action: 'SCMP_ACT_ERRNO',
+      errnoRet: 1,
+      args: [{ index: 0, value: CLONE_NEWUSER, valueTwo: CLONE_NEWUSER, op: 'SCMP_CMP_MASKED_EQ' }],
+    });
+    expect(renderSeccomp('arm64').architectures).toEqual(['SCMP_ARCH_AARCH64', 'SCMP_ARCH_ARM']);
+    expect(() => renderSeccomp('riscv64')).toThrow('no seccomp profile for CPU architecture riscv64: supported x64, arm64');
   });
 
   test('every bad input at once, each named', () => {

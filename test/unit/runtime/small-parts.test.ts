@@ -7,7 +7,6 @@ import { bridgePortName, macFor, parseAlias } from '../../../src/runtime/network
 import { firstFreeAddress, parseSubnet } from '../../../src/runtime/network/ipv4';
 import { rootLinkName } from '../../../src/runtime/network/host-network';
 import { inPrivateMountNamespace, overlayOptions } from '../../../src/runtime/oci-cli';
-import { canLowerOomScore } from '../../../src/runtime/oom';
 import { renderHosts, renderResolvConf } from '../../../src/runtime/sandbox-etc';
 import { checkInstanceName, instancePaths } from '../../../src/runtime/instance';
 
@@ -69,11 +68,6 @@ describe('host facts', () => {
       'Limit                     Soft Limit           Hard Limit           Units     \nMax open files            1024                 20000                files     \n';
     expect(hardNofile(limits)).toBe(20000);
     expect(hardNofile(limits.replace('20000', 'unlimited'))).toBeUndefined();
-  });
-
-  test('CAP_SYS_RESOURCE decides whether the agent can be exempted from the OOM killer', () => {
-    expect(canLowerOomScore('CapEff:\t000001fffeffffff\n')).toBe(false); // bit 24 clear: a root without CAP_SYS_RESOURCE
-    expect(canLowerOomScore('CapEff:\t000001ffffffffff\n')).toBe(true);
   });
 });
 
