@@ -21,7 +21,7 @@ import Redis from 'ioredis';
 import { buildProxyTemplate, writeProxyContext } from '../../templates/proxy';
 import { loadStackConfig } from '../../src/config';
 import { ApiKeys } from '../../src/platform/api-keys';
-import { startApiServer } from '../../src/platform/server';
+import { startApiServer } from '../../src/platform/http/server';
 import { createTemplateService } from '../../src/platform/templates';
 import { SANDBOX_DIR } from '../../src/render';
 import { cleanupLeftovers, createStepExecutor, MmdebstrapImages } from '../../src/runtime';

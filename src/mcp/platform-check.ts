@@ -1,4 +1,4 @@
-import { ApiError } from '../platform/types';
+import { ApiError } from '../platform/http/types';
 import type { Catalog } from './catalog/schema';
 import { formatMcpIssues, validateMcpConfig, type ValidMcpConfig } from './config/validate';
 

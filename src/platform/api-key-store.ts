@@ -1,6 +1,6 @@
 import type Redis from 'ioredis';
 import { ApiKeys, hashApiKey } from './api-keys';
-import { DEFAULT_STORE_PREFIX } from './sandbox-store';
+import { DEFAULT_STORE_PREFIX } from './sandboxes/store';
 
 /**
  * The accepted API keys' hashes, kept in Redis beside the sandboxes. The key file is their source: each start

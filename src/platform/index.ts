@@ -9,21 +9,21 @@ import type { WritableCatalog } from '../catalog/types';
 import type { BaseImages, SandboxNetwork, SandboxRuntime } from '../runtime/types';
 import { keysOlderSdksRefuse, loadOrCreateApiKeyFile } from './api-keys';
 import { ApiKeyStore } from './api-key-store';
-import { baseTemplateResolver, firstResolver } from './base-template';
+import { baseTemplateResolver, firstResolver } from './sandboxes/base-template';
 import { redisClient, startPrivateRedis, type PrivateRedis } from './private-redis';
 import { fleetRoutes } from './fleet/routes';
 import { HostRegistry } from './fleet/registry';
-import { SandboxService } from './sandbox-service';
-import { sandboxRoutes } from './sandbox-routes';
-import { DEFAULT_STORE_PREFIX, SandboxStore } from './sandbox-store';
-import { startApiServer } from './server';
-import type { Route, TemplateResolver } from './types';
+import { SandboxService } from './sandboxes/service';
+import { sandboxRoutes } from './sandboxes/routes';
+import { DEFAULT_STORE_PREFIX, SandboxStore } from './sandboxes/store';
+import { startApiServer } from './http/server';
+import type { Route, TemplateResolver } from './http/types';
 
-export { ApiError, type Route, type TemplateResolver, type TemplateForSandbox } from './types';
-export { startApiServer, type RunningApiServer, type ApiServerOptions } from './server';
-export { validate } from './validate';
-export { SandboxService } from './sandbox-service';
-export { BASE_TEMPLATE_ID } from './base-template';
+export { ApiError, type Route, type TemplateResolver, type TemplateForSandbox } from './http/types';
+export { startApiServer, type RunningApiServer, type ApiServerOptions } from './http/server';
+export { validate } from './http/validate';
+export { SandboxService } from './sandboxes/service';
+export { BASE_TEMPLATE_ID } from './sandboxes/base-template';
 
 /** What template code (routes and resolver) gets from the platform: the same Redis, and where to keep files. */
 export interface PlatformContext {

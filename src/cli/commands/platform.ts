@@ -6,7 +6,7 @@
 import { integer, oneOf, text } from '../../config';
 import { startGateway, type RunningGateway } from '../../gateway';
 import { startPlatformOnHost } from '../../platform/on-host';
-import { DEFAULT_TIMEOUT_SECONDS } from '../../platform/sandbox-requests';
+import { DEFAULT_TIMEOUT_SECONDS } from '../../platform/sandboxes/requests';
 import { HOST_ID_PATTERN, HOST_ID_RULE } from '../../catalog/entry';
 import type { ConfigIssue } from '../../config';
 import { parseFlags, switchFlag, UsageError, valueFlag } from '../args';

@@ -5,7 +5,7 @@
  * within HOST_TTL_MS is a host that is gone. Parsing and liveness are pure; the Redis calls are here too, nothing else.
  */
 import type Redis from 'ioredis';
-import type { PlacementHost } from '../placement';
+import type { PlacementHost } from './placement';
 
 export const HOSTS_KEY = 'sandbox-kit:fleet:hosts';
 export const HEARTBEAT_MS = 5_000;

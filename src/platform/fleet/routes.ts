@@ -5,12 +5,12 @@
  * A call passed on carries FORWARDED_HEADER and is always answered where it arrives, so nothing travels twice.
  */
 import type { Catalog } from '../../catalog/types';
-import { API_KEY_HEADER } from '../server';
-import { chooseHost } from '../placement';
-import { compareListed, decodeCursor, encodeCursor } from '../sandbox-list';
-import { listQuerySchema, queryObject } from '../sandbox-requests';
-import { ApiError, type ApiRequest, type ApiResponse, type Route } from '../types';
-import { validate } from '../validate';
+import { API_KEY_HEADER } from '../http/server';
+import { chooseHost } from './placement';
+import { compareListed, decodeCursor, encodeCursor } from '../sandboxes/list';
+import { listQuerySchema, queryObject } from '../sandboxes/requests';
+import { ApiError, type ApiRequest, type ApiResponse, type Route } from '../http/types';
+import { validate } from '../http/validate';
 import type { FleetHost } from './registry';
 
 export const FORWARDED_HEADER = 'x-sandbox-kit-forwarded';

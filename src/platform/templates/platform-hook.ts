@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import type Redis from 'ioredis';
-import type { Route, TemplateResolver } from '../types';
+import type { Route, TemplateResolver } from '../http/types';
 import { createTemplateService, type TemplateServiceOptions } from './service';
 
 export type PlatformTemplateOptions = Omit<TemplateServiceOptions, 'redis' | 'dataDir'> & {

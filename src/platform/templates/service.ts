@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type Redis from 'ioredis';
 import type { BaseImages, StepExecutor } from '../../runtime/types';
 import { ENVD_VERSION } from '../../contract/envd-version';
-import { ApiError, type ApiRequest, type Route, type TemplateForSandbox, type TemplateResolver } from '../types';
+import { ApiError, type ApiRequest, type Route, type TemplateForSandbox, type TemplateResolver } from '../http/types';
 import { BuildRunner } from './build-runner';
 import { saveUpload, TooLargeError } from './files';
 import { newBuildID, newTemplateID } from './ids';

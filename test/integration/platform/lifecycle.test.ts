@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { MemoryCatalog } from '../../../src/catalog/memory';
 import { freePort } from '../../helpers/free-port';
 import { startPlatform, type RunningPlatform } from '../../../src/platform';
-import type { TemplateForSandbox } from '../../../src/platform/types';
+import type { TemplateForSandbox } from '../../../src/platform/http/types';
 import { hashAccessToken } from '../../../src/contract';
 import { FakeHost } from './helpers/fake-host';
 import { SdkDriver } from './helpers/sdk-driver';
@@ -241,7 +241,7 @@ describe('platform lifecycle through the E2B SDK', () => {
     const expiring = await sdk.create('base', { ...opts, timeoutMs: 4000 });
     // Then, as if the platform died: one sandbox died, one create was cut short, one container is nobody's.
     await host.kill(died.sandboxId);
-    const { SandboxStore } = await import('../../../src/platform/sandbox-store');
+    const { SandboxStore } = await import('../../../src/platform/sandboxes/store');
     await new SandboxStore(platform.redis).put(halfMade('halfmadesandbox00001'));
     await host.networkView().attach('halfmadesandbox00001');
     await host.runtimeView().create({

@@ -1,6 +1,6 @@
 import { builtinCatalog, parseCatalog } from '../../../src/mcp/catalog/load';
 import { checkSandboxMcp } from '../../../src/mcp/platform-check';
-import { ApiError } from '../../../src/platform/types';
+import { ApiError } from '../../../src/platform/http/types';
 import { formatMcpIssues, McpConfigError, parseMcpConfig, validateMcpConfig } from '../../../src/mcp/config/validate';
 
 function issuesOf(input: unknown) {

@@ -1,8 +1,8 @@
-import { envelope, readEnvelopes } from '../../../src/platform/agent-client';
-import { Deadlines } from '../../../src/platform/deadlines';
-import { KeyedLock } from '../../../src/platform/keyed-lock';
-import { sandboxDetail, listedSandbox } from '../../../src/platform/sandbox-view';
-import type { SandboxRecord } from '../../../src/platform/sandbox-record';
+import { envelope, readEnvelopes } from '../../../src/platform/sandboxes/agent-client';
+import { Deadlines } from '../../../src/platform/sandboxes/deadlines';
+import { KeyedLock } from '../../../src/platform/sandboxes/keyed-lock';
+import { sandboxDetail, listedSandbox } from '../../../src/platform/sandboxes/view';
+import type { SandboxRecord } from '../../../src/platform/sandboxes/record';
 import { MAX_TIMER_MS } from '../../../src/contract/connect-timeout';
 
 async function collect(chunks: Buffer[]) {

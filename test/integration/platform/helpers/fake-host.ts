@@ -6,7 +6,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { NetworkAttachment, SandboxNetwork, SandboxRuntime, SandboxSpec, SandboxStatus } from '../../../../src/runtime/types';
-import { envelope } from '../../../../src/platform/agent-client';
+import { envelope } from '../../../../src/platform/sandboxes/agent-client';
 
 interface FakeSandbox {
   spec: SandboxSpec;

@@ -3,19 +3,19 @@
  * Every change goes to the store first (so a crash leaves a record to act on), then to the host (network, runtime),
  * then to the catalog the gateway reads.
  */
-import { DEFAULT_AGENT_PORT } from '../contract/agent-port';
-import { hashAccessToken } from '../contract/access-token';
-import type { WritableCatalog } from '../catalog/types';
-import type { SandboxNetwork, SandboxRuntime } from '../runtime/types';
+import { DEFAULT_AGENT_PORT } from '../../contract/agent-port';
+import { hashAccessToken } from '../../contract/access-token';
+import type { WritableCatalog } from '../../catalog/types';
+import type { SandboxNetwork, SandboxRuntime } from '../../runtime/types';
 import { AgentClient, type ProcessResult, type RunningProcess } from './agent-client';
 import { Deadlines } from './deadlines';
 import { KeyedLock } from './keyed-lock';
-import { newAccessToken, newSandboxID } from './random-text';
-import type { SandboxRecord } from './sandbox-record';
-import type { NewSandbox } from './sandbox-requests';
-import type { SandboxStore } from './sandbox-store';
-import { ApiError, type TemplateForSandbox, type TemplateResolver } from './types';
-import { sleep } from '../util/poll';
+import { newAccessToken, newSandboxID } from '../random-text';
+import type { SandboxRecord } from './record';
+import type { NewSandbox } from './requests';
+import type { SandboxStore } from './store';
+import { ApiError, type TemplateForSandbox, type TemplateResolver } from '../http/types';
+import { sleep } from '../../util/poll';
 
 export interface SandboxServiceOptions {
   store: SandboxStore;

@@ -3,8 +3,8 @@
  * `process.Process/Start` over the Connect protocol with JSON (one request envelope; a stream of envelopes back,
  * the last one flagged end-of-stream).
  */
-import { ACCESS_TOKEN_HEADER } from '../contract/headers';
-import { sleep } from '../util/poll';
+import { ACCESS_TOKEN_HEADER } from '../../contract/headers';
+import { sleep } from '../../util/poll';
 
 export interface InitRequest {
   accessToken: string;

@@ -1,4 +1,4 @@
-import { chooseHost, type PlacementHost } from '../../../src/platform/placement';
+import { chooseHost, type PlacementHost } from '../../../../src/platform/fleet/placement';
 
 const host = (hostID: string, capacity = 10, accepting = true): PlacementHost => ({ hostID, capacity, accepting });
 

@@ -1,7 +1,7 @@
 /** Filtering and paging of `GET /v2/sandboxes`: a pure function of the records and the query. */
-import { ApiError } from './types';
-import type { ListQuery } from './sandbox-requests';
-import type { SandboxRecord } from './sandbox-record';
+import { ApiError } from '../http/types';
+import type { ListQuery } from './requests';
+import type { SandboxRecord } from './record';
 
 interface Cursor {
   startedAt: string;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { ApiError } from '../../../src/platform/types';
-import { validate } from '../../../src/platform/validate';
+import { ApiError } from '../../../../src/platform/http/types';
+import { validate } from '../../../../src/platform/http/validate';
 
 describe('validate', () => {
   const schema = z.object({ timeout: z.number().int({ message: 'expected whole seconds' }), name: z.string() }).strict();

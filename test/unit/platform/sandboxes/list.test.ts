@@ -1,7 +1,7 @@
-import { decodeCursor, encodeCursor, listSandboxes } from '../../../src/platform/sandbox-list';
-import { listQuerySchema, queryObject } from '../../../src/platform/sandbox-requests';
-import type { SandboxRecord } from '../../../src/platform/sandbox-record';
-import { ApiError } from '../../../src/platform/types';
+import { decodeCursor, encodeCursor, listSandboxes } from '../../../../src/platform/sandboxes/list';
+import { listQuerySchema, queryObject } from '../../../../src/platform/sandboxes/requests';
+import type { SandboxRecord } from '../../../../src/platform/sandboxes/record';
+import { ApiError } from '../../../../src/platform/http/types';
 
 function record(id: string, startedAt: string, extra: Partial<SandboxRecord> = {}): SandboxRecord {
   return {

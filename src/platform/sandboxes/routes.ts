@@ -1,19 +1,11 @@
 /** The sandbox endpoints of E2B's API, as its SDK calls them, mapped onto the SandboxService. */
-import { checkSandboxMcp } from '../mcp/platform-check';
-import { listSandboxes } from './sandbox-list';
-import {
-  connectSchema,
-  listQuerySchema,
-  newSandboxSchema,
-  pauseSchema,
-  queryObject,
-  resumeSchema,
-  setTimeoutSchema,
-} from './sandbox-requests';
-import type { SandboxService } from './sandbox-service';
-import { listedSandbox, sandboxDetail, type ViewContext } from './sandbox-view';
-import type { Route } from './types';
-import { validate } from './validate';
+import { checkSandboxMcp } from '../../mcp/platform-check';
+import { listSandboxes } from './list';
+import { connectSchema, listQuerySchema, newSandboxSchema, pauseSchema, queryObject, resumeSchema, setTimeoutSchema } from './requests';
+import type { SandboxService } from './service';
+import { listedSandbox, sandboxDetail, type ViewContext } from './view';
+import type { Route } from '../http/types';
+import { validate } from '../http/validate';
 
 /** A body that is absent is `{}`; anything else must be an object (validated by its schema). */
 const orEmpty = (body: unknown) => (body === undefined ? {} : body);

@@ -1,6 +1,6 @@
 /** How a sandbox record looks on the wire (E2B's Sandbox, SandboxDetail and ListedSandbox shapes). */
-import { ENVD_VERSION } from '../contract/envd-version';
-import type { SandboxRecord, SandboxState } from './sandbox-record';
+import { ENVD_VERSION } from '../../contract/envd-version';
+import type { SandboxRecord, SandboxState } from './record';
 
 export interface ViewContext {
   /** The domain clients use for host-form sandbox URLs; null lets them keep their own. */

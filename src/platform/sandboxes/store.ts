@@ -1,5 +1,5 @@
 import type Redis from 'ioredis';
-import type { SandboxRecord } from './sandbox-record';
+import type { SandboxRecord } from './record';
 
 /** Keys of the platform's own data in Redis; the catalog, when it shares the Redis, uses `sandbox-kit:sandbox:*`. */
 export const DEFAULT_STORE_PREFIX = 'sandbox-kit:platform:';

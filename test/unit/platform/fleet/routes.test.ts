@@ -1,9 +1,9 @@
 /** The fleet's pure rules: which host takes a create, which answers a call about a sandbox, how lists merge. */
-import { HOST_TTL_MS, liveHosts, parseHostRecord, type FleetHost } from '../../../src/platform/fleet/registry';
-import { mergePages, placeCreate, routeBySandbox } from '../../../src/platform/fleet/routes';
-import { decodeCursor } from '../../../src/platform/sandbox-list';
-import { hostNetworkAddresses, subnetCapacity } from '../../../src/runtime/network/host-network';
-import { parseSubnet } from '../../../src/runtime/network/ipv4';
+import { HOST_TTL_MS, liveHosts, parseHostRecord, type FleetHost } from '../../../../src/platform/fleet/registry';
+import { mergePages, placeCreate, routeBySandbox } from '../../../../src/platform/fleet/routes';
+import { decodeCursor } from '../../../../src/platform/sandboxes/list';
+import { hostNetworkAddresses, subnetCapacity } from '../../../../src/runtime/network/host-network';
+import { parseSubnet } from '../../../../src/runtime/network/ipv4';
 
 const host = (hostID: string, sandboxes: number, extra: Partial<FleetHost> = {}): FleetHost => ({
   hostID,

@@ -1,5 +1,5 @@
-import { RouteTable } from '../../../src/platform/route-table';
-import type { Route } from '../../../src/platform/types';
+import { RouteTable } from '../../../../src/platform/http/route-table';
+import type { Route } from '../../../../src/platform/http/types';
 
 const route = (method: Route['method'], path: string): Route => ({ method, path, auth: 'api-key', handler: async () => ({ status: 204 }) });
 

@@ -1,4 +1,4 @@
-import { MAX_TIMER_MS } from '../contract/connect-timeout';
+import { MAX_TIMER_MS } from '../../contract/connect-timeout';
 
 /**
  * One timer per sandbox that fires at its end time. Times beyond what a Node timer holds are reached in steps, and

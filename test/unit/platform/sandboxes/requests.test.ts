@@ -1,4 +1,4 @@
-import { connectSchema, newSandboxSchema, setTimeoutSchema } from '../../../src/platform/sandbox-requests';
+import { connectSchema, newSandboxSchema, setTimeoutSchema } from '../../../../src/platform/sandboxes/requests';
 
 describe('newSandboxSchema', () => {
   it('fills in E2B defaults', () => {

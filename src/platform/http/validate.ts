@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { showGiven, valueAt } from '../config/given';
+import { showGiven, valueAt } from '../../config/given';
 import { ApiError } from './types';
 
 /**
