@@ -1,13 +1,13 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import { fakeBundle } from './run-program';
+import { fakeBundle } from './helpers/run-program';
 
 const ROOT = join(__dirname, '..', '..');
 
 describe('the Pulumi entry point', () => {
   it('compiles and runs infra/ the way the Pulumi Node language host does (ts-node, tsconfig.json, main: infra/)', () => {
     // Type-checking with ts-node takes a while on a small machine.
-    const child = spawnSync(process.execPath, [join(__dirname, 'load-like-pulumi.js')], {
+    const child = spawnSync(process.execPath, [join(__dirname, 'helpers', 'load-like-pulumi.js')], {
       cwd: ROOT,
       encoding: 'utf8',
       timeout: 170_000,

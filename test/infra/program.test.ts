@@ -3,8 +3,8 @@ import { renderClientConfig, renderCloudInit, renderNatChain } from '../../src/r
 import { createStack } from '../../infra/program';
 import { DEBIAN_AMI_OWNER } from '../../infra/constants';
 import * as pulumi from '@pulumi/pulumi';
-import { mockCloud, MOCK_AMI, MOCK_CUSTOM_VPC, MOCK_SUBNETS, MOCK_VPC, MOCK_ZONES } from './mock-cloud';
-import { resource, runProgram, setStackConfig, type ProgramRun } from './run-program';
+import { mockCloud, MOCK_AMI, MOCK_CUSTOM_VPC, MOCK_SUBNETS, MOCK_VPC, MOCK_ZONES } from './helpers/mock-cloud';
+import { resource, runProgram, setStackConfig, type ProgramRun } from './helpers/run-program';
 
 const SG = 'aws:ec2/securityGroup:SecurityGroup';
 const SG_INGRESS = 'aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule';

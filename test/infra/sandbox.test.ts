@@ -4,8 +4,8 @@ import { renderSandboxCloudInit, renderStackFile, SANDBOX_HOST_PATHS } from '../
 import { createStack } from '../../infra/program';
 import { bundleDigest, readBundle } from '../../infra/bundle-files';
 import { hexApiKey } from '../../infra/api-key';
-import { mockCloud, MOCK_VPC } from './mock-cloud';
-import { fakeBundle, resource, runProgram, setStackConfig, SSH_PRIVATE_KEY, type ProgramRun } from './run-program';
+import { mockCloud, MOCK_VPC } from './helpers/mock-cloud';
+import { fakeBundle, resource, runProgram, setStackConfig, SSH_PRIVATE_KEY, type ProgramRun } from './helpers/run-program';
 
 const INSTANCE = 'aws:ec2/instance:Instance';
 const SG = 'aws:ec2/securityGroup:SecurityGroup';

@@ -14,8 +14,8 @@ import { startPlatformOnHost, type PlatformOnHost } from '../../../src/platform/
 import { BridgeNetwork } from '../../../src/runtime';
 import { bundle, bundleEntries } from '../../../scripts/bundle';
 import { namespacesOf, requireBuilt, uniqueLabName } from '../../helpers/lab';
-import { runEntry, runScript } from '../../integration/templates/node-script';
-import { sdkBuild, succeeded } from '../../integration/templates/sdk-run';
+import { runEntry, runScript } from '../../helpers/node-script';
+import { sdkBuild, succeeded } from '../../integration/platform/templates/helpers/sdk-run';
 
 jest.setTimeout(900_000);
 
@@ -69,7 +69,7 @@ async function down(s: Partial<Stack>): Promise<void> {
 async function inSandbox(s: Required<Stack>, template: string, commands: string[], files: string[] = []) {
   let result: Record<string, unknown> | undefined;
   const run = await runScript(
-    join(ROOT, 'test', 'integration', 'templates', 'sdk-sandbox.ts'),
+    join(ROOT, 'test', 'integration', 'platform', 'templates', 'helpers', 'sdk-sandbox.ts'),
     { apiUrl: s.platform.url, apiKey: s.platform.apiKey, sandboxUrl: `http://127.0.0.1:${s.gateway.port}`, template, commands, files },
     (m) => (result = m),
   );

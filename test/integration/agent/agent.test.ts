@@ -10,8 +10,8 @@ import { Code, ConnectError } from '@connectrpc/connect';
 import { timestampDate } from '@bufbuild/protobuf/wkt';
 import { startAgent, type RunningAgent } from '../../../src/agent';
 import { FileType } from '../../../src/agent/gen/filesystem_pb';
-import { basic, connectClient, createUser, rawCall, rawCallEarlyAnswer, tempDir } from './helpers';
-import { BAD_NAME_TEXT, buildFixture, SPARSE_SIZE } from './fixture';
+import { basic, connectClient, createUser, rawCall, rawCallEarlyAnswer, tempDir } from './helpers/common';
+import { BAD_NAME_TEXT, buildFixture, SPARSE_SIZE } from './helpers/fs-fixture';
 
 let root: string;
 let agent: RunningAgent;

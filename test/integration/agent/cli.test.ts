@@ -5,7 +5,7 @@
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { CLI, createUser, rawCall, startAgentAsUser, startCliAgent, tempDir } from './helpers';
+import { CLI, createUser, rawCall, startAgentAsUser, startCliAgent, tempDir } from './helpers/common';
 
 let root: string;
 let secrets: string; // token files, kept out of the listed tree

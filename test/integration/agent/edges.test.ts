@@ -10,7 +10,7 @@ import * as net from 'node:net';
 import * as path from 'node:path';
 import * as zlib from 'node:zlib';
 import { startAgent, type RunningAgent } from '../../../src/agent';
-import { createUser, tempDir } from './helpers';
+import { createUser, tempDir } from './helpers/common';
 
 let root: string;
 let agent: RunningAgent;

@@ -14,8 +14,8 @@ import { cleanupLeftovers } from '../../../src/runtime/cleanup';
 import { createSandboxHostNetwork, type SandboxHostNetwork } from '../../../src/runtime/network/host-network';
 import { createOciRuntime, type OciSandboxRuntime } from '../../../src/runtime/oci-runtime';
 import { CHILD_OOM_SCORE_ADJ } from '../../../src/runtime/oom';
-import { baseRootfs, freshAgentPayload, ROOTFS_TIMEOUT_MS, uniqueName, waitForHealth } from '../runtime/support';
-import { initAgent, platformStandIn, type PlatformStandIn, sdkScenario } from './sdk-support';
+import { baseRootfs, freshAgentPayload, ROOTFS_TIMEOUT_MS, uniqueName, waitForHealth } from '../runtime/helpers/common';
+import { initAgent, platformStandIn, type PlatformStandIn, sdkScenario } from './helpers/sdk';
 
 jest.setTimeout(120_000);
 

@@ -8,7 +8,7 @@ import { Code, ConnectError, createClient, type Client } from '@connectrpc/conne
 import { createConnectTransport } from '@connectrpc/connect-node';
 import { startAgent, type RunningAgent } from '../../../src/agent';
 import { Process, type ProcessEvent, Signal } from '../../../src/agent/gen/process_pb';
-import { tempDir } from './helpers';
+import { tempDir } from './helpers/common';
 
 let agent: RunningAgent;
 let url: string;

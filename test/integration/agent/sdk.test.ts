@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import { MemoryCatalog } from '../../../src/catalog/memory';
 import { DEFAULT_AGENT_PORT } from '../../../src/contract/agent-port';
 import { startGateway, type RunningGateway } from '../../../src/gateway';
-import { createUser } from './helpers';
+import { createUser } from './helpers/common';
 import {
   type AgentChild,
   bundledAgent,
@@ -18,7 +18,7 @@ import {
   runAgentChild,
   scratchDir,
   sdkScenario,
-} from './sdk-support';
+} from './helpers/sdk';
 
 const TOKEN = `tok-${Math.random().toString(36).slice(2)}`;
 let dir: string;

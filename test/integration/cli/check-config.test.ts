@@ -1,6 +1,6 @@
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { makeProject, sandboxKit } from './cli-helpers';
+import { makeProject, sandboxKit } from './helpers/sandbox-kit';
 
 const VALID = `config:
   aws:region: eu-west-1

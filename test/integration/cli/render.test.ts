@@ -2,7 +2,7 @@ import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync }
 import { join } from 'node:path';
 import { loadStackConfig } from '../../../src/config';
 import { renderArtifacts } from '../../../src/render';
-import { makeProject, sandboxKit } from './cli-helpers';
+import { makeProject, sandboxKit } from './helpers/sandbox-kit';
 
 const PASSWORD = 'render-cli-test-password-7f3a';
 const STACK = `config:

@@ -2,7 +2,7 @@ import { mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { hashAccessToken } from '../../../src/contract';
-import { call, Cleanup, eventually, spawnGateway, startUpstream, type Upstream } from './support';
+import { call, Cleanup, eventually, spawnGateway, startUpstream, type Upstream } from './helpers/common';
 
 const cleanup = new Cleanup();
 afterEach(() => cleanup.run());

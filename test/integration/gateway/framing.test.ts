@@ -8,8 +8,17 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { MemoryCatalog } from '../../../src/catalog';
 import { startGateway, type GatewayOptions, type RunningGateway } from '../../../src/gateway';
-import { Cleanup } from './support';
-import { exchange, finals, header, oneChunk, startEarlyAnswerUpstream, startLoggingUpstream, status, type LoggingUpstream } from './wire';
+import { Cleanup } from './helpers/common';
+import {
+  exchange,
+  finals,
+  header,
+  oneChunk,
+  startEarlyAnswerUpstream,
+  startLoggingUpstream,
+  status,
+  type LoggingUpstream,
+} from './helpers/wire';
 
 const TOKEN = 'framing-test-token';
 const SMUGGLED = 'GET /SMUGGLED HTTP/1.1\r\nHost: x\r\n\r\n';

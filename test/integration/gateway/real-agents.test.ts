@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { startGateway } from '../../../src/gateway';
 import { CachedCatalog, RedisCatalog } from '../../../src/catalog';
 import { startRedis } from '../../helpers/redis';
-import { call, Cleanup, eventually, spawnAgent, spawnGateway, type CliAgent } from './support';
+import { call, Cleanup, eventually, spawnAgent, spawnGateway, type CliAgent } from './helpers/common';
 
 const cleanup = new Cleanup();
 let dir: string;

@@ -3,7 +3,17 @@ import { startGateway, type RunningGateway } from '../../../src/gateway';
 import { CachedCatalog, RedisCatalog } from '../../../src/catalog';
 import { hashAccessToken } from '../../../src/contract';
 import { startRedis, type ThrowawayRedis } from '../../helpers/redis';
-import { call, Cleanup, closedPort, eventually, openStream, spawnGateway, startUpstream, type Reply, type Upstream } from './support';
+import {
+  call,
+  Cleanup,
+  closedPort,
+  eventually,
+  openStream,
+  spawnGateway,
+  startUpstream,
+  type Reply,
+  type Upstream,
+} from './helpers/common';
 
 const cleanup = new Cleanup();
 afterEach(() => cleanup.run());

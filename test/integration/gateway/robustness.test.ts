@@ -2,7 +2,7 @@ import { writeFile, mkdtemp, rm } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { call, Cleanup, spawnGateway, startUpstream, type CliGateway } from './support';
+import { call, Cleanup, spawnGateway, startUpstream, type CliGateway } from './helpers/common';
 
 const TOKEN = 'robust-token';
 const cleanup = new Cleanup();

@@ -1,6 +1,6 @@
 import { startGateway, type GatewayOptions, type RunningGateway } from '../../../src/gateway';
 import { MemoryCatalog } from '../../../src/catalog';
-import { call, Cleanup, closedPort, eventually, startUpstream, type Upstream } from './support';
+import { call, Cleanup, closedPort, eventually, startUpstream, type Upstream } from './helpers/common';
 
 const TOKEN = 'token-of-sb1';
 const cleanup = new Cleanup();

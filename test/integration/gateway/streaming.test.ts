@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { startGateway, type RunningGateway } from '../../../src/gateway';
 import { MemoryCatalog } from '../../../src/catalog';
-import { call, Cleanup, eventually, openStream, startUpstream, type Upstream } from './support';
+import { call, Cleanup, eventually, openStream, startUpstream, type Upstream } from './helpers/common';
 
 const TOKEN = 'stream-token';
 const HEADERS = { 'Svc-Sandbox-Id': 'sb1', 'X-Access-Token': TOKEN };

@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { call, Cleanup, eventually, spawnGateway, startUpstream } from './support';
+import { call, Cleanup, eventually, spawnGateway, startUpstream } from './helpers/common';
 
 const cleanup = new Cleanup();
 afterEach(() => cleanup.run());

@@ -1,5 +1,5 @@
 import * as os from 'node:os';
-import { sandboxKit } from '../cli/cli-helpers';
+import { sandboxKit } from '../cli/helpers/sandbox-kit';
 
 /** `sandbox-kit mcp` from the built CLI (npm test builds before jest runs). */
 describe('sandbox-kit mcp', () => {

@@ -4,7 +4,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { builtinCatalog } from '../../../src/mcp/catalog/load';
 import { parseMcpConfig } from '../../../src/mcp/config/validate';
 import { type RunningGateway, startMcpGateway } from '../../../src/mcp/gateway/server';
-import { connect, ECHO_RUN_CMD, REPO, tempDir, text, waitFor } from './support';
+import { connect, ECHO_RUN_CMD, REPO, tempDir, text, waitFor } from './helpers/common';
 
 describe('mcp-gateway: reference servers and custom ones behind one Streamable HTTP endpoint', () => {
   const token = `tok-${Math.random().toString(36).slice(2)}`;

@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { build } from 'esbuild';
 import { freePort } from '../../helpers/free-port';
-import { connect, ECHO_SERVER, REPO, tempDir, text, waitFor } from './support';
+import { connect, ECHO_SERVER, REPO, tempDir, text, waitFor } from './helpers/common';
 
 /** The launcher as the sandbox runs it: the esbuild bundle, started by `mcp-gateway --config JSON`. */
 describe('mcp-gateway --config: validate, daemonize, wait, report; secrets stay out of argv and logs', () => {

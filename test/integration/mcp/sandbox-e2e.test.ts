@@ -13,10 +13,10 @@ import { Agent, fetch as undiciFetch } from 'undici';
 import { bundle, bundleEntries } from '../../../scripts/bundle';
 import { startGateway, type RunningGateway } from '../../../src/gateway';
 import { startPlatformOnHost, type PlatformOnHost } from '../../../src/platform/on-host';
-import { baseRootfs, ROOTFS_TIMEOUT_MS } from '../runtime/support';
-import { runEntry } from '../templates/node-script';
-import { runScript } from './node-script';
-import { text } from './support';
+import { baseRootfs, ROOTFS_TIMEOUT_MS } from '../runtime/helpers/common';
+import { runEntry } from '../../helpers/node-script';
+import { runScript } from './helpers/node-script';
+import { text } from './helpers/common';
 
 jest.setTimeout(1_200_000);
 
@@ -31,7 +31,7 @@ let opts: { apiKey: string; apiUrl: string; sandboxUrl: string };
 const made: string[] = [];
 
 async function sdk(request: Record<string, unknown>): Promise<{ ok: boolean; value?: any; name?: string; message?: string }> {
-  const result = await runScript(path.join(__dirname, 'sdk-mcp-child.ts'), [JSON.stringify({ opts, ...request })], {}, 300_000);
+  const result = await runScript(path.join(__dirname, 'helpers', 'sdk-mcp-child.ts'), [JSON.stringify({ opts, ...request })], {}, 300_000);
   const line = result.stdout.split('\n').find((l) => l.startsWith('{'));
   if (line === undefined) throw new Error(`the SDK child printed nothing (exit ${result.code}): ${result.stderr}`);
   return JSON.parse(line);

@@ -7,9 +7,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { build } from 'esbuild';
 import { freePort } from '../../helpers/free-port';
-import { startTemplatePlatform, API_KEY, type TemplatePlatform } from '../templates/setup';
-import { runScript } from './node-script';
-import { REPO, tempDir } from './support';
+import { startTemplatePlatform, API_KEY, type TemplatePlatform } from '../platform/templates/helpers/template-platform';
+import { runScript } from './helpers/node-script';
+import { REPO, tempDir } from './helpers/common';
 
 jest.setTimeout(900_000);
 
@@ -36,7 +36,7 @@ afterAll(async () => {
 
 test('the SDK builds mcp-gateway; in it, mcp-gateway --config starts filesystem, memory, everything and sequential thinking', async () => {
   const alias = `mcp-gateway-${Date.now().toString(36)}`;
-  const result = await runScript(path.join(__dirname, 'build-template.ts'), [platform.url, API_KEY, alias], {}, 800_000);
+  const result = await runScript(path.join(__dirname, 'helpers', 'build-template.ts'), [platform.url, API_KEY, alias], {}, 800_000);
   const messages = result.stdout
     .split('\n')
     .filter((l) => l.startsWith('{'))

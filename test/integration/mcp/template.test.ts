@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { gatewayWrapperScript } from '../../../src/mcp/template/wrapper';
-import { runScript } from './node-script';
+import { runScript } from './helpers/node-script';
 
 interface TemplateJson {
   fromImage?: string;
@@ -14,7 +14,10 @@ interface TemplateJson {
 }
 
 async function templateJson(servers?: string[]): Promise<TemplateJson> {
-  const result = await runScript(path.join(__dirname, 'template-json.ts'), servers === undefined ? [] : [JSON.stringify(servers)]);
+  const result = await runScript(
+    path.join(__dirname, 'helpers', 'template-json.ts'),
+    servers === undefined ? [] : [JSON.stringify(servers)],
+  );
   if (result.code !== 0) throw new Error(result.stderr);
   return JSON.parse(result.stdout) as TemplateJson;
 }

@@ -16,7 +16,7 @@ import { cleanupLeftovers } from '../../../src/runtime/cleanup';
 import { DEFAULT_STATE_ROOT } from '../../../src/runtime/instance';
 import { openSandboxHostNetwork } from '../../../src/runtime/network/host-network';
 import { bundle, bundleEntries } from '../../../scripts/bundle';
-import { baseRootfs, ROOTFS_TIMEOUT_MS } from '../runtime/support';
+import { baseRootfs, ROOTFS_TIMEOUT_MS } from '../runtime/helpers/common';
 import { bundleForNode } from '../../helpers/node-bundle';
 
 jest.setTimeout(240_000);

@@ -16,7 +16,7 @@ import { HOSTS_KEY } from '../../../src/platform/fleet/registry';
 import { startPlatformOnHost, type PlatformOnHost } from '../../../src/platform/on-host';
 import { freePort } from '../../helpers/free-port';
 import { startRedis, type ThrowawayRedis } from '../../helpers/redis';
-import { baseRootfs, freshAgentPayload, ROOTFS_TIMEOUT_MS } from '../runtime/support';
+import { baseRootfs, freshAgentPayload, ROOTFS_TIMEOUT_MS } from '../runtime/helpers/common';
 import { SdkDriver } from './helpers/sdk-driver';
 
 jest.setTimeout(240_000);

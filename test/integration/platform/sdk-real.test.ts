@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { startGateway, type RunningGateway } from '../../../src/gateway';
 import { instancePaths } from '../../../src/runtime/instance';
 import { startPlatformOnHost, type PlatformOnHost } from '../../../src/platform/on-host';
-import { baseRootfs, freshAgentPayload, ROOTFS_TIMEOUT_MS, tracesOf } from '../runtime/support';
+import { baseRootfs, freshAgentPayload, ROOTFS_TIMEOUT_MS, tracesOf } from '../runtime/helpers/common';
 import { SdkDriver } from './helpers/sdk-driver';
 
 jest.setTimeout(180_000);

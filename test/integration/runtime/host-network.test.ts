@@ -6,7 +6,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { openSandboxHostNetwork, type SandboxHostNetwork } from '../../../src/runtime/network/host-network';
-import { uniqueName } from './support';
+import { uniqueName } from './helpers/common';
 
 const SUBNET = '100.64.250.16/28';
 let net: SandboxHostNetwork | undefined;

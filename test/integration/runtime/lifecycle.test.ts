@@ -25,7 +25,7 @@ import {
   tracesOf,
   uniqueName,
   waitForHealth,
-} from './support';
+} from './helpers/common';
 
 jest.setTimeout(120_000);
 

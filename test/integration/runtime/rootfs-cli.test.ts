@@ -2,7 +2,7 @@
 import * as path from 'node:path';
 import { exec } from '../../../src/util/exec';
 import { MmdebstrapImages } from '../../../src/runtime/base-images';
-import { ROOTFS_TIMEOUT_MS } from './support';
+import { ROOTFS_TIMEOUT_MS } from './helpers/common';
 
 const CLI = path.join(__dirname, '..', '..', '..', 'dist', 'src', 'cli', 'main.js');
 

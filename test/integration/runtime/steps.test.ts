@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import { cleanupLeftovers } from '../../../src/runtime/cleanup';
 import { createStepExecutor, TIMED_OUT_EXIT_CODE, type OciStepExecutor } from '../../../src/runtime/step-executor';
 import type { StepRun } from '../../../src/runtime/types';
-import { baseRootfs, instanceCgroups, ROOTFS_TIMEOUT_MS, uniqueName } from './support';
+import { baseRootfs, instanceCgroups, ROOTFS_TIMEOUT_MS, uniqueName } from './helpers/common';
 
 jest.setTimeout(60_000);
 

@@ -8,8 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { renderClientConfig } from '../../../src/render';
 import { loadStack } from '../../../src/cli/stack';
-import { runEntry } from './node-script';
-import { API_KEY, runIn, startTemplatePlatform, type TemplatePlatform } from './setup';
+import { runEntry } from '../../helpers/node-script';
+import { API_KEY, runIn, startTemplatePlatform, type TemplatePlatform } from '../platform/templates/helpers/template-platform';
 
 jest.setTimeout(600_000);
 

@@ -1,5 +1,5 @@
 import { ARTIFACT_NAMES, renderArtifacts } from '../../../src/render';
-import { EGRESS_BIND, HOST_NETWORKS, PASSWORD, SERVER_IP, defaults } from './fixtures';
+import { EGRESS_BIND, HOST_NETWORKS, PASSWORD, SERVER_IP, defaults } from './helpers/stack-fixtures';
 
 describe('renderArtifacts', () => {
   const shared = renderArtifacts(defaults, { serverIp: SERVER_IP, password: PASSWORD });

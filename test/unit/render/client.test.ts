@@ -1,6 +1,6 @@
 import { NAT_CHAIN, renderClientConfig, renderClientStart, renderNatChain } from '../../../src/render';
-import { PASSWORD, SERVER_IP, custom, defaults } from './fixtures';
-import { expectGolden } from './golden';
+import { PASSWORD, SERVER_IP, custom, defaults } from './helpers/stack-fixtures';
+import { expectGolden } from './helpers/golden';
 
 const target = { serverIp: SERVER_IP, password: PASSWORD };
 

@@ -11,8 +11,8 @@ import {
   renderServerUnit,
   renderSysctl,
 } from '../../../src/render';
-import { EGRESS_BIND, HOST_NETWORKS, PASSWORD, defaults } from './fixtures';
-import { expectGolden } from './golden';
+import { EGRESS_BIND, HOST_NETWORKS, PASSWORD, defaults } from './helpers/stack-fixtures';
+import { expectGolden } from './helpers/golden';
 
 interface CloudConfig {
   packages: string[];

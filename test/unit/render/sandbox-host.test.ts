@@ -21,9 +21,9 @@ import {
   sandboxPackages,
 } from '../../../src/render';
 import { loadStackConfig } from '../../../src/config';
-import { custom, defaults, HOST_NETWORKS, SERVER_IP } from './fixtures';
-import { expectGolden } from './golden';
-import { API_KEY, BUNDLE, REDIS, sandboxInputs } from './sandbox-fixtures';
+import { custom, defaults, HOST_NETWORKS, SERVER_IP } from './helpers/stack-fixtures';
+import { expectGolden } from './helpers/golden';
+import { API_KEY, BUNDLE, REDIS, sandboxInputs } from './helpers/sandbox-fixtures';
 
 interface CloudConfig {
   apt: { sources: Record<string, { source: string; key: string }> };

@@ -12,8 +12,8 @@ import {
   sandboxHostFiles,
 } from '../../../src/render';
 import { bundleSums, layOutSandboxHost } from '../../helpers/sandbox-host-layout';
-import { defaults } from './fixtures';
-import { sandboxInputs } from './sandbox-fixtures';
+import { defaults } from './helpers/stack-fixtures';
+import { sandboxInputs } from './helpers/sandbox-fixtures';
 
 /** The lab runs the sandbox host's units under its supervisor: it must read them as systemd would. */
 describe('sandbox host units under the lab supervisor', () => {

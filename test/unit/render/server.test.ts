@@ -10,8 +10,8 @@ import {
   serverCommand,
   sysctlSettings,
 } from '../../../src/render';
-import { EGRESS_BIND, HOST_NETWORKS, PASSWORD, custom, defaults } from './fixtures';
-import { expectGolden } from './golden';
+import { EGRESS_BIND, HOST_NETWORKS, PASSWORD, custom, defaults } from './helpers/stack-fixtures';
+import { expectGolden } from './helpers/golden';
 
 describe('server config (ss-server.json)', () => {
   it('matches the golden file with the default settings', () => {

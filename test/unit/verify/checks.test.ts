@@ -1,7 +1,7 @@
 import { loadStackConfig } from '../../../src/config';
 import { HOST_PATHS, sysctlSettings } from '../../../src/render';
 import { expectationsFor, formatResult, runChecks, type CommandResult, type Expectations, type Remote } from '../../../src/verify';
-import * as captured from './captured';
+import * as captured from './helpers/captured';
 
 /** A proxy host as the checks see it through SSH. */
 interface FakeHost {

@@ -9,7 +9,7 @@ import {
   parseStat,
   parseSysctl,
 } from '../../../src/verify';
-import * as captured from './captured';
+import * as captured from './helpers/captured';
 
 describe('verify output parsers', () => {
   it('reads sysctl values', () => {

@@ -6,9 +6,9 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { createClient, type Client } from '@connectrpc/connect';
 import { createConnectTransport } from '@connectrpc/connect-node';
-import { Filesystem } from '../../../src/agent/gen/filesystem_pb';
+import { Filesystem } from '../../../../src/agent/gen/filesystem_pb';
 
-export const REPO = path.resolve(__dirname, '../../..');
+export const REPO = path.resolve(__dirname, '../../../..');
 export const CLI = path.join(REPO, 'dist/src/cli/main.js');
 
 export function sh(cmd: string, args: string[]): string {

@@ -6,8 +6,8 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { sdkBuild, succeeded } from './sdk-run';
-import { runIn, startTemplatePlatform, type TemplatePlatform } from './setup';
+import { sdkBuild, succeeded } from './helpers/sdk-run';
+import { runIn, startTemplatePlatform, type TemplatePlatform } from './helpers/template-platform';
 
 jest.setTimeout(600_000);
 

@@ -8,9 +8,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { bundleForNode } from '../../helpers/node-bundle';
+import { bundleForNode } from './node-bundle';
 
-const ROOT = join(__dirname, '..', '..', '..');
+const ROOT = join(__dirname, '..', '..');
 
 export interface ScriptResult {
   code: number;

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 /** The built CLI (npm test builds before jest runs). */
-export const CLI = join(__dirname, '..', '..', '..', 'dist', 'src', 'cli', 'main.js');
+export const CLI = join(__dirname, '..', '..', '..', '..', 'dist', 'src', 'cli', 'main.js');
 
 export interface CliResult {
   status: number | null;

@@ -1,5 +1,5 @@
-import { copySourceProblem, debianImage, expandEnv, planSteps } from '../../../src/platform/templates/plan';
-import type { Step } from '../../../src/platform/templates/wire';
+import { copySourceProblem, debianImage, expandEnv, planSteps } from '../../../../src/platform/templates/plan';
+import type { Step } from '../../../../src/platform/templates/wire';
 
 const step = (type: string, args: string[], extra: Partial<Step> = {}): Step => ({
   type: type as Step['type'],

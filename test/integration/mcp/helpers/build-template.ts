@@ -3,7 +3,7 @@
  * this host trusts extra certificates (NODE_EXTRA_CA_CERTS: a TLS-inspecting proxy), the template trusts them too.
  */
 import * as fs from 'node:fs';
-import { buildMcpGatewayTemplate } from '../../../templates/mcp-gateway';
+import { buildMcpGatewayTemplate } from '../../../../templates/mcp-gateway';
 
 const [apiUrl, apiKey, alias] = process.argv.slice(2);
 const emit = (m: Record<string, unknown>) => process.stdout.write(`${JSON.stringify(m)}\n`);

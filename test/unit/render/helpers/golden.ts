@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-const GOLDEN_DIR = join(__dirname, 'golden');
+const GOLDEN_DIR = join(__dirname, '..', 'golden');
 
 /**
  * Compares rendered text with test/unit/render/golden/<name>. With UPDATE_GOLDEN=1 the file is (re)written instead:

@@ -8,10 +8,10 @@ import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as net from 'node:net';
 import * as path from 'node:path';
-import { bundle, bundleEntries, BUNDLE_DIR } from '../../../scripts/bundle';
-import { defaultAgentPayload, type AgentPayload } from '../../../src/runtime/agent-payload';
-import { MmdebstrapImages } from '../../../src/runtime/base-images';
-import { hostCgroupMounts } from '../../../src/runtime/cgroups';
+import { bundle, bundleEntries, BUNDLE_DIR } from '../../../../scripts/bundle';
+import { defaultAgentPayload, type AgentPayload } from '../../../../src/runtime/agent-payload';
+import { MmdebstrapImages } from '../../../../src/runtime/base-images';
+import { hostCgroupMounts } from '../../../../src/runtime/cgroups';
 
 export const ROOTFS_TIMEOUT_MS = 15 * 60_000;
 

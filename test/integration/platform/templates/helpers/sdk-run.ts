@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { DefinitionName } from './definitions';
-import { runScript } from './node-script';
-import { API_KEY } from './setup';
+import { runScript } from '../../../../helpers/node-script';
+import { API_KEY } from './template-platform';
 
 export type Message = Record<string, unknown> & { t: string; message?: string };
 

@@ -1,5 +1,5 @@
-import type { SandboxHostInputs } from '../../../src/render';
-import { HOST_NETWORKS, SERVER_IP } from './fixtures';
+import type { SandboxHostInputs } from '../../../../src/render';
+import { HOST_NETWORKS, SERVER_IP } from './stack-fixtures';
 
 /** Fixed inputs for the sandbox-side renderers: a fake key, a fake bundle with fixed sums. */
 export const API_KEY = 'sk_golden_test_api_key_0123456789abcdef';

@@ -3,10 +3,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Redis from 'ioredis';
-import { createTemplateService } from '../../../src/platform/templates';
-import { MmdebstrapImages } from '../../../src/runtime';
-import type { StepExecutor } from '../../../src/runtime/types';
-import { startRedis, type ThrowawayRedis } from '../../helpers/redis';
+import { createTemplateService } from '../../../../src/platform/templates';
+import { MmdebstrapImages } from '../../../../src/runtime';
+import type { StepExecutor } from '../../../../src/runtime/types';
+import { startRedis, type ThrowawayRedis } from '../../../helpers/redis';
 
 let redisServer: ThrowawayRedis;
 let redis: Redis;

@@ -2,7 +2,7 @@
  * Runs a TypeScript script in a plain Node process (see test/helpers/node-bundle.ts) and returns its output: the
  * MCP tests read stdout as one text.
  */
-import { runEntry } from '../templates/node-script';
+import { runEntry } from '../../../helpers/node-script';
 
 export async function runScript(
   entry: string,

@@ -6,8 +6,8 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { sdkBuild } from './sdk-run';
-import { API_KEY, startTemplatePlatform, type TemplatePlatform } from './setup';
+import { sdkBuild } from './helpers/sdk-run';
+import { API_KEY, startTemplatePlatform, type TemplatePlatform } from './helpers/template-platform';
 
 jest.setTimeout(300_000);
 

@@ -1,7 +1,7 @@
 /** The fixture tree the agent tests list: every kind of entry docs/agent.md talks about. */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { sh } from './helpers';
+import { sh } from './common';
 
 export const BAD_NAME = Buffer.from([0x62, 0x61, 0x64, 0x2d, 0xff, 0xfe, 0x2e, 0x74, 0x78, 0x74]); // "bad-\xff\xfe.txt"
 export const BAD_NAME_TEXT = 'bad-\uefff\ueffe.txt';

@@ -136,7 +136,7 @@ export function openStream(
   });
 }
 
-export const CLI = join(__dirname, '..', '..', '..', 'dist', 'src', 'cli', 'main.js');
+export const CLI = join(__dirname, '..', '..', '..', '..', 'dist', 'src', 'cli', 'main.js');
 
 export interface CliGateway {
   port: number;

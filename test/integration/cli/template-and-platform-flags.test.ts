@@ -1,6 +1,6 @@
 /** `sandbox-kit template build` and `sandbox-kit platform` input errors: every bad flag at once, exit 2, nothing built or started. */
 import { join } from 'node:path';
-import { runEntry } from './node-script';
+import { runEntry } from '../../helpers/node-script';
 
 const CLI = join(__dirname, '..', '..', '..', 'src', 'cli', 'main.ts');
 

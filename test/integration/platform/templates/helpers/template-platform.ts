@@ -8,12 +8,12 @@ import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Redis from 'ioredis';
-import { createTemplateService, type TemplateService } from '../../../src/platform/templates';
-import { ApiKeys } from '../../../src/platform/api-keys';
-import { startApiServer } from '../../../src/platform/http/server';
-import { cleanupLeftovers, createStepExecutor, MmdebstrapImages } from '../../../src/runtime';
-import type { BaseImages, StepExecutor, StepRun } from '../../../src/runtime/types';
-import { startRedis } from '../../helpers/redis';
+import { createTemplateService, type TemplateService } from '../../../../../src/platform/templates';
+import { ApiKeys } from '../../../../../src/platform/api-keys';
+import { startApiServer } from '../../../../../src/platform/http/server';
+import { cleanupLeftovers, createStepExecutor, MmdebstrapImages } from '../../../../../src/runtime';
+import type { BaseImages, StepExecutor, StepRun } from '../../../../../src/runtime/types';
+import { startRedis } from '../../../../helpers/redis';
 
 export const API_KEY = 'sk-test-templates';
 

@@ -7,7 +7,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { API_KEY, runIn, startTemplatePlatform, type TemplatePlatform } from './setup';
+import { API_KEY, runIn, startTemplatePlatform, type TemplatePlatform } from './helpers/template-platform';
 
 jest.setTimeout(300_000);
 

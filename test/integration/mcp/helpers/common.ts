@@ -5,8 +5,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 
-export const REPO = path.resolve(__dirname, '..', '..', '..');
-export const ECHO_SERVER = path.join(__dirname, 'fixtures', 'echo-server.js');
+export const REPO = path.resolve(__dirname, '..', '..', '..', '..');
+export const ECHO_SERVER = path.join(__dirname, '..', 'fixtures', 'echo-server.js');
 /** A custom server's runCmd that starts the echo fixture with this very node. */
 export const ECHO_RUN_CMD = `'${process.execPath}' '${ECHO_SERVER}'`;
 

@@ -1,4 +1,4 @@
-import { loadStackConfig, type StackConfig } from '../../../src/config';
+import { loadStackConfig, type StackConfig } from '../../../../src/config';
 
 /** Fixed inputs for every render test: TEST-NET addresses and a fixed, obviously fake password. */
 export const SERVER_IP = '203.0.113.10';

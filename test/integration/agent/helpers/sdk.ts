@@ -9,11 +9,11 @@ import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { bundle, bundleEntries } from '../../../scripts/bundle';
-import { ENVD_VERSION } from '../../../src/contract/envd-version';
-import { spawnAgent } from './helpers';
+import { bundle, bundleEntries } from '../../../../scripts/bundle';
+import { ENVD_VERSION } from '../../../../src/contract/envd-version';
+import { spawnAgent } from './common';
 
-const REPO = path.resolve(__dirname, '../../..');
+const REPO = path.resolve(__dirname, '../../../..');
 
 /** Bundles the agent into `dir/agent.js` as the runtime ships it (scripts/bundle.ts); returns its path. */
 export async function bundledAgent(dir: string): Promise<string> {

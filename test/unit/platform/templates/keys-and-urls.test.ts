@@ -1,6 +1,6 @@
-import { baseKey, stepKey } from '../../../src/platform/templates/cache-key';
-import { checkUpload, signUpload } from '../../../src/platform/templates/upload-url';
-import { splitNameTag } from '../../../src/platform/templates/names';
+import { baseKey, stepKey } from '../../../../src/platform/templates/cache-key';
+import { checkUpload, signUpload } from '../../../../src/platform/templates/upload-url';
+import { splitNameTag } from '../../../../src/platform/templates/names';
 
 describe('layer cache keys', () => {
   const base = baseKey('debian:bookworm', '/var/lib/bases/bookworm');

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as pulumi from '@pulumi/pulumi';
-import { createStack, type StackOutputs } from '../../infra/program';
+import { createStack, type StackOutputs } from '../../../infra/program';
 import { mockCloud, type MockCloud } from './mock-cloud';
 
 /** Resolves an output's value under the mocks. */
