@@ -14,4 +14,3 @@ export {
 export type { McpServers } from './generated/servers';
 export { startMcpGateway, type GatewayOptions, type RunningGateway } from './gateway/server';
 export { runMcpGateway } from './gateway/cli';
-export { checkSandboxMcp } from './platform-check';

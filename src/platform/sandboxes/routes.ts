@@ -1,5 +1,5 @@
 /** The sandbox endpoints of E2B's API, as its SDK calls them, mapped onto the SandboxService. */
-import { checkSandboxMcp } from '../../mcp/platform-check';
+import { checkSandboxMcp } from './mcp-check';
 import { listSandboxes } from './list';
 import { connectSchema, listQuerySchema, newSandboxSchema, pauseSchema, queryObject, resumeSchema, setTimeoutSchema } from './requests';
 import type { SandboxService } from './service';

@@ -1,5 +1,5 @@
 import { builtinCatalog, parseCatalog } from '../../../src/mcp/catalog/load';
-import { checkSandboxMcp } from '../../../src/mcp/platform-check';
+import { checkSandboxMcp } from '../../../src/platform/sandboxes/mcp-check';
 import { ApiError } from '../../../src/platform/http/types';
 import { formatMcpIssues, McpConfigError, parseMcpConfig, validateMcpConfig } from '../../../src/mcp/config/validate';
 

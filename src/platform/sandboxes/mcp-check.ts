@@ -1,6 +1,6 @@
-import { ApiError } from '../platform/http/types';
-import type { Catalog } from './catalog/schema';
-import { formatMcpIssues, validateMcpConfig, type ValidMcpConfig } from './config/validate';
+import { ApiError } from '../http/types';
+import type { Catalog } from '../../mcp/catalog/schema';
+import { formatMcpIssues, validateMcpConfig, type ValidMcpConfig } from '../../mcp/config/validate';
 
 /**
  * For POST /v2/sandboxes: the `mcp` field of the body, validated before anything is made. Absent means no MCP.

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
-import { sandboxRoutes } from '../../../src/platform/sandboxes/routes';
-import type { SandboxService } from '../../../src/platform/sandboxes/service';
-import { ApiError } from '../../../src/platform/http/types';
+import { sandboxRoutes } from '../../../../src/platform/sandboxes/routes';
+import type { SandboxService } from '../../../../src/platform/sandboxes/service';
+import { ApiError } from '../../../../src/platform/http/types';
 
 /** POST /v2/sandboxes checks `mcp` before asking the service for anything. */
 describe('POST /v2/sandboxes with mcp', () => {
