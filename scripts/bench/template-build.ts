@@ -22,7 +22,7 @@ import { buildProxyTemplate, writeProxyContext } from '../../templates/proxy';
 import { loadStackConfig } from '../../src/config';
 import { ApiKeys } from '../../src/platform/api-keys';
 import { startApiServer } from '../../src/platform/http/server';
-import { createTemplateService } from '../../src/platform/templates';
+import { createTemplateService, templateRoutes } from '../../src/platform/templates';
 import { SANDBOX_DIR } from '../../src/render';
 import { cleanupLeftovers, createStepExecutor, MmdebstrapImages } from '../../src/runtime';
 import { freePort } from '../../test/helpers/free-port';
@@ -123,7 +123,7 @@ async function main(): Promise<void> {
 
     // One API server; each cold round gets a fresh template service (own data dir, own Redis prefix: empty cache).
     let current: Awaited<ReturnType<typeof createTemplateService>> | undefined;
-    const routesOf = () => current!.routes();
+    const routesOf = () => templateRoutes(current!);
     const newService = async (round: number) => {
       const dataDir = path.join(work, `service-${round}`);
       current = await createTemplateService({ redis, executor, baseImages: bases, dataDir, keyPrefix: `bench${round}:` });
@@ -132,7 +132,7 @@ async function main(): Promise<void> {
     };
     await newService(0);
     // Route handlers look the current service up per call, so one server serves every round.
-    const routes = current!.routes().map((r) => ({
+    const routes = templateRoutes(current!).map((r) => ({
       ...r,
       handler: (req: Parameters<typeof r.handler>[0]) =>
         routesOf()

@@ -15,26 +15,26 @@ import { fleetRoutes } from './fleet/routes';
 import { HostRegistry } from './fleet/registry';
 import { SandboxService } from './sandboxes/service';
 import { sandboxRoutes } from './sandboxes/routes';
-import { DEFAULT_STORE_PREFIX, SandboxStore } from './sandboxes/store';
+import { SandboxStore } from './sandboxes/store';
 import { startApiServer } from './http/server';
-import type { Route, TemplateResolver } from './http/types';
+import type { Route } from './http/types';
+import type { TemplateResolver } from './sandboxes/template-resolver';
 
-export { ApiError, type Route, type TemplateResolver, type TemplateForSandbox } from './http/types';
+export { ApiError, type Route } from './http/types';
+export type { TemplateForSandbox, TemplateResolver } from './sandboxes/template-resolver';
 export { startApiServer, type RunningApiServer, type ApiServerOptions } from './http/server';
 export { validate } from './http/validate';
 export { SandboxService } from './sandboxes/service';
 export { BASE_TEMPLATE_ID } from './sandboxes/base-template';
 
-/** What template code (routes and resolver) gets from the platform: the same Redis, and where to keep files. */
+/** What the template builder gets from the platform: the same Redis, and the state dir to keep its files under. */
 export interface PlatformContext {
   redis: Redis;
   stateDir: string;
-  /** Prefix of the platform's keys in that Redis. */
-  redisPrefix: string;
-  log: (line: string) => void;
 }
 
-export interface TemplateService {
+/** What the platform mounts of the template builder: its routes, the resolver sandboxes use, and its shutdown. */
+export interface TemplateMount {
   routes: Route[];
   resolver: TemplateResolver;
   close?(): Promise<void>;
@@ -50,8 +50,8 @@ export interface PlatformOptions {
   network: SandboxNetwork;
   /** Makes the built-in `base` template's root filesystem; without it only stored templates exist. */
   baseImages?: BaseImages;
-  /** Template routes and resolver (built by the template service on the same Redis). */
-  templates?: (ctx: PlatformContext) => TemplateService | Promise<TemplateService>;
+  /** The template builder, made on the platform's Redis (on-host.ts wires the real one). */
+  templates?: (ctx: PlatformContext) => TemplateMount | Promise<TemplateMount>;
   /** A Redis to use instead of starting a private one (a fleet shares it). */
   redisUrl?: string;
   /** Where the plain API keys are read from; created with a new key (0600) when missing. Default <stateDir>/api-key. */
@@ -129,7 +129,7 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
     await apiKeys.replace(keyFile.keys);
 
     const catalog = options.catalog ?? new MemoryCatalog();
-    const ctx: PlatformContext = { redis, stateDir: options.stateDir, redisPrefix: DEFAULT_STORE_PREFIX, log };
+    const ctx: PlatformContext = { redis, stateDir: options.stateDir };
     const templates = options.templates ? await options.templates(ctx) : undefined;
     if (templates?.close) cleanups.push(() => (templates.close as () => Promise<void>)());
     const resolvers: TemplateResolver[] = [];

@@ -1,7 +1,7 @@
 /**
  * The platform on a real host: the OCI runtime (crun or runc), the sandbox network (the lab's, or a standalone
- * one), Debian base images, the template service on the same Redis, and the catalog. This is what
- * `sandbox-kit platform` and the local system start.
+ * one), Debian base images, the template builder on the same Redis, and the catalog. This is what
+ * `sandbox-kit platform` and the local system start; each room is made here and handed to `startPlatform`.
  */
 import * as fs from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
@@ -21,9 +21,9 @@ import {
 } from '../runtime';
 import type { AgentPayload } from '../runtime/agent-payload';
 import { randomText } from './random-text';
-import { startPlatform, type FleetOptions, type RunningPlatform } from './index';
+import { startPlatform, type FleetOptions, type PlatformContext, type RunningPlatform, type TemplateMount } from './index';
 import { subnetCapacity } from '../runtime/network/host-network';
-import { sandboxValidator, templatesForPlatform } from './templates';
+import { createTemplateService, sandboxValidator, templateRoutes, type TemplateServiceOptions } from './templates';
 
 export interface PlatformOnHostOptions {
   stateDir: string;
@@ -136,7 +136,7 @@ export async function startPlatformOnHost(options: PlatformOnHostOptions): Promi
       readyTimeoutMs: options.readyTimeoutMs,
       log,
       ...(fleet ? { fleet } : {}),
-      templates: templatesForPlatform({
+      templates: mountTemplates({
         executor: createStepExecutor({
           instance,
           runtime: options.runtime ?? 'auto',
@@ -164,6 +164,14 @@ export async function startPlatformOnHost(options: PlatformOnHostOptions): Promi
       if (closeOptions.killSandboxes && standalone) await standalone.close();
       if (closeOptions.killSandboxes) removeEmptyTree(join(options.runtimeStateRoot ?? DEFAULT_STATE_ROOT, instance));
     },
+  };
+}
+
+/** The template builder on the platform's Redis, its files under <state dir>/templates, its routes mounted. */
+function mountTemplates(o: Omit<TemplateServiceOptions, 'redis' | 'dataDir'>): (ctx: PlatformContext) => Promise<TemplateMount> {
+  return async ({ redis, stateDir }) => {
+    const service = await createTemplateService({ ...o, redis, dataDir: join(stateDir, 'templates') });
+    return { routes: templateRoutes(service), resolver: service.resolver(), close: () => service.close() };
   };
 }
 

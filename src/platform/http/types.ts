@@ -1,6 +1,7 @@
 /**
- * The seams inside the platform API: routes are tables of handlers (sandboxes and templates each contribute theirs),
- * and sandboxes find templates through a resolver. The HTTP server (server.ts) does auth, JSON, errors and framing.
+ * The seam between the platform's HTTP server and its rooms: the sandbox API and the template builder each hand the
+ * server a table of routes, and a handler answers or throws an ApiError. The server (server.ts) does auth, JSON,
+ * errors and framing.
  */
 import type { IncomingMessage } from 'node:http';
 
@@ -43,31 +44,4 @@ export interface Route {
   /** Do not read the body: the handler streams `raw`. */
   rawBody?: boolean;
   handler(req: ApiRequest): Promise<ApiResponse>;
-}
-
-/** What a sandbox needs from its template. */
-export interface TemplateForSandbox {
-  templateID: string;
-  /** The name the template was created with (E2B calls it alias), if any. */
-  alias?: string;
-  buildID: string;
-  /** Read-only root filesystem layers, topmost first. */
-  layers: string[];
-  memoryMB: number;
-  cpuCount: number;
-  /** Run by the agent after /init, in the background; absent for templates without one. */
-  startCmd?: string;
-  /** The sandbox is ready when this exits 0 (polled), within readyTimeoutMs. */
-  readyCmd?: string;
-  /** ENV, USER and WORKDIR as the last step left them. */
-  envs: Record<string, string>;
-  user: string;
-  workdir?: string;
-}
-
-export interface TemplateResolver {
-  /** By template ID or alias; undefined when there is no ready template of that name. */
-  resolve(idOrAlias: string): Promise<TemplateForSandbox | undefined>;
-  /** The IDs and aliases of every ready template (a fleet host advertises them, so creates go where they can run). */
-  names(): Promise<string[]>;
 }

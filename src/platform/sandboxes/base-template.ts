@@ -1,5 +1,5 @@
 import type { BaseImages } from '../../runtime/types';
-import type { TemplateForSandbox, TemplateResolver } from '../http/types';
+import type { TemplateForSandbox, TemplateResolver } from './template-resolver';
 
 /** The template every platform has: Debian with bash, coreutils, iproute2, curl and CA certificates. */
 export const BASE_TEMPLATE_ID = 'base';

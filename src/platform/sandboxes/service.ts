@@ -14,7 +14,8 @@ import { newAccessToken, newSandboxID } from '../random-text';
 import type { SandboxRecord } from './record';
 import type { NewSandbox } from './requests';
 import type { SandboxStore } from './store';
-import { ApiError, type TemplateForSandbox, type TemplateResolver } from '../http/types';
+import { ApiError } from '../http/types';
+import type { TemplateForSandbox, TemplateResolver } from './template-resolver';
 import { sleep } from '../../util/poll';
 
 export interface SandboxServiceOptions {

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { BaseImages, StepExecutor } from '../../runtime/types';
-import type { TemplateForSandbox } from '../http/types';
+import type { TemplateForSandbox } from '../sandboxes/template-resolver';
 import { baseKey, stepKey } from './cache-key';
 import { COPY_CONTEXT_MOUNT, renderCopyScript } from './copy-script';
 import { extractArchive } from './files';

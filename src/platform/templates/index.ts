@@ -2,4 +2,3 @@ export { createTemplateService, TemplateService, type TemplateServiceOptions } f
 export { templateRoutes } from './routes';
 export { BUILD_CHECK_METADATA, sandboxValidator, type SandboxStarter, stepValidator, type TemplateValidator } from './validate';
 export { DEFAULT_KEY_PREFIX, TemplateStore } from './store';
-export { templatesForPlatform, type PlatformTemplateOptions } from './platform-hook';

@@ -8,12 +8,12 @@ import { join } from 'node:path';
 import type Redis from 'ioredis';
 import type { BaseImages, StepExecutor } from '../../runtime/types';
 import { ENVD_VERSION } from '../../contract/envd-version';
-import { ApiError, type ApiRequest, type Route, type TemplateForSandbox, type TemplateResolver } from '../http/types';
+import { ApiError, type ApiRequest } from '../http/types';
+import type { TemplateForSandbox, TemplateResolver } from '../sandboxes/template-resolver';
 import { BuildRunner } from './build-runner';
 import { saveUpload, TooLargeError } from './files';
 import { newBuildID, newTemplateID } from './ids';
 import { splitNameTag } from './names';
-import { templateRoutes } from './routes';
 import { DEFAULT_KEY_PREFIX, TemplateStore, type BuildRecord, type TemplateRecord } from './store';
 import { checkUpload, signUpload } from './upload-url';
 import { stepValidator, type TemplateValidator } from './validate';
@@ -109,10 +109,6 @@ export class TemplateService {
       stepTimeoutMs: o.stepTimeoutMs ?? 20 * 60_000,
       readyTimeoutMs: o.readyTimeoutMs ?? 60_000,
     });
-  }
-
-  routes(): Route[] {
-    return templateRoutes(this);
   }
 
   resolver(): TemplateResolver {
@@ -349,7 +345,7 @@ export class TemplateService {
   }
 }
 
-/** The template service for the platform: its routes, the resolver for sandbox creation, and close(). */
+/** A template service whose builds a stopped platform left running are marked failed first (recover). */
 export async function createTemplateService(o: TemplateServiceOptions): Promise<TemplateService> {
   const service = new TemplateService(o);
   await service.recover();

@@ -4,7 +4,7 @@
  */
 import { chmod, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { TemplateForSandbox } from '../http/types';
+import type { TemplateForSandbox } from '../sandboxes/template-resolver';
 import type { StepExecutor } from '../../runtime/types';
 import { shellQuote } from './shell';
 

@@ -10,7 +10,7 @@ import { RedisCatalog } from '../../../src/catalog/redis';
 import { hashAccessToken } from '../../../src/contract';
 import { startPlatform, type RunningPlatform } from '../../../src/platform';
 import { startPrivateRedis, type PrivateRedis } from '../../../src/platform/private-redis';
-import type { TemplateForSandbox } from '../../../src/platform/http/types';
+import type { TemplateForSandbox } from '../../../src/platform/sandboxes/template-resolver';
 import { freePort } from '../../helpers/free-port';
 import { FakeHost } from './helpers/fake-host';
 

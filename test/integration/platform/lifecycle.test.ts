@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { MemoryCatalog } from '../../../src/catalog/memory';
 import { freePort } from '../../helpers/free-port';
 import { startPlatform, type RunningPlatform } from '../../../src/platform';
-import type { TemplateForSandbox } from '../../../src/platform/http/types';
+import type { TemplateForSandbox } from '../../../src/platform/sandboxes/template-resolver';
 import { hashAccessToken } from '../../../src/contract';
 import { FakeHost } from './helpers/fake-host';
 import { SdkDriver } from './helpers/sdk-driver';

@@ -1,6 +1,4 @@
 import { builtinCatalog, parseCatalog } from '../../../src/mcp/catalog/load';
-import { checkSandboxMcp } from '../../../src/platform/sandboxes/mcp-check';
-import { ApiError } from '../../../src/platform/http/types';
 import { formatMcpIssues, McpConfigError, parseMcpConfig, validateMcpConfig } from '../../../src/mcp/config/validate';
 
 function issuesOf(input: unknown) {
@@ -128,22 +126,5 @@ describe('validateMcpConfig against the built-in catalog', () => {
     expect(() => parseMcpConfig({ filesystem: {} })).toThrow(
       /mcp\.filesystem\.paths: got \(missing\); expected a list of strings \(required\)/,
     );
-  });
-});
-
-describe('checkSandboxMcp (POST /v2/sandboxes)', () => {
-  test('no mcp is no MCP; a valid one is returned validated; a bad one is a 400 naming each key', () => {
-    expect(checkSandboxMcp(undefined)).toBeUndefined();
-    expect(checkSandboxMcp({ memory: {} })).toEqual({ servers: { memory: {} }, custom: {} });
-    let error: unknown;
-    try {
-      checkSandboxMcp({ filesystem: { paths: [1] }, memory: { x: 1 } });
-    } catch (err) {
-      error = err;
-    }
-    expect(error).toBeInstanceOf(ApiError);
-    expect((error as ApiError).code).toBe(400);
-    expect((error as Error).message).toContain('mcp.filesystem.paths[0]: got 1; expected a string');
-    expect((error as Error).message).toContain('mcp.memory.x: got 1; expected no such property');
   });
 });

@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import { checkSandboxMcp } from '../../../../src/platform/sandboxes/mcp-check';
 import { sandboxRoutes } from '../../../../src/platform/sandboxes/routes';
 import type { SandboxService } from '../../../../src/platform/sandboxes/service';
 import { ApiError } from '../../../../src/platform/http/types';
@@ -41,5 +42,22 @@ describe('POST /v2/sandboxes with mcp', () => {
       code: 503,
     });
     expect(created).toHaveLength(1);
+  });
+});
+
+describe('checkSandboxMcp (POST /v2/sandboxes)', () => {
+  test('no mcp is no MCP; a valid one is returned validated; a bad one is a 400 naming each key', () => {
+    expect(checkSandboxMcp(undefined)).toBeUndefined();
+    expect(checkSandboxMcp({ memory: {} })).toEqual({ servers: { memory: {} }, custom: {} });
+    let error: unknown;
+    try {
+      checkSandboxMcp({ filesystem: { paths: [1] }, memory: { x: 1 } });
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(ApiError);
+    expect((error as ApiError).code).toBe(400);
+    expect((error as Error).message).toContain('mcp.filesystem.paths[0]: got 1; expected a string');
+    expect((error as Error).message).toContain('mcp.memory.x: got 1; expected no such property');
   });
 });

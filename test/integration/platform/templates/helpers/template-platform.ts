@@ -8,7 +8,7 @@ import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Redis from 'ioredis';
-import { createTemplateService, type TemplateService } from '../../../../../src/platform/templates';
+import { createTemplateService, templateRoutes, type TemplateService } from '../../../../../src/platform/templates';
 import { ApiKeys } from '../../../../../src/platform/api-keys';
 import { startApiServer } from '../../../../../src/platform/http/server';
 import { cleanupLeftovers, createStepExecutor, MmdebstrapImages } from '../../../../../src/runtime';
@@ -47,7 +47,7 @@ export async function startTemplatePlatform(opts: { readyTimeoutMs?: number; ste
     readyTimeoutMs: opts.readyTimeoutMs,
     stepTimeoutMs: opts.stepTimeoutMs,
   });
-  const server = await startApiServer({ routes: service.routes(), apiKeys: ApiKeys.fromKeys([API_KEY]) });
+  const server = await startApiServer({ routes: templateRoutes(service), apiKeys: ApiKeys.fromKeys([API_KEY]) });
   return {
     url: server.url,
     service,

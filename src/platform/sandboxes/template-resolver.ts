@@ -1,0 +1,31 @@
+/**
+ * What the sandbox API needs from templates, and nothing more: the built-in base template and the template builder
+ * each provide a resolver, so sandboxes never import the builder.
+ */
+
+/** What a sandbox needs from its template. */
+export interface TemplateForSandbox {
+  templateID: string;
+  /** The name the template was created with (E2B calls it alias), if any. */
+  alias?: string;
+  buildID: string;
+  /** Read-only root filesystem layers, topmost first. */
+  layers: string[];
+  memoryMB: number;
+  cpuCount: number;
+  /** Run by the agent after /init, in the background; absent for templates without one. */
+  startCmd?: string;
+  /** The sandbox is ready when this exits 0 (polled), within readyTimeoutMs. */
+  readyCmd?: string;
+  /** ENV, USER and WORKDIR as the last step left them. */
+  envs: Record<string, string>;
+  user: string;
+  workdir?: string;
+}
+
+export interface TemplateResolver {
+  /** By template ID or alias; undefined when there is no ready template of that name. */
+  resolve(idOrAlias: string): Promise<TemplateForSandbox | undefined>;
+  /** The IDs and aliases of every ready template (a fleet host advertises them, so creates go where they can run). */
+  names(): Promise<string[]>;
+}
