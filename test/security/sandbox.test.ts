@@ -20,7 +20,7 @@ import {
   ROOTFS_TIMEOUT_MS,
   uniqueName,
   waitForHealth,
-} from '../integration/runtime/support';
+} from '../integration/runtime/helpers/common';
 
 jest.setTimeout(180_000);
 
