@@ -19,6 +19,11 @@ export interface CatalogEntry {
   autoResume: boolean;
   /** In a fleet: the sandbox host that holds it (its platform answers the API calls for it). */
   hostID?: string;
+  /**
+   * sha256 hex of the sandbox's traffic access token, when its ports other than the agent's are not public
+   * (`network.allowPublicTraffic: false`): calls to them must then carry that token.
+   */
+  trafficTokenHash?: string;
 }
 
 /** A fleet host's ID: what `--host-id` accepts (an EC2 instance ID fits). */
@@ -58,6 +63,10 @@ export const catalogEntryInputSchema = z
       .string()
       .regex(HOST_ID_PATTERN, { message: `expected ${HOST_ID_RULE}` })
       .optional(),
+    trafficTokenHash: z
+      .string()
+      .regex(/^[0-9a-f]{64}$/, { message: 'expected the sha256 of the traffic access token as 64 lowercase hex digits' })
+      .optional(),
   })
   .strict()
   .refine((e) => (e.token === undefined) !== (e.tokenHash === undefined), {
@@ -79,6 +88,7 @@ export function toCatalogEntry(input: unknown, where = ''): CatalogEntry {
     state: e.state,
     autoResume: e.autoResume,
     ...(e.hostID !== undefined ? { hostID: e.hostID } : {}),
+    ...(e.trafficTokenHash !== undefined ? { trafficTokenHash: e.trafficTokenHash } : {}),
   };
 }
 

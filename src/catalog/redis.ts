@@ -98,6 +98,7 @@ export class RedisCatalog implements WritableCatalog {
         state: fields.state,
         autoResume: fields.autoResume === 'true',
         ...(fields.hostID ? { hostID: fields.hostID } : {}),
+        ...(fields.trafficTokenHash ? { trafficTokenHash: fields.trafficTokenHash } : {}),
       });
     } catch (err) {
       throw new Error(`redis catalog: entry ${this.keyOf(sandboxID)} is malformed (${(err as Error).message})`);
@@ -117,6 +118,7 @@ export class RedisCatalog implements WritableCatalog {
         state: entry.state,
         autoResume: String(entry.autoResume),
         ...(entry.hostID !== undefined ? { hostID: entry.hostID } : {}),
+        ...(entry.trafficTokenHash !== undefined ? { trafficTokenHash: entry.trafficTokenHash } : {}),
       })
       .publish(this.channel, entry.sandboxID)
       .exec();

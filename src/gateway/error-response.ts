@@ -1,4 +1,4 @@
-import type { ServerResponse } from 'node:http';
+import { STATUS_CODES, type ServerResponse } from 'node:http';
 import { ACCESS_TOKEN_RULE, type TokenVerdict } from '../contract/access-token';
 
 /** Body of every error the gateway itself answers: JSON, with the status repeated as `code`. */
@@ -34,6 +34,16 @@ export function accessDenied(sandboxID: string, verdict: Exclude<TokenVerdict, '
   return { sandboxID, message, code: 401 };
 }
 
+export function trafficDenied(sandboxID: string, port: number, verdict: Exclude<TokenVerdict, 'ok'>): GatewayErrorBody {
+  const problem =
+    verdict === 'missing'
+      ? 'missing header e2b-traffic-access-token: the ports of this sandbox are not public (allowPublicTraffic: false); send its trafficAccessToken'
+      : verdict === 'malformed'
+        ? `e2b-traffic-access-token is not a valid token: tokens are ${ACCESS_TOKEN_RULE}, sent once`
+        : `e2b-traffic-access-token does not match the traffic access token of sandbox ${sandboxID}`;
+  return { sandboxID, message: problem, port, code: 401 };
+}
+
 /** Sends an error unless a response is already under way (then the connection is cut instead). */
 export function sendError(res: ServerResponse, body: GatewayErrorBody): void {
   if (res.headersSent) {
@@ -50,4 +60,10 @@ export function sendError(res: ServerResponse, body: GatewayErrorBody): void {
 export function rawErrorResponse(code: number, reason: string, message: string): string {
   const text = JSON.stringify({ message, code });
   return `HTTP/1.1 ${code} ${reason}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(text)}\r\nconnection: close\r\n\r\n${text}`;
+}
+
+/** An error body as a whole raw HTTP response, for a socket that left the HTTP server (an upgrade). */
+export function rawErrorFor(body: GatewayErrorBody): string {
+  const text = JSON.stringify(body);
+  return `HTTP/1.1 ${body.code} ${STATUS_CODES[body.code] ?? 'Error'}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(text)}\r\nconnection: close\r\n\r\n${text}`;
 }

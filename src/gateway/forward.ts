@@ -11,6 +11,8 @@ export interface ForwardTarget {
   sandboxID: string;
   host: string;
   port: number;
+  /** Request headers this port may not see (lower case): see port-access.ts. */
+  dropped: ReadonlySet<string>;
 }
 
 export interface ForwardSettings {
@@ -60,7 +62,7 @@ export function forward(
     sendError(res, { message: framing.message, code: 400 });
     return;
   }
-  const headers = forwardedRequestHeaders(req.rawHeaders, req.headers, settings.via, req.socket.remoteAddress);
+  const headers = forwardedRequestHeaders(req.rawHeaders, req.headers, settings.via, req.socket.remoteAddress, target.dropped);
   if (framing.kind === 'length') headers.push('content-length', String(framing.length));
   const handler = new ForwardHandler(res, target, settings, callTimeoutMs);
   const pool = settings.pools.poolFor(target.host, target.port);

@@ -1,12 +1,15 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { AccessTokenChecker } from '../contract/access-token';
 import { CONNECT_TIMEOUT_HEADER, parseConnectTimeoutMs } from '../contract/connect-timeout';
 import type { CatalogEntry } from '../catalog/entry';
 import type { Catalog } from '../catalog/types';
-import { accessDenied, sandboxNotFound, sandboxPaused, sendError } from './error-response';
-import { forward, type ForwardSettings } from './forward';
+import { rawErrorFor, sandboxNotFound, sandboxPaused, sendError, type GatewayErrorBody } from './error-response';
+import { forward, type ForwardSettings, type ForwardTarget } from './forward';
+import { portAccess } from './port-access';
 import type { SingleFlightResumer } from './resume';
 import { decideRoute, type RoutingSettings } from './routing';
+import { tunnel } from './tunnel';
 import { sleep } from '../util/poll';
 
 /** How long the catalog may take to show a resumed sandbox as running. */
@@ -26,32 +29,45 @@ function isPromise(value: Lookup | Promise<Lookup>): value is Promise<Lookup> {
   return typeof (value as Promise<Lookup> | undefined)?.then === 'function';
 }
 
+/** One call in the gateway's hands: a plain request (answered through res) or an upgrade (a raw socket). */
+interface Exchange {
+  req: IncomingMessage;
+  fail(body: GatewayErrorBody): void;
+  deliver(entry: CatalogEntry, target: ForwardTarget): void;
+}
+
+export interface GatewayHandlers {
+  request(req: IncomingMessage, res: ServerResponse): void;
+  upgrade(req: IncomingMessage, socket: Socket, head: Buffer): void;
+}
+
 /**
- * The gateway's decision for one request, in order: where to (400), which sandbox (502 unknown),
- * may the caller (401, checked before anything reveals or changes state), is it running (502 paused or
- * auto-resume), is its Connect-Timeout-Ms valid (400), then stream it to the sandbox's own host.
+ * The gateway's decision for one request, in order: where to (400), which sandbox (502 unknown), may the caller reach
+ * that port (401, checked before anything reveals or changes state; see port-access.ts), is it running (502 paused
+ * or auto-resume), is its Connect-Timeout-Ms valid (400), then stream it to the sandbox's own host. Upgrades
+ * (WebSocket) take the same decisions and then become a tunnel.
  *
  * A catalog that answers synchronously (memory, file, or a Redis cache holding a settled lookup) is used without
  * a promise or a microtask hop; only lookups that really wait go through promises.
  */
-export function createHandler(deps: HandlerDeps): (req: IncomingMessage, res: ServerResponse) => void {
+export function createHandler(deps: HandlerDeps): GatewayHandlers {
   const { catalog, routing, forwarding, resumer, log } = deps;
   const tokens = new AccessTokenChecker();
 
-  const internalError = (res: ServerResponse) => (err: unknown) => {
+  const internalError = (ex: Exchange) => (err: unknown) => {
     log(`internal error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-    sendError(res, { message: 'internal gateway error', code: 500 });
+    ex.fail({ message: 'internal gateway error', code: 500 });
   };
 
-  function catalogUnavailable(res: ServerResponse, sandboxID: string, err: unknown): void {
+  function catalogUnavailable(ex: Exchange, sandboxID: string, err: unknown): void {
     log(`catalog lookup of ${sandboxID} failed: ${(err as Error).message}`);
-    sendError(res, { sandboxID, message: 'the sandbox catalog is unavailable; try again shortly', code: 503 });
+    ex.fail({ sandboxID, message: 'the sandbox catalog is unavailable; try again shortly', code: 503 });
   }
 
-  function handle(req: IncomingMessage, res: ServerResponse): void {
-    const route = decideRoute(req.headers, req.url, routing);
+  function handle(ex: Exchange): void {
+    const route = decideRoute(ex.req.headers, ex.req.url, routing);
     if (!route.ok) {
-      sendError(res, { message: route.message, code: route.status });
+      ex.fail({ message: route.message, code: route.status });
       return;
     }
     const { sandboxID } = route;
@@ -59,59 +75,51 @@ export function createHandler(deps: HandlerDeps): (req: IncomingMessage, res: Se
     try {
       lookup = catalog.get(sandboxID);
     } catch (err) {
-      catalogUnavailable(res, sandboxID, err);
+      catalogUnavailable(ex, sandboxID, err);
       return;
     }
     if (isPromise(lookup)) {
       lookup
         .then(
-          (entry) => proceed(req, res, sandboxID, route.port, entry),
-          (err: unknown) => catalogUnavailable(res, sandboxID, err),
+          (entry) => proceed(ex, sandboxID, route.port, entry),
+          (err: unknown) => catalogUnavailable(ex, sandboxID, err),
         )
-        .catch(internalError(res));
+        .catch(internalError(ex));
       return;
     }
-    proceed(req, res, sandboxID, route.port, lookup);
+    proceed(ex, sandboxID, route.port, lookup);
   }
 
-  function proceed(req: IncomingMessage, res: ServerResponse, sandboxID: string, port: number | undefined, entry: Lookup): void {
+  function proceed(ex: Exchange, sandboxID: string, port: number | undefined, entry: Lookup): void {
     if (!entry) {
-      sendError(res, sandboxNotFound(sandboxID));
+      ex.fail(sandboxNotFound(sandboxID));
       return;
     }
-    const verdict = tokens.check(req.headers['x-access-token'], entry.tokenHash);
-    if (verdict !== 'ok') {
-      sendError(res, accessDenied(sandboxID, verdict));
+    const access = portAccess(ex.req.headers, entry, port, tokens);
+    if (!access.ok) {
+      ex.fail(access.error);
       return;
     }
+    const target = (e: CatalogEntry): ForwardTarget => ({ sandboxID, host: e.host, port: access.port, dropped: access.dropped });
     if (entry.state === 'paused') {
-      resumeIfAllowed(entry, res)
+      resumeIfAllowed(entry, ex)
         .then((running) => {
-          if (running) send(req, res, sandboxID, port, running);
+          if (running) ex.deliver(running, target(running));
         })
-        .catch(internalError(res));
+        .catch(internalError(ex));
       return;
     }
-    send(req, res, sandboxID, port, entry);
+    ex.deliver(entry, target(entry));
   }
 
-  function send(req: IncomingMessage, res: ServerResponse, sandboxID: string, port: number | undefined, entry: CatalogEntry): void {
-    const timeout = parseConnectTimeoutMs(req.headers[CONNECT_TIMEOUT_HEADER]);
-    if (!timeout.ok) {
-      sendError(res, { sandboxID, message: timeout.message, code: 400 });
-      return;
-    }
-    forward(req, res, { sandboxID, host: entry.host, port: port ?? entry.agentPort }, forwarding, timeout.ms);
-  }
-
-  async function resumeIfAllowed(entry: CatalogEntry, res: ServerResponse): Promise<CatalogEntry | undefined> {
+  async function resumeIfAllowed(entry: CatalogEntry, ex: Exchange): Promise<CatalogEntry | undefined> {
     const { sandboxID } = entry;
     if (!entry.autoResume) {
-      sendError(res, sandboxPaused(sandboxID, 'resume it through the platform API (POST /sandboxes/{sandboxID}/resume) first'));
+      ex.fail(sandboxPaused(sandboxID, 'resume it through the platform API (POST /sandboxes/{sandboxID}/resume) first'));
       return undefined;
     }
     if (!resumer) {
-      sendError(res, sandboxPaused(sandboxID, 'it allows auto-resume, but this gateway has no way to resume sandboxes'));
+      ex.fail(sandboxPaused(sandboxID, 'it allows auto-resume, but this gateway has no way to resume sandboxes'));
       return undefined;
     }
     try {
@@ -121,28 +129,62 @@ export function createHandler(deps: HandlerDeps): (req: IncomingMessage, res: Se
       for (;;) {
         const after = await catalog.get(sandboxID);
         if (!after) {
-          sendError(res, sandboxNotFound(sandboxID));
+          ex.fail(sandboxNotFound(sandboxID));
           return undefined;
         }
         if (after.state === 'running') return after;
         if (Date.now() >= settleBy) {
-          sendError(res, sandboxPaused(sandboxID, 'auto-resume finished but the catalog still says paused'));
+          ex.fail(sandboxPaused(sandboxID, 'auto-resume finished but the catalog still says paused'));
           return undefined;
         }
         await sleep(50);
       }
     } catch (err) {
       log(`auto-resume of ${sandboxID} failed: ${(err as Error).message}`);
-      sendError(res, sandboxPaused(sandboxID, `auto-resume failed: ${(err as Error).message}`));
+      ex.fail(sandboxPaused(sandboxID, `auto-resume failed: ${(err as Error).message}`));
       return undefined;
     }
   }
 
-  return (req, res) => {
+  function request(req: IncomingMessage, res: ServerResponse): void {
+    const ex: Exchange = {
+      req,
+      fail: (body) => sendError(res, body),
+      deliver: (_entry, target) => {
+        const timeout = parseConnectTimeoutMs(req.headers[CONNECT_TIMEOUT_HEADER]);
+        if (!timeout.ok) {
+          sendError(res, { sandboxID: target.sandboxID, message: timeout.message, code: 400 });
+          return;
+        }
+        forward(req, res, target, forwarding, timeout.ms);
+      },
+    };
     try {
-      handle(req, res);
+      handle(ex);
     } catch (err) {
-      internalError(res)(err);
+      internalError(ex)(err);
     }
-  };
+  }
+
+  function upgrade(req: IncomingMessage, socket: Socket, head: Buffer): void {
+    socket.on('error', () => {});
+    const ex: Exchange = {
+      req,
+      fail: (body) => {
+        if (socket.writable) socket.end(rawErrorFor(body));
+        socket.destroy();
+      },
+      deliver: (_entry, target) => {
+        if (socket.destroyed) return;
+        tunnel(req, socket, head, target, { via: forwarding.via, connectTimeoutMs: forwarding.connectTimeoutMs });
+      },
+    };
+    try {
+      handle(ex);
+    } catch (err) {
+      internalError(ex)(err);
+    }
+  }
+
+  return { request, upgrade };
 }

@@ -42,13 +42,15 @@ export function listedInConnection(connection: string | string[] | undefined): S
 /**
  * The request fields to send upstream, as a flat [name, value, ...] list in the client's order and spelling:
  * end-to-end fields only, X-Forwarded-For and Via appended (RFC 9110 section 7.6.3). The framing is added by the
- * caller from what the parser established, never from these fields.
+ * caller from what the parser established, never from these fields. `dropped` (lower case) are left out too: the
+ * credentials that port may not see (port-access.ts).
  */
 export function forwardedRequestHeaders(
   rawHeaders: readonly string[],
   headers: IncomingHttpHeaders,
   via: string,
   remote: string | undefined,
+  dropped?: ReadonlySet<string>,
 ): string[] {
   const extra = listedInConnection(headers.connection);
   const out: string[] = [];
@@ -57,7 +59,7 @@ export function forwardedRequestHeaders(
   for (let i = 0; i < rawHeaders.length; i += 2) {
     const name = rawHeaders[i];
     const lower = name.toLowerCase();
-    if (ALWAYS_DROPPED.has(lower) || extra?.has(lower)) continue;
+    if (ALWAYS_DROPPED.has(lower) || extra?.has(lower) || dropped?.has(lower)) continue;
     if (lower === 'via') {
       priorVia = priorVia === undefined ? rawHeaders[i + 1] : `${priorVia}, ${rawHeaders[i + 1]}`;
       continue;

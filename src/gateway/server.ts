@@ -57,7 +57,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       // Node checks the two timeouts above on this interval; the default (30 s) would make them coarse.
       connectionsCheckingInterval: Math.max(100, Math.min(1000, Math.floor(limits.headersTimeoutMs / 4))),
     },
-    handler,
+    handler.request,
   );
   server.setTimeout(limits.idleTimeoutMs, (socket: Socket) => socket.destroy());
 
@@ -66,15 +66,13 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     if (err.code !== 'ECONNRESET' && socket.writable && !inResponse) socket.end(parserErrorResponse(err.code));
     socket.destroy();
   });
-  // Upgrades (WebSocket) and CONNECT tunnels are not routed: answer instead of silently dropping.
-  const refuseTunnel = (_req: unknown, socket: Socket) => {
+  server.on('upgrade', handler.upgrade);
+  // CONNECT would name an address of the caller's choosing: refused, never routed.
+  server.on('connect', (_req: unknown, socket: Socket) => {
     socket.on('error', () => {});
-    if (socket.writable)
-      socket.end(rawErrorResponse(501, 'Not Implemented', 'protocol upgrades and CONNECT are not supported by the gateway'));
+    if (socket.writable) socket.end(rawErrorResponse(501, 'Not Implemented', 'CONNECT is not supported by the gateway'));
     socket.destroy();
-  };
-  server.on('upgrade', refuseTunnel);
-  server.on('connect', refuseTunnel);
+  });
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

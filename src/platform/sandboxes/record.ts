@@ -12,6 +12,8 @@ export interface SandboxRecord {
   buildID?: string;
   /** The plain token: the API hands it back on get and connect; the catalog holds only its hash. */
   envdAccessToken: string;
+  /** Set when its ports are not public (`network.allowPublicTraffic: false`): calls to them carry this token. */
+  trafficAccessToken?: string;
   state: RecordState;
   /** ISO-8601 UTC. */
   startedAt: string;

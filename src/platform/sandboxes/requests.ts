@@ -1,5 +1,7 @@
 /** The bodies and query of the sandbox endpoints, as E2B clients send them, validated at the edge. */
 import { z } from 'zod';
+import { networkSchema } from './network-requests';
+import { unsupported } from './unsupported-field';
 
 /** Seconds: E2B's default for a new sandbox and for connect. */
 export const DEFAULT_TIMEOUT_SECONDS = 300;
@@ -18,25 +20,6 @@ const stringMap = (what: string) =>
   });
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-
-/**
- * Features of E2B's API this platform does not provide: refused when asked for, rather than silently ignored, so
- * nobody believes a sandbox is fenced in when it is not. Empty values (what clients send by default) pass.
- */
-const unsupported = (what: string) =>
-  z
-    .unknown()
-    .refine(
-      (v) =>
-        v === undefined ||
-        v === null ||
-        (Array.isArray(v) && v.length === 0) ||
-        (typeof v === 'object' && Object.keys(v as object).length === 0),
-      {
-        message: `${what} are not supported by this platform; leave them out`,
-      },
-    )
-    .optional();
 
 export const newSandboxSchema = z.object({
   templateID: z
@@ -58,7 +41,7 @@ export const newSandboxSchema = z.object({
     .literal(true, { message: 'turning internet access off is not supported by this platform; leave it out or send true' })
     .optional(),
   secure: z.boolean().optional(),
-  network: unsupported('network rules'),
+  network: networkSchema.optional(),
   /** Tool servers: validated against the MCP catalog by checkSandboxMcp, which never echoes secret values. */
   mcp: z.unknown().optional(),
   iam: unsupported('IAM tokens'),

@@ -92,6 +92,7 @@ export class SandboxService {
       alias: template.alias,
       buildID: template.buildID,
       envdAccessToken: newAccessToken(),
+      ...(request.network?.allowPublicTraffic === false ? { trafficAccessToken: newAccessToken() } : {}),
       state: 'creating',
       startedAt: iso(now),
       endAt: iso(now + request.timeout * 1000),
@@ -254,6 +255,7 @@ export class SandboxService {
       state: record.state,
       autoResume: record.autoResume,
       ...(this.o.hostID !== undefined ? { hostID: this.o.hostID } : {}),
+      ...(record.trafficAccessToken !== undefined ? { trafficTokenHash: hashAccessToken(record.trafficAccessToken) } : {}),
     });
   }
 

@@ -28,7 +28,12 @@ function common(record: SandboxRecord, ctx: ViewContext) {
 
 /** Create, connect and get: everything, including the token the agent expects. */
 export function sandboxDetail(record: SandboxRecord, ctx: ViewContext) {
-  return { ...common(record, ctx), envdAccessToken: record.envdAccessToken, allowInternetAccess: true };
+  return {
+    ...common(record, ctx),
+    envdAccessToken: record.envdAccessToken,
+    trafficAccessToken: record.trafficAccessToken ?? null,
+    allowInternetAccess: true,
+  };
 }
 
 /** A list entry: no token (a list is for looking around, not for getting in). */

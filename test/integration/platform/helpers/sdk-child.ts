@@ -20,7 +20,7 @@ async function handle(call: Call): Promise<unknown> {
     case 'create': {
       const sbx = await Sandbox.create(call.template, call.opts);
       sandboxes.set(sbx.sandboxId, sbx);
-      return { sandboxId: sbx.sandboxId };
+      return { sandboxId: sbx.sandboxId, trafficAccessToken: sbx.trafficAccessToken ?? null };
     }
     case 'connect': {
       const sbx = await Sandbox.connect(call.sandboxId, call.opts);

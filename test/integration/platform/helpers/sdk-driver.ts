@@ -72,8 +72,8 @@ export class SdkDriver {
     });
   }
 
-  create(template: string, opts: Record<string, unknown>): Promise<{ sandboxId: string }> {
-    return this.send({ op: 'create', template, opts }) as Promise<{ sandboxId: string }>;
+  create(template: string, opts: Record<string, unknown>): Promise<{ sandboxId: string; trafficAccessToken: string | null }> {
+    return this.send({ op: 'create', template, opts }) as Promise<{ sandboxId: string; trafficAccessToken: string | null }>;
   }
 
   connect(sandboxId: string, opts: Record<string, unknown>): Promise<{ sandboxId: string }> {

@@ -33,8 +33,18 @@ describe('newSandboxSchema', () => {
     const messages = r.success ? [] : r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
     expect(messages).toEqual([
       expect.stringMatching(/^allow_internet_access: turning internet access off is not supported/),
-      'network: network rules are not supported by this platform; leave them out',
+      'network.denyOut: egress deny rules are not supported by this platform; leave them out',
       'volumeMounts: volume mounts are not supported by this platform; leave them out',
+    ]);
+  });
+
+  it('takes network.allowPublicTraffic and refuses an unknown network key by name', () => {
+    expect(newSandboxSchema.parse({ templateID: 'x', network: { allowPublicTraffic: false } }).network).toEqual({
+      allowPublicTraffic: false,
+    });
+    const r = newSandboxSchema.safeParse({ templateID: 'x', network: { allowPublicTrafic: false } });
+    expect(r.success ? [] : r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`)).toEqual([
+      expect.stringMatching(/^network: .*allowPublicTrafic/),
     ]);
   });
 

@@ -1,0 +1,80 @@
+/**
+ * The platform on the real runtime with its standalone sandbox network, the real gateway in front, and the
+ * unmodified E2B SDK (in a child process) as the client: what every network test drives. Root only.
+ */
+import * as fs from 'node:fs';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startGateway, type RunningGateway } from '../../../../src/gateway';
+import { startPlatformOnHost, type PlatformOnHost, type PlatformOnHostOptions } from '../../../../src/platform/on-host';
+import { baseRootfs, freshAgentPayload } from '../../runtime/helpers/common';
+import { SdkDriver } from '../../platform/helpers/sdk-driver';
+
+export interface NetworkRig {
+  platform: PlatformOnHost;
+  gateway: RunningGateway;
+  sdk: SdkDriver;
+  opts: { apiKey: string; apiUrl: string; sandboxUrl: string };
+  stateDir: string;
+  /** Runs a shell command in a sandbox through the SDK: exit code and output, never a throw for a non-zero exit. */
+  sh(sandboxID: string, command: string, timeoutMs?: number): Promise<{ exitCode: number; stdout: string; stderr: string }>;
+  close(): Promise<void>;
+}
+
+export async function startRig(options: Partial<PlatformOnHostOptions> = {}): Promise<NetworkRig> {
+  await baseRootfs();
+  const stateDir = await mkdtemp(join(tmpdir(), 'skn-'));
+  const agent = await freshAgentPayload(join(stateDir, 'bundle'));
+  const platform = await startPlatformOnHost({
+    stateDir,
+    agent,
+    log: (line) => process.stderr.write(`platform: ${line}\n`),
+    ...options,
+  });
+  const gateway = await startGateway({ catalog: platform.catalog });
+  const sdk = await SdkDriver.start();
+  const opts = { apiKey: platform.apiKey, apiUrl: platform.url, sandboxUrl: `http://127.0.0.1:${gateway.port}` };
+  return {
+    platform,
+    gateway,
+    sdk,
+    opts,
+    stateDir,
+    async sh(sandboxID, command, timeoutMs = 30_000) {
+      try {
+        const r = await sdk.call<{ exitCode: number; stdout: string; stderr: string }>(sandboxID, 'commands.run', command, {
+          user: 'root',
+          timeoutMs,
+        });
+        return r;
+      } catch (err) {
+        const detail = (err as { detail?: { exitCode?: number; stdout?: string; stderr?: string } }).detail;
+        if (detail?.exitCode === undefined) throw err;
+        return { exitCode: detail.exitCode, stdout: detail.stdout ?? '', stderr: detail.stderr ?? '' };
+      }
+    },
+    async close() {
+      await sdk.close();
+      await gateway.close();
+      await platform.close({ killSandboxes: true });
+      fs.rmSync(stateDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The WebSocket/HTTP echo server script (test/helpers/ws-echo-server.js), to write into a sandbox. */
+export const WS_ECHO_SOURCE = fs.readFileSync(join(__dirname, '..', '..', '..', 'helpers', 'ws-echo-server.js'), 'utf8');
+
+/** Starts the echo server in a sandbox as its unprivileged user on `port`, and waits until it listens. */
+export async function startEchoIn(rig: NetworkRig, sandboxID: string, port: number): Promise<void> {
+  await rig.sdk.call(sandboxID, 'files.write', '/tmp/ws-echo-server.js', WS_ECHO_SOURCE);
+  await rig.sdk.call(sandboxID, 'commands.run', `nohup /opt/sandbox-kit/node /tmp/ws-echo-server.js ${port} >/tmp/ws-echo.log 2>&1 &`, {
+    user: 'user',
+  });
+  const wait = await rig.sh(
+    sandboxID,
+    `for i in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/${port}) 2>/dev/null && exit 0; sleep 0.1; done; cat /tmp/ws-echo.log; exit 1`,
+  );
+  if (wait.exitCode !== 0) throw new Error(`the echo server did not start in ${sandboxID}: ${wait.stdout}${wait.stderr}`);
+}
