@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import * as aws from '@pulumi/aws';
 import * as pulumi from '@pulumi/pulumi';
-import { CONFIG_NAMESPACE, SECRET_KEYS } from '../src/config';
+import { type ClientMode, CONFIG_NAMESPACE, SECRET_KEYS } from '../src/config';
 import { renderClientConfig, renderNatChain } from '../src/render';
 import { readBundle } from './bundle-files';
 import { EgressAddress } from './egress-address';
@@ -70,7 +70,7 @@ export function createStack(options: CreateStackOptions = {}): StackOutputs {
     egressIp = egress.publicIp;
   }
 
-  const clientConfig = (mode: 'local' | 'transparent') =>
+  const clientConfig = (mode: ClientMode) =>
     pulumi.secret(
       pulumi.all([host.ingressIp, password]).apply(([serverIp, pw]) => renderClientConfig(config, { serverIp, password: pw }, mode)),
     );

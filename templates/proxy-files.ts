@@ -4,19 +4,17 @@
  */
 import { chmod, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { isCidr, type StackConfig } from '../src/config';
-import { type ClientMode, renderArtifacts } from '../src/render';
-
-export type ProxyMode = ClientMode;
+import { type ClientMode, isCidr, type StackConfig } from '../src/config';
+import { renderArtifacts } from '../src/render';
 
 /** The rendered artifacts each mode's template carries. */
-export const PROXY_TEMPLATE_FILES: Record<ProxyMode, readonly string[]> = {
+export const PROXY_TEMPLATE_FILES: Record<ClientMode, readonly string[]> = {
   local: ['client-local.json', 'client-start-local.sh'],
   transparent: ['client-local.json', 'client-transparent.json', 'nat-chain.sh', 'client-start-transparent.sh'],
 };
 
 /** Debian packages each mode installs (iproute2 for `ss`, which the start script and waitForPort use). */
-export const PROXY_TEMPLATE_PACKAGES: Record<ProxyMode, readonly string[]> = {
+export const PROXY_TEMPLATE_PACKAGES: Record<ClientMode, readonly string[]> = {
   local: ['shadowsocks-libev', 'iproute2'],
   transparent: ['shadowsocks-libev', 'iproute2', 'iptables'],
 };
@@ -28,12 +26,12 @@ export interface ProxyTarget {
 }
 
 /** The ports the started template listens on: 1080, plus the redirect port in transparent mode. */
-export function proxyPorts(config: StackConfig, mode: ProxyMode): number[] {
+export function proxyPorts(config: StackConfig, mode: ClientMode): number[] {
   return mode === 'local' ? [config.client.localPort] : [config.client.redirectPort, config.client.localPort];
 }
 
 /** Writes the mode's rendered files, with their modes, into `dir` (the build's file context). */
-export async function writeProxyContext(dir: string, config: StackConfig, target: ProxyTarget, mode: ProxyMode): Promise<void> {
+export async function writeProxyContext(dir: string, config: StackConfig, target: ProxyTarget, mode: ClientMode): Promise<void> {
   const wanted = new Set(PROXY_TEMPLATE_FILES[mode]);
   // The host-side inputs do not reach the client files; only serverIp and the password do.
   const artifacts = renderArtifacts(config, { serverIp: target.serverIp, password: target.password, hostNetworks: [] }).filter((a) =>

@@ -12,22 +12,14 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Template, waitForPort, type BuildInfo, type LogEntry, type TemplateClass } from 'e2b';
-import type { StackConfig } from '../src/config';
+import type { ClientMode, StackConfig } from '../src/config';
 import { SANDBOX_DIR } from '../src/render';
-import {
-  PROXY_TEMPLATE_FILES,
-  PROXY_TEMPLATE_PACKAGES,
-  type ProxyMode,
-  type ProxyTarget,
-  proxyPorts,
-  withBypass,
-  writeProxyContext,
-} from './proxy-files';
+import { PROXY_TEMPLATE_FILES, PROXY_TEMPLATE_PACKAGES, type ProxyTarget, proxyPorts, withBypass, writeProxyContext } from './proxy-files';
 
 export * from './proxy-files';
 
 /** The template definition over a file context that `writeProxyContext` filled. */
-export function proxyTemplate(config: StackConfig, mode: ProxyMode, contextDir: string): TemplateClass {
+export function proxyTemplate(config: StackConfig, mode: ClientMode, contextDir: string): TemplateClass {
   let t = Template({ fileContextPath: contextDir })
     .fromDebianImage('bookworm')
     .aptInstall([...PROXY_TEMPLATE_PACKAGES[mode]], { noInstallRecommends: true });
@@ -43,7 +35,7 @@ export function proxyTemplate(config: StackConfig, mode: ProxyMode, contextDir: 
 export interface BuildProxyTemplateOptions {
   config: StackConfig;
   target: ProxyTarget;
-  mode: ProxyMode;
+  mode: ClientMode;
   /** Default: the stack's template alias. */
   alias?: string;
   apiUrl?: string;

@@ -6,6 +6,13 @@ export const AEAD_METHODS = ['aes-128-gcm', 'aes-192-gcm', 'aes-256-gcm', 'chach
 
 export type AeadMethod = (typeof AEAD_METHODS)[number];
 
+/**
+ * How a sandbox uses the proxy (docs/design.md#proxy-modes): `local`, SOCKS5 on client.localPort; `transparent`,
+ * every outgoing TCP connection through ss-redir. The template, the lab, verify and the Pulumi program all take it.
+ */
+export const CLIENT_MODES = ['local', 'transparent'] as const;
+export type ClientMode = (typeof CLIENT_MODES)[number];
+
 /** Transport modes of shadowsocks-libev's `mode` key. */
 export const SS_MODES = ['tcp_only', 'udp_only', 'tcp_and_udp'] as const;
 export type SsMode = (typeof SS_MODES)[number];

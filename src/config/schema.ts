@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { cidrList, flag, integer, ipv4, oneOf, openCidrList, port, sshCidrList, text } from './fields';
-import { AEAD_METHODS, SS_MODES } from './methods';
+import { AEAD_METHODS, CLIENT_MODES, SS_MODES } from './methods';
 import { DEFAULT_AGENT_PORT } from '../contract/agent-port';
 
 /**
@@ -94,7 +94,7 @@ const template = z
     alias: text(/^[a-z0-9][a-z0-9_-]{0,62}$/, 'lower-case letters, digits, - and _, at most 63 characters')
       .default('sandbox-kit-proxy')
       .describe('Template name (`alias`) sandboxes are created from.'),
-    mode: oneOf(['local', 'transparent'])
+    mode: oneOf(CLIENT_MODES)
       .default('local')
       .describe('Which client mode the template starts: local (SOCKS5 on localPort) or transparent (all TCP).'),
     memoryMB: integer(128, 65536, 'memory in MB, an integer from 128 to 65536')

@@ -3,10 +3,10 @@
  * Answered by the what-is-my-IP service, with curl run inside the namespaces.
  */
 import type { RunResult } from './run';
-import type { LabMode } from './state';
+import type { ClientMode } from '../config';
 
 export interface EgressCheck {
-  mode: LabMode;
+  mode: ClientMode;
   /** Who made the direct request (in transparent mode every TCP connection of the sandbox is proxied). */
   directFrom: string;
   direct: string;
@@ -33,7 +33,7 @@ async function ask(exec: NodeExec, node: string, argv: string[]): Promise<string
 
 export async function checkEgress(o: {
   exec: NodeExec;
-  mode: LabMode;
+  mode: ClientMode;
   sandbox: string;
   url: string;
   socksPort: number;

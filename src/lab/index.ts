@@ -6,7 +6,7 @@ export { attachLab, downLab, Lab, labExists, labUp, type LabOptions, type LabSta
 export { checkLabName, DEFAULT_LAB_NAME, hostLinkName, LAB_NAME, namespaceName, namespacePrefix } from './names';
 export type { LabProgress, ProgressFn } from './progress';
 export type { RunResult } from './run';
-export type { LabMode, LabState } from './state';
+export type { LabState } from './state';
 export type { SupervisorStatus } from './supervisor';
 export { builtEntry } from './dist-path';
 export { findLeftovers, hasLeftovers, removeLab } from './teardown';

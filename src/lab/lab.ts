@@ -4,7 +4,7 @@
  */
 import type { ChildProcess, SpawnOptions } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { loadStackConfig, type StackConfig } from '../config';
+import { type ClientMode, loadStackConfig, type StackConfig } from '../config';
 import { checkElasticIp, nextElasticIp, sandboxAddress } from './address-plan';
 import { checkEgress, type EgressCheck, whoamiUrl } from './egress-check';
 import type { ElasticIpMapping } from './eip-nat';
@@ -12,7 +12,7 @@ import { checkLabName, DEFAULT_LAB_NAME, LABS_DIR, labDir } from './names';
 import { type ProgressFn, silent } from './progress';
 import { readSupervisorStatus } from './proxy-host';
 import { inNamespace, isAlive, type RunOptions, type RunResult, run, spawnAttached } from './run';
-import { type LabMode, type LabState, readState, writeState } from './state';
+import { type LabState, readState, writeState } from './state';
 import { recreateProxyHost } from './recreate-proxy';
 import { LAB_STEPS, prepare, recordStep } from './steps';
 import type { SupervisorStatus } from './supervisor';
@@ -22,7 +22,7 @@ import { applyElasticIps, setEdgeAddresses } from './topology';
 export interface LabOptions {
   /** Short lab name (namespaces are sk-<name>-*); default `lab`. */
   name?: string;
-  mode?: LabMode;
+  mode?: ClientMode;
   /** How many sandboxes (sb1, sb2, ...); default 1. */
   sandboxes?: number;
   /** One veth from the root namespace into the sandbox host, with a route to the sandbox subnet (for a gateway in the root namespace). */
@@ -36,7 +36,7 @@ export interface LabOptions {
 
 export interface LabStatus {
   name: string;
-  mode: LabMode;
+  mode: ClientMode;
   createdAt: string;
   namespaces: { node: string; name: string; present: boolean }[];
   processes: { role: string; node: string; pid: number; alive: boolean }[];
@@ -56,7 +56,7 @@ export class Lab {
   get name(): string {
     return this.state.name;
   }
-  get mode(): LabMode {
+  get mode(): ClientMode {
     return this.state.mode;
   }
   get plan(): LabState['plan'] {

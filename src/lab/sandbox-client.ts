@@ -8,7 +8,7 @@ import type { Artifact } from '../render';
 import { SANDBOX_DIR } from '../render';
 import type { LayerFile } from './etc-layer';
 import { inNamespace } from './run';
-import type { LabMode } from './state';
+import type { ClientMode } from '../config';
 
 /** The artifacts a sandbox needs, by file name; the start scripts sit beside the configs they read. */
 export const SANDBOX_ARTIFACTS = [
@@ -27,7 +27,7 @@ export function sandboxClientFiles(artifacts: readonly Artifact[]): LayerFile[] 
   });
 }
 
-export function clientStartScript(mode: LabMode): string {
+export function clientStartScript(mode: ClientMode): string {
   return `${SANDBOX_DIR}/client-start-${mode}.sh`;
 }
 
@@ -35,7 +35,14 @@ export function clientStartScript(mode: LabMode): string {
  * Runs the start script in the sandbox and waits for it to finish (it returns once the client listens). Its output
  * goes to a log file: the daemons it starts may keep inherited descriptors open, so pipes would never close.
  */
-export function startClient(ns: string, etcLayer: string, runDir: string, mode: LabMode, log: string, timeoutMs = 20_000): Promise<void> {
+export function startClient(
+  ns: string,
+  etcLayer: string,
+  runDir: string,
+  mode: ClientMode,
+  log: string,
+  timeoutMs = 20_000,
+): Promise<void> {
   mkdirSync(runDir, { recursive: true, mode: 0o700 });
   const fd = openSync(log, 'a', 0o600);
   const argv = inNamespace(ns, [clientStartScript(mode)], etcLayer);

@@ -1,12 +1,10 @@
 /** The lab's state file: what `lab down` and `lab status` in another process need to find and stop everything. */
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import type { StackConfig } from '../config';
+import type { ClientMode, StackConfig } from '../config';
 import type { AddressPlan } from './address-plan';
 import type { EgressCheck } from './egress-check';
 import type { ElasticIpMapping } from './eip-nat';
 import { labDir } from './names';
-
-export type LabMode = 'local' | 'transparent';
 
 export interface LabProcess {
   role: string;
@@ -21,7 +19,7 @@ export const STATE_VERSION = 2;
 export interface LabState {
   version: typeof STATE_VERSION;
   name: string;
-  mode: LabMode;
+  mode: ClientMode;
   createdAt: string;
   dir: string;
   /** The stack config the lab was started with (ports, modes): everything later asks the lab, not the defaults. */

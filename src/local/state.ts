@@ -5,8 +5,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { StackConfig } from '../config';
-import type { LabMode } from '../lab';
+import type { ClientMode, StackConfig } from '../config';
 
 export const LOCAL_DIR = '/run/sandbox-kit/local';
 export const DEFAULT_LOCAL_NAME = 'local';
@@ -34,7 +33,7 @@ export interface LocalState {
   name: string;
   createdAt: string;
   dir: string;
-  mode: LabMode;
+  mode: ClientMode;
   config: StackConfig;
   /** Processes in the root namespace (the lab's own are the lab's to stop). */
   processes: LocalProcess[];
@@ -55,7 +54,7 @@ export function localDir(name: string, base = LOCAL_DIR): string {
   return join(base, name);
 }
 
-export function newLocalState(name: string, mode: LabMode, config: StackConfig, base?: string): LocalState {
+export function newLocalState(name: string, mode: ClientMode, config: StackConfig, base?: string): LocalState {
   const dir = localDir(name, base);
   return {
     version: VERSION,

@@ -7,8 +7,8 @@
 import { randomBytes } from 'node:crypto';
 import { chownSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadStackConfig, type StackConfig } from '../config';
-import { attachLab, type EgressCheck, type Lab, type LabMode, labExists, labUp, type ProgressFn } from '../lab';
+import { type ClientMode, loadStackConfig, type StackConfig } from '../config';
+import { attachLab, type EgressCheck, type Lab, labExists, labUp, type ProgressFn } from '../lab';
 import { egressCurl } from './egress-command';
 import { projectRoot } from '../util/project-root';
 import { writeLayerFiles } from '../lab/etc-layer';
@@ -36,7 +36,7 @@ import { waitForHttp } from './wait-http';
 export interface UpOptions {
   /** The system's name; its lab's namespaces are sk-<name>-*. Default `local`. */
   name?: string;
-  mode?: LabMode;
+  mode?: ClientMode;
   sandboxes?: number;
   /** Gateway port on 127.0.0.1; default the stack's gateway.port; 0 picks a free one. */
   gatewayPort?: number;

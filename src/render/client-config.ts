@@ -1,7 +1,5 @@
-import type { StackConfig } from '../config';
+import type { ClientMode, StackConfig } from '../config';
 import { jsonFile } from './json';
-
-export type ClientMode = 'local' | 'transparent';
 
 export interface ClientTarget {
   /** The proxy's ingress address, what clients dial. */

@@ -1,5 +1,4 @@
-import type { StackConfig } from '../config';
-import type { ClientMode } from './client-config';
+import type { ClientMode, StackConfig } from '../config';
 import { SANDBOX_DIR, SANDBOX_RUN_DIR } from './paths';
 
 /**

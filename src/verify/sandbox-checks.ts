@@ -1,4 +1,4 @@
-import type { StackConfig } from '../config';
+import type { ClientMode, StackConfig } from '../config';
 import { SANDBOX_HOST_PATHS as P, SANDBOX_UNITS, sandboxUnits, type SandboxRole } from '../render';
 import { HostShell, type CheckResult } from './checks';
 import { parseStat } from './parse';
@@ -16,7 +16,7 @@ export interface SandboxExpectations {
   agentPort: number;
   brand: string;
   template: string;
-  mode: 'local' | 'transparent';
+  mode: ClientMode;
   socksPort: number;
   /** The proxy's egress address (stack output egressIp): what the internet must see from a sandbox. */
   egressIp?: string;

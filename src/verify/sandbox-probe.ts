@@ -4,6 +4,7 @@
  * (the agent's Process.Start, Connect server streaming), removes the sandbox, and prints what it saw as one JSON
  * line. Rendered here, parsed by parseProbeReport: the effects stay on the host, the logic is pure.
  */
+import type { ClientMode } from '../config';
 import { ACCESS_TOKEN_HEADER } from '../contract/headers';
 import { brandNames } from '../contract/brand';
 
@@ -18,7 +19,7 @@ export interface SandboxProbeOptions {
   /** A what-is-my-IP URL (plain HTTP), asked from inside the sandbox. */
   checkUrl: string;
   /** local: through the template's SOCKS5 port; transparent: a plain request (the NAT chain proxies it). */
-  mode: 'local' | 'transparent';
+  mode: ClientMode;
   socksPort: number;
   /** Node inside every sandbox (the runtime's payload). */
   sandboxNode: string;

@@ -6,8 +6,8 @@
 import { readFileSync } from 'node:fs';
 import type { LogEntry } from 'e2b';
 import { buildMcpGatewayTemplate, MCP_GATEWAY_TEMPLATE } from '../../../templates/mcp-gateway';
-import { buildProxyTemplate, type ProxyMode } from '../../../templates/proxy';
-import { type ConfigIssue, formatIssues, ipv4, oneOf, text } from '../../config';
+import { buildProxyTemplate } from '../../../templates/proxy';
+import { CLIENT_MODES, type ClientMode, type ConfigIssue, formatIssues, ipv4, oneOf, text } from '../../config';
 import { loadCatalog } from '../../mcp/catalog/load';
 import { listFlag, parseFlags, requiredFlag, switchFlag, valueFlag } from '../args';
 import { DEFAULT_STACK, loadStack, PASSWORD_ENV, requiredPasswordFromEnv, stackName } from '../stack';
@@ -79,7 +79,7 @@ export async function run(argv: string[]): Promise<number> {
   const { values, help } = parseFlags('template build', rest, {
     ...common,
     stack: valueFlag(stackName().default(DEFAULT_STACK)),
-    mode: valueFlag(oneOf(['local', 'transparent']).optional()),
+    mode: valueFlag(oneOf(CLIENT_MODES).optional()),
     'server-ip': requiredFlag(ipv4(), "the proxy's public IPv4 address that clients dial, such as 203.0.113.10"),
   });
   if (help) {
@@ -100,7 +100,7 @@ export async function run(argv: string[]): Promise<number> {
     return 1;
   }
 
-  const mode = (values.mode ?? loaded.config.template.mode) as ProxyMode;
+  const mode = (values.mode ?? loaded.config.template.mode) as ClientMode;
   const alias = values.alias ?? loaded.config.template.alias;
   console.log(
     `template build: ${alias} (${mode} mode, ${loaded.config.template.cpuCount} CPU, ${loaded.config.template.memoryMB} MB) from stack ${loaded.stack} via ${apiUrl ?? 'the SDK default API'}`,

@@ -3,14 +3,14 @@
  * adds to the lab's state; `recordStep` (the one place the state grows) merges it and writes the state file, so a
  * crashed run always leaves a state file that names everything built so far.
  */
-import type { StackConfig } from '../../config';
+import type { ClientMode, StackConfig } from '../../config';
 import type { Artifact, proxyHostFiles } from '../../render';
 import type { ProgressFn } from '../progress';
-import type { LabMode, LabState } from '../state';
+import type { LabState } from '../state';
 
 export interface LabStepContext {
   name: string;
-  mode: LabMode;
+  mode: ClientMode;
   /** How many sandboxes to build. */
   sandboxCount: number;
   hostLink: boolean;

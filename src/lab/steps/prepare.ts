@@ -6,14 +6,14 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { checkPassword, formatIssues, type StackConfig } from '../../config';
+import { checkPassword, type ClientMode, formatIssues, type StackConfig } from '../../config';
 import { proxyHostFiles, renderArtifacts } from '../../render';
 import { ADDRESS_PLAN, MAX_SANDBOXES } from '../address-plan';
 import { labScript } from '../dist-path';
 import { checkLabName, labDir } from '../names';
 import type { ProgressFn } from '../progress';
 import { run } from '../run';
-import type { LabMode, LabState } from '../state';
+import type { LabState } from '../state';
 import { findLeftovers, hasLeftovers, removeLab } from '../teardown';
 import type { LabStepContext } from './context';
 
@@ -57,7 +57,7 @@ export async function labPrerequisites(): Promise<string[]> {
 
 export interface LabRequest {
   name: string;
-  mode: LabMode;
+  mode: ClientMode;
   sandboxCount: number;
   hostLink: boolean;
   config: StackConfig;

@@ -16,6 +16,7 @@ import { bundle, bundleEntries } from '../../../scripts/bundle';
 import { namespacesOf, requireBuilt, uniqueLabName } from '../../helpers/lab';
 import { runEntry, runScript } from '../../helpers/node-script';
 import { sdkBuild, succeeded } from '../../integration/platform/templates/helpers/sdk-run';
+import type { ClientMode } from '../../../src/config';
 
 jest.setTimeout(900_000);
 
@@ -33,7 +34,7 @@ interface Stack {
 }
 
 /** Brings the lab, the platform on its sandbox network and the gateway up; what came up is in `s` even on failure. */
-async function up(s: Partial<Stack>, mode: 'local' | 'transparent'): Promise<void> {
+async function up(s: Partial<Stack>, mode: ClientMode): Promise<void> {
   s.lab = await labUp({ name: uniqueLabName('tp'), mode, hostLink: true });
   s.work = await mkdtemp(join(tmpdir(), 'sk-templates-e2e-'));
   const lab = s.lab;

@@ -5,6 +5,7 @@ import { createServer as createTcpServer, connect, type AddressInfo, type Server
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseProbeReport, renderSandboxProbe, type SandboxProbeOptions } from '../../../src/verify';
+import type { ClientMode } from '../../../src/config';
 
 /**
  * The verify probe, run for real with node, against stand-ins on 127.0.0.1: a platform API (create, delete), a
@@ -100,7 +101,7 @@ describe('sandbox probe of sandbox-kit verify', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  function options(mode: 'local' | 'transparent', checkUrl: string): SandboxProbeOptions {
+  function options(mode: ClientMode, checkUrl: string): SandboxProbeOptions {
     return {
       apiPort: ports.api,
       gatewayUrl: `http://127.0.0.1:${ports.gateway}`,
