@@ -20,7 +20,7 @@ import {
   type SandboxNetwork,
 } from '../runtime';
 import type { AgentPayload } from '../runtime/agent-payload';
-import { randomText } from './random-text';
+import { randomText } from '../util/random-text';
 import { startPlatform, type FleetOptions, type PlatformContext, type RunningPlatform, type TemplateMount } from './index';
 import { subnetCapacity } from '../runtime/network/host-network';
 import { createTemplateService, sandboxValidator, templateRoutes, type TemplateServiceOptions } from './templates';

@@ -1,5 +1,5 @@
 import { ApiKeys, E2B_SDK_KEY_FORM, hashApiKey, keysOlderSdksRefuse, newApiKey, parseApiKeyFile } from '../../../src/platform/api-keys';
-import { ACCESS_TOKEN_LENGTH, newAccessToken, newSandboxID, randomText, SANDBOX_ID_LENGTH } from '../../../src/platform/random-text';
+import { ACCESS_TOKEN_LENGTH, newAccessToken, newSandboxID, randomText, SANDBOX_ID_LENGTH } from '../../../src/util/random-text';
 
 describe('ApiKeys', () => {
   it('accepts exactly the keys whose hashes it holds', () => {
