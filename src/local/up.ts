@@ -4,13 +4,13 @@
  * lab's host link), check (egress through the proxy; a command, a ListDir and a wrong token through the gateway).
  * A second `up` of a healthy system changes nothing and says so; one over the leftovers of a crash removes them first.
  */
-import { randomBytes } from 'node:crypto';
 import { chownSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type ClientMode, loadStackConfig, type StackConfig } from '../config';
 import { attachLab, type EgressCheck, type Lab, labExists, labUp, type ProgressFn } from '../lab';
 import { egressCurl } from './egress-command';
 import { projectRoot } from '../util/project-root';
+import { newAccessToken, newSandboxID } from '../platform/sandboxes/ids';
 import { writeLayerFiles } from '../lab/etc-layer';
 import { spawnDetached } from '../lab/run';
 import { downLocal } from './down';
@@ -57,11 +57,6 @@ export interface UpResult {
   warm: boolean;
   egress: EgressCheck;
   gatewayCheck: GatewayCheck;
-}
-
-function sandboxID(): string {
-  // Lower-case letters and digits only: the ID also appears in host names (<port>-<id>.<domain>).
-  return `sb${randomBytes(8).toString('hex')}`;
 }
 
 /** The checks `up` runs last, also on a warm start: egress through the proxy, then the gateway per sandbox. */
@@ -178,8 +173,8 @@ export async function upLocal(options: UpOptions = {}): Promise<UpResult> {
       }
       const cli = join(projectRoot(), 'dist', 'src', 'cli', 'main.js');
       for (const node of lab.sandboxes) {
-        const sandbox: LocalSandbox = { sandboxID: sandboxID(), node, address: lab.sandboxAddress(node), agentPort: config.agent.port };
-        const token = randomBytes(24).toString('hex');
+        const sandbox: LocalSandbox = { sandboxID: newSandboxID(), node, address: lab.sandboxAddress(node), agentPort: config.agent.port };
+        const token = newAccessToken();
         tokens.set(sandbox.sandboxID, token);
         const tokenFile = join(state.dir, `${node}.token`);
         writeFileSync(tokenFile, `${token}\n`, { mode: 0o600 });

@@ -20,7 +20,7 @@ import {
   type SandboxNetwork,
 } from '../runtime';
 import type { AgentPayload } from '../runtime/agent-payload';
-import { randomText } from '../util/random-text';
+import { LOWER_ALNUM, randomText } from '../util/random-text';
 import { startPlatform, type FleetOptions, type PlatformContext, type RunningPlatform, type TemplateMount } from './index';
 import { subnetCapacity } from '../runtime/network/host-network';
 import { createTemplateService, sandboxValidator, templateRoutes, type TemplateServiceOptions } from './templates';
@@ -76,7 +76,7 @@ export async function instanceName(stateDir: string): Promise<string> {
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
-  const name = `p${randomText('abcdefghijklmnopqrstuvwxyz0123456789', 7)}`;
+  const name = `p${randomText(LOWER_ALNUM, 7)}`;
   await writeFile(file, `${name}\n`, { mode: 0o600, flag: 'wx' }).catch(async (err: NodeJS.ErrnoException) => {
     if (err.code !== 'EEXIST') throw err;
   });

@@ -10,7 +10,7 @@ import type { SandboxNetwork, SandboxRuntime } from '../../runtime/types';
 import { AgentClient, type ProcessResult, type RunningProcess } from './agent-client';
 import { Deadlines } from './deadlines';
 import { KeyedLock } from './keyed-lock';
-import { newAccessToken, newSandboxID } from '../../util/random-text';
+import { newAccessToken, newSandboxID } from './ids';
 import type { SandboxRecord } from './record';
 import type { NewSandbox } from './requests';
 import type { SandboxStore } from './store';

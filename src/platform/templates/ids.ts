@@ -1,13 +1,10 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
+import { LOWER_ALNUM, randomText } from '../../util/random-text';
+import { SANDBOX_ID_LENGTH } from '../sandboxes/ids';
 
-const ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789';
-
-/** Template IDs are lower-case letters and digits, like sandbox IDs (host-style routing cannot carry anything else). */
+/** Template IDs are made like sandbox IDs: lower-case letters and digits, uniformly drawn (host names carry them). */
 export function newTemplateID(): string {
-  const bytes = randomBytes(20);
-  let id = '';
-  for (const b of bytes) id += ALPHABET[b % ALPHABET.length];
-  return id;
+  return randomText(LOWER_ALNUM, SANDBOX_ID_LENGTH);
 }
 
 /** Build IDs are UUIDs, as E2B's are. */

@@ -1,5 +1,4 @@
 import { ApiKeys, E2B_SDK_KEY_FORM, hashApiKey, keysOlderSdksRefuse, newApiKey, parseApiKeyFile } from '../../../src/platform/api-keys';
-import { ACCESS_TOKEN_LENGTH, newAccessToken, newSandboxID, randomText, SANDBOX_ID_LENGTH } from '../../../src/util/random-text';
 
 describe('ApiKeys', () => {
   it('accepts exactly the keys whose hashes it holds', () => {
@@ -40,22 +39,6 @@ describe('parseApiKeyFile', () => {
 
   it('refuses a file without keys', () => {
     expect(() => parseApiKeyFile('# nothing\n', '/k')).toThrow('holds no key');
-  });
-});
-
-describe('random identifiers', () => {
-  it('sandbox IDs are 20 lower-case letters and digits', () => {
-    const ids = new Set(Array.from({ length: 200 }, newSandboxID));
-    expect(ids.size).toBe(200);
-    for (const id of ids) expect(id).toMatch(new RegExp(`^[a-z0-9]{${SANDBOX_ID_LENGTH}}$`));
-  });
-
-  it('access tokens are ASCII letters and digits', () => {
-    expect(newAccessToken()).toMatch(new RegExp(`^[A-Za-z0-9]{${ACCESS_TOKEN_LENGTH}}$`));
-  });
-
-  it('draws every character of the alphabet', () => {
-    expect(new Set(randomText('abc', 300)).size).toBe(3);
   });
 });
 
