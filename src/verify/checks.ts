@@ -12,7 +12,8 @@ import {
   parseSysctl,
   type ListeningSocket,
 } from './parse';
-import { asRoot, shellQuote, type Remote } from './remote';
+import { asRoot, type Remote } from './remote';
+import { shellQuote } from '../util/shell-quote';
 
 /** What a healthy proxy host looks like, from the stack config. */
 export interface Expectations {

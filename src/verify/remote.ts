@@ -1,4 +1,6 @@
 /** A shell on the proxy host: what the checks need from SSH, and what a test fakes. */
+import { shellQuote } from '../util/shell-quote';
+
 export interface CommandResult {
   stdout: string;
   stderr: string;
@@ -8,11 +10,6 @@ export interface CommandResult {
 
 export interface Remote {
   exec(command: string): Promise<CommandResult>;
-}
-
-/** Single-quotes a string for a POSIX shell. */
-export function shellQuote(text: string): string {
-  return `'${text.replace(/'/g, `'\\''`)}'`;
 }
 
 // A non-root login shell may lack the sbin directories (sysctl, tc); sudo's secure_path has them, root's PATH too.

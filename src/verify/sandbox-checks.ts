@@ -2,7 +2,8 @@ import type { ClientMode, StackConfig } from '../config';
 import { SANDBOX_HOST_PATHS as P, SANDBOX_UNITS, sandboxUnits, type SandboxRole } from '../render';
 import { HostShell, type CheckResult } from './checks';
 import { parseStat } from './parse';
-import { shellQuote, type Remote } from './remote';
+import type { Remote } from './remote';
+import { shellQuote } from '../util/shell-quote';
 import { renderSandboxProbe } from './sandbox-probe';
 import { findCommand, parseProbeReport, parseProcesses, parseTemplates } from './sandbox-parse';
 

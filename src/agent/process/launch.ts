@@ -15,6 +15,7 @@
  */
 import * as path from 'node:path';
 import type { UserAccount } from '../accounts';
+import { shellQuote } from '../../util/shell-quote';
 
 export const DEFAULT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
@@ -77,8 +78,4 @@ export function resolveCwd(cwd: string | undefined, defaultWorkdir: string | und
     return path.posix.resolve(home, expanded);
   }
   return defaultWorkdir ?? home;
-}
-
-export function shellQuote(s: string): string {
-  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
 }

@@ -14,7 +14,7 @@ import { COPY_CONTEXT_MOUNT, renderCopyScript } from './copy-script';
 import { extractArchive } from './files';
 import { homeOf, pathExists, userExists } from './layers';
 import { debianImage, describeStep, expandEnv, planSteps, type PlannedStep } from './plan';
-import { shellQuote } from './shell';
+import { shellQuote } from '../../util/shell-quote';
 import type { BuildRecord, TemplateStore } from './store';
 import type { TemplateValidator } from './validate';
 import { BASE_STEP, FINALIZE_STEP, type LogEntry, type LogLevel, type StartBuildBody, type Step } from './wire';

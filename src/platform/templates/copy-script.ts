@@ -1,4 +1,4 @@
-import { shellQuote } from './shell';
+import { shellQuote } from '../../util/shell-quote';
 
 /** Where a COPY step sees its extracted files inside the one-shot container (a read-only bind). */
 export const COPY_CONTEXT_MOUNT = '/tmp/.sandbox-kit-copy';

@@ -6,7 +6,7 @@ import { chmod, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { TemplateForSandbox } from '../sandboxes/template-resolver';
 import type { StepExecutor } from '../../runtime/types';
-import { shellQuote } from './shell';
+import { shellQuote } from '../../util/shell-quote';
 
 export interface ValidationIo {
   timeoutMs: number;

@@ -56,7 +56,7 @@ function fakeRemote(host: FakeHost): Remote & { commands: string[] } {
         const text = host.limits[Number(m[1])];
         return text ? ok(text) : fail(`cat: /proc/${m[1]}/limits: No such file or directory`);
       }
-      if (script === `stat -c '%a %U %G' '${HOST_PATHS.serverConfig}'`) return ok(host.stat);
+      if (script === `stat -c '%a %U %G' ${HOST_PATHS.serverConfig}`) return ok(host.stat);
       if ((m = /^tr '\\0' '\\n' < \/proc\/(\d+)\/cmdline$/.exec(script))) return ok(host.cmdline[Number(m[1])] ?? '');
       if (script === 'ip -o -4 addr show') return ok(host.addrs);
       throw new Error(`fake host: unexpected command ${JSON.stringify(script)}`);
