@@ -13,7 +13,7 @@ import { baseKey, stepKey } from './cache-key';
 import { COPY_CONTEXT_MOUNT, renderCopyScript } from './copy-script';
 import { extractArchive } from './files';
 import { homeOf, pathExists, userExists } from './layers';
-import { debianImage, describeStep, expandEnv, planSteps, type PlannedStep } from './plan';
+import { type BuildBase, type BuildPlan, describeStep, expandEnv, type PlannedStep } from './plan';
 import { shellQuote } from '../../util/shell-quote';
 import type { BuildRecord, TemplateStore } from './store';
 import type { TemplateValidator } from './validate';
@@ -68,17 +68,42 @@ interface State {
   cacheBroken: boolean;
 }
 
+/** What every step handler works on: the build, the state the steps so far left, and where its lines go. */
+interface StepContext {
+  build: BuildRecord;
+  state: State;
+  log: BuildLog;
+  /** The step's name in the log: '1'..'n', or BASE_STEP. */
+  name: string;
+  /** Rebuild even when the layer is cached (the build's or the step's force). */
+  force: boolean;
+}
+
+/** One step that makes a layer. */
+interface LayerRun {
+  /** What the log says the step does. */
+  label: string;
+  /** What identifies the step in the layer cache, under its parent's key. */
+  cacheAs: Pick<Step, 'type' | 'args' | 'filesHash'>;
+  argv: string[];
+  user: string;
+  /** Mounts made just before the run (COPY's unpacked files); their mount points are removed from the layer after. */
+  mounts?: () => Promise<Array<{ source: string; target: string }>>;
+}
+
+type StepHandlers = { [K in PlannedStep['kind']]: (ctx: StepContext, step: Extract<PlannedStep, { kind: K }>) => Promise<void> };
+
 export class BuildRunner {
   constructor(private readonly o: BuildRunnerOptions) {}
 
-  /** Runs the build to its end; never rejects (every failure is recorded on the build). */
-  async run(build: BuildRecord, body: StartBuildBody): Promise<void> {
+  /** Runs a planned build to its end; never rejects (every failure is recorded on the build). */
+  async run(build: BuildRecord, body: StartBuildBody, plan: BuildPlan): Promise<void> {
     const log = new BuildLog(this.o.store, build.buildID);
     try {
       build.status = 'building';
       build.updatedAt = new Date().toISOString();
       await this.o.store.putBuild(build);
-      const result = await this.execute(build, body, log);
+      const result = await this.execute(build, body, plan, log);
       await log.flush();
       Object.assign(build, result, { status: 'ready', updatedAt: new Date().toISOString() });
       await this.o.store.putBuild(build);
@@ -103,16 +128,14 @@ export class BuildRunner {
     }
   }
 
-  private async execute(build: BuildRecord, body: StartBuildBody, log: BuildLog): Promise<Partial<BuildRecord>> {
-    const planned = planSteps(body.steps as Step[]);
-    if (!planned.ok) throw new StepFailed(planned.problems[0]!.step, planned.problems.map((p) => p.message).join('; '));
-
-    const state = await this.base(build, body, log);
-    const total = planned.plan.length;
-    for (const [i, step] of planned.plan.entries()) {
+  private async execute(build: BuildRecord, body: StartBuildBody, plan: BuildPlan, log: BuildLog): Promise<Partial<BuildRecord>> {
+    const state = await this.base(build, plan.base, body.force, log);
+    const total = plan.steps.length;
+    for (const [i, step] of plan.steps.entries()) {
       const name = String(i + 1);
       log.write('info', `[${name}/${total}] ${describeStep(step.step)}`, name);
-      await this.step(build, step, name, state, body.force, log);
+      const ctx: StepContext = { build, state, log, name, force: body.force || step.step.force };
+      await (this.handlers[step.kind] as (ctx: StepContext, step: PlannedStep) => Promise<void>)(ctx, step);
     }
 
     const template: TemplateForSandbox = {
@@ -156,169 +179,125 @@ export class BuildRunner {
     };
   }
 
-  private async base(build: BuildRecord, body: StartBuildBody, log: BuildLog): Promise<State> {
-    if (body.fromTemplate !== undefined) {
-      const parent = await this.o.store.findTemplate(body.fromTemplate);
+  private async base(build: BuildRecord, base: BuildBase, force: boolean, log: BuildLog): Promise<State> {
+    if (base.kind === 'template') {
+      const parent = await this.o.store.findTemplate(base.name);
       const ready = parent?.readyBuildID ? await this.o.store.getBuild(parent.readyBuildID) : undefined;
-      if (!ready)
-        throw new StepFailed(BASE_STEP, `base template ${JSON.stringify(body.fromTemplate)} does not exist or has no ready build`);
-      log.write('info', `FROM template ${body.fromTemplate} (build ${ready.buildID})`, BASE_STEP);
+      if (!ready) throw new StepFailed(BASE_STEP, `base template ${JSON.stringify(base.name)} does not exist or has no ready build`);
+      log.write('info', `FROM template ${base.name} (build ${ready.buildID})`, BASE_STEP);
       return {
         layers: ready.layers,
         key: `template:${ready.buildID}`,
         envs: { ...ready.envs },
         user: ready.user,
         workdir: ready.workdir ?? DEFAULT_WORKDIR,
-        cacheBroken: body.force,
+        cacheBroken: force,
       };
     }
-    const image = debianImage(body.fromImage ?? 'e2bdev/base', this.o.baseImages.supported);
-    if (!image.ok) throw new StepFailed(BASE_STEP, image.message);
-    log.write('info', `FROM ${image.image}`, BASE_STEP);
+    log.write('info', `FROM ${base.image}`, BASE_STEP);
     const rootfs = await this.o.baseImages
-      .rootfs(image.image, (line) => log.write('info', line, BASE_STEP))
+      .rootfs(base.image, (line) => log.write('info', line, BASE_STEP))
       .catch((err: Error) => {
-        throw new StepFailed(BASE_STEP, `the base root filesystem for ${image.image} could not be made: ${err.message}`);
+        throw new StepFailed(BASE_STEP, `the base root filesystem for ${base.image} could not be made: ${err.message}`);
       });
     const state: State = {
       layers: [rootfs],
-      key: baseKey(image.image, rootfs),
+      key: baseKey(base.image, rootfs),
       envs: { PATH: DEFAULT_PATH },
       user: 'root',
       workdir: '/',
-      cacheBroken: body.force,
+      cacheBroken: force,
     };
-    await this.layerStep(
-      build,
-      state,
-      BASE_STEP,
-      'provision',
-      { type: 'RUN', args: [PROVISION_SCRIPT, 'root'] },
-      ['/bin/sh', '-c', PROVISION_SCRIPT],
-      log,
-      false,
-      [],
+    await this.layer(
+      { build, state, log, name: BASE_STEP, force: false },
+      {
+        label: 'provision',
+        cacheAs: { type: 'RUN', args: [PROVISION_SCRIPT, 'root'] },
+        argv: ['/bin/sh', '-c', PROVISION_SCRIPT],
+        user: 'root',
+      },
     );
     state.user = DEFAULT_USER;
     state.workdir = DEFAULT_WORKDIR;
     return state;
   }
 
-  private async step(build: BuildRecord, p: PlannedStep, name: string, state: State, buildForce: boolean, log: BuildLog): Promise<void> {
-    const force = buildForce || p.step.force;
-    switch (p.kind) {
-      case 'ENV':
-        for (const [k, v] of p.pairs) state.envs[k] = expandEnv(v, state.envs);
-        state.key = stepKey(state.key, p.step);
-        return;
-      case 'USER': {
-        state.key = stepKey(state.key, p.step);
-        if (!(await userExists(state.layers, p.user))) {
-          const script = `useradd -m -s /bin/bash ${p.user}`;
-          await this.layerStep(
-            build,
-            state,
-            name,
-            `useradd ${p.user}`,
-            { type: 'RUN', args: [script, 'root'] },
-            ['/bin/bash', '-c', script],
-            log,
-            force,
-            [],
-            'root',
-          );
-        }
-        state.user = p.user;
-        return;
+  /** One handler per step kind; ENV and an existing USER or WORKDIR change only the state, the others make a layer. */
+  private readonly handlers: StepHandlers = {
+    ENV: async ({ state }, p) => {
+      for (const [k, v] of p.pairs) state.envs[k] = expandEnv(v, state.envs);
+      state.key = stepKey(state.key, p.step);
+    },
+    USER: async (ctx, p) => {
+      ctx.state.key = stepKey(ctx.state.key, p.step);
+      if (!(await userExists(ctx.state.layers, p.user))) {
+        const script = `useradd -m -s /bin/bash ${p.user}`;
+        await this.layer(ctx, {
+          label: `useradd ${p.user}`,
+          cacheAs: { type: 'RUN', args: [script, 'root'] },
+          argv: ['/bin/bash', '-c', script],
+          user: 'root',
+        });
       }
-      case 'WORKDIR': {
-        const path = p.path.startsWith('/') ? p.path : `${state.workdir.replace(/\/$/, '')}/${p.path}`;
-        state.key = stepKey(state.key, p.step);
-        if (!(await pathExists(state.layers, path))) {
-          const script = `mkdir -p ${shellQuote(path)} && chown ${shellQuote(state.user)}: ${shellQuote(path)}`;
-          await this.layerStep(
-            build,
-            state,
-            name,
-            `mkdir ${path}`,
-            { type: 'RUN', args: [script, 'root'] },
-            ['/bin/bash', '-c', script],
-            log,
-            force,
-            [],
-            'root',
-          );
-        }
-        state.workdir = path;
-        return;
+      ctx.state.user = p.user;
+    },
+    WORKDIR: async (ctx, p) => {
+      const { state } = ctx;
+      const path = p.path.startsWith('/') ? p.path : `${state.workdir.replace(/\/$/, '')}/${p.path}`;
+      state.key = stepKey(state.key, p.step);
+      if (!(await pathExists(state.layers, path))) {
+        const script = `mkdir -p ${shellQuote(path)} && chown ${shellQuote(state.user)}: ${shellQuote(path)}`;
+        await this.layer(ctx, {
+          label: `mkdir ${path}`,
+          cacheAs: { type: 'RUN', args: [script, 'root'] },
+          argv: ['/bin/bash', '-c', script],
+          user: 'root',
+        });
       }
-      case 'RUN':
-        await this.layerStep(
-          build,
-          state,
-          name,
-          describeStep(p.step),
-          p.step,
-          ['/bin/bash', '-c', p.command],
-          log,
-          force,
-          [],
-          p.user ?? state.user,
-        );
-        return;
-      case 'COPY': {
-        const archive = await this.o.store.filePath(p.filesHash);
-        if (!archive)
-          throw new StepFailed(name, `step ${name} (${describeStep(p.step)}): no files were uploaded for files hash ${p.filesHash}`);
-        const script = renderCopyScript({ src: p.src, dest: p.dest, workdir: state.workdir, owner: p.owner ?? state.user, mode: p.mode });
-        let context: string | undefined;
-        try {
-          await this.layerStep(
-            build,
-            state,
-            name,
-            describeStep(p.step),
-            p.step,
-            ['/bin/bash', '-c', script],
-            log,
-            force,
-            [],
-            'root',
-            async () => {
-              context = await extractArchive(archive, this.o.scratchDir);
-              return [{ source: context, target: COPY_CONTEXT_MOUNT }];
-            },
-          );
-        } finally {
-          if (context) await rm(context, { recursive: true, force: true });
-        }
-        return;
+      state.workdir = path;
+    },
+    RUN: async (ctx, p) => {
+      await this.layer(ctx, {
+        label: describeStep(p.step),
+        cacheAs: p.step,
+        argv: ['/bin/bash', '-c', p.command],
+        user: p.user ?? ctx.state.user,
+      });
+    },
+    COPY: async (ctx, p) => {
+      const archive = await this.o.store.filePath(p.filesHash);
+      if (!archive)
+        throw new StepFailed(ctx.name, `step ${ctx.name} (${describeStep(p.step)}): no files were uploaded for files hash ${p.filesHash}`);
+      const { state } = ctx;
+      const script = renderCopyScript({ src: p.src, dest: p.dest, workdir: state.workdir, owner: p.owner ?? state.user, mode: p.mode });
+      let context: string | undefined;
+      try {
+        await this.layer(ctx, {
+          label: describeStep(p.step),
+          cacheAs: p.step,
+          argv: ['/bin/bash', '-c', script],
+          user: 'root',
+          mounts: async () => {
+            context = await extractArchive(archive, this.o.scratchDir);
+            return [{ source: context, target: COPY_CONTEXT_MOUNT }];
+          },
+        });
+      } finally {
+        if (context) await rm(context, { recursive: true, force: true });
       }
-    }
-  }
+    },
+  };
 
   /**
    * One step that makes a layer: reused from the cache when its key is known and nothing forces a rebuild, else run
    * in a one-shot container into a new layer directory (removed again if the step fails).
    */
-  private async layerStep(
-    build: BuildRecord,
-    state: State,
-    name: string,
-    label: string,
-    step: Pick<Step, 'type' | 'args' | 'filesHash'>,
-    argv: string[],
-    log: BuildLog,
-    force: boolean,
-    binds: Array<{ source: string; target: string }>,
-    user = 'root',
-    prepare?: () => Promise<Array<{ source: string; target: string }>>,
-  ): Promise<void> {
-    const key = stepKey(state.key, step);
+  private async layer({ build, state, log, name, force }: StepContext, run: LayerRun): Promise<void> {
+    const key = stepKey(state.key, run.cacheAs);
     if (!force && !state.cacheBroken) {
       const cached = await this.o.store.getLayer(key);
       if (cached && (await pathExists([cached.dir], '.'))) {
-        log.write('info', `CACHED ${label}`, name);
+        log.write('info', `CACHED ${run.label}`, name);
         state.layers = [cached.dir, ...state.layers];
         state.key = key;
         return;
@@ -327,18 +306,20 @@ export class BuildRunner {
     state.cacheBroken = true;
     const layerDir = join(this.o.layersDir, `${key.slice(0, 24)}-${randomBytes(4).toString('hex')}`);
     await mkdir(layerDir, { recursive: true, mode: 0o755 });
+    const user = run.user;
+    let mounts: Array<{ source: string; target: string }> = [];
     let code: number;
     try {
-      const extraBinds = prepare ? await prepare() : [];
+      mounts = run.mounts ? await run.mounts() : [];
       const home = (await homeOf(state.layers, user)) ?? (user === 'root' ? '/root' : `/home/${user}`);
       code = await this.o.executor.run({
         layers: state.layers,
         layerDir,
-        argv,
+        argv: run.argv,
         user,
         workdir: state.workdir,
         env: { HOME: home, USER: user, ...state.envs },
-        binds: [...binds, ...extraBinds],
+        binds: mounts,
         network: 'host',
         memoryMB: build.memoryMB,
         cpuCount: build.cpuCount,
@@ -347,7 +328,7 @@ export class BuildRunner {
       });
     } catch (err) {
       await rm(layerDir, { recursive: true, force: true });
-      throw new StepFailed(name, `step ${name} (${label}) could not be run: ${(err as Error).message}`);
+      throw new StepFailed(name, `step ${name} (${run.label}) could not be run: ${(err as Error).message}`);
     }
     if (code !== 0) {
       await rm(layerDir, { recursive: true, force: true });
@@ -358,13 +339,11 @@ export class BuildRunner {
         .map((e) => e.message);
       throw new StepFailed(
         name,
-        `step ${name} (${label}) failed with exit code ${code}${tail.length > 0 ? `; last output:\n${tail.join('\n')}` : ''}`,
+        `step ${name} (${run.label}) failed with exit code ${code}${tail.length > 0 ? `; last output:\n${tail.join('\n')}` : ''}`,
       );
     }
-    // Bind targets were created in the layer as mount points; they are not part of the template.
-    for (const b of [...binds, ...(prepare ? [{ target: COPY_CONTEXT_MOUNT }] : [])]) {
-      await rm(join(layerDir, b.target), { recursive: true, force: true }).catch(() => undefined);
-    }
+    // Mount targets were created in the layer as mount points; they are not part of the template.
+    for (const m of mounts) await rm(join(layerDir, m.target), { recursive: true, force: true }).catch(() => undefined);
     await this.o.store.putLayer(key, { dir: layerDir, createdAt: new Date().toISOString() });
     state.layers = [layerDir, ...state.layers];
     state.key = key;

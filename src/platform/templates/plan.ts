@@ -3,7 +3,7 @@
  * reported at once, each naming the step (1-based, as the SDK numbers them), what was given and what is accepted.
  */
 import { posix } from 'node:path';
-import { STEP_TYPES, type Step, type StepType } from './wire';
+import { BASE_STEP, STEP_TYPES, type StartBuildBody, type Step, type StepType } from './wire';
 
 export type PlannedStep =
   | { kind: 'RUN'; step: Step; command: string; user?: string }
@@ -121,4 +121,37 @@ export function debianImage(fromImage: string, supported: readonly string[]): { 
     };
   }
   return { ok: true, image: `debian:${suite}` };
+}
+
+/** The image the SDK names when a template gives no base of its own. */
+export const SDK_DEFAULT_IMAGE = 'e2bdev/base';
+
+/** A build's base: another template's ready build, or a Debian root filesystem. */
+export type BuildBase = { kind: 'template'; name: string } | { kind: 'image'; image: string };
+
+export interface BuildPlan {
+  base: BuildBase;
+  steps: PlannedStep[];
+}
+
+/**
+ * Everything that can be told from the build request alone, worked out once: the base and every step. The service
+ * answers 400 with the problems; the runner executes the plan.
+ */
+export function planBuild(
+  body: Pick<StartBuildBody, 'fromImage' | 'fromTemplate' | 'steps'>,
+  supportedSuites: readonly string[],
+): { ok: true; plan: BuildPlan } | { ok: false; problems: StepProblem[] } {
+  const problems: StepProblem[] = [];
+  let base: BuildBase | undefined;
+  if (body.fromTemplate !== undefined) base = { kind: 'template', name: body.fromTemplate };
+  else {
+    const image = debianImage(body.fromImage ?? SDK_DEFAULT_IMAGE, supportedSuites);
+    if (image.ok) base = { kind: 'image', image: image.image };
+    else problems.push({ step: BASE_STEP, message: image.message });
+  }
+  const planned = planSteps(body.steps as Step[]);
+  if (!planned.ok) problems.push(...planned.problems);
+  if (problems.length > 0 || !planned.ok || base === undefined) return { ok: false, problems };
+  return { ok: true, plan: { base, steps: planned.plan } };
 }

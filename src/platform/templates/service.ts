@@ -17,17 +17,8 @@ import { splitNameTag } from './names';
 import { DEFAULT_KEY_PREFIX, TemplateStore, type BuildRecord, type TemplateRecord } from './store';
 import { checkUpload, signUpload } from './upload-url';
 import { stepValidator, type TemplateValidator } from './validate';
-import { debianImage, planSteps, type StepProblem } from './plan';
-import {
-  BASE_STEP,
-  type BuildReason,
-  type BuildStatus,
-  type CreateTemplateBody,
-  type ListedTemplate,
-  type LogEntry,
-  type StartBuildBody,
-  type Step,
-} from './wire';
+import { planBuild } from './plan';
+import type { BuildReason, BuildStatus, CreateTemplateBody, ListedTemplate, LogEntry, StartBuildBody } from './wire';
 
 export interface TemplateServiceOptions {
   /** The platform's Redis; everything goes under `keyPrefix`. */
@@ -207,10 +198,10 @@ export class TemplateService {
 
   async startBuild(templateID: string, buildID: string, body: StartBuildBody): Promise<void> {
     const build = await this.build(templateID, buildID);
-    const problems = this.inputProblems(body);
-    if (problems.length > 0) {
-      const message = problems.map((p) => p.message).join('; ');
-      if (build.status === 'waiting') await this.fail(build, { message, step: problems[0]!.step });
+    const planned = planBuild(body, this.o.baseImages.supported);
+    if (!planned.ok) {
+      const message = planned.problems.map((p) => p.message).join('; ');
+      if (build.status === 'waiting') await this.fail(build, { message, step: planned.problems[0]!.step });
       throw new ApiError(400, message);
     }
     if (build.status !== 'waiting')
@@ -224,20 +215,8 @@ export class TemplateService {
       await this.fail(build, { message });
       throw new ApiError(409, message);
     }
-    const job = this.runner.run(build, body).finally(() => this.running.delete(job));
+    const job = this.runner.run(build, body, planned.plan).finally(() => this.running.delete(job));
     this.running.add(job);
-  }
-
-  /** What can be told from the request alone: the base image and every step's shape. */
-  private inputProblems(body: StartBuildBody): StepProblem[] {
-    const problems: StepProblem[] = [];
-    if (body.fromTemplate === undefined) {
-      const image = debianImage(body.fromImage ?? 'e2bdev/base', this.o.baseImages.supported);
-      if (!image.ok) problems.push({ step: BASE_STEP, message: image.message });
-    }
-    const planned = planSteps(body.steps as Step[]);
-    if (!planned.ok) problems.push(...planned.problems);
-    return problems;
   }
 
   private async fail(build: BuildRecord, reason: BuildReason): Promise<void> {

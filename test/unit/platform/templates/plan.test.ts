@@ -1,4 +1,4 @@
-import { copySourceProblem, debianImage, expandEnv, planSteps } from '../../../../src/platform/templates/plan';
+import { copySourceProblem, debianImage, expandEnv, planBuild, planSteps } from '../../../../src/platform/templates/plan';
 import type { Step } from '../../../../src/platform/templates/wire';
 
 const step = (type: string, args: string[], extra: Partial<Step> = {}): Step => ({
@@ -83,4 +83,33 @@ test('only Debian suites the base maker supports are available; the error lists 
       'base image "e2bdev/base" is not available offline; supported: debian:bookworm, debian:stable, debian:trixie (fromDebianImage(\'<suite>\'))',
   });
   expect(debianImage('debian:buster', supported).ok).toBe(false);
+});
+
+describe('planBuild', () => {
+  const SUITES = ['bookworm', 'stable'];
+
+  test('a build from a Debian image: the image, then the planned steps', () => {
+    const result = planBuild({ fromImage: 'debian:bookworm', steps: [step('ENV', ['A', '1'])] }, SUITES);
+    expect(result).toEqual({
+      ok: true,
+      plan: {
+        base: { kind: 'image', image: 'debian:bookworm' },
+        steps: [{ kind: 'ENV', step: step('ENV', ['A', '1']), pairs: [['A', '1']] }],
+      },
+    });
+  });
+
+  test('a build from another template takes it as the base, whatever image is named', () => {
+    const result = planBuild({ fromTemplate: 'parent', fromImage: 'alpine', steps: [] }, SUITES);
+    expect(result).toEqual({ ok: true, plan: { base: { kind: 'template', name: 'parent' }, steps: [] } });
+  });
+
+  test("without a base the SDK's default image is meant, which is not available offline; bad steps are reported with it", () => {
+    const result = planBuild({ steps: [step('WORKDIR', [])] }, SUITES);
+    expect(result.ok).toBe(false);
+    const problems = result.ok ? [] : result.problems;
+    expect(problems.map((p) => p.step)).toEqual(['base', '1']);
+    expect(problems[0]!.message).toContain('base image "e2bdev/base" is not available offline; supported: debian:bookworm, debian:stable');
+    expect(problems[1]!.message).toBe('step 1 (WORKDIR): WORKDIR needs a path');
+  });
 });
