@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import * as pulumi from '@pulumi/pulumi';
 import * as random from '@pulumi/random';
-import { API_KEY_PREFIX } from '../src/platform/api-keys';
+import { API_KEY_PREFIX } from '../src/contract/api-key';
 
 export const API_KEY_RANDOM_LENGTH = 40;
 

@@ -2,7 +2,7 @@
  * The oom_score_adj the agent's children get: the runtime exempts the agent from OOM kills (-1000) and names the
  * children's score in an environment variable (src/runtime/oom.ts), which the agent reads once and never passes on.
  */
-import { CHILD_OOM_SCORE_ADJ_ENV } from '../runtime/oom';
+import { CHILD_OOM_SCORE_ADJ_ENV } from '../contract/child-oom';
 
 export function childOomScoreAdj(env: NodeJS.ProcessEnv = process.env): number | undefined {
   const raw = env[CHILD_OOM_SCORE_ADJ_ENV];

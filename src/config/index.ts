@@ -3,7 +3,5 @@ export * from './methods';
 export * from './parse';
 export * from './schema';
 export * from './stack-file';
-export * from '../contract/brand';
 export * from './schema-walk';
 export * from './reference';
-export * from '../contract/agent-port';

@@ -7,3 +7,5 @@ export * from './headers';
 export * from './sandbox-id';
 export * from './envd-version';
 export * from './mcp';
+export * from './child-oom';
+export * from './api-key';

@@ -2,15 +2,10 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { chmod, mkdir, open, readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { hashAccessToken } from '../contract/access-token';
+import { API_KEY_PREFIX, E2B_SDK_KEY_FORM } from '../contract/api-key';
 
-/**
- * Keys the platform makes have E2B's form, `e2b_` and 40 lower-case hex digits (160 random bits): E2B's SDKs from
- * 2.27 to 2.45 refuse any other form before sending a request, and the prefix makes a leaked key recognisable.
- */
-export const API_KEY_PREFIX = 'e2b_';
+/** Keys the platform makes have E2B's form (src/contract/api-key.ts) with 40 hex digits: 160 random bits. */
 const API_KEY_RANDOM_BYTES = 20;
-/** The form those SDKs check a key against, client-side. */
-export const E2B_SDK_KEY_FORM = /^e2b_[0-9a-f]+$/;
 /** What a key given to the platform may look like: printable ASCII without spaces, 8 to 256 characters. */
 export const API_KEY_PATTERN = /^[\x21-\x7e]{8,256}$/;
 

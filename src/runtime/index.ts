@@ -8,7 +8,7 @@ export {
   reopenSandboxHostNetwork,
   type SandboxHostNetwork,
 } from './network/host-network';
-export { CHILD_OOM_SCORE_ADJ, CHILD_OOM_SCORE_ADJ_ENV } from './oom';
+export { CHILD_OOM_SCORE_ADJ } from './oom';
 export { DEFAULT_STATE_ROOT } from './instance';
 export { cleanupLeftovers, type CleanupOptions, type CleanupReport } from './cleanup';
 export { MmdebstrapImages, debianSuite, BASE_PACKAGES, DEFAULT_USER, type MmdebstrapImagesOptions } from './base-images';

@@ -14,4 +14,3 @@
  */
 export const AGENT_OOM_SCORE_ADJ = 100;
 export const CHILD_OOM_SCORE_ADJ = 1000;
-export const CHILD_OOM_SCORE_ADJ_ENV = 'SANDBOX_KIT_CHILD_OOM_SCORE_ADJ';
