@@ -1,5 +1,5 @@
 /**
- * A process the agent started: its pipes, the streams reading it, its config for List, and the ways to talk to it
+ * A process the agent started: its pipes (stdin a real pipe, stdin-pipe.ts), the streams reading it, its config for List, and the ways to talk to it
  * (input, signals, terminal size). It outlives the call that started it: a client that disconnects leaves it
  * running, and Connect attaches a new reader.
  *
@@ -9,7 +9,9 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
+import type { Socket } from 'node:net';
 import type { LaunchPlan } from './launch';
+import { openStdinPipe } from './stdin-pipe';
 import { type ProcessOutput, Subscriber } from './subscriber';
 
 const READER_HIGH_WATER = 1024 * 1024;
@@ -31,6 +33,7 @@ export class ManagedProcess {
 
   private constructor(
     private readonly child: ChildProcess,
+    private readonly stdin: Socket | undefined,
     readonly config: ProcessConfigInfo,
     readonly tag: string | undefined,
     readonly pty: boolean,
@@ -44,9 +47,10 @@ export class ManagedProcess {
       stream?.on('data', (bytes: Buffer) => this.emit({ kind: 'data', stream: pty ? 'pty' : name, bytes }));
     }
     // An input pipe whose reader exited gives EPIPE on the next write: not the agent's failure.
-    child.stdin?.on('error', () => {});
+    stdin?.on('error', () => {});
     this.exited = new Promise((resolve) => {
       child.once('close', (code, signal) => {
+        stdin?.destroy();
         this.ended = endEvent(code, signal, this.killReason);
         this.emit(this.ended);
         resolve();
@@ -62,19 +66,26 @@ export class ManagedProcess {
     pty: boolean,
     keepStdin: boolean,
   ): Promise<ManagedProcess> {
-    const child = spawn(plan.file, plan.args, {
-      cwd: plan.cwd,
-      env: plan.env,
-      stdio: ['pipe', 'pipe', 'pipe'],
-      detached: true, // its own process group: signals reach everything it started
-    });
-    await new Promise<void>((resolve, reject) => {
-      child.once('spawn', resolve);
-      child.once('error', reject);
-    });
-    const p = new ManagedProcess(child, config, tag, pty);
-    if (!keepStdin) child.stdin?.end();
-    return p;
+    const input = keepStdin ? await openStdinPipe() : undefined;
+    let child: ChildProcess;
+    try {
+      child = spawn(plan.file, plan.args, {
+        cwd: plan.cwd,
+        env: plan.env,
+        stdio: [input?.childEnd ?? 'ignore', 'pipe', 'pipe'],
+        detached: true, // its own process group: signals reach everything it started
+      });
+      await new Promise<void>((resolve, reject) => {
+        child.once('spawn', resolve);
+        child.once('error', reject);
+      });
+    } catch (err) {
+      input?.writer.destroy();
+      throw err;
+    } finally {
+      if (input) fs.closeSync(input.childEnd);
+    }
+    return new ManagedProcess(child, input?.writer, config, tag, pty);
   }
 
   get running(): boolean {
@@ -115,7 +126,7 @@ export class ManagedProcess {
   }
 
   writeStdin(bytes: Buffer): Promise<void> {
-    const stdin = this.child.stdin;
+    const stdin = this.stdin;
     if (!stdin || stdin.writableEnded || stdin.destroyed) return Promise.reject(new Error('stdin is closed'));
     return new Promise((resolve, reject) => {
       stdin.write(bytes, (err) => (err ? reject(err) : resolve()));
@@ -123,7 +134,7 @@ export class ManagedProcess {
   }
 
   closeStdin(): void {
-    this.child.stdin?.end();
+    this.stdin?.end();
   }
 
   /** Signals the whole process group; falls back to the process alone if the group is gone. */

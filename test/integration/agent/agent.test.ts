@@ -8,13 +8,21 @@ import * as path from 'node:path';
 import * as zlib from 'node:zlib';
 import { Code, ConnectError } from '@connectrpc/connect';
 import { timestampDate } from '@bufbuild/protobuf/wkt';
-import { startAgent, type RunningAgent } from '../../../src/agent';
 import { FileType } from '../../../src/agent/gen/filesystem_pb';
-import { basic, connectClient, createUser, rawCall, rawCallEarlyAnswer, tempDir } from './helpers/common';
+import {
+  type AgentProcess,
+  basic,
+  connectClient,
+  createUser,
+  rawCall,
+  rawCallEarlyAnswer,
+  startHostAgent,
+  tempDir,
+} from './helpers/common';
 import { BAD_NAME_TEXT, buildFixture, SPARSE_SIZE } from './helpers/fs-fixture';
 
 let root: string;
-let agent: RunningAgent;
+let agent: AgentProcess;
 let url: string;
 let user: ReturnType<typeof createUser>;
 
@@ -22,12 +30,12 @@ beforeAll(async () => {
   root = tempDir('agent-it-');
   user = createUser('skagent', path.join(root, 'home'));
   buildFixture(root, user);
-  agent = await startAgent({ port: 0, host: '127.0.0.1', defaultUser: 'root' });
+  agent = await startHostAgent({ defaultUser: 'root' });
   url = `http://127.0.0.1:${agent.port}`;
 });
 
 afterAll(async () => {
-  await agent?.close();
+  await agent?.stop();
   user?.remove();
   if (root) fs.rmSync(root, { recursive: true, force: true });
 });
@@ -66,12 +74,12 @@ describe('EntryInfo over raw HTTP', () => {
   });
 
   test('the brand picks the namespace', async () => {
-    const e2b = await startAgent({ port: 0, host: '127.0.0.1', defaultUser: 'root', brand: 'E2b' });
+    const e2b = await startHostAgent({ defaultUser: 'root', brand: 'E2b' });
     try {
       const res = await rawCall(`http://127.0.0.1:${e2b.port}`, 'Stat', JSON.stringify({ path: path.join(root, 'file.txt') }));
       expect(res.json.entry.metadata).toEqual({ k: 'v' });
     } finally {
-      await e2b.close();
+      await e2b.stop();
     }
   });
 
@@ -218,7 +226,7 @@ describe('ListDir over raw HTTP', () => {
   });
 
   test('the entry limit answers resource_exhausted', async () => {
-    const small = await startAgent({ port: 0, host: '127.0.0.1', defaultUser: 'root', maxEntries: 5 });
+    const small = await startHostAgent({ defaultUser: 'root', maxEntries: 5 });
     try {
       const res = await rawCall(`http://127.0.0.1:${small.port}`, 'ListDir', JSON.stringify({ path: root }));
       expect([res.status, res.json.code]).toEqual([429, 'resource_exhausted']);
@@ -226,7 +234,7 @@ describe('ListDir over raw HTTP', () => {
       const ok = await rawCall(`http://127.0.0.1:${small.port}`, 'ListDir', JSON.stringify({ path: path.join(root, 'a'), depth: 2 }));
       expect(ok.json.entries).toHaveLength(4);
     } finally {
-      await small.close();
+      await small.stop();
     }
   });
 });
@@ -339,13 +347,13 @@ describe('the Connect protocol', () => {
 });
 
 describe('the access token', () => {
-  let guarded: RunningAgent;
+  let guarded: AgentProcess;
   let gurl: string;
   beforeAll(async () => {
-    guarded = await startAgent({ port: 0, host: '127.0.0.1', defaultUser: 'root', accessToken: 'sekret-token' });
+    guarded = await startHostAgent({ defaultUser: 'root', accessToken: 'sekret-token' });
     gurl = `http://127.0.0.1:${guarded.port}`;
   });
-  afterAll(() => guarded.close());
+  afterAll(() => guarded.stop());
 
   test('missing or wrong X-Access-Token is 401 unauthenticated; the right one passes', async () => {
     const body = JSON.stringify({ path: root });

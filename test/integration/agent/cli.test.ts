@@ -5,7 +5,7 @@
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { CLI, createUser, rawCall, startAgentAsUser, startCliAgent, tempDir } from './helpers/common';
+import { CLI, createUser, rawCall, startHostAgent, startCliAgent, tempDir } from './helpers/common';
 
 let root: string;
 let secrets: string; // token files, kept out of the listed tree
@@ -78,7 +78,7 @@ test('bad flags and a missing default user exit non-zero with a clear message', 
 });
 
 test('as an unprivileged user: an unreadable listed directory is permission_denied, unreadable subdirectories are listed but not descended', async () => {
-  const agent = await startAgentAsUser(user.uid, user.gid, { defaultUser: user.name });
+  const agent = await startHostAgent({ defaultUser: user.name }, user);
   try {
     const url = `http://127.0.0.1:${agent.port}`;
     const denied = await rawCall(url, 'ListDir', JSON.stringify({ path: path.join(root, 'secret') }));

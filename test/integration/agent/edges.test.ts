@@ -9,11 +9,10 @@ import * as http from 'node:http';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import * as zlib from 'node:zlib';
-import { startAgent, type RunningAgent } from '../../../src/agent';
-import { createUser, tempDir } from './helpers/common';
+import { type AgentProcess, createUser, startHostAgent, tempDir } from './helpers/common';
 
 let root: string;
-let agent: RunningAgent;
+let agent: AgentProcess;
 let url: string;
 let user: ReturnType<typeof createUser>;
 const TOKEN = 'edge-token-1';
@@ -25,9 +24,7 @@ beforeAll(async () => {
   fs.mkdirSync(user.home);
   fs.chownSync(user.home, user.uid, user.gid);
   fs.mkdirSync(path.join(root, 'locked'), { mode: 0o755 }); // root's: the user may not write here
-  agent = await startAgent({
-    port: 0,
-    host: '127.0.0.1',
+  agent = await startHostAgent({
     defaultUser: 'root',
     headTimeoutMs: 500,
     stallTimeoutMs: 1000,
@@ -37,7 +34,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await agent?.close();
+  await agent?.stop();
   user?.remove();
   if (root) fs.rmSync(root, { recursive: true, force: true });
 });

@@ -1,14 +1,17 @@
 /**
  * The agent where it really runs: the runtime's bundle under tini in a crun container from the cached Debian base
  * (minbase tools only: setpriv, script, stty), /init'ed like the platform does, driven by the unmodified SDK and by
- * the Connect client: users from the image, the OOM score the runtime names, a pty, files.
- * Root only; puts one link into the root namespace on a /24 of its own, so it runs beside the other test files.
+ * the Connect client: users from the image, the OOM score the runtime names, a pty, files, and the SDK's commands
+ * (which run in a login shell, `bash -l`: the sandbox's own profile, never the host's) directly and through the
+ * gateway. Root only; puts one link into the root namespace on a /24 of its own, so it runs beside the other test files.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { createClient } from '@connectrpc/connect';
 import { createConnectTransport } from '@connectrpc/connect-node';
+import { MemoryCatalog } from '../../../src/catalog/memory';
 import { DEFAULT_AGENT_PORT } from '../../../src/contract/agent-port';
+import { startGateway, type RunningGateway } from '../../../src/gateway';
 import { Process } from '../../../src/agent/gen/process_pb';
 import { cleanupLeftovers } from '../../../src/runtime/cleanup';
 import { createSandboxHostNetwork, type SandboxHostNetwork } from '../../../src/runtime/network/host-network';
@@ -26,6 +29,7 @@ let rt: OciSandboxRuntime;
 let instance: string;
 let platform: PlatformStandIn;
 let url: string;
+let gateway: RunningGateway;
 const id = 'agentin1';
 const roots = () => ({ stateRoot: path.join(scratch, 'state'), dataRoot: path.join(scratch, 'data') });
 
@@ -40,11 +44,14 @@ beforeAll(async () => {
   await rt.create({ sandboxID: id, layers: [rootfs], memoryMB: 256, cpuCount: 1, network });
   expect(await waitForHealth(network.address, DEFAULT_AGENT_PORT)).toBe(204);
   url = `http://${network.address}:${DEFAULT_AGENT_PORT}`;
-  expect((await initAgent(url, { accessToken: TOKEN, defaultUser: 'user', envVars: { FROM_INIT: 'yes' } })).status).toBe(204);
+  expect((await initAgent(url, { accessToken: TOKEN, defaultUser: 'user', envVars: { FOO: 'from-init' } })).status).toBe(204);
   platform = await platformStandIn(TOKEN);
+  const catalog = new MemoryCatalog([{ sandboxID: id, host: network.address, agentPort: DEFAULT_AGENT_PORT, token: TOKEN }]);
+  gateway = await startGateway({ catalog, brand: 'Svc' });
 }, ROOTFS_TIMEOUT_MS);
 
 afterAll(async () => {
+  await gateway?.close();
   await platform?.close();
   if (scratch) await cleanupLeftovers({ instance, ...roots(), network: hostNet.network }).catch(() => undefined);
   await hostNet?.close();
@@ -52,10 +59,10 @@ afterAll(async () => {
 });
 
 test("commands run as the default user from /init, with its home, /init's env, and the OOM score the runtime names", async () => {
-  const r = await sdkScenario('run', platform, url, { cmd: 'id -un; id -G; echo $HOME $FROM_INIT; pwd; cat /proc/self/oom_score_adj' }, id);
+  const r = await sdkScenario('run', platform, url, { cmd: 'id -un; id -G; echo $HOME $FOO; pwd; cat /proc/self/oom_score_adj' }, id);
   const [name, , env, cwd, oom] = r.stdout.split('\n');
   expect(name).toBe('user');
-  expect(env).toBe('/home/user yes');
+  expect(env).toBe('/home/user from-init');
   expect(cwd).toBe('/home/user');
   expect(oom).toBe(String(CHILD_OOM_SCORE_ADJ));
   const asRoot = await sdkScenario('run', platform, url, { cmd: 'id -u; cat /proc/self/oom_score_adj', opts: { user: 'root' } }, id);
@@ -99,4 +106,39 @@ test('files written through the SDK belong to the user and read back', async () 
   expect(r.bigEqual).toBe(true);
   const owner = await sdkScenario('run', platform, url, { cmd: 'stat -c %U /home/user/sdk/big.dat' }, id);
   expect(owner.stdout).toBe('user\n');
+});
+
+describe.each([
+  ['directly', () => url],
+  ['through the gateway', () => `http://127.0.0.1:${gateway.port}`],
+])('commands %s', (_how, via) => {
+  test('run: stdout, stderr, exit code, env from /init and the request, cwd, user; failures raise the SDK errors', async () => {
+    const r = await sdkScenario('commands', platform, via(), { cwd: '/tmp', user: 'root' }, id);
+    expect(r.basic).toEqual({ stdout: 'out from-init from-request\n/home/user\nuser\n', stderr: 'err\n', exitCode: 0 });
+    expect(r.cwd.stdout).toBe('/tmp\n');
+    expect(r.asUser.stdout).toBe('root\n/root\n/root\n');
+    expect(r.failed.error).toMatchObject({ name: 'CommandExitError', exitCode: 7, stdout: 'partial\n' });
+    expect(r.missing.error).toMatchObject({ name: 'CommandExitError', exitCode: 127 });
+    expect(r.missing.error.stderr).toMatch(/no-such-command-xyz: command not found/);
+    expect(r.badCwd.error).toMatchObject({ name: 'InvalidArgumentError' });
+    expect(r.badCwd.error.message).toMatch(/\/no\/such\/dir/);
+    expect(r.badUser.error.message).toMatch(/no-such-user-xyz/);
+    expect(r.timeout.error).toMatchObject({ name: 'TimeoutError' });
+  });
+
+  test('background: list with config, sendStdin, kill; kill of an unknown pid is false', async () => {
+    const r = await sdkScenario('background', platform, via(), {}, id);
+    expect(r.listed).toContainEqual({ pid: r.pid, cmd: '/bin/bash', args: ['-l', '-c', 'cat'] });
+    expect(r.seen).toContain('hello stdin');
+    expect(r.killed).toBe(true);
+    expect(r.result.error).toMatchObject({ name: 'CommandExitError' });
+    expect(r.killUnknown).toBe(false);
+    expect(r.after).not.toContain(r.pid);
+  });
+
+  test('a disconnected command keeps running and is re-attached with connect', async () => {
+    const r = await sdkScenario('reattach', platform, via(), {}, id);
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout).toContain('tick6');
+  });
 });

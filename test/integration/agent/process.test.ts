@@ -6,24 +6,23 @@ import * as fs from 'node:fs';
 import * as http from 'node:http';
 import { Code, ConnectError, createClient, type Client } from '@connectrpc/connect';
 import { createConnectTransport } from '@connectrpc/connect-node';
-import { startAgent, type RunningAgent } from '../../../src/agent';
 import { Process, type ProcessEvent, Signal } from '../../../src/agent/gen/process_pb';
-import { tempDir } from './helpers/common';
+import { type AgentProcess, startHostAgent, tempDir } from './helpers/common';
 
-let agent: RunningAgent;
+let agent: AgentProcess;
 let url: string;
 let client: Client<typeof Process>;
 let root: string;
 
 beforeAll(async () => {
   root = tempDir('agent-proc-');
-  agent = await startAgent({ port: 0, host: '127.0.0.1', defaultUser: 'root' });
+  agent = await startHostAgent({ defaultUser: 'root' });
   url = `http://127.0.0.1:${agent.port}`;
   client = createClient(Process, createConnectTransport({ baseUrl: url, httpVersion: '1.1', useBinaryFormat: false }));
 });
 
 afterAll(async () => {
-  await agent?.close();
+  await agent?.stop();
   if (root) fs.rmSync(root, { recursive: true, force: true });
 });
 

@@ -7,6 +7,7 @@ import * as path from 'node:path';
 import { createClient, type Client } from '@connectrpc/connect';
 import { createConnectTransport } from '@connectrpc/connect-node';
 import { Filesystem } from '../../../../src/agent/gen/filesystem_pb';
+import { hostAgentEnv, underTripwire } from '../../../helpers/host-shell-tripwire';
 
 export const REPO = path.resolve(__dirname, '../../../..');
 export const CLI = path.join(REPO, 'dist/src/cli/main.js');
@@ -112,7 +113,8 @@ export interface AgentProcess {
   port: number;
   /** What the agent printed on stderr so far. */
   stderr(): string;
-  stop(): Promise<void>;
+  /** Stops the agent (SIGTERM unless told); fails when one of its commands read a shell profile of the host. */
+  stop(signal?: NodeJS.Signals): Promise<void>;
 }
 
 /** Starts `sandbox-kit agent` from the built dist and waits for its "agent listening on" line. */
@@ -122,25 +124,31 @@ export function startCliAgent(args: string[]): Promise<AgentProcess> {
 }
 
 /**
- * Starts the built agent as an unprivileged user: node loads every module as root (the checkout may sit where
- * that user cannot read), then drops to the user's uid/gid with no supplementary groups before listening.
+ * Starts the built agent with `startAgent(options)` in a process of its own, on 127.0.0.1 and a free port unless the
+ * options say otherwise. With `asUser`, node loads every module as root (the checkout may sit where that user cannot
+ * read), then drops to the user's uid/gid with no supplementary groups before listening.
  */
-export function startAgentAsUser(uid: number, gid: number, options: Record<string, unknown>): Promise<AgentProcess> {
+export function startHostAgent(options: Record<string, unknown>, asUser?: { uid: number; gid: number }): Promise<AgentProcess> {
   const entry = path.join(REPO, 'dist/src/agent/index.js');
   if (!fs.existsSync(entry)) throw new Error(`${entry} is missing: run 'npm run build' first (npm test does)`);
+  const drop = asUser ? `process.setgroups([]); process.setgid(${asUser.gid}); process.setuid(${asUser.uid});` : '';
   const script = `
     const { startAgent } = require(${JSON.stringify(entry)});
-    process.setgroups([]); process.setgid(${gid}); process.setuid(${uid});
+    ${drop}
     startAgent(${JSON.stringify({ host: '127.0.0.1', port: 0, ...options })}).then((a) => {
-      console.log('agent listening on 127.0.0.1:' + a.port);
+      console.log('agent listening on ' + a.host + ':' + a.port);
       process.once('SIGTERM', () => a.close().then(() => process.exit(0)));
     }, (e) => { console.error(e.message); process.exit(1); });`;
   return spawnAgent([process.execPath, '-e', script]);
 }
 
-/** Starts an agent process and waits for its "agent listening on" line. */
+/**
+ * Starts an agent process on the host and waits for its "agent listening on" line. Every agent a test runs on the
+ * host starts here: with an environment of its own and behind the shell-profile tripwire.
+ */
 export async function spawnAgent(argv: string[]): Promise<AgentProcess> {
-  const child = spawn(argv[0]!, argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] });
+  const wire = underTripwire(argv);
+  const child = spawn(wire.argv[0]!, wire.argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'], env: hostAgentEnv() });
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
   const port = await new Promise<number>((resolve, reject) => {
@@ -151,16 +159,23 @@ export async function spawnAgent(argv: string[]): Promise<AgentProcess> {
       if (m) resolve(Number(m[1]));
     });
     child.once('exit', (code) => reject(new Error(`agent exited with ${code} before listening: ${stderr}`)));
+  }).catch((err: unknown) => {
+    wire.remove();
+    throw err;
   });
   return {
     child,
     port,
     stderr: () => stderr,
-    stop: async () => {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      const exited = new Promise((r) => child.once('exit', r));
-      child.kill('SIGTERM');
-      await exited;
+    stop: async (signal = 'SIGTERM') => {
+      if (child.exitCode === null && child.signalCode === null) {
+        const exited = new Promise((r) => child.once('exit', r));
+        child.kill(signal);
+        await exited;
+      }
+      const read = wire.tripped();
+      wire.remove();
+      if (read.length > 0) throw new Error(`a command of the host agent read a shell profile of the host: ${read.join(', ')}`);
     },
   };
 }

@@ -9,6 +9,7 @@ import {
 } from 'node:http';
 import { createServer as createTcpServer, type Socket } from 'node:net';
 import { join } from 'node:path';
+import { type AgentProcess, startCliAgent } from '../../agent/helpers/common';
 
 /** Things a test started, stopped in reverse order in afterEach, also when the test failed. */
 export class Cleanup {
@@ -186,48 +187,9 @@ export function spawnGateway(args: string[]): Promise<CliGateway> {
   });
 }
 
-export interface CliAgent {
-  port: number;
-  child: ChildProcess;
-  stop(signal?: NodeJS.Signals): Promise<void>;
-}
+export type CliAgent = AgentProcess;
 
-/** Runs the real agent (`sandbox-kit agent`) from the build on a free loopback port. */
+/** Runs the real agent (`sandbox-kit agent`) from the build on a free loopback port, as every host agent runs. */
 export function spawnAgent(tokenFile: string, defaultUser: string, extra: string[] = []): Promise<CliAgent> {
-  const child = spawn(
-    process.execPath,
-    [CLI, 'agent', '--host', '127.0.0.1', '--port', '0', '--token-file', tokenFile, '--default-user', defaultUser, ...extra],
-    {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  let output = '';
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`agent did not start:\n${output}`));
-    }, 15_000);
-    child.stderr?.on('data', (c: Buffer) => (output += c.toString()));
-    child.stdout?.on('data', (c: Buffer) => {
-      output += c.toString();
-      const match = /agent listening on [^\s]+:(\d+)/.exec(output);
-      if (!match) return;
-      clearTimeout(timer);
-      resolve({
-        port: Number(match[1]),
-        child,
-        async stop(signal: NodeJS.Signals = 'SIGTERM') {
-          if (child.exitCode === null && child.signalCode === null) child.kill(signal);
-          const forced = setTimeout(() => child.kill('SIGKILL'), 5000);
-          await exited;
-          clearTimeout(forced);
-        },
-      });
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`agent exited with ${code} before listening:\n${output}`));
-    });
-  });
+  return startCliAgent(['--token-file', tokenFile, '--default-user', defaultUser, ...extra]);
 }
