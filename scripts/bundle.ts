@@ -19,6 +19,8 @@ export interface BundleEntry {
   commandModule?: boolean;
   /** Also make V8's code cache for it (it starts often and its start-up time counts: the agent). */
   codeCache?: boolean;
+  /** Files it reads beside itself at run time (relative to the project root), copied next to the bundle. */
+  assets?: string[];
 }
 
 const ROOT = path.resolve(__dirname, fs.existsSync(path.resolve(__dirname, '../package.json')) ? '..' : '../..');
@@ -34,6 +36,8 @@ export function bundleEntries(): BundleEntry[] {
   return [
     agentEntry(),
     { name: 'mcp-gateway', entry: 'src/mcp/gateway/main.ts' },
+    // The code-interpreter-v1 template's server and the Python bridge it drives the Jupyter kernels with.
+    { name: 'code-interpreter', entry: 'src/code-interpreter/main.ts', assets: ['src/code-interpreter/kernel-bridge.py'] },
     // The whole CLI for the sandbox hosts (`platform`, `gateway`, `template build`), installed by their cloud-init.
     { name: 'sandbox-kit', entry: 'src/cli/main.ts' },
   ];
@@ -93,6 +97,7 @@ export async function bundle(entry: BundleEntry, outDir = BUNDLE_DIR): Promise<s
     await build({ ...common, entryPoints: [path.join(ROOT, entry.entry)] });
   }
   fs.copyFileSync(path.join(ROOT, 'scripts', 'bundle-loader.js'), path.join(outDir, LOADER));
+  for (const asset of entry.assets ?? []) fs.copyFileSync(path.join(ROOT, asset), path.join(outDir, path.basename(asset)));
   if (entry.codeCache) await produceCodeCache(outDir, entry.name);
   return outfile;
 }

@@ -4,7 +4,6 @@
  * the `mcp-gateway` command, which runs the kit's gateway bundle with the node the platform mounts into every
  * sandbox. Defined with the E2B Template builder: it builds on the kit's platform or any E2B-compatible one.
  */
-import * as path from 'node:path';
 import { type BuildInfo, type BuildOptions, Template, type TemplateClass } from 'e2b';
 import { MCP_TEMPLATE } from '../src/contract/mcp';
 import { builtinCatalog } from '../src/mcp/catalog/load';
@@ -12,6 +11,7 @@ import type { Catalog } from '../src/mcp/catalog/schema';
 import { npmSpecs } from '../src/mcp/gateway/pull';
 import { DEFAULT_SERVERS_DIR } from '../src/mcp/launch/resolve-bin';
 import { GATEWAY_COMMAND_PATH, gatewayWrapperScript } from '../src/mcp/template/wrapper';
+import { templateWithContextFor, trustExtraCa } from './extra-ca';
 
 /**
  * The npm that installs the servers at build time, fetched from the registry and checked against its published
@@ -34,29 +34,24 @@ export interface McpTemplateOptions {
   debian?: string;
   /**
    * A PEM file of certificates to trust besides Debian's (a TLS-inspecting proxy between the build and the npm
-   * registry). Copied into the template's system store, which npm is told to use as well.
+   * registry): templates/extra-ca.ts. npm is told to use the system store as well.
    */
   extraCaCertsFile?: string;
 }
-
-const EXTRA_CA_FILE = '/usr/local/share/ca-certificates/sandbox-kit-extra.crt';
 
 export function mcpGatewayTemplate(options: McpTemplateOptions = {}): TemplateClass {
   const catalog = options.catalog ?? builtinCatalog();
   const servers = options.servers ?? Object.keys(catalog).filter((name) => 'npm' in catalog[name].run);
   const specs = npmSpecs(servers, catalog);
   const wrapper = Buffer.from(gatewayWrapperScript()).toString('base64');
-  const extraCa = options.extraCaCertsFile === undefined ? undefined : path.resolve(options.extraCaCertsFile);
-  let template = Template(extraCa === undefined ? undefined : { fileContextPath: path.dirname(extraCa) })
-    .fromDebianImage(options.debian ?? 'bookworm')
-    // Debian's node runs npm at build time only; at run time the servers run with the kit's node.
-    .aptInstall(['ca-certificates', 'curl', 'nodejs'])
-    .runCmd(`echo ${wrapper} | base64 -d > ${GATEWAY_COMMAND_PATH} && chmod 0755 ${GATEWAY_COMMAND_PATH}`, { user: 'root' });
-  if (extraCa !== undefined) {
-    template = template
-      .copy(path.basename(extraCa), EXTRA_CA_FILE, { user: 'root', mode: 0o644 })
-      .runCmd('update-ca-certificates', { user: 'root' });
-  }
+  let template = trustExtraCa(
+    templateWithContextFor(options.extraCaCertsFile)
+      .fromDebianImage(options.debian ?? 'bookworm')
+      // Debian's node runs npm at build time only; at run time the servers run with the kit's node.
+      .aptInstall(['ca-certificates', 'curl', 'nodejs'])
+      .runCmd(`echo ${wrapper} | base64 -d > ${GATEWAY_COMMAND_PATH} && chmod 0755 ${GATEWAY_COMMAND_PATH}`, { user: 'root' }),
+    options.extraCaCertsFile,
+  );
   if (specs.length > 0) {
     template = template.runCmd(
       [

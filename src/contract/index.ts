@@ -9,3 +9,4 @@ export * from './envd-version';
 export * from './mcp';
 export * from './child-oom';
 export * from './api-key';
+export * from './code-interpreter';
