@@ -3,9 +3,14 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { projectRoot } from '../util/project-root';
 
+/** Path of dist/src/<relative>.js, built or not. */
+export function builtEntryPath(relative: string): string {
+  return join(projectRoot(), 'dist', 'src', `${relative}.js`);
+}
+
 /** Path of dist/src/<relative>.js; fails with the fix when the project has not been built. */
 export function builtEntry(relative: string): string {
-  const path = join(projectRoot(), 'dist', 'src', `${relative}.js`);
+  const path = builtEntryPath(relative);
   if (!existsSync(path)) throw new Error(`${path} not found: run 'npm run build' first (these processes run the built files)`);
   return path;
 }

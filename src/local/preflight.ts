@@ -3,12 +3,12 @@
  * problem is reported at once, each with what to do about it.
  */
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { builtEntryPath } from '../lab/dist-path';
 import { labPrerequisites } from '../lab/steps';
 
-export async function localPrerequisites(projectRoot: string): Promise<string[]> {
+export async function localPrerequisites(): Promise<string[]> {
   const problems = await labPrerequisites();
-  const cli = join(projectRoot, 'dist', 'src', 'cli', 'main.js');
+  const cli = builtEntryPath('cli/main');
   if (!existsSync(cli) && !problems.some((p) => p.includes('npm run build'))) {
     problems.push(`${cli} not found: run 'npm run build' first (the gateway and the agents run the built files)`);
   }

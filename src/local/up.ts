@@ -1,7 +1,14 @@
 /**
- * `sandbox-kit up`: the whole system on one machine, left running in the background. Steps (each timed): preflight,
- * lab (proxy host, internet, sandbox network), sandboxes (an agent in each), gateway (in the root namespace, over the
- * lab's host link), check (egress through the proxy; a command, a ListDir and a wrong token through the gateway).
+ * `sandbox-kit up`: the whole system on one machine, left running in the background. Steps, each timed:
+ * - preflight, then lab: the proxy host, the internet, the sandbox network and the lab's host link into the root
+ *   namespace;
+ * - by default (sandboxes from the platform): platform (one service process with the platform API and the gateway on
+ *   the lab's sandbox network; the lab keeps one sandbox node of its own for the egress check and the rotation
+ *   probe), template (the proxy template, built through the API with the E2B SDK), sandboxes (created from it);
+ * - with `sandboxesFrom: 'lab'` (no platform, no template): sandboxes (an agent started in each of the lab's own
+ *   sandbox namespaces), gateway (in the root namespace over the host link, reading a file catalog);
+ * - check: egress through the proxy, from the lab and from inside each platform sandbox; then per sandbox a command,
+ *   a ListDir and a wrong token through the gateway.
  * A second `up` of a healthy system changes nothing and says so; one over the leftovers of a crash removes them first.
  */
 import { chownSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -9,7 +16,7 @@ import { join } from 'node:path';
 import { type ClientMode, loadStackConfig, type StackConfig } from '../config';
 import { attachLab, type EgressCheck, type Lab, labExists, labUp, type ProgressFn } from '../lab';
 import { egressCurl } from './egress-command';
-import { projectRoot } from '../util/project-root';
+import { builtEntry } from '../lab/dist-path';
 import { newAccessToken, newSandboxID } from '../platform/sandboxes/ids';
 import { writeLayerFiles } from '../lab/etc-layer';
 import { spawnDetached } from '../lab/run';
@@ -104,7 +111,7 @@ export async function upLocal(options: UpOptions = {}): Promise<UpResult> {
   const timings: Record<string, number> = {};
 
   await timedStep('preflight', progress, timings, async () => {
-    const problems = await localPrerequisites(projectRoot());
+    const problems = await localPrerequisites();
     if (problems.length > 0) throw new PreflightError(problems);
     progress({ step: 'preflight', message: 'root, Debian tools and the built project are present' });
   });
@@ -171,7 +178,7 @@ export async function upLocal(options: UpOptions = {}): Promise<UpResult> {
         for (const node of lab.sandboxes) writeLayerFiles(lab.snapshot.etcLayers[node]!, user.files);
         progress({ step: 'sandboxes', message: `sandbox user ${user.name} (uid ${user.uid}, home ${user.home}) in the sandboxes' /etc` });
       }
-      const cli = join(projectRoot(), 'dist', 'src', 'cli', 'main.js');
+      const cli = builtEntry('cli/main');
       for (const node of lab.sandboxes) {
         const sandbox: LocalSandbox = { sandboxID: newSandboxID(), node, address: lab.sandboxAddress(node), agentPort: config.agent.port };
         const token = newAccessToken();
@@ -191,7 +198,7 @@ export async function upLocal(options: UpOptions = {}): Promise<UpResult> {
     });
 
     await timedStep('gateway', progress, timings, async () => {
-      const cli = join(projectRoot(), 'dist', 'src', 'cli', 'main.js');
+      const cli = builtEntry('cli/main');
       const port = options.gatewayPort ?? config.gateway.port;
       const argv = [
         process.execPath,

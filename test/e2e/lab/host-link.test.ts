@@ -10,7 +10,8 @@ import { attachLab, hostLinkName, type Lab, labUp } from '../../../src/lab';
 import type { LocalStatus, RecreateReport, RotationReport, UpJson } from '../../../src/local';
 import { runCommand } from '../../../src/local/gateway-checks';
 import { run } from '../../../src/lab/run';
-import { CLI, cli, namespacesOf, requireBuilt, uniqueLabName, waitUntil } from '../../helpers/lab';
+import { cli, namespacesOf, requireBuilt, uniqueLabName, waitUntil } from '../../helpers/lab';
+import { CLI } from '../../helpers/cli';
 
 jest.setTimeout(240_000);
 beforeAll(() => requireBuilt());
@@ -244,6 +245,56 @@ describe('sandbox-kit up | status | rotate | down: the whole local system', () =
     const down = await cli(['down', '--name', name]);
     expect(down.code).toBe(0);
     expect(down.stdout).toContain('platform');
+    expect(await tracesOf(name)).toEqual([]);
+  });
+});
+
+describe("sandbox-kit up --sandboxes-from lab: agents in the lab's own sandbox namespaces, no platform", () => {
+  const name = uniqueLabName('upl');
+
+  afterAll(async () => {
+    await cli(['down', '--name', name]);
+    expect(await tracesOf(name)).toEqual([]);
+  });
+
+  test('up answers through the gateway from an agent in each sandbox, leaving by the proxy; status is healthy; down leaves nothing', async () => {
+    const up = await cli(['up', '--name', name, '--sandboxes-from', 'lab', '--gateway-port', '0', '--sandboxes', '1', '--json'], 120_000);
+    expect({ code: up.code, stderr: up.code === 0 ? '' : up.stderr }).toEqual({ code: 0, stderr: '' });
+    for (const step of ['preflight', 'lab', 'sandboxes', 'gateway', 'check'])
+      expect(up.stderr).toMatch(new RegExp(`^\\[${step}\\] done in \\d+\\.\\d s$`, 'm'));
+    expect(up.stderr).not.toMatch(/^\[(platform|template)\]/m);
+    const info = JSON.parse(up.stdout) as UpJson;
+    expect(info).toMatchObject({ name, warm: false, apiUrl: null, apiKey: null, template: { templateID: null } });
+    expect(info.sandboxes).toHaveLength(1);
+    const lab = attachLab(name);
+    const [sandbox] = info.sandboxes as [UpJson['sandboxes'][0]];
+    expect(sandbox.node).toBe(lab.sandboxes[0]);
+    expect(sandbox.address).toBe(lab.sandboxAddress(sandbox.node));
+
+    const tokens = JSON.parse(readFileSync(info.tokensFile, 'utf8')) as { sandboxID: string; token: string }[];
+    const target = {
+      gatewayUrl: info.sandboxUrl,
+      brand: 'E2b',
+      sandboxID: sandbox.sandboxID,
+      agentPort: sandbox.agentPort,
+      token: tokens.find((t) => t.sandboxID === sandbox.sandboxID)!.token,
+    };
+    const curl = `curl -sS --max-time 5 --socks5-hostname 127.0.0.1:${lab.socksPort} http://${lab.plan.web}/`;
+    expect((await runCommand(target, curl)).stdout.trim()).toBe(info.proxy.egressIp);
+    const wrongToken = await post(
+      info.sandboxUrl,
+      '/filesystem.Filesystem/Stat',
+      { 'connect-protocol-version': '1', 'e2b-sandbox-id': sandbox.sandboxID, 'x-access-token': `${target.token}x` },
+      '{"path":"/"}',
+    );
+    expect(wrongToken.status).toBe(401);
+
+    const status = JSON.parse((await cli(['status', '--name', name, '--json'])).stdout) as LocalStatus;
+    expect(status).toMatchObject({ up: true, healthy: true, problems: [], gateway: { healthy: true, url: info.sandboxUrl } });
+    expect(status.sandboxes.map((s) => [s.sandboxID, s.healthy])).toEqual([[sandbox.sandboxID, true]]);
+
+    const down = await cli(['down', '--name', name]);
+    expect(down.code).toBe(0);
     expect(await tracesOf(name)).toEqual([]);
   });
 });
