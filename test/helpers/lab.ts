@@ -1,14 +1,11 @@
 /** Helpers for the lab's e2e tests: unique lab names, curl inside namespaces, the built CLI. */
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { curlArgv } from '../../src/lab/egress-check';
 import { run, type RunResult } from '../../src/lab/run';
 import { waitFor } from '../../src/util/poll';
 import type { Lab, LabProgress } from '../../src/lab';
-
-export const ROOT = join(__dirname, '..', '..');
-export const CLI = join(ROOT, 'dist', 'src', 'cli', 'main.js');
+import { CLI } from './cli';
 
 /** A lab name no other test file uses (jest runs files in parallel): prefix + 4 random hex characters. */
 export function uniqueLabName(prefix: string): string {

@@ -7,7 +7,8 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { attachLab, findLeftovers, labUp, namespaceName, type Lab } from '../../../src/lab';
 import { labDir } from '../../../src/lab/names';
 import { isAlive, must, run, spawnDetached } from '../../../src/lab/run';
-import { CLI, cli, namespacesOf, recorder, requireBuilt, uniqueLabName } from '../../helpers/lab';
+import { cli, namespacesOf, recorder, requireBuilt, uniqueLabName } from '../../helpers/lab';
+import { CLI } from '../../helpers/cli';
 
 beforeAll(() => requireBuilt());
 

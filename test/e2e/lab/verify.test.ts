@@ -3,7 +3,8 @@
  * fails naming the check once a sysctl is reverted on the host.
  */
 import { labUp, type Lab } from '../../../src/lab';
-import { CLI, namespacesOf, requireBuilt, uniqueLabName } from '../../helpers/lab';
+import { namespacesOf, requireBuilt, uniqueLabName } from '../../helpers/lab';
+import { CLI } from '../../helpers/cli';
 
 const name = uniqueLabName('vfy');
 let lab: Lab;

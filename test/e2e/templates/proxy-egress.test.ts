@@ -17,11 +17,11 @@ import { namespacesOf, requireBuilt, uniqueLabName } from '../../helpers/lab';
 import { runEntry, runScript } from '../../helpers/node-script';
 import { sdkBuild, succeeded } from '../../integration/platform/templates/helpers/sdk-run';
 import type { ClientMode } from '../../../src/config';
+import { CLI_SOURCE } from '../../helpers/cli';
 
 jest.setTimeout(900_000);
 
 const ROOT = join(__dirname, '..', '..', '..');
-const CLI = join(ROOT, 'src', 'cli', 'main.ts');
 /** Short, so the never-ready build fails quickly; the templates here are ready in well under a second. */
 const READY_TIMEOUT_MS = 15_000;
 /** The lab's own addresses (the platform's host link, the sandbox network). */
@@ -100,7 +100,7 @@ describe.each(['local', 'transparent'] as const)('%s mode', (mode) => {
     const project = await mkdtemp(join(stack.work, 'project-'));
     await writeFile(join(project, 'Pulumi.yaml'), 'name: sandbox-kit-e2e\nruntime: nodejs\n');
     await writeFile(join(project, 'Pulumi.e2e.yaml'), 'config: {}\n');
-    const built = await runEntry(CLI, {
+    const built = await runEntry(CLI_SOURCE, {
       cwd: project,
       args: [
         'template',

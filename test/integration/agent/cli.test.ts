@@ -5,7 +5,8 @@
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { CLI, createUser, rawCall, startHostAgent, startCliAgent, tempDir } from './helpers/common';
+import { createUser, rawCall, startHostAgent, startCliAgent, tempDir } from './helpers/common';
+import { CLI } from '../../helpers/cli';
 
 let root: string;
 let secrets: string; // token files, kept out of the listed tree

@@ -1,11 +1,8 @@
-/** `sandbox-kit template build` and `sandbox-kit platform` input errors: every bad flag at once, exit 2, nothing built or started. */
-import { join } from 'node:path';
 import { runEntry } from '../../helpers/node-script';
-
-const CLI = join(__dirname, '..', '..', '..', 'src', 'cli', 'main.ts');
+import { CLI_SOURCE } from '../../helpers/cli';
 
 test('bad flags are all reported with what each accepts, and exit 2', async () => {
-  const result = await runEntry(CLI, {
+  const result = await runEntry(CLI_SOURCE, {
     args: ['template', 'build', '--mode', 'tunnel', '--api-url', 'ftp://x', '--alias', 'Bad Name'],
     env: { E2B_API_KEY: '' },
   });
@@ -17,7 +14,7 @@ test('bad flags are all reported with what each accepts, and exit 2', async () =
 });
 
 test('without an API key the build is refused before anything is sent, exit 2', async () => {
-  const result = await runEntry(CLI, {
+  const result = await runEntry(CLI_SOURCE, {
     args: ['template', 'build', '--server-ip', '203.0.113.10', '--api-url', 'http://127.0.0.1:9'],
     env: { E2B_API_KEY: '' },
   });
@@ -29,13 +26,13 @@ test('without an API key the build is refused before anything is sent, exit 2', 
 });
 
 test('an unknown subcommand is a usage error', async () => {
-  const result = await runEntry(CLI, { args: ['template', 'push'] });
+  const result = await runEntry(CLI_SOURCE, { args: ['template', 'push'] });
   expect(result.code).toBe(2);
   expect(result.stderr).toContain('template: unknown subcommand "push"; expected build');
 });
 
 test('--template mcp-gateway takes no proxy flags, names unknown catalog servers, and needs the API key like the proxy', async () => {
-  const proxyFlag = await runEntry(CLI, {
+  const proxyFlag = await runEntry(CLI_SOURCE, {
     args: ['template', 'build', '--template', 'mcp-gateway', '--server-ip', '203.0.113.10', '--mode', 'local'],
     env: { E2B_API_KEY: 'e2b_x' },
   });
@@ -43,7 +40,7 @@ test('--template mcp-gateway takes no proxy flags, names unknown catalog servers
   expect(proxyFlag.stderr).toContain('--server-ip: got "203.0.113.10"; expected one of');
   expect(proxyFlag.stderr).toContain('--mode: got "local"; expected one of');
 
-  const unknown = await runEntry(CLI, {
+  const unknown = await runEntry(CLI_SOURCE, {
     args: [
       'template',
       'build',
@@ -61,21 +58,21 @@ test('--template mcp-gateway takes no proxy flags, names unknown catalog servers
   expect(unknown.stderr).toMatch(/--server: got "filesytem"; expected a catalog server installed from npm: .*filesystem/);
   expect(unknown.stderr).toContain('Nothing was built.');
 
-  const noKey = await runEntry(CLI, { args: ['template', 'build', '--template', 'mcp-gateway'], env: { E2B_API_KEY: '' } });
+  const noKey = await runEntry(CLI_SOURCE, { args: ['template', 'build', '--template', 'mcp-gateway'], env: { E2B_API_KEY: '' } });
   expect(noKey.code).toBe(2);
   expect(noKey.stderr).toContain('--api-key-file: got (missing, and E2B_API_KEY is not set)');
 
-  const wrong = await runEntry(CLI, { args: ['template', 'build', '--template', 'mcp', '--server-ip', '203.0.113.10'] });
+  const wrong = await runEntry(CLI_SOURCE, { args: ['template', 'build', '--template', 'mcp', '--server-ip', '203.0.113.10'] });
   expect(wrong.code).toBe(2);
   expect(wrong.stderr).toContain('--template: got "mcp"; expected one of proxy, mcp-gateway');
 });
 
 test('sandbox-kit platform: the fleet flags go together and need the shared catalog; nothing starts otherwise', async () => {
-  const result = await runEntry(CLI, { args: ['platform', '--host-id', 'i-0abc', '--sandbox-subnet', '10.0.1.16/28'] });
+  const result = await runEntry(CLI_SOURCE, { args: ['platform', '--host-id', 'i-0abc', '--sandbox-subnet', '10.0.1.16/28'] });
   expect(result.code).toBe(2);
   expect(result.stderr).toContain('--advertise-url: got (missing); expected with the other fleet flags');
   expect(result.stderr).toContain("--catalog: got memory; expected the fleet's shared redis://HOST:PORT[/DB]");
-  const bad = await runEntry(CLI, { args: ['platform', '--host-id', 'bad id!', '--capacity', '0'] });
+  const bad = await runEntry(CLI_SOURCE, { args: ['platform', '--host-id', 'bad id!', '--capacity', '0'] });
   expect(bad.code).toBe(2);
   expect(bad.stderr).toContain('--host-id: got "bad id!"; expected 1-63 letters');
   expect(bad.stderr).toContain('--capacity: got "0"');

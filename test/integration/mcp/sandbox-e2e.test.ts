@@ -17,10 +17,9 @@ import { baseRootfs, ROOTFS_TIMEOUT_MS } from '../runtime/helpers/common';
 import { runEntry } from '../../helpers/node-script';
 import { runScript } from './helpers/node-script';
 import { text } from './helpers/common';
+import { CLI_SOURCE } from '../../helpers/cli';
 
 jest.setTimeout(1_200_000);
-
-const CLI = path.join(__dirname, '..', '..', '..', 'src', 'cli', 'main.ts');
 
 const PLAIN_SERVER = fs.readFileSync(path.join(__dirname, 'fixtures', 'plain-server.js')).toString('base64');
 
@@ -94,10 +93,10 @@ beforeAll(async () => {
   gateway = await startGateway({ catalog: platform.catalog });
   opts = { apiKey: platform.apiKey, apiUrl: platform.url, sandboxUrl: `http://127.0.0.1:${gateway.port}` };
   // The template the SDK picks by default for mcp, built by the SDK on this platform.
-  // Built with the CLI a user runs (template-build.test.ts builds it from a plain SDK program); the host's trust store
+  // Built with the CLI_SOURCE a user runs (template-build.test.ts builds it from a plain SDK program); the host's trust store
   // (with any TLS-inspecting proxy's CA) goes along.
   const extra = process.env.NODE_EXTRA_CA_CERTS ?? '/etc/ssl/certs/ca-certificates.crt';
-  const build = await runEntry(CLI, {
+  const build = await runEntry(CLI_SOURCE, {
     args: [
       'template',
       'build',

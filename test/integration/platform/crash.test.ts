@@ -18,6 +18,7 @@ import { openSandboxHostNetwork } from '../../../src/runtime/network/host-networ
 import { bundle, bundleEntries } from '../../../scripts/bundle';
 import { baseRootfs, ROOTFS_TIMEOUT_MS } from '../runtime/helpers/common';
 import { bundleForNode } from '../../helpers/node-bundle';
+import { CLI_SOURCE } from '../../helpers/cli';
 
 jest.setTimeout(240_000);
 
@@ -117,7 +118,7 @@ beforeAll(async () => {
   await baseRootfs();
   // The CLI places the project's agent bundle (dist/bundle), as an installed kit does.
   for (const entry of bundleEntries()) await bundle(entry);
-  bundleForNode(join(ROOT, 'src', 'cli', 'main.ts'), CLI);
+  bundleForNode(CLI_SOURCE, CLI);
   stateDir = await mkdtemp(join(tmpdir(), 'skp-'));
 }, ROOTFS_TIMEOUT_MS);
 

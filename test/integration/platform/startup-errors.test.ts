@@ -8,6 +8,7 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { bundleForNode } from '../../helpers/node-bundle';
+import { CLI_SOURCE } from '../../helpers/cli';
 
 const ROOT = join(__dirname, '..', '..', '..');
 const CLI = join(ROOT, 'dist', 'test-platform', 'cli-startup.js');
@@ -15,7 +16,7 @@ const CLI = join(ROOT, 'dist', 'test-platform', 'cli-startup.js');
 let stateDir: string;
 
 beforeAll(async () => {
-  bundleForNode(join(ROOT, 'src', 'cli', 'main.ts'), CLI);
+  bundleForNode(CLI_SOURCE, CLI);
   stateDir = await mkdtemp(join(tmpdir(), 'skp-'));
 });
 

@@ -1,10 +1,7 @@
-/** `sandbox-kit rootfs`: the command CI runs up front so tests reuse the cached base root file system. */
-import * as path from 'node:path';
 import { exec } from '../../../src/util/exec';
 import { MmdebstrapImages } from '../../../src/runtime/base-images';
 import { ROOTFS_TIMEOUT_MS } from './helpers/common';
-
-const CLI = path.join(__dirname, '..', '..', '..', 'dist', 'src', 'cli', 'main.js');
+import { CLI } from '../../helpers/cli';
 
 test('an image that cannot be built offline is a usage error naming what is supported', async () => {
   const r = await exec([process.execPath, CLI, 'rootfs', 'ubuntu:24.04']);

@@ -10,12 +10,12 @@ import { renderClientConfig } from '../../../src/render';
 import { loadStack } from '../../../src/cli/stack';
 import { runEntry } from '../../helpers/node-script';
 import { API_KEY, runIn, startTemplatePlatform, type TemplatePlatform } from '../platform/templates/helpers/template-platform';
+import { CLI_SOURCE } from '../../helpers/cli';
 
 jest.setTimeout(600_000);
 
 const SERVER_IP = '203.0.113.10';
 const PASSWORD = 'template-test-password-0123456789';
-const CLI = join(__dirname, '..', '..', '..', 'src', 'cli', 'main.ts');
 
 let platform: TemplatePlatform;
 let secrets: string;
@@ -34,7 +34,7 @@ afterAll(async () => {
 
 async function cliBuild(mode: string, alias: string, extra: string[] = []) {
   const lines: string[] = [];
-  const result = await runEntry(CLI, {
+  const result = await runEntry(CLI_SOURCE, {
     args: [
       'template',
       'build',

@@ -8,9 +8,9 @@ import { createClient, type Client } from '@connectrpc/connect';
 import { createConnectTransport } from '@connectrpc/connect-node';
 import { Filesystem } from '../../../../src/agent/gen/filesystem_pb';
 import { hostAgentEnv, underTripwire } from '../../../helpers/host-shell-tripwire';
+import { CLI } from '../../../helpers/cli';
 
 export const REPO = path.resolve(__dirname, '../../../..');
-export const CLI = path.join(REPO, 'dist/src/cli/main.js');
 
 export function sh(cmd: string, args: string[]): string {
   return execFileSync(cmd, args, { encoding: 'utf8' });

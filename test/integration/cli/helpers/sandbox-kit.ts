@@ -2,9 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-
-/** The built CLI (npm test builds before jest runs). */
-export const CLI = join(__dirname, '..', '..', '..', '..', 'dist', 'src', 'cli', 'main.js');
+import { CLI } from '../../../helpers/cli';
 
 export interface CliResult {
   status: number | null;

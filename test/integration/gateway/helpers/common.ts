@@ -8,8 +8,8 @@ import {
   type Server,
 } from 'node:http';
 import { createServer as createTcpServer, type Socket } from 'node:net';
-import { join } from 'node:path';
 import { type AgentProcess, startCliAgent } from '../../agent/helpers/common';
+import { CLI } from '../../../helpers/cli';
 
 /** Things a test started, stopped in reverse order in afterEach, also when the test failed. */
 export class Cleanup {
@@ -136,8 +136,6 @@ export function openStream(
     else req.end();
   });
 }
-
-export const CLI = join(__dirname, '..', '..', '..', '..', 'dist', 'src', 'cli', 'main.js');
 
 export interface CliGateway {
   port: number;
