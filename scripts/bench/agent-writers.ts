@@ -14,9 +14,9 @@ import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { fromJson, toJsonString } from '@bufbuild/protobuf';
 import { Accounts } from '../../src/agent/accounts';
-import { describeEntry, type EntryContext } from '../../src/agent/entry';
+import { describeEntry, type EntryContext } from '../../src/agent/filesystem/entry';
 import { ListDirResponseSchema } from '../../src/agent/gen/filesystem_pb';
-import { JsonChunks } from '../../src/agent/json-chunks';
+import { JsonChunks } from '../../src/agent/filesystem/json-chunks';
 
 function entriesOf(dir: string, ctx: EntryContext): string[] {
   return fs.readdirSync(dir).map((name) => {

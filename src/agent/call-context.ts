@@ -4,7 +4,7 @@
  */
 import { createContextKey, type HandlerContext } from '@connectrpc/connect';
 import type { Accounts } from './accounts';
-import type { EntryContext } from './entry';
+import type { EntryContext } from './filesystem/entry';
 import type { AgentOptions } from './options';
 import type { ProcessRegistry } from './process/registry';
 import type { AgentState } from './state';

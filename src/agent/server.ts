@@ -1,7 +1,7 @@
 /**
  * The agent's HTTP server, one listener for everything:
  * - `GET /health` (204), `POST /init`, `GET /envs`, and `GET|POST /files` (files.ts);
- * - `POST /filesystem.Filesystem/{Stat,ListDir}`: the fast path (fast-path.ts), bounded-memory JSON writers;
+ * - `POST /filesystem.Filesystem/{Stat,ListDir}`: the fast path (filesystem/fast-path.ts), bounded-memory JSON writers;
  * - `POST /process.Process/{Start,Connect}` in JSON streaming form: process/stream-path.ts (native base64);
  * - every other procedure of the filesystem and process services through @connectrpc/connect's node adapter.
  * Every failure is a Connect error body with its HTTP status; nothing a client sends can end the process.
@@ -17,7 +17,7 @@ import { checkAccessToken } from './auth';
 import { type AgentServices, deadlineKey } from './call-context';
 import { parseJsonBody, readBody } from './connect-protocol';
 import { AgentError } from './errors';
-import { FAST_PROCEDURES, fastPath, ResponseBudget } from './fast-path';
+import { FAST_PROCEDURES, fastPath, ResponseBudget } from './filesystem/fast-path';
 import { handleFiles } from './files/handler';
 import { WatcherRegistry } from './filesystem/watchers';
 import { applyInit } from './init';

@@ -1,7 +1,7 @@
 /** The EntryInfo of a path as a protobuf message, for procedures answered through the Connect router. */
 import * as fs from 'node:fs';
 import { fromJson } from '@bufbuild/protobuf';
-import { describeEntry, type EntryContext } from '../entry';
+import { describeEntry, type EntryContext } from './entry';
 import { type EntryInfo, EntryInfoSchema } from '../gen/filesystem_pb';
 import { baseName } from '../paths';
 

@@ -1,6 +1,6 @@
 import { bytesToText, textToBytes } from '../../../src/agent/bytes-text';
-import { goModeString, kindOf } from '../../../src/agent/file-mode';
-import { formatTimestampNs } from '../../../src/agent/timestamp';
+import { goModeString, kindOf } from '../../../src/agent/filesystem/file-mode';
+import { formatTimestampNs } from '../../../src/agent/filesystem/timestamp';
 
 describe('bytesToText / textToBytes', () => {
   test('valid UTF-8 passes through unchanged', () => {

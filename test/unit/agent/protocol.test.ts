@@ -1,6 +1,6 @@
 import { parseGroup, parsePasswd } from '../../../src/agent/accounts';
 import { AgentError, CONNECT_HTTP_STATUS, errorBody, fsError } from '../../../src/agent/errors';
-import { decodeRequest, listDirRequestSchema, statRequestSchema } from '../../../src/agent/messages';
+import { decodeRequest, listDirRequestSchema, statRequestSchema } from '../../../src/agent/filesystem/requests';
 import { baseName, joinBytes, lexicalTarget, resolveRequestPath } from '../../../src/agent/paths';
 import { parseAgentOptions } from '../../../src/agent/options';
 

@@ -13,11 +13,11 @@
  */
 import * as fs from 'node:fs';
 import { describeEntry, type EntryContext } from './entry';
-import { AgentError, fsError } from './errors';
+import { AgentError, fsError } from '../errors';
 import { kindOf } from './file-mode';
 import type { JsonChunks } from './json-chunks';
-import { joinBytes } from './paths';
-import { bytesToText } from './bytes-text';
+import { joinBytes } from '../paths';
+import { bytesToText } from '../bytes-text';
 
 /** The few filesystem calls the walk makes itself, replaceable in tests. */
 export interface WalkFs {

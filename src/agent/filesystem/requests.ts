@@ -4,8 +4,8 @@
  * `invalid_argument` naming the field, what was given and what it accepts.
  */
 import { type DescMessage, fromJson, type MessageShape } from '@bufbuild/protobuf';
-import { AgentError } from './errors';
-import { ListDirRequestSchema, StatRequestSchema } from './gen/filesystem_pb';
+import { AgentError } from '../errors';
+import { ListDirRequestSchema, StatRequestSchema } from '../gen/filesystem_pb';
 
 export const statRequestSchema = StatRequestSchema;
 export const listDirRequestSchema = ListDirRequestSchema;

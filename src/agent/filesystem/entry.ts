@@ -13,11 +13,11 @@
  * - `modifiedTime`: RFC 3339 UTC with nanoseconds as the filesystem keeps them.
  */
 import * as fs from 'node:fs';
-import type { Accounts } from './accounts';
-import { bytesToText } from './bytes-text';
+import type { Accounts } from '../accounts';
+import { bytesToText } from '../bytes-text';
 import { goModeString, kindOf } from './file-mode';
 import { readMetadata } from './metadata';
-import { lexicalTarget } from './paths';
+import { lexicalTarget } from '../paths';
 import { formatTimestampNs } from './timestamp';
 
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);

@@ -1,9 +1,9 @@
 /** The shared budget of unsent answers: reserved while built, released as written, dropped with a stalled client. */
 import { EventEmitter } from 'node:events';
 import type { ServerResponse } from 'node:http';
-import { AgentError } from '../../../src/agent/errors';
-import { ResponseBudget } from '../../../src/agent/fast-path';
-import { JsonChunks } from '../../../src/agent/json-chunks';
+import { AgentError } from '../../../../src/agent/errors';
+import { ResponseBudget } from '../../../../src/agent/filesystem/fast-path';
+import { JsonChunks } from '../../../../src/agent/filesystem/json-chunks';
 
 /** A response whose socket takes `accept` writes and then nothing more. */
 function stuckResponse(accept: number): ServerResponse & { written: number } {

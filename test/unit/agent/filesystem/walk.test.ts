@@ -1,10 +1,10 @@
 /** The walk's order, limits and tolerance of a tree that changes under it, on a fake filesystem. */
 import * as fs from 'node:fs';
-import { Accounts } from '../../../src/agent/accounts';
-import { AgentError } from '../../../src/agent/errors';
-import { describeEntry } from '../../../src/agent/entry';
-import { JsonChunks } from '../../../src/agent/json-chunks';
-import { walk, type WalkFs } from '../../../src/agent/list-dir';
+import { Accounts } from '../../../../src/agent/accounts';
+import { AgentError } from '../../../../src/agent/errors';
+import { describeEntry } from '../../../../src/agent/filesystem/entry';
+import { JsonChunks } from '../../../../src/agent/filesystem/json-chunks';
+import { walk, type WalkFs } from '../../../../src/agent/filesystem/walk';
 
 type Node = { dir: Record<string, Node> } | { file: true };
 

@@ -9,14 +9,15 @@
  * with its connection, so a client that stops reading cannot pin memory.
  */
 import type * as http from 'node:http';
-import { timerDelay } from '../contract/connect-timeout';
-import { requestUser } from './auth';
-import type { AgentServices } from './call-context';
-import { checkProtocolHeaders, parseJsonBody, readBody } from './connect-protocol';
-import { AgentError } from './errors';
-import { listDir, stat } from './handlers';
-import { decodeRequest, listDirRequestSchema, statRequestSchema } from './messages';
-import { sendError } from './send-error';
+import { timerDelay } from '../../contract/connect-timeout';
+import { requestUser } from '../auth';
+import type { AgentServices } from '../call-context';
+import { checkProtocolHeaders, parseJsonBody, readBody } from '../connect-protocol';
+import { AgentError } from '../errors';
+import { listDir } from './list-dir';
+import { stat } from './stat';
+import { decodeRequest, listDirRequestSchema, statRequestSchema } from './requests';
+import { sendError } from '../send-error';
 
 export const FAST_PROCEDURES = new Set(['Stat', 'ListDir']);
 
