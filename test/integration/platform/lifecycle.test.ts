@@ -84,20 +84,19 @@ describe('platform lifecycle through the E2B SDK', () => {
   const raw = (method: string, path: string, body?: string, key = platform.apiKey) =>
     fetch(`${platform.url}${path}`, { method, headers: { 'x-api-key': key, 'content-type': 'application/json' }, body });
 
-  it('creates, lists with paging, gets, pauses, connects, sets the timeout and kills', async () => {
-    const a = await sdk.create('served', {
-      ...opts,
-      metadata: { suite: 'life', n: '1' },
-      envs: { OVERRIDE: 'caller' },
-      timeoutMs: 120_000,
-    });
-    const b = await sdk.create('base', { ...opts, metadata: { suite: 'life', n: '2' } });
-    expect(a.sandboxId).toMatch(/^[a-z0-9]{20}$/);
+  const detailOf = async (sandboxID: string) => (await (await raw('GET', `/sandboxes/${sandboxID}`)).json()) as Record<string, unknown>;
 
-    // The agent was initialised with the token the API hands out, the template's env under the caller's.
-    const detail = (await (await raw('GET', `/sandboxes/${a.sandboxId}`)).json()) as Record<string, unknown>;
-    const fake = host.sandbox(a.sandboxId);
-    expect(fake.inits).toEqual([
+  // Each test makes its own sandboxes; whatever one leaves (a failure midway) does not reach the next.
+  afterEach(async () => {
+    for (const r of await platform.sandboxes.all()) await platform.sandboxes.kill(r.sandboxID).catch(() => undefined);
+  });
+
+  it("create starts the template's commands and initialises the agent with the token it hands out, template env under the caller's", async () => {
+    const before = host.commands.length;
+    const a = await sdk.create('served', { ...opts, metadata: { suite: 'create' }, envs: { OVERRIDE: 'caller' }, timeoutMs: 120_000 });
+    expect(a.sandboxId).toMatch(/^[a-z0-9]{20}$/);
+    const detail = await detailOf(a.sandboxId);
+    expect(host.sandbox(a.sandboxId).inits).toEqual([
       {
         accessToken: detail.envdAccessToken,
         envVars: { FROM_TEMPLATE: '1', OVERRIDE: 'caller' },
@@ -114,81 +113,108 @@ describe('platform lifecycle through the E2B SDK', () => {
       memoryMB: 256,
       envdVersion: '0.6.4',
       clientID: 'sandbox-kit',
-      metadata: { suite: 'life', n: '1' },
+      metadata: { suite: 'create' },
     });
     expect(Date.parse(detail.endAt as string) - Date.parse(detail.startedAt as string)).toBe(120_000);
     // The start command runs, then the ready command.
-    expect(host.commands.slice(0, 2)).toEqual(['serve forever', 'true']);
+    expect(host.commands.slice(before, before + 2)).toEqual(['serve forever', 'true']);
+  });
+
+  it('create publishes the sandbox to the catalog: its address, agent port and the hash of its token', async () => {
+    const a = await sdk.create('base', opts);
+    const detail = await detailOf(a.sandboxId);
     expect(catalog.get(a.sandboxId)).toEqual({
       sandboxID: a.sandboxId,
-      host: fake.spec.network.address,
+      host: host.sandbox(a.sandboxId).spec.network.address,
       agentPort: host.agentPort,
       tokenHash: hashAccessToken(detail.envdAccessToken as string),
       state: 'running',
       autoResume: false,
     });
+  });
 
-    // list: filters and paging through x-next-token
-    const pages = await sdk.list({ ...opts, limit: 1, query: { metadata: { suite: 'life' } } }, 3);
+  it('list filters by metadata and pages through x-next-token', async () => {
+    const a = await sdk.create('base', { ...opts, metadata: { suite: 'list', n: '1' } });
+    const b = await sdk.create('base', { ...opts, metadata: { suite: 'list', n: '2' } });
+    const pages = await sdk.list({ ...opts, limit: 1, query: { metadata: { suite: 'list' } } }, 3);
     expect(pages.map((p) => [p.items.length, p.hasNext])).toEqual([
       [1, true],
       [1, false],
     ]);
     expect(new Set(pages.map((p) => p.items[0].sandboxId))).toEqual(new Set([a.sandboxId, b.sandboxId]));
-    const [only2] = await sdk.list({ ...opts, query: { metadata: { suite: 'life', n: '2' } } });
+    const [only2] = await sdk.list({ ...opts, query: { metadata: { suite: 'list', n: '2' } } });
     expect(only2.items.map((s) => s.sandboxId)).toEqual([b.sandboxId]);
+  });
 
-    const info = await sdk.call<Record<string, unknown>>(a.sandboxId, 'getInfo');
-    expect(info).toMatchObject({
+  it('getInfo shows the sandbox as the SDK reads it', async () => {
+    const a = await sdk.create('served', { ...opts, metadata: { suite: 'info' } });
+    expect(await sdk.call<Record<string, unknown>>(a.sandboxId, 'getInfo')).toMatchObject({
       sandboxId: a.sandboxId,
       templateId: 'served-id',
       name: 'served',
       state: 'running',
-      metadata: { suite: 'life', n: '1' },
+      metadata: { suite: 'info' },
     });
+  });
 
-    // pause: 204, then 409 (the SDK answers false), state paused everywhere
+  it('pause answers true, then false when already paused; the sandbox is paused in its info, the catalog and a state-filtered list', async () => {
+    const a = await sdk.create('base', opts);
     expect(await sdk.call(a.sandboxId, 'pause')).toBe(true);
     expect(await sdk.call(a.sandboxId, 'pause')).toBe(false);
     expect((await sdk.call<{ state: string }>(a.sandboxId, 'getInfo')).state).toBe('paused');
     expect(catalog.get(a.sandboxId)?.state).toBe('paused');
     const [pausedList] = await sdk.list({ ...opts, query: { state: ['paused'] } });
     expect(pausedList.items.map((s) => s.sandboxId)).toEqual([a.sandboxId]);
+  });
 
-    // connect resumes (the agent is initialised again, presenting the token it holds) with the same token
+  it('connect resumes a paused sandbox: running again, the agent initialised again with the token it holds', async () => {
+    const a = await sdk.create('served', opts);
+    const fake = host.sandbox(a.sandboxId);
+    const token = (await detailOf(a.sandboxId)).envdAccessToken;
+    await sdk.call(a.sandboxId, 'pause');
     await sdk.connect(a.sandboxId, opts);
     expect((await sdk.call<{ state: string }>(a.sandboxId, 'getInfo')).state).toBe('running');
     expect(catalog.get(a.sandboxId)?.state).toBe('running');
     expect(fake.inits).toHaveLength(2);
     expect(fake.inits[1]).toEqual(fake.inits[0]);
-    const detail2 = (await (await raw('GET', `/sandboxes/${a.sandboxId}`)).json()) as Record<string, unknown>;
-    expect(detail2.envdAccessToken).toBe(detail.envdAccessToken);
-    // connect on a running one: 200
-    const connectRunning = await raw('POST', `/v2/sandboxes/${a.sandboxId}/connect`, '{"timeout":10}');
-    expect(connectRunning.status).toBe(200);
+    expect((await detailOf(a.sandboxId)).envdAccessToken).toBe(token);
+  });
 
+  it('connect on a running sandbox answers 200', async () => {
+    const a = await sdk.create('base', opts);
+    expect((await raw('POST', `/v2/sandboxes/${a.sandboxId}/connect`, '{"timeout":10}')).status).toBe(200);
+  });
+
+  it('setTimeout moves the end to that long from now', async () => {
+    const a = await sdk.create('base', { ...opts, timeoutMs: 120_000 });
     await sdk.call(a.sandboxId, 'setTimeout', 30_000);
     const moved = await sdk.call<{ endAt: string }>(a.sandboxId, 'getInfo');
     expect(Date.parse(moved.endAt) - Date.now()).toBeLessThanOrEqual(30_000);
     expect(Date.parse(moved.endAt) - Date.now()).toBeGreaterThan(20_000);
+  });
 
+  it('kill removes the sandbox from the API, the catalog and the host; a second kill answers false', async () => {
+    const a = await sdk.create('base', opts);
     expect(await sdk.call(a.sandboxId, 'kill')).toBe(true);
     await expect(sdk.call(a.sandboxId, 'getInfo')).rejects.toThrow(/^SandboxNotFoundError/);
     expect(await sdk.static('kill', a.sandboxId, opts)).toBe(false);
     expect(catalog.get(a.sandboxId)).toBeUndefined();
     expect(host.sandboxes.has(a.sandboxId)).toBe(false);
     expect(host.attachments.has(a.sandboxId)).toBe(false);
-    expect(await sdk.call(b.sandboxId, 'kill')).toBe(true);
   });
 
-  it('kills a sandbox when its timeout passes, and pauses one created with auto-pause', async () => {
+  it('kills a sandbox when its timeout passes', async () => {
     const killed = await sdk.create('base', { ...opts, timeoutMs: 1000 });
-    const paused = await sdk.create('base', { ...opts, timeoutMs: 1000, lifecycle: { onTimeout: 'pause' } });
-    await waitFor(async () => !host.sandboxes.has(killed.sandboxId) && host.sandboxes.get(paused.sandboxId)?.state === 'paused');
+    await waitFor(async () => !host.sandboxes.has(killed.sandboxId));
     await expect(sdk.call(killed.sandboxId, 'getInfo')).rejects.toThrow(/^SandboxNotFoundError/);
+    expect(catalog.get(killed.sandboxId)).toBeUndefined();
+  });
+
+  it('pauses a sandbox created with auto-pause when its timeout passes', async () => {
+    const paused = await sdk.create('base', { ...opts, timeoutMs: 1000, lifecycle: { onTimeout: 'pause' } });
+    await waitFor(async () => host.sandboxes.get(paused.sandboxId)?.state === 'paused');
     expect((await sdk.call<{ state: string }>(paused.sandboxId, 'getInfo')).state).toBe('paused');
     expect(catalog.get(paused.sandboxId)?.state).toBe('paused');
-    expect(await sdk.call(paused.sandboxId, 'kill')).toBe(true);
   });
 
   it('refuses a wrong API key', async () => {
@@ -197,7 +223,7 @@ describe('platform lifecycle through the E2B SDK', () => {
     await expect(sdk.list(wrong)).rejects.toThrow(/^AuthenticationError/);
   });
 
-  it('answers bad input with a clear error and leaves nothing behind', async () => {
+  it('a create that cannot succeed says why and leaves nothing behind', async () => {
     await expect(sdk.create('no-such-template', opts)).rejects.toThrow('404: template "no-such-template" not found');
     await expect(sdk.create('crashing', opts)).rejects.toThrow(
       /start command "exit 3" exited with code 3 before the sandbox was ready.*ran exit 3/,
@@ -209,7 +235,12 @@ describe('platform lifecycle through the E2B SDK', () => {
     await expect(sdk.create('base', opts)).rejects.toThrow(
       'could not start a sandbox from template "base": crun: executable file not found in $PATH',
     );
+    expect(host.sandboxes.size).toBe(0);
+    expect(host.attachments.size).toBe(0);
+    expect(await platform.sandboxes.all()).toEqual([]);
+  });
 
+  it('a malformed request is a 400 naming each bad field and what it accepts; an unknown sandbox a 404', async () => {
     const malformed = await raw('POST', '/v2/sandboxes', '{"templateID":');
     expect(malformed.status).toBe(400);
     expect(await malformed.json()).toEqual({ code: 400, message: expect.stringContaining('not valid JSON') });
@@ -229,9 +260,6 @@ describe('platform lifecycle through the E2B SDK', () => {
     expect(badToken.status).toBe(400);
     const badState = await raw('GET', '/v2/sandboxes?state=running,gone');
     expect(((await badState.json()) as { message: string }).message).toContain('query field "state.1"');
-
-    expect(host.sandboxes.size).toBe(0);
-    expect(host.attachments.size).toBe(0);
     expect(await platform.sandboxes.all()).toEqual([]);
   });
 
