@@ -19,3 +19,6 @@ node dist/scripts/bench/mcp.js
 echo
 echo "== sandboxes: create -> first agent call through the runtime and the API vs bare crun run; idle memory =="
 bash scripts/bench/sandbox-start.sh
+echo
+echo "== code interpreter: runCode('1+1') through the gateway vs the kernel driven directly; create -> first result; template size and build times =="
+bash scripts/bench/code-interpreter.sh

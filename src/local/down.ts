@@ -5,9 +5,9 @@
  */
 import { downLab, findLeftovers, hasLeftovers } from '../lab';
 import { stopProcesses } from './processes';
-import { localDir, readLocalState, removeLocalDir } from './state';
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { localDir, platformStateDir, readLocalState, removeLocalDir } from './state';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { cleanupLeftovers } from '../runtime';
 
 export interface LocalRemoved {
@@ -15,14 +15,16 @@ export interface LocalRemoved {
   summary: string;
 }
 
-export async function downLocal(name: string, options: { stateBase?: string } = {}): Promise<LocalRemoved> {
+/** `purge`: also the platform's kept state (templates, layer cache, API key), which otherwise serves the next up. */
+export async function downLocal(name: string, options: { stateBase?: string; purge?: boolean } = {}): Promise<LocalRemoved> {
   const state = readLocalState(name, options.stateBase);
   // The service removes its sandboxes when it stops; give it the time to.
   const stopped = state ? await stopProcesses(state.processes, 20_000) : 0;
   const leftovers = await findLeftovers(name);
   const lab = hasLeftovers(leftovers) ? await downLab(name) : undefined;
-  // After a crash the platform could not remove its sandboxes: their containers, cgroups and mounts go here.
-  const platformDir = join(localDir(name, options.stateBase), 'platform');
+  // After a crash the platform could not remove its sandboxes: their containers, cgroups and mounts go here. The
+  // platform's directory itself stays (its template cache serves the next up).
+  const platformDir = state?.platform?.stateDir ?? platformStateDir(name);
   const instanceFile = join(platformDir, 'instance');
   let containers = 0;
   if (existsSync(instanceFile)) {
@@ -31,6 +33,8 @@ export async function downLocal(name: string, options: { stateBase?: string } = 
   }
   const hadDir = existsSync(localDir(name, options.stateBase));
   removeLocalDir(name, options.stateBase);
+  const purged = options.purge === true && existsSync(platformDir);
+  if (purged) rmSync(dirname(platformDir), { recursive: true, force: true });
   const parts: string[] = [];
   if (stopped > 0) parts.push(`stopped ${stopped} process${stopped === 1 ? '' : 'es'} (gateway${state?.platform ? ', platform' : ''})`);
   if (containers > 0) parts.push(`${containers} leftover sandbox container${containers === 1 ? '' : 's'}`);
@@ -38,5 +42,6 @@ export async function downLocal(name: string, options: { stateBase?: string } = 
     parts.push(`lab ${name}: ${lab.processes} processes, ${lab.namespaces.length} namespaces${lab.hostLink ? ', the host link' : ''}`);
   }
   if (hadDir) parts.push('the state directory');
+  if (purged) parts.push(`the kept platform state (${dirname(platformDir)})`);
   return { anything: parts.length > 0, summary: parts.length > 0 ? parts.join('; ') : `nothing of the local system ${name} was left` };
 }

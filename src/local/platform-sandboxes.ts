@@ -12,11 +12,18 @@ import { builtEntry } from '../lab/dist-path';
 import { IFACES } from '../lab/topology';
 import type { ServiceConfig } from './service-main';
 import { startDetached, waitForLogLine } from './processes';
-import type { LocalSandbox, LocalState } from './state';
+import { platformStateDir, templateBuildsFile, type LocalSandbox, type LocalState } from './state';
 import { buildProxyTemplate } from '../../templates/proxy';
 
 /** The longest life the platform gives a sandbox (24 h): the local system's sandboxes live until `down`. */
 const SANDBOX_TIMEOUT_MS = 86_400_000;
+
+/** Where the service keeps its platform state, and the certificates the templates it builds trust. */
+export interface ServiceChoices {
+  keptBase?: string;
+  /** A PEM file the background-built templates trust besides Debian's (the host's store), or none. */
+  extraCaCertsFile?: string;
+}
 
 export async function startService(
   state: LocalState,
@@ -24,8 +31,9 @@ export async function startService(
   config: StackConfig,
   gatewayPort: number,
   progress: ProgressFn,
+  choices: ServiceChoices = {},
 ): Promise<void> {
-  const stateDir = join(state.dir, 'platform');
+  const stateDir = platformStateDir(state.name, choices.keptBase);
   const service: ServiceConfig = {
     stateDir,
     network: {
@@ -42,6 +50,10 @@ export async function startService(
     gatewayPort,
     brand: config.brand,
     domain: config.gateway.domain,
+    templates: {
+      statusFile: templateBuildsFile(state),
+      ...(choices.extraCaCertsFile ? { extraCaCertsFile: choices.extraCaCertsFile } : {}),
+    },
   };
   const configFile = join(state.dir, 'service.json');
   writeFileSync(configFile, `${JSON.stringify(service, null, 2)}\n`, { mode: 0o600 });

@@ -3,12 +3,14 @@
  * sandboxes, in one process so the gateway reads the platform's catalog in memory. `up` starts it detached:
  *   node dist/src/local/service-main.js <config.json>
  * It prints `platform API on <url>` and `gateway listening on <host>:<port>` once each serves, and on SIGTERM stops
- * both and removes every sandbox the platform made.
+ * both and removes every sandbox the platform made. On SIGUSR2 (`up` sends it once the core system works) it builds
+ * the templates the SDKs ask for in the background (template-builds.ts).
  */
 import { readFileSync } from 'node:fs';
 import { startGateway } from '../gateway';
 import { startPlatformOnHost } from '../platform/on-host';
 import { BridgeNetwork, type BridgeNetworkOptions } from '../runtime';
+import { TemplateBuilds } from './template-builds';
 
 export interface ServiceConfig {
   stateDir: string;
@@ -17,19 +19,26 @@ export interface ServiceConfig {
   gatewayPort: number;
   brand: string;
   domain: string;
+  /** The background builds: where their states go, and the certificates the templates trust besides Debian's. */
+  templates?: { statusFile: string; extraCaCertsFile?: string };
 }
 
 async function main(configFile: string): Promise<void> {
   const config = JSON.parse(readFileSync(configFile, 'utf8')) as ServiceConfig;
   const log = (line: string) => console.log(`platform: ${line}`);
+  const builds = config.templates && new TemplateBuilds({ ...config.templates, log: (line) => console.log(`templates: ${line}`) });
   const platform = await startPlatformOnHost({
     stateDir: config.stateDir,
     host: '127.0.0.1',
     port: config.apiPort,
     network: new BridgeNetwork(config.network),
     log,
+    ...(builds ? { pendingTemplates: (known) => builds.resolver(known) } : {}),
   });
   console.log(`platform API on ${platform.url}`);
+  process.on('SIGUSR2', () => {
+    void builds?.buildAll({ apiUrl: platform.url, apiKey: platform.apiKey });
+  });
   const gateway = await startGateway({
     catalog: platform.catalog,
     host: '127.0.0.1',

@@ -8,6 +8,11 @@ import { join } from 'node:path';
 import type { ClientMode, StackConfig } from '../config';
 
 export const LOCAL_DIR = '/run/sandbox-kit/local';
+/**
+ * What outlives `down`: the platform's state (its Redis with the template index, the layer cache, the API key), so
+ * a later `up` finds every template step cached. On disk, not in /run: the templates' layers are large.
+ */
+export const KEPT_DIR = '/var/lib/sandbox-kit/local';
 export const DEFAULT_LOCAL_NAME = 'local';
 const VERSION = 1;
 
@@ -52,6 +57,16 @@ export interface LocalState {
 
 export function localDir(name: string, base = LOCAL_DIR): string {
   return join(base, name);
+}
+
+/** The platform's state directory of the local system `name` (kept across `down`). */
+export function platformStateDir(name: string, keptBase = KEPT_DIR): string {
+  return join(keptBase, name, 'platform');
+}
+
+/** Where the service writes the states of the background template builds (template-builds.ts). */
+export function templateBuildsFile(state: Pick<LocalState, 'dir'>): string {
+  return join(state.dir, 'templates.json');
 }
 
 export function newLocalState(name: string, mode: ClientMode, config: StackConfig, base?: string): LocalState {

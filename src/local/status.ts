@@ -2,11 +2,12 @@
  * `sandbox-kit status`: what of the local system is running and healthy, read from the state files and probed live:
  * the proxy (the lab's namespaces, processes and ss-server), the gateway, and each sandbox's agent through the gateway.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { attachLab, type LabStatus } from '../lab';
 import { unaryCall } from './gateway-checks';
 import { isOurs } from './processes';
-import { readLocalState, readSandboxTokens } from './state';
+import { readLocalState, readSandboxTokens, templateBuildsFile } from './state';
+import type { TemplateBuildState } from './template-builds';
 
 export interface SandboxHealth {
   sandboxID: string;
@@ -26,6 +27,11 @@ export interface LocalStatus {
   platform?: { healthy: boolean; url: string; detail: string };
   gateway?: { healthy: boolean; url?: string; pid?: number; detail: string };
   sandboxes: SandboxHealth[];
+  /**
+   * The templates built in the background after `up` (waiting, building, ready, failed). Not part of `healthy`: the
+   * core system works without them, and a create that needs one says why it cannot have it yet.
+   */
+  templates: TemplateBuildState[];
   /** Everything that is not healthy, one phrase each. */
   problems: string[];
 }
@@ -52,7 +58,7 @@ function proxyHealth(lab: LabStatus): NonNullable<LocalStatus['proxy']> {
 
 export async function localStatus(name: string, stateBase?: string): Promise<LocalStatus> {
   const state = readLocalState(name, stateBase);
-  if (!state) return { name, up: false, healthy: false, sandboxes: [], problems: [`the local system ${name} is not up`] };
+  if (!state) return { name, up: false, healthy: false, sandboxes: [], templates: [], problems: [`the local system ${name} is not up`] };
   const problems: string[] = [];
 
   let proxy: LocalStatus['proxy'];
@@ -133,6 +139,9 @@ export async function localStatus(name: string, stateBase?: string): Promise<Loc
     ...(platform ? { platform } : {}),
     gateway,
     sandboxes,
+    templates: existsSync(templateBuildsFile(state))
+      ? (JSON.parse(readFileSync(templateBuildsFile(state), 'utf8')) as TemplateBuildState[])
+      : [],
     problems,
   };
 }

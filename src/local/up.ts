@@ -37,6 +37,8 @@ import {
   writeSandboxTokens,
 } from './state';
 import { localStatus } from './status';
+import { hostCaStore } from './template-builds';
+import { isOurs } from './processes';
 import { timedStep } from './steps';
 import { waitForHttp } from './wait-http';
 
@@ -56,6 +58,12 @@ export interface UpOptions {
    * `lab` (the lab's own sandbox namespaces, an agent started in each). Default platform.
    */
   sandboxesFrom?: 'lab' | 'platform';
+  /** Where the platform's state outlives `down` (default /var/lib/sandbox-kit/local): the template cache. */
+  keptBase?: string;
+  /** The templates built in the background trust the host's CA store (default true; templates/extra-ca.ts). */
+  hostCaCerts?: boolean;
+  /** Build mcp-gateway and code-interpreter-v1 in the background once the system is up (default true). */
+  templates?: boolean;
 }
 
 export interface UpResult {
@@ -103,6 +111,20 @@ async function finalChecks(
   return { egress, gatewayCheck: gatewayCheck! };
 }
 
+/**
+ * Tells the service to build the templates the SDKs ask for (mcp-gateway, code-interpreter-v1) in the background,
+ * now that the core system works; those already ready are skipped, so a warm `up` retries only a failed one.
+ */
+function startTemplateBuilds(state: LocalState, progress: ProgressFn): void {
+  const service = state.processes.find((p) => p.role === 'service');
+  if (!service || !isOurs(service)) return;
+  process.kill(service.pid, 'SIGUSR2');
+  progress({
+    step: 'templates',
+    message: "building mcp-gateway and code-interpreter-v1 in the background; 'sandbox-kit status' shows their progress",
+  });
+}
+
 export async function upLocal(options: UpOptions = {}): Promise<UpResult> {
   const name = options.name ?? DEFAULT_LOCAL_NAME;
   const config = options.config ?? loadStackConfig({});
@@ -125,6 +147,7 @@ export async function upLocal(options: UpOptions = {}): Promise<UpResult> {
         message: `the local system ${name} has been up since ${existing.readyAt} and is healthy: nothing to build`,
       });
       const checks = await finalChecks(existing, attachLab(name), progress);
+      if (options.templates !== false) startTemplateBuilds(existing, progress);
       return { state: existing, warm: true, ...checks };
     }
     progress({ step: 'cleanup', message: `the local system ${name} is up but not healthy (${status.problems.join('; ')}); rebuilding it` });
@@ -145,7 +168,11 @@ export async function upLocal(options: UpOptions = {}): Promise<UpResult> {
     );
     if (fromPlatform) {
       await timedStep('platform', progress, timings, async () => {
-        await startService(state, lab, config, options.gatewayPort ?? config.gateway.port, progress);
+        const extraCaCertsFile = options.hostCaCerts === false ? undefined : hostCaStore();
+        await startService(state, lab, config, options.gatewayPort ?? config.gateway.port, progress, {
+          keptBase: options.keptBase,
+          extraCaCertsFile,
+        });
         writeLocalState(state);
       });
       await timedStep('template', progress, timings, async () => {
@@ -161,6 +188,7 @@ export async function upLocal(options: UpOptions = {}): Promise<UpResult> {
       state.timings = timings;
       state.readyAt = new Date().toISOString();
       writeLocalState(state);
+      if (options.templates !== false) startTemplateBuilds(state, progress);
       return { state, warm: false, ...checks };
     }
 

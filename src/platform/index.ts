@@ -52,6 +52,11 @@ export interface PlatformOptions {
   baseImages?: BaseImages;
   /** The template builder, made on the platform's Redis (on-host.ts wires the real one). */
   templates?: (ctx: PlatformContext) => TemplateMount | Promise<TemplateMount>;
+  /**
+   * Consulted when no template resolves an ID or alias (given the resolver of the rest): templates still being built
+   * (the local system's background builds), waited for or refused with a reason.
+   */
+  pendingTemplates?: (known: TemplateResolver) => TemplateResolver;
   /** A Redis to use instead of starting a private one (a fleet shares it). */
   redisUrl?: string;
   /** Where the plain API keys are read from; created with a new key (0600) when missing. Default <stateDir>/api-key. */
@@ -141,7 +146,9 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
       runtime: options.runtime,
       network: options.network,
       catalog,
-      templates: firstResolver(resolvers),
+      templates: options.pendingTemplates
+        ? firstResolver([firstResolver(resolvers), options.pendingTemplates(firstResolver(resolvers))])
+        : firstResolver(resolvers),
       agentPort: options.agentPort,
       healthTimeoutMs: options.healthTimeoutMs,
       readyTimeoutMs: options.readyTimeoutMs,

@@ -21,7 +21,14 @@ import {
 } from '../runtime';
 import type { AgentPayload } from '../runtime/agent-payload';
 import { LOWER_ALNUM, randomText } from '../util/random-text';
-import { startPlatform, type FleetOptions, type PlatformContext, type RunningPlatform, type TemplateMount } from './index';
+import {
+  startPlatform,
+  type FleetOptions,
+  type PlatformContext,
+  type PlatformOptions,
+  type RunningPlatform,
+  type TemplateMount,
+} from './index';
 import { subnetCapacity } from '../runtime/network/host-network';
 import { createTemplateService, sandboxValidator, templateRoutes, type TemplateServiceOptions } from './templates';
 
@@ -54,6 +61,8 @@ export interface PlatformOnHostOptions {
   healthTimeoutMs?: number;
   readyTimeoutMs?: number;
   log?: (line: string) => void;
+  /** See PlatformOptions.pendingTemplates. */
+  pendingTemplates?: PlatformOptions['pendingTemplates'];
 }
 
 export interface PlatformOnHost extends RunningPlatform {
@@ -135,6 +144,7 @@ export async function startPlatformOnHost(options: PlatformOnHostOptions): Promi
       healthTimeoutMs: options.healthTimeoutMs,
       readyTimeoutMs: options.readyTimeoutMs,
       log,
+      pendingTemplates: options.pendingTemplates,
       ...(fleet ? { fleet } : {}),
       templates: mountTemplates({
         executor: createStepExecutor({

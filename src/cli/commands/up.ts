@@ -8,12 +8,15 @@ import { labModeFlag, labNameFlag, sandboxCountFlag } from '../lab-flags';
 import { DEFAULT_STACK, findProjectDir, loadStack, stackName } from '../stack';
 
 const HELP = `usage: sandbox-kit up [--mode local|transparent] [--sandboxes N] [--gateway-port P] [--stack NAME] [--name NAME] [--json]
+                      [--no-templates] [--no-host-ca-certs]
 
 Brings the whole system up on this machine (root, Debian) and leaves it running: the proxy host, the internet and
 the sandbox network in network namespaces with the real shadowsocks-libev, the platform API and the gateway on
 127.0.0.1, the proxy template built through the API, and sandboxes created from it. It checks before it says "up": a sandbox's traffic leaves through the proxy's egress address,
 and a command, a ListDir and a wrong token behave through the gateway. Run it again: a healthy system is left as it
-is. Then: sandbox-kit status | rotate | down.
+is. Then: sandbox-kit status | rotate | down. Once the system is up, the platform builds the templates the SDKs
+create from by default, mcp-gateway and code-interpreter-v1, in the background ('status' shows their progress); the
+platform's state, with their layer cache, is kept in /var/lib/sandbox-kit/local across 'down'.
 
   --mode          client mode of the sandboxes (default: the stack's template.mode)
   --sandboxes     how many sandboxes (default 2)
@@ -23,7 +26,10 @@ is. Then: sandbox-kit status | rotate | down.
   --json          print one JSON line at the end (progress goes to stderr)
   --sandboxes-from  platform (default): the platform API runs on the lab's sandbox network, builds the proxy
                   template with the E2B SDK and creates the sandboxes from it; lab: the lab's own sandbox namespaces
-                  with an agent started in each (no platform, no template)`;
+                  with an agent started in each (no platform, no template)
+  --no-templates  do not build mcp-gateway and code-interpreter-v1 (creates from them then fail with 404)
+  --no-host-ca-certs  the background-built templates trust Debian's CAs only, not this host's store (by default
+                  they trust it too, so their builds and sandboxes work behind a TLS-inspecting proxy)`;
 
 /** The stack's config when the project has Pulumi.<stack>.yaml, else the schema's defaults. */
 function localConfig(stack: string): { config: StackConfig; source: string } {
@@ -48,6 +54,8 @@ export async function run(argv: string[]): Promise<number> {
     name: labNameFlag('local'),
     json: switchFlag(),
     'sandboxes-from': valueFlag(oneOf(['platform', 'lab']).default('platform')),
+    'no-host-ca-certs': switchFlag(),
+    'no-templates': switchFlag(),
   });
   if (help) {
     console.log(HELP);
@@ -63,6 +71,8 @@ export async function run(argv: string[]): Promise<number> {
     gatewayPort: values['gateway-port'],
     config,
     sandboxesFrom: values['sandboxes-from'],
+    hostCaCerts: !values['no-host-ca-certs'],
+    templates: !values['no-templates'],
     onProgress: (e) => out.write(`[${e.step}] ${e.message}\n`),
   });
   const lab = attachLab(values.name);

@@ -6,9 +6,11 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { request } from 'node:http';
+import { dirname } from 'node:path';
 import { attachLab, hostLinkName, type Lab, labUp } from '../../../src/lab';
 import type { LocalStatus, RecreateReport, RotationReport, UpJson } from '../../../src/local';
 import { runCommand } from '../../../src/local/gateway-checks';
+import { platformStateDir } from '../../../src/local/state';
 import { run } from '../../../src/lab/run';
 import { cli, namespacesOf, requireBuilt, uniqueLabName, waitUntil } from '../../helpers/lab';
 import { CLI } from '../../helpers/cli';
@@ -75,7 +77,7 @@ function post(url: string, path: string, headers: Record<string, string>, body: 
 /** The platform instance of the local system `name` (it names the platform's containers and cgroups). */
 const instances = new Map<string, string>();
 function rememberInstance(name: string): void {
-  const file = `/run/sandbox-kit/local/${name}/platform/instance`;
+  const file = `${platformStateDir(name)}/instance`;
   if (existsSync(file)) instances.set(name, readFileSync(file, 'utf8').trim());
 }
 
@@ -83,7 +85,8 @@ function rememberInstance(name: string): void {
 async function tracesOf(name: string): Promise<string[]> {
   const traces = (await namespacesOf(name)).map((n) => `namespace ${n}`);
   if ((await run(['ip', 'link', 'show', 'dev', hostLinkName(name)])).code === 0) traces.push('host link');
-  for (const dir of [`/run/sandbox-kit/local/${name}`, `/run/sandbox-kit/labs/${name}`]) if (existsSync(dir)) traces.push(dir);
+  for (const dir of [`/run/sandbox-kit/local/${name}`, `/run/sandbox-kit/labs/${name}`, dirname(platformStateDir(name))])
+    if (existsSync(dir)) traces.push(dir);
   for (const line of readFileSync('/proc/self/mountinfo', 'utf8').split('\n'))
     if (line.includes(`/sandbox-kit/local/${name}/`)) traces.push(`mount ${line}`);
   const instance = instances.get(name);
@@ -103,7 +106,7 @@ describe('sandbox-kit up | status | rotate | down: the whole local system', () =
   const name = uniqueLabName('up');
 
   afterAll(async () => {
-    await cli(['down', '--name', name]);
+    await cli(['down', '--name', name, '--purge']);
     expect(await tracesOf(name)).toEqual([]);
   });
 
@@ -129,7 +132,8 @@ describe('sandbox-kit up | status | rotate | down: the whole local system', () =
   });
 
   test('up --json, checked against the running system; status; rotate under load; a warm up; rotate --recreate; down leaves nothing', async () => {
-    const up = await cli(['up', '--name', name, '--gateway-port', '0', '--sandboxes', '2', '--json'], 120_000);
+    // The background template builds have their own test (test/e2e/templates); here they would only compete for CPU.
+    const up = await cli(['up', '--name', name, '--gateway-port', '0', '--sandboxes', '2', '--no-templates', '--json'], 120_000);
     expect({ code: up.code, stderr: up.code === 0 ? '' : up.stderr }).toEqual({ code: 0, stderr: '' });
     // Progress goes to stderr, step by step with timings; stdout is one JSON line.
     for (const step of ['preflight', 'lab', 'platform', 'template', 'sandboxes', 'check'])
@@ -204,7 +208,7 @@ describe('sandbox-kit up | status | rotate | down: the whole local system', () =
     expect((await runCommand(target(second), curl)).stdout.trim()).toBe(rotation.newEgressIp);
     expect(attachLab(name).ingressEip).toBe(info.proxy.ingressIp);
 
-    const warm = await cli(['up', '--name', name, '--json'], 60_000);
+    const warm = await cli(['up', '--name', name, '--no-templates', '--json'], 60_000);
     expect(warm.code).toBe(0);
     expect(warm.stderr).toContain('[warm]');
     expect(JSON.parse(warm.stdout)).toMatchObject({ warm: true, sandboxes: info.sandboxes, proxy: { egressIp: rotation.newEgressIp } });
@@ -224,8 +228,9 @@ describe('sandbox-kit up | status | rotate | down: the whole local system', () =
     expect(afterRecreate.sandboxes.map((s) => s.sandboxID).sort()).toEqual([...recreated.sandboxes.after].sort());
 
     rememberInstance(name);
-    const down = await cli(['down', '--name', name]);
+    const down = await cli(['down', '--name', name, '--purge']);
     expect(down.code).toBe(0);
+    expect(down.stdout).toContain('the kept platform state');
     expect(await tracesOf(name)).toEqual([]);
     const again = await cli(['down', '--name', name]);
     expect({ code: again.code, out: again.stdout.trim() }).toEqual({ code: 0, out: `nothing of the local system ${name} was left` });
@@ -233,7 +238,9 @@ describe('sandbox-kit up | status | rotate | down: the whole local system', () =
 
   test('down after a crash of up removes what it had built', async () => {
     await cli(['down', '--name', name]);
-    const child = spawn(process.execPath, [CLI, 'up', '--name', name, '--gateway-port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CLI, 'up', '--name', name, '--gateway-port', '0', '--no-templates'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
     child.stdout!.on('data', (c: Buffer) => (output += c.toString()));
     // Killed once sandboxes exist: lab, platform, gateway, template and sandbox containers; the checks have not passed.
@@ -242,7 +249,7 @@ describe('sandbox-kit up | status | rotate | down: the whole local system', () =
     child.kill('SIGKILL');
     await waitUntil('up to die', () => child.exitCode ?? child.signalCode ?? undefined, 10_000);
     expect(await tracesOf(name)).not.toEqual([]);
-    const down = await cli(['down', '--name', name]);
+    const down = await cli(['down', '--name', name, '--purge']);
     expect(down.code).toBe(0);
     expect(down.stdout).toContain('platform');
     expect(await tracesOf(name)).toEqual([]);

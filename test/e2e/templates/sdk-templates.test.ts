@@ -1,67 +1,99 @@
 /**
- * `@e2b/code-interpreter`, unmodified, on the real platform (OCI runtime, agent, template service) with the kit's
- * gateway in front: the SDK builds the code-interpreter-v1 template (Debian's Jupyter kernel, numpy, pandas,
- * matplotlib), then `Sandbox.create()` names no template and every call of the SDK goes through the gateway to the
- * kit's server on port 49999. Root only; the platform makes its own sandbox network on a free /24.
+ * `sandbox-kit up` in a fresh state gives every template the SDKs create from by default: once the core system is up
+ * the service builds mcp-gateway and code-interpreter-v1 in the background (progress in `status`), a create that
+ * names one while it builds waits and then says so, and then the unmodified `@e2b/code-interpreter` does everything a
+ * user does with it through the local system's gateway. No command but `up` (and `down --purge` to clean up).
  */
-import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
-import { bundle, bundleEntries } from '../../../scripts/bundle';
-import { startGateway, type RunningGateway } from '../../../src/gateway';
-import { startPlatformOnHost, type PlatformOnHost } from '../../../src/platform/on-host';
-import { baseRootfs, ROOTFS_TIMEOUT_MS } from '../runtime/helpers/common';
+import type { LocalStatus, UpJson } from '../../../src/local';
+import { cli, requireBuilt, uniqueLabName } from '../../helpers/lab';
 import { runEntry } from '../../helpers/node-script';
 
-jest.setTimeout(900_000);
+jest.setTimeout(1_800_000);
 
-let stateDir: string;
-let platform: PlatformOnHost;
-let gateway: RunningGateway;
+const name = uniqueLabName('tpl');
 const checks = new Map<string, Record<string, any>>();
+const waits: { template: string; message: string }[] = [];
+const created = new Map<string, { stdout: string; createMs: number }>();
+const status: { during?: LocalStatus; after?: LocalStatus } = {};
+let upErr = '';
+
+async function createFrom(opts: object, template: string, command: string): Promise<void> {
+  const deadline = Date.now() + 1_200_000;
+  for (;;) {
+    const run = await runEntry(path.join(__dirname, 'helpers', 'create-child.ts'), {
+      args: [JSON.stringify({ opts, template, command })],
+      timeoutMs: 120_000,
+    });
+    const line = run.stdout.find((l) => l.startsWith('{'));
+    if (line === undefined) throw new Error(`the create child printed nothing (exit ${run.code}): ${run.stderr}`);
+    const answer = JSON.parse(line) as { ok: boolean; stdout: string; createMs: number; message: string };
+    if (answer.ok) {
+      created.set(template, answer);
+      return;
+    }
+    waits.push({ template, message: answer.message });
+    if (!/is (still being built|waiting to be built) by sandbox-kit up/.test(answer.message) || Date.now() > deadline)
+      throw new Error(`create from ${template}: ${answer.message}`);
+  }
+}
 
 beforeAll(async () => {
-  await baseRootfs();
-  for (const entry of bundleEntries().filter((e) => e.name === 'agent' || e.name === 'code-interpreter')) await bundle(entry);
-  stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sk-ci-sdk-'));
-  platform = await startPlatformOnHost({ stateDir, log: (line) => process.stderr.write(`platform: ${line}\n`) });
-  gateway = await startGateway({ catalog: platform.catalog });
-  const build = await runEntry(path.join(__dirname, 'helpers', 'build-child.ts'), {
-    args: [platform.url, platform.apiKey],
-    timeoutMs: 800_000,
+  requireBuilt();
+  const up = await cli(['up', '--name', name, '--gateway-port', '0', '--sandboxes', '1', '--json'], 600_000);
+  upErr = up.stderr;
+  if (up.code !== 0) throw new Error(`up failed (${up.code}): ${up.stderr.slice(-3000)}`);
+  const info = JSON.parse(up.stdout) as UpJson;
+  status.during = JSON.parse((await cli(['status', '--name', name, '--json'])).stdout) as LocalStatus;
+  const opts = { apiKey: info.apiKey!, apiUrl: info.apiUrl!, sandboxUrl: info.sandboxUrl };
+  await createFrom(opts, 'mcp-gateway', 'test -x /usr/local/bin/mcp-gateway && echo mcp-gateway-present');
+  await createFrom(opts, 'code-interpreter-v1', 'python3 -c "import pandas, matplotlib; print(pandas.__version__)"');
+  status.after = JSON.parse((await cli(['status', '--name', name, '--json'])).stdout) as LocalStatus;
+  const run = await runEntry(path.join(__dirname, '..', '..', 'helpers', 'code-interpreter-sdk.ts'), {
+    args: [JSON.stringify(opts)],
+    timeoutMs: 600_000,
   });
-  const lines = build.stdout.filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { t: string; message?: string; ms?: number });
-  const done = lines.find((l) => l.t === 'done');
-  if (!done)
-    throw new Error(
-      `the build failed: ${lines.find((l) => l.t === 'error')?.message ?? build.stderr}\n${lines
-        .filter((l) => l.t === 'log')
-        .slice(-30)
-        .map((l) => l.message)
-        .join('\n')}`,
-    );
-  process.stderr.write(`code-interpreter-v1 built in ${done.ms} ms\n`);
-  const opts = { apiKey: platform.apiKey, apiUrl: platform.url, sandboxUrl: `http://127.0.0.1:${gateway.port}` };
-  const run = await runEntry(path.join(__dirname, 'helpers', 'sdk-child.ts'), { args: [JSON.stringify(opts)], timeoutMs: 600_000 });
   for (const line of run.stdout.filter((l) => l.startsWith('{'))) {
     const m = JSON.parse(line) as Record<string, any>;
     if (m.failed) throw new Error(`the SDK run failed: ${m.message}`);
     if (m.check) checks.set(m.check, m);
   }
   if (checks.size === 0) throw new Error(`the SDK child printed nothing (exit ${run.code}): ${run.stderr}`);
-}, ROOTFS_TIMEOUT_MS + 1_500_000);
+}, 2_400_000);
 
 afterAll(async () => {
-  await gateway?.close();
-  await platform?.close({ killSandboxes: true });
-  if (stateDir) fs.rmSync(stateDir, { recursive: true, force: true });
+  await cli(['down', '--name', name, '--purge'], 120_000);
 });
 
-function check(name: string): Record<string, any> {
-  const found = checks.get(name);
-  if (!found) throw new Error(`the SDK run stopped before the ${name} check (got ${[...checks.keys()].join(', ')})`);
+function check(key: string): Record<string, any> {
+  const found = checks.get(key);
+  if (!found) throw new Error(`the SDK run stopped before the ${key} check (got ${[...checks.keys()].join(', ')})`);
   return found;
 }
+
+test('up says it builds both templates in the background; status shows them building, then ready', () => {
+  expect(upErr).toContain(
+    "[templates] building mcp-gateway and code-interpreter-v1 in the background; 'sandbox-kit status' shows their progress",
+  );
+  expect(status.during?.healthy).toBe(true);
+  expect(status.during?.templates.map((t) => t.name)).toEqual(['mcp-gateway', 'code-interpreter-v1']);
+  for (const t of status.during?.templates ?? []) expect(['waiting', 'building', 'ready']).toContain(t.state);
+  expect(status.after?.templates.map((t) => [t.name, t.state])).toEqual([
+    ['mcp-gateway', 'ready'],
+    ['code-interpreter-v1', 'ready'],
+  ]);
+});
+
+test('creates from mcp-gateway and code-interpreter-v1 work with no other command; while one builds, the create says so', () => {
+  expect(created.get('mcp-gateway')?.stdout).toBe('mcp-gateway-present\n');
+  expect(created.get('code-interpreter-v1')?.stdout).toMatch(/^\d+\.\d+/);
+  for (const w of waits)
+    expect(w.message).toMatch(
+      new RegExp(
+        `template "${w.template}" is (still being built by sandbox-kit up \\(for \\d+ s\\)|waiting to be built by sandbox-kit up); 'sandbox-kit status' shows its progress`,
+      ),
+    );
+});
 
 test("runCode('x = 21\\nx * 2') gives 42 and the state stays for the next call", () => {
   expect(check('answer').text).toBe('42');

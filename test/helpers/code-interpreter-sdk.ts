@@ -1,6 +1,6 @@
 /**
  * The unmodified `@e2b/code-interpreter` against a kit system (in a plain Node process: jest cannot load the SDK's
- * ESM dependencies). argv: JSON {apiKey, apiUrl, sandboxUrl}. Creates a sandbox from the default template, runs
+ * ESM dependencies); test/e2e/templates/sdk-templates.test.ts asserts what it prints. argv: JSON {apiKey, apiUrl, sandboxUrl}. Creates a sandbox from the default template, runs
  * every check and prints one JSON line per check: {check, ...what was observed}; {done} last, or {failed, message}.
  */
 import { Sandbox } from '@e2b/code-interpreter';
