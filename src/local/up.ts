@@ -42,6 +42,10 @@ import { isOurs } from './processes';
 import { timedStep } from './steps';
 import { waitForHttp } from './wait-http';
 
+/** Where the local system's sandboxes come from (see UpOptions.sandboxesFrom); the first is the default. */
+export const SANDBOX_SOURCES = ['platform', 'lab'] as const;
+export type SandboxSource = (typeof SANDBOX_SOURCES)[number];
+
 export interface UpOptions {
   /** The system's name; its lab's namespaces are sk-<name>-*. Default `local`. */
   name?: string;
@@ -57,7 +61,7 @@ export interface UpOptions {
    * Where the sandboxes come from: `platform` (containers the platform creates from the proxy template it built) or
    * `lab` (the lab's own sandbox namespaces, an agent started in each). Default platform.
    */
-  sandboxesFrom?: 'lab' | 'platform';
+  sandboxesFrom?: SandboxSource;
   /** Where the platform's state outlives `down` (default /var/lib/sandbox-kit/local): the template cache. */
   keptBase?: string;
   /** The templates built in the background trust the host's CA store (default true; templates/extra-ca.ts). */

@@ -2,7 +2,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { formatIssues, integer, loadStackConfig, oneOf, type StackConfig, stackFilePath } from '../../config';
 import { attachLab, whoamiUrl } from '../../lab';
-import { summaryText, upJson, upLocal } from '../../local';
+import { SANDBOX_SOURCES, summaryText, upJson, upLocal } from '../../local';
 import { parseFlags, switchFlag, valueFlag } from '../args';
 import { labModeFlag, labNameFlag, sandboxCountFlag } from '../lab-flags';
 import { DEFAULT_STACK, findProjectDir, loadStack, stackName } from '../stack';
@@ -53,7 +53,7 @@ export async function run(argv: string[]): Promise<number> {
     stack: valueFlag(stackName().default(DEFAULT_STACK)),
     name: labNameFlag('local'),
     json: switchFlag(),
-    'sandboxes-from': valueFlag(oneOf(['platform', 'lab']).default('platform')),
+    'sandboxes-from': valueFlag(oneOf(SANDBOX_SOURCES).default(SANDBOX_SOURCES[0])),
     'no-host-ca-certs': switchFlag(),
     'no-templates': switchFlag(),
   });
