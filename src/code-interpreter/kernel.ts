@@ -90,7 +90,11 @@ export class KernelProcess {
   /** Runs one piece of code; one at a time (the context queues them). */
   run(code: string, envs: Record<string, string>, onEvent: (event: KernelEvent) => void): Promise<Outcome> {
     if (this.running !== undefined) throw new Error('the kernel is busy');
-    if (this.exit !== undefined) return Promise.resolve('dead');
+    if (this.exit !== undefined) {
+      // A kernel that could not start (or died idle): the run says so rather than ending silently.
+      onEvent({ type: 'error', name: 'KernelDied', value: `the kernel ${this.exit}`, traceback: `KernelDied: the kernel ${this.exit}` });
+      return Promise.resolve('dead');
+    }
     const id = this.nextId++;
     return new Promise<Outcome>((resolve) => {
       this.running = {

@@ -59,9 +59,11 @@ async function execute(contexts: Contexts, req: IncomingMessage, res: ServerResp
   });
   res.writeHead(200, { 'Content-Type': 'application/x-ndjson', 'Cache-Control': 'no-store' });
   res.flushHeaders();
-  const outcome = await contexts.run(id, code, envs, (event) => res.write(`${eventLine(event)}\n`), gone.signal);
+  // After the client left, what the interrupted run still reports has nowhere to go.
+  const send = (line: string) => !res.destroyed && res.write(`${line}\n`);
+  const outcome = await contexts.run(id, code, envs, (event) => send(eventLine(event)), gone.signal);
   if (outcome === 'cancelled') process.stderr.write(`code-interpreter: a run in ${id} was dropped: its client went away\n`);
-  res.end(`${END_LINE}\n`);
+  if (!res.destroyed) res.end(`${END_LINE}\n`);
 }
 
 async function route(contexts: Contexts, req: IncomingMessage, res: ServerResponse): Promise<void> {

@@ -1,10 +1,11 @@
 /**
- * `sandbox-kit template build`: builds the stack's proxy template, or the mcp-gateway template, through an
+ * `sandbox-kit template build`: builds the stack's proxy template, the mcp-gateway or the code-interpreter-v1 template, through an
  * E2B-compatible API (the kit's platform or any other) with the E2B SDK, printing the build's logs as they come.
  * Thin: flags and the stack in, templates/proxy or templates/mcp-gateway out.
  */
 import { readFileSync } from 'node:fs';
 import type { LogEntry } from 'e2b';
+import { buildCodeInterpreterTemplate, CODE_INTERPRETER_SETTINGS } from '../../../templates/code-interpreter/template';
 import { buildMcpGatewayTemplate, MCP_GATEWAY_TEMPLATE } from '../../../templates/mcp-gateway';
 import { buildProxyTemplate } from '../../../templates/proxy';
 import { CLIENT_MODES, type ClientMode, type ConfigIssue, formatIssues, ipv4, oneOf, text } from '../../config';
@@ -17,13 +18,16 @@ const USAGE = `usage: sandbox-kit template build [--stack NAME] [--mode local|tr
                                 [--api-url URL] [--api-key-file FILE] [--alias NAME] [--skip-cache]
        sandbox-kit template build --template mcp-gateway [--server NAME ...] [--extra-ca-certs FILE]
                                 [--api-url URL] [--api-key-file FILE] [--alias NAME] [--skip-cache]
+       sandbox-kit template build --template code-interpreter-v1 [--extra-ca-certs FILE]
+                                [--api-url URL] [--api-key-file FILE] [--alias NAME] [--skip-cache]
 
 Builds the proxy client template of a stack (default stack: ${DEFAULT_STACK}) with the E2B SDK's Template.build, using
 the stack's template alias, memoryMB and cpuCount, and prints the build logs live. With --template mcp-gateway it
 builds the template Sandbox.create({ mcp }) starts from, with the catalog's npm servers preinstalled
-(alias ${MCP_GATEWAY_TEMPLATE.alias}, ${MCP_GATEWAY_TEMPLATE.memoryMB} MB, ${MCP_GATEWAY_TEMPLATE.cpuCount} CPU).
+(alias ${MCP_GATEWAY_TEMPLATE.alias}, ${MCP_GATEWAY_TEMPLATE.memoryMB} MB, ${MCP_GATEWAY_TEMPLATE.cpuCount} CPU). With --template
+code-interpreter-v1 it builds the template @e2b/code-interpreter starts from (${CODE_INTERPRETER_SETTINGS.memoryMB} MB, ${CODE_INTERPRETER_SETTINGS.cpuCount} CPU).
 
-  --template NAME      proxy (default) or mcp-gateway
+  --template NAME      proxy (default), mcp-gateway or code-interpreter-v1
   --mode MODE          local (ss-local, SOCKS5 on 1080) or transparent (ss-redir + NAT chain + ss-local);
                        default: the stack's template.mode
   --server-ip IP       the proxy's public (ingress) address the client dials; required
@@ -33,8 +37,8 @@ builds the template Sandbox.create({ mcp }) starts from, with the catalog's npm 
   --skip-cache         rebuild every step
   --server NAME        mcp-gateway: preinstall only these catalog servers (repeatable; default: every npm server of
                        the catalog, with those of the SANDBOX_KIT_MCP_CATALOG file added)
-  --extra-ca-certs F   mcp-gateway: a PEM file of certificates the template trusts besides Debian's (a TLS-inspecting
-                       proxy between the build and the npm registry)
+  --extra-ca-certs F   mcp-gateway, code-interpreter-v1: a PEM file of certificates the template trusts besides
+                       Debian's (a TLS-inspecting proxy between the build or the sandbox and the internet)
 
 The proxy password comes from ${PASSWORD_ENV}; it is written only into the template's 0600 client config.`;
 
@@ -56,14 +60,26 @@ export async function run(argv: string[]): Promise<number> {
     return 2;
   }
   // The flags depend on the template: the proxy's need its server, the mcp-gateway's name its servers.
-  const mcp = rest.some((a, i) => a === '--template=mcp-gateway' || (a === '--template' && rest[i + 1] === 'mcp-gateway'));
+  const named = (t: string) => rest.some((a, i) => a === `--template=${t}` || (a === '--template' && rest[i + 1] === t));
+  const mcp = named('mcp-gateway');
   const common = {
-    template: valueFlag(oneOf(['proxy', 'mcp-gateway']).default('proxy')),
+    template: valueFlag(oneOf(['proxy', 'mcp-gateway', CODE_INTERPRETER_SETTINGS.alias]).default('proxy')),
     'api-url': valueFlag(text(/^https?:\/\/[^\s/]+/, 'an http(s) URL such as http://127.0.0.1:3000').optional()),
     'api-key-file': valueFlag(text(/.+/, 'a file path').optional()),
     alias: valueFlag(text(/^[a-z0-9][a-z0-9_-]{0,62}$/, 'lower-case letters, digits, - and _, at most 63 characters').optional()),
     'skip-cache': switchFlag(),
   };
+  if (named(CODE_INTERPRETER_SETTINGS.alias)) {
+    const { values, help } = parseFlags('template build', rest, {
+      ...common,
+      'extra-ca-certs': valueFlag(text(/.+/, 'a file path').optional()),
+    });
+    if (help) {
+      console.log(USAGE);
+      return 0;
+    }
+    return buildCodeInterpreter(values);
+  }
   if (mcp) {
     const { values, help } = parseFlags('template build', rest, {
       ...common,
@@ -200,6 +216,27 @@ async function buildMcp(
     const info = await buildMcpGatewayTemplate(
       { ...connection, alias, skipCache: values['skip-cache'], onBuildLogs: printLog },
       { catalog, servers, ...(values['extra-ca-certs'] ? { extraCaCertsFile: values['extra-ca-certs'] } : {}) },
+    );
+    console.log(`template build: ${info.name} is ready: templateID ${info.templateId}, buildID ${info.buildId}`);
+    return 0;
+  } catch (err) {
+    console.error(`template build: ${alias} failed: ${(err as Error).message}`);
+    return 1;
+  }
+}
+
+/** `--template code-interpreter-v1`: Debian's Jupyter kernel and data libraries; the server comes with the payload. */
+async function buildCodeInterpreter(
+  values: ConnectionFlags & { 'extra-ca-certs'?: string; alias?: string; 'skip-cache': boolean },
+): Promise<number> {
+  const connection = readConnection(values);
+  if (typeof connection === 'number') return connection;
+  const alias = values.alias ?? CODE_INTERPRETER_SETTINGS.alias;
+  console.log(`template build: ${alias} via ${connection.apiUrl ?? 'the SDK default API'}`);
+  try {
+    const info = await buildCodeInterpreterTemplate(
+      { ...connection, alias, skipCache: values['skip-cache'], onBuildLogs: printLog },
+      values['extra-ca-certs'] ? { extraCaCertsFile: values['extra-ca-certs'] } : {},
     );
     console.log(`template build: ${info.name} is ready: templateID ${info.templateId}, buildID ${info.buildId}`);
     return 0;

@@ -77,3 +77,21 @@ test('sandbox-kit platform: the fleet flags go together and need the shared cata
   expect(bad.stderr).toContain('--host-id: got "bad id!"; expected 1-63 letters');
   expect(bad.stderr).toContain('--capacity: got "0"');
 });
+
+test('--template code-interpreter-v1 takes neither proxy nor mcp flags, and needs the API key', async () => {
+  const foreign = await runEntry(CLI_SOURCE, {
+    args: ['template', 'build', '--template', 'code-interpreter-v1', '--server', 'filesystem', '--server-ip', '203.0.113.10'],
+    env: { E2B_API_KEY: 'e2b_x' },
+  });
+  expect(foreign.code).toBe(2);
+  expect(foreign.stderr).toContain('--server: got "filesystem"; expected one of');
+  expect(foreign.stderr).toContain('--server-ip: got "203.0.113.10"; expected one of');
+
+  const keyless = await runEntry(CLI_SOURCE, {
+    args: ['template', 'build', '--template=code-interpreter-v1', '--api-url', 'http://127.0.0.1:9'],
+    env: { E2B_API_KEY: '' },
+  });
+  expect(keyless.code).toBe(2);
+  expect(keyless.stderr).toContain('--api-key-file: got (missing, and E2B_API_KEY is not set)');
+  expect(keyless.stderr).toContain('Nothing was built.');
+});
