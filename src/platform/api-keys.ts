@@ -3,6 +3,8 @@ import { chmod, mkdir, open, readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { hashAccessToken } from '../contract/access-token';
 import { API_KEY_PREFIX, E2B_SDK_KEY_FORM } from '../contract/api-key';
+import { DEFAULT_TEAM_ID } from './teams/model';
+import type { KeyVerdict } from './http/types';
 
 /** Keys the platform makes have E2B's form (src/contract/api-key.ts) with 40 hex digits: 160 random bits. */
 const API_KEY_RANDOM_BYTES = 20;
@@ -21,7 +23,7 @@ export function keysOlderSdksRefuse(keys: readonly string[]): number {
 /** The stored form of a key: sha256 hex, as for access tokens, so a leaked store opens nothing. */
 export const hashApiKey = hashAccessToken;
 
-/** The accepted API keys, held only as their sha256. */
+/** A fixed set of the operator's keys, held only as their sha256: each is an admin key of the default team. */
 export class ApiKeys {
   private readonly digests: Buffer[];
 
@@ -48,6 +50,11 @@ export class ApiKeys {
     let found = false;
     for (const stored of this.digests) found = timingSafeEqual(digest, stored) || found;
     return found;
+  }
+
+  check(presented: string): KeyVerdict {
+    if (!this.matches(presented)) return { ok: false, status: 401, message: 'the X-API-Key header holds no valid API key' };
+    return { ok: true, caller: { teamID: DEFAULT_TEAM_ID, keyID: 'operator', role: 'admin', quotas: {}, presentedKey: presented } };
   }
 }
 

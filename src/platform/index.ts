@@ -8,7 +8,6 @@ import { MemoryCatalog } from '../catalog/memory';
 import type { WritableCatalog } from '../catalog/types';
 import type { BaseImages, SandboxNetwork, SandboxRuntime } from '../runtime/types';
 import { keysOlderSdksRefuse, loadOrCreateApiKeyFile } from './api-keys';
-import { ApiKeyStore } from './api-key-store';
 import { baseTemplateResolver, firstResolver } from './sandboxes/base-template';
 import { redisClient, startPrivateRedis, type PrivateRedis } from './private-redis';
 import { fleetRoutes } from './fleet/routes';
@@ -19,6 +18,7 @@ import { SandboxStore } from './sandboxes/store';
 import { startApiServer } from './http/server';
 import type { Route } from './http/types';
 import type { TemplateResolver } from './sandboxes/template-resolver';
+import { openTeams, teamRoutes, teamScopedSandboxRoutes, type Teams } from './teams';
 
 export { ApiError, type Route } from './http/types';
 export type { TemplateForSandbox, TemplateResolver } from './sandboxes/template-resolver';
@@ -30,6 +30,8 @@ export { BASE_TEMPLATE_ID } from './sandboxes/base-template';
 /** What the template builder gets from the platform: the same Redis, and the state dir to keep its files under. */
 export interface PlatformContext {
   redis: Redis;
+  /** Teams, keys, quotas and the audit trail (templates record their team and hold its build and byte quotas). */
+  teams: Teams;
   stateDir: string;
 }
 
@@ -37,6 +39,8 @@ export interface PlatformContext {
 export interface TemplateMount {
   routes: Route[];
   resolver: TemplateResolver;
+  /** How many templates a team owns (a team is deleted only when it owns none). */
+  countOf?(teamID: string): Promise<number>;
   close?(): Promise<void>;
 }
 
@@ -130,19 +134,32 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
         `${refused} of the keys in ${apiKeyFile} are not of the form e2b_<hex>: E2B SDKs 2.27 to 2.45 refuse them before sending (delete the file for a new key, or set E2B_VALIDATE_API_KEY=false where the SDK has it)`,
       );
     }
-    const apiKeys = new ApiKeyStore(redis);
-    await apiKeys.replace(keyFile.keys);
+
+    // A fleet's hosts share the catalog's Redis: the host registry, and the teams, keys, quotas and audit trail.
+    let shared: Redis | undefined;
+    if (options.fleet) {
+      const client = redisClient({ url: options.fleet.redisUrl });
+      shared = client;
+      client.on('error', (err: Error) => log(`fleet redis: ${err.message}`));
+      cleanups.push(async () => {
+        await client.quit().catch(() => {});
+        client.disconnect();
+      });
+    }
+    const teams = await openTeams(shared ?? redis, options.fleet?.hostID ?? 'local', keyFile.keys);
 
     const catalog = options.catalog ?? new MemoryCatalog();
-    const ctx: PlatformContext = { redis, stateDir: options.stateDir };
+    const ctx: PlatformContext = { redis, teams, stateDir: options.stateDir };
     const templates = options.templates ? await options.templates(ctx) : undefined;
     if (templates?.close) cleanups.push(() => (templates.close as () => Promise<void>)());
     const resolvers: TemplateResolver[] = [];
     if (options.baseImages) resolvers.push(baseTemplateResolver(options.baseImages, { onLine: (line) => log(`base image: ${line}`) }));
     if (templates) resolvers.push(templates.resolver);
 
+    const sandboxStore = new SandboxStore(redis);
     const sandboxes = new SandboxService({
-      store: new SandboxStore(redis),
+      store: sandboxStore,
+      quotas: teams.ledger,
       runtime: options.runtime,
       network: options.network,
       catalog,
@@ -158,18 +175,15 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
     cleanups.push(() => sandboxes.close());
     const { kept, removed } = await sandboxes.reconcile();
     if (kept.length + removed.length > 0) log(`found ${kept.length} sandbox(es) again, removed ${removed.length} dead or half-made`);
+    const alive = new Set(kept.map((id) => `sandbox:${id}`));
+    const swept = await teams.ledger.sweepHere((hold) => alive.has(hold));
+    if (swept > 0) log(`gave back ${swept} quota hold(s) of sandboxes or builds that a stop cut short`);
 
     const view = { domain: options.domain ?? null, clientID: 'sandbox-kit' };
-    let routes = sandboxRoutes(sandboxes, view);
+    let routes = teamScopedSandboxRoutes(sandboxRoutes(sandboxes, view), (id) => sandboxStore.get(id));
     let registry: HostRegistry | undefined;
-    if (options.fleet) {
+    if (options.fleet && shared) {
       const fleet = options.fleet;
-      const shared = redisClient({ url: fleet.redisUrl });
-      shared.on('error', (err: Error) => log(`fleet redis: ${err.message}`));
-      cleanups.push(async () => {
-        await shared.quit().catch(() => {});
-        shared.disconnect();
-      });
       const resolver = firstResolver(resolvers);
       const self = new HostRegistry(shared, { hostID: fleet.hostID, apiUrl: fleet.apiUrl, capacity: fleet.capacity }, async () => ({
         sandboxes: (await sandboxes.all()).length,
@@ -184,11 +198,22 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
         changed: () => void self.refresh().catch((err: Error) => log(`fleet registry: ${err.message}`)),
       });
     }
+    const holdings = async (teamID: string): Promise<string | undefined> => {
+      const usage = await teams.ledger.usage(teamID);
+      const owned = (await templates?.countOf?.(teamID)) ?? 0;
+      const parts = [
+        ...(usage.sandboxes > 0 ? [`${usage.sandboxes} sandbox(es)`] : []),
+        ...(usage.builds > 0 ? [`${usage.builds} build(s) running`] : []),
+        ...(owned > 0 ? [`${owned} template(s)`] : []),
+      ];
+      return parts.length > 0 ? parts.join(', ') : undefined;
+    };
     const server = await startApiServer({
       host: options.host,
       port: options.port,
-      routes: [...routes, ...(templates?.routes ?? [])],
-      apiKeys,
+      routes: [...routes, ...(templates?.routes ?? []), ...teamRoutes({ ...teams, holdings })],
+      apiKeys: teams.authenticator,
+      audit: (entry) => teams.audit.record(entry),
       log,
     });
     cleanups.push(() => server.close());

@@ -1,11 +1,13 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { RouteTable } from './route-table';
-import { ApiError, type ApiRequest, type ApiResponse, type HttpMethod, type Route } from './types';
+import type { AuditEntry } from '../teams/audit';
+import { auditAction, auditTarget } from '../teams/audit-actions';
+import { ApiError, type ApiRequest, type ApiResponse, type HttpMethod, type KeyVerdict, type Route } from './types';
 
-/** Anything that can tell whether a presented X-API-Key is accepted (ApiKeys, or a store that reloads). */
+/** Tells who a presented X-API-Key stands for (the team store, or a fixed set of the operator's keys). */
 export interface ApiKeyCheck {
-  matches(presented: string | string[] | undefined): boolean;
+  check(presented: string): KeyVerdict | Promise<KeyVerdict>;
 }
 
 export interface ApiServerOptions {
@@ -19,6 +21,8 @@ export interface ApiServerOptions {
   maxBodyBytes?: number;
   /** Operational messages (never keys or tokens). */
   log?: (line: string) => void;
+  /** Where every keyed change (not reads) is recorded once answered: who, what, when, from where, with what status. */
+  audit?: (entry: AuditEntry) => Promise<void>;
 }
 
 export interface RunningApiServer {
@@ -31,7 +35,7 @@ export interface RunningApiServer {
 
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 export const API_KEY_HEADER = 'x-api-key';
-const METHODS: readonly string[] = ['GET', 'POST', 'PUT', 'DELETE'];
+const METHODS: readonly string[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
 
 /** Every error leaves as `{code, message}` with `code` = the HTTP status: E2B clients branch on the body's code. */
 function send(res: ServerResponse, reply: ApiResponse): void {
@@ -127,10 +131,19 @@ export async function startApiServer(options: ApiServerOptions): Promise<Running
       return errorReply(405, `${method} is not allowed on ${url.pathname}; allowed: ${allowed.join(', ')}`, { allow: allowed.join(', ') });
     }
     const { route, params } = found;
-    if (route.auth === 'api-key') {
+    let caller: ApiRequest['caller'];
+    if (route.auth !== 'none') {
       const presented = req.headers[API_KEY_HEADER];
       if (presented === undefined || presented === '') return errorReply(401, 'the X-API-Key header is missing; send the platform API key');
-      if (!options.apiKeys.matches(presented)) return errorReply(401, 'the X-API-Key header holds no valid API key');
+      if (typeof presented !== 'string') return errorReply(401, 'send one X-API-Key header');
+      const verdict = await options.apiKeys.check(presented);
+      if (!verdict.ok) return errorReply(verdict.status, verdict.message, verdict.headers);
+      if (route.auth === 'admin' && verdict.caller.role !== 'admin')
+        return errorReply(
+          403,
+          "this is the administration of the platform: it needs an admin key (the key file's, or one made with --admin)",
+        );
+      caller = verdict.caller;
     }
     let body: unknown;
     if (!route.rawBody) {
@@ -146,8 +159,37 @@ export async function startApiServer(options: ApiServerOptions): Promise<Running
       }
       body = parseJson(raw);
     }
-    const request: ApiRequest = { method: method as HttpMethod, params, query: url.searchParams, body, raw: req };
-    return route.handler(request);
+    const request: ApiRequest = {
+      method: method as HttpMethod,
+      params,
+      query: url.searchParams,
+      body,
+      raw: req,
+      ...(caller ? { caller } : {}),
+    };
+    const action = caller && options.audit ? auditAction(method, route.path) : undefined;
+    if (action === undefined || !caller) return route.handler(request);
+    const audit = (reply: ApiResponse) => {
+      if (reply.forwarded) return;
+      const entry: AuditEntry = {
+        at: new Date().toISOString(),
+        teamID: caller.teamID,
+        keyID: caller.keyID,
+        action,
+        target: auditTarget(params, reply.body),
+        from: req.socket.remoteAddress ?? '',
+        status: reply.status,
+      };
+      (options.audit as (e: AuditEntry) => Promise<void>)(entry).catch((err: Error) => log(`audit: ${err.message}`));
+    };
+    try {
+      const reply = await route.handler(request);
+      audit(reply);
+      return reply;
+    } catch (err) {
+      audit({ status: err instanceof ApiError ? err.code : 500 });
+      throw err;
+    }
   }
 
   const server = createServer((req, res) => {

@@ -4,8 +4,9 @@
  * errors and framing.
  */
 import type { IncomingMessage } from 'node:http';
+import type { Caller } from '../teams/model';
 
-export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 export interface ApiRequest {
   method: HttpMethod;
@@ -16,13 +17,20 @@ export interface ApiRequest {
   body: unknown;
   /** The request itself, for `rawBody` routes (uploads) to stream from. */
   raw: IncomingMessage;
+  /** Who sent it (team, key), for every keyed route; undefined on routes without a key. */
+  caller?: Caller;
 }
+
+/** What a presented X-API-Key stands for: a caller, or the refusal to answer with. */
+export type KeyVerdict = { ok: true; caller: Caller } | { ok: false; status: number; message: string; headers?: Record<string, string> };
 
 export interface ApiResponse {
   status: number;
   /** Serialised as JSON; undefined gives an empty body with Content-Length: 0. */
   body?: unknown;
   headers?: Record<string, string>;
+  /** Answered by another host of a fleet (which audits it there): not audited again here. */
+  forwarded?: boolean;
 }
 
 /** A problem to answer with `{code, message}` and the status `code`. */
@@ -39,8 +47,11 @@ export interface Route {
   method: HttpMethod;
   /** Literal segments and `:name` parameters, e.g. '/templates/:templateID/builds/:buildID/status'. */
   path: string;
-  /** 'api-key': X-API-Key must match a stored key. 'none': e.g. an upload URL that carries its own signature. */
-  auth: 'api-key' | 'none';
+  /**
+   * 'api-key': X-API-Key must be a valid key (any team's). 'admin': an admin key (the administration of teams, keys
+   * and the audit trail). 'none': e.g. an upload URL that carries its own signature.
+   */
+  auth: 'api-key' | 'admin' | 'none';
   /** Do not read the body: the handler streams `raw`. */
   rawBody?: boolean;
   handler(req: ApiRequest): Promise<ApiResponse>;

@@ -7,6 +7,8 @@ export type RecordState = 'creating' | 'running' | 'paused';
 
 export interface SandboxRecord {
   sandboxID: string;
+  /** The team that made it (absent on records older than teams: the default team's). */
+  teamID?: string;
   templateID: string;
   alias?: string;
   buildID?: string;

@@ -6,6 +6,8 @@ import type { SandboxService } from './service';
 import { listedSandbox, sandboxDetail, type ViewContext } from './view';
 import type { Route } from '../http/types';
 import { validate } from '../http/validate';
+import { mayAct, teamOf } from '../teams/model';
+import { callerOf } from '../teams/scope';
 
 /** A body that is absent is `{}`; anything else must be an object (validated by its schema). */
 const orEmpty = (body: unknown) => (body === undefined ? {} : body);
@@ -20,7 +22,7 @@ export function sandboxRoutes(service: SandboxService, view: ViewContext): Route
         const body = validate(newSandboxSchema, req.body, 'body');
         // Checked before anything is made; the SDK itself then runs mcp-gateway in the sandbox.
         checkSandboxMcp(body.mcp);
-        const record = await service.create(body);
+        const record = await service.create(body, callerOf(req).teamID);
         return { status: 201, body: sandboxDetail(record, view) };
       },
     },
@@ -30,7 +32,9 @@ export function sandboxRoutes(service: SandboxService, view: ViewContext): Route
       auth: 'api-key',
       handler: async (req) => {
         const query = validate(listQuerySchema, queryObject(req.query), 'query');
-        const { page, nextToken } = listSandboxes(await service.all(), query);
+        const caller = callerOf(req);
+        const mine = (await service.all()).filter((r) => mayAct(caller, teamOf(r)));
+        const { page, nextToken } = listSandboxes(mine, query);
         return {
           status: 200,
           body: page.map((r) => listedSandbox(r, view)),

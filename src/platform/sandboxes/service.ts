@@ -17,6 +17,8 @@ import type { SandboxStore } from './store';
 import { ApiError } from '../http/types';
 import type { TemplateForSandbox, TemplateResolver } from './template-resolver';
 import { sleep } from '../../util/poll';
+import { DEFAULT_TEAM_ID, teamOf } from '../teams/model';
+import type { QuotaLedger } from '../teams/quotas';
 
 export interface SandboxServiceOptions {
   store: SandboxStore;
@@ -34,13 +36,16 @@ export interface SandboxServiceOptions {
   now?: () => number;
   /** In a fleet: this host's ID, written into every catalog entry so other hosts pass calls for it on here. */
   hostID?: string;
+  /** Each sandbox holds one of its team's sandboxes, its vCPUs and its MiB from create until it is removed. */
+  quotas?: QuotaLedger;
 }
 
 export const DEFAULT_HEALTH_TIMEOUT_MS = 30_000;
 export const DEFAULT_READY_TIMEOUT_MS = 60_000;
 const READY_POLL_MS = 100;
 
-function notFound(sandboxID: string): ApiError {
+/** The one answer for a sandbox that does not exist, or is not the caller's to see: the two must not differ. */
+export function sandboxNotFound(sandboxID: string): ApiError {
   return new ApiError(404, `sandbox ${JSON.stringify(sandboxID)} not found`);
 }
 
@@ -76,7 +81,7 @@ export class SandboxService {
   }
 
   /** Resolves once the agent answers, was initialised, and the template's ready command succeeded. */
-  async create(request: NewSandbox): Promise<SandboxRecord> {
+  async create(request: NewSandbox, teamID: string = DEFAULT_TEAM_ID): Promise<SandboxRecord> {
     if (this.closed) throw new ApiError(503, 'the platform is shutting down');
     const template = await this.o.templates.resolve(request.templateID);
     if (!template) {
@@ -88,6 +93,7 @@ export class SandboxService {
     const now = this.now();
     const record: SandboxRecord = {
       sandboxID: newSandboxID(),
+      teamID,
       templateID: template.templateID,
       alias: template.alias,
       buildID: template.buildID,
@@ -108,6 +114,8 @@ export class SandboxService {
       defaultWorkdir: template.workdir,
     };
     const id = record.sandboxID;
+    // Before anything is made: beyond a quota, the 429 leaves nothing behind.
+    await this.o.quotas?.reserve(teamID, `sandbox:${id}`, { sandboxes: 1, vcpus: record.cpuCount, memoryMiB: record.memoryMB });
     const abort = new AbortController();
     this.creating.set(id, abort);
     try {
@@ -261,7 +269,7 @@ export class SandboxService {
 
   async get(sandboxID: string): Promise<SandboxRecord> {
     const record = await this.o.store.get(sandboxID);
-    if (!record || record.state === 'creating') throw notFound(sandboxID);
+    if (!record || record.state === 'creating') throw sandboxNotFound(sandboxID);
     return record;
   }
 
@@ -349,6 +357,7 @@ export class SandboxService {
     await this.o.runtime.kill(id);
     await this.o.network.detach(id);
     await this.o.store.delete(id);
+    await this.o.quotas?.release(teamOf(record), `sandbox:${id}`);
     this.log(`sandbox ${id} removed (${why})`);
   }
 

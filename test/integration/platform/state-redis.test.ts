@@ -4,8 +4,8 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type Redis from 'ioredis';
-import { ApiKeyStore } from '../../../src/platform/api-key-store';
 import { hashApiKey } from '../../../src/platform/api-keys';
+import { TeamStore } from '../../../src/platform/teams/store';
 import { redisClient, startPrivateRedis, type PrivateRedis } from '../../../src/platform/private-redis';
 
 let dir: string;
@@ -24,22 +24,21 @@ afterAll(async () => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-test('keys are stored as hashes only, and the key file replaces them at each start', async () => {
-  const store = new ApiKeyStore(redis, 'test:');
-  await store.replace(['sk_first_key_1', 'sk_second_key_2']);
-  expect(store.matches('sk_first_key_1')).toBe(true);
-  expect(store.matches('sk_second_key_2')).toBe(true);
-  expect((await redis.smembers('test:api-key-hashes')).sort()).toEqual(
+test('keys are stored as hashes only, and the key file replaces its keys at each start', async () => {
+  const store = new TeamStore(redis, 'test:');
+  await store.syncFileKeys(['sk_first_key_1', 'sk_second_key_2']);
+  expect((await store.authenticate('sk_first_key_1'))?.key.teamID).toBe('default');
+  expect((await store.authenticate('sk_second_key_2'))?.key.role).toBe('admin');
+  expect(Object.keys(await redis.hgetall('test:keys')).sort()).toEqual(
     [hashApiKey('sk_first_key_1'), hashApiKey('sk_second_key_2')].sort(),
   );
+  expect(JSON.stringify(await redis.hgetall('test:keys'))).not.toContain('sk_first_key_1');
 
-  // The next start has only the second key in its file: the first stops working, for every instance that reloads.
-  const next = new ApiKeyStore(redis, 'test:');
-  await next.replace(['sk_second_key_2']);
-  expect(next.matches('sk_first_key_1')).toBe(false);
-  await store.reload();
-  expect(store.matches('sk_first_key_1')).toBe(false);
-  expect(store.matches('sk_second_key_2')).toBe(true);
+  // The next start has only the second key in its file: the first stops working at once, on every instance.
+  const idBefore = (await store.authenticate('sk_second_key_2'))?.key.keyID;
+  await new TeamStore(redis, 'test:').syncFileKeys(['sk_second_key_2']);
+  expect(await store.authenticate('sk_first_key_1')).toBeUndefined();
+  expect((await store.authenticate('sk_second_key_2'))?.key.keyID).toBe(idBefore);
 });
 
 test('a private Redis found running again is used as it is, with its data', async () => {
