@@ -3,7 +3,7 @@ import { chmod, mkdir, open, readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { hashAccessToken } from '../contract/access-token';
 import { API_KEY_PREFIX, E2B_SDK_KEY_FORM } from '../contract/api-key';
-import { DEFAULT_TEAM_ID } from './teams/model';
+import { operatorCaller } from './teams/model';
 import type { KeyVerdict } from './http/types';
 
 /** Keys the platform makes have E2B's form (src/contract/api-key.ts) with 40 hex digits: 160 random bits. */
@@ -54,7 +54,7 @@ export class ApiKeys {
 
   check(presented: string): KeyVerdict {
     if (!this.matches(presented)) return { ok: false, status: 401, message: 'the X-API-Key header holds no valid API key' };
-    return { ok: true, caller: { teamID: DEFAULT_TEAM_ID, keyID: 'operator', role: 'admin', quotas: {}, presentedKey: presented } };
+    return { ok: true, caller: operatorCaller(presented) };
   }
 }
 

@@ -179,9 +179,14 @@ export async function startPlatformOnHost(options: PlatformOnHostOptions): Promi
 
 /** The template builder on the platform's Redis, its files under <state dir>/templates, its routes mounted. */
 function mountTemplates(o: Omit<TemplateServiceOptions, 'redis' | 'dataDir'>): (ctx: PlatformContext) => Promise<TemplateMount> {
-  return async ({ redis, stateDir }) => {
-    const service = await createTemplateService({ ...o, redis, dataDir: join(stateDir, 'templates') });
-    return { routes: templateRoutes(service), resolver: service.resolver(), close: () => service.close() };
+  return async ({ redis, stateDir, teams }) => {
+    const service = await createTemplateService({ ...o, redis, ledger: teams.ledger, dataDir: join(stateDir, 'templates') });
+    return {
+      routes: templateRoutes(service),
+      resolver: service.resolver(),
+      countOf: (teamID) => service.countOf(teamID),
+      close: () => service.close(),
+    };
   };
 }
 

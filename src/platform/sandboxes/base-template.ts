@@ -40,9 +40,9 @@ export function baseTemplateResolver(images: BaseImages, options: BaseTemplateOp
 /** Asks each resolver in turn (built-in first, then the template store); the first answer wins. */
 export function firstResolver(resolvers: readonly TemplateResolver[]): TemplateResolver {
   return {
-    async resolve(idOrAlias: string) {
+    async resolve(idOrAlias: string, teamID: string) {
       for (const resolver of resolvers) {
-        const found = await resolver.resolve(idOrAlias);
+        const found = await resolver.resolve(idOrAlias, teamID);
         if (found) return found;
       }
       return undefined;

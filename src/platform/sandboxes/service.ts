@@ -83,7 +83,7 @@ export class SandboxService {
   /** Resolves once the agent answers, was initialised, and the template's ready command succeeded. */
   async create(request: NewSandbox, teamID: string = DEFAULT_TEAM_ID): Promise<SandboxRecord> {
     if (this.closed) throw new ApiError(503, 'the platform is shutting down');
-    const template = await this.o.templates.resolve(request.templateID);
+    const template = await this.o.templates.resolve(request.templateID, teamID);
     if (!template) {
       throw new ApiError(
         404,

@@ -24,8 +24,8 @@ export interface TemplateForSandbox {
 }
 
 export interface TemplateResolver {
-  /** By template ID or alias; undefined when there is no ready template of that name. */
-  resolve(idOrAlias: string): Promise<TemplateForSandbox | undefined>;
+  /** By template ID or alias, among what `teamID` may start (its own, public ones); undefined when there is none. */
+  resolve(idOrAlias: string, teamID: string): Promise<TemplateForSandbox | undefined>;
   /** The IDs and aliases of every ready template (a fleet host advertises them, so creates go where they can run). */
   names(): Promise<string[]>;
 }

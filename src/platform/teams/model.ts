@@ -107,3 +107,8 @@ export interface Caller {
 export function mayAct(caller: Pick<Caller, 'teamID' | 'role'>, teamID: string): boolean {
   return caller.role === 'admin' || caller.teamID === teamID;
 }
+
+/** The operator acting through a fixed key set or the platform's own code: the default team's admin. */
+export function operatorCaller(presentedKey = ''): Caller {
+  return { teamID: DEFAULT_TEAM_ID, keyID: 'operator', role: 'admin', quotas: {}, presentedKey };
+}

@@ -17,6 +17,7 @@ import { type BuildBase, type BuildPlan, describeStep, expandEnv, type PlannedSt
 import { shellQuote } from '../../util/shell-quote';
 import type { BuildRecord, TemplateStore } from './store';
 import type { TemplateValidator } from './validate';
+import { teamOf } from '../teams/model';
 import { BASE_STEP, FINALIZE_STEP, type LogEntry, type LogLevel, type StartBuildBody, type Step } from './wire';
 
 export interface BuildRunnerOptions {
@@ -181,7 +182,7 @@ export class BuildRunner {
 
   private async base(build: BuildRecord, base: BuildBase, force: boolean, log: BuildLog): Promise<State> {
     if (base.kind === 'template') {
-      const parent = await this.o.store.findTemplate(base.name);
+      const parent = await this.o.store.findUsable(teamOf(build), base.name);
       const ready = parent?.readyBuildID ? await this.o.store.getBuild(parent.readyBuildID) : undefined;
       if (!ready) throw new StepFailed(BASE_STEP, `base template ${JSON.stringify(base.name)} does not exist or has no ready build`);
       log.write('info', `FROM template ${base.name} (build ${ready.buildID})`, BASE_STEP);
@@ -202,7 +203,7 @@ export class BuildRunner {
       });
     const state: State = {
       layers: [rootfs],
-      key: baseKey(base.image, rootfs),
+      key: baseKey(base.image, rootfs, teamOf(build)),
       envs: { PATH: DEFAULT_PATH },
       user: 'root',
       workdir: '/',
@@ -265,7 +266,8 @@ export class BuildRunner {
       });
     },
     COPY: async (ctx, p) => {
-      const archive = await this.o.store.filePath(p.filesHash);
+      const file = await this.o.store.getFile(teamOf(ctx.build), p.filesHash);
+      const archive = file?.path;
       if (!archive)
         throw new StepFailed(ctx.name, `step ${ctx.name} (${describeStep(p.step)}): no files were uploaded for files hash ${p.filesHash}`);
       const { state } = ctx;
@@ -274,7 +276,8 @@ export class BuildRunner {
       try {
         await this.layer(ctx, {
           label: describeStep(p.step),
-          cacheAs: p.step,
+          // Cached by the bytes received, not only by the hash the client named them with.
+          cacheAs: { ...p.step, filesHash: `${p.filesHash}:${file?.sha256}` },
           argv: ['/bin/bash', '-c', script],
           user: 'root',
           mounts: async () => {

@@ -3,6 +3,7 @@
  * set of files), extracted into a fresh directory for each COPY step that needs them.
  */
 import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { mkdir, mkdtemp, open, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -14,14 +15,24 @@ export const MAX_UPLOAD_BYTES = 2 * 1024 ** 3;
 
 export class TooLargeError extends Error {}
 
-/** Streams an upload to `<dir>/<hash>.tar`, replacing it atomically; the body may be a gzip tar or a plain tar. */
-export async function saveUpload(dir: string, hash: string, body: Readable, maxBytes = MAX_UPLOAD_BYTES): Promise<string> {
+/**
+ * Streams an upload to `<dir>/<hash>.tar`, replacing it atomically; the body may be a gzip tar or a plain tar.
+ * Answers where it is, its size and the sha256 of its bytes (what its COPY layers are cached by).
+ */
+export async function saveUpload(
+  dir: string,
+  hash: string,
+  body: Readable,
+  maxBytes = MAX_UPLOAD_BYTES,
+): Promise<{ path: string; bytes: number; sha256: string }> {
   await mkdir(dir, { recursive: true, mode: 0o700 });
   const final = join(dir, `${hash}.tar`);
   const partial = `${final}.${process.pid}.${Date.now()}.partial`;
   let seen = 0;
+  const digest = createHash('sha256');
   body.on('data', (chunk: Buffer) => {
     seen += chunk.length;
+    digest.update(chunk);
     if (seen > maxBytes) body.destroy(new TooLargeError(`upload larger than ${maxBytes} bytes`));
   });
   try {
@@ -31,7 +42,7 @@ export async function saveUpload(dir: string, hash: string, body: Readable, maxB
     await rm(partial, { force: true });
     throw err;
   }
-  return final;
+  return { path: final, bytes: seen, sha256: digest.digest('hex') };
 }
 
 async function isGzip(path: string): Promise<boolean> {

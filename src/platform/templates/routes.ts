@@ -2,9 +2,13 @@
  * The template endpoints the E2B SDK calls, as a route table the platform's server mounts. Paths, fields and status
  * codes follow what `Template.build`, `Template.exists` and the template list expect.
  */
+import { callerOf } from '../teams/scope';
 import { ApiError, type ApiRequest, type ApiResponse, type Route } from '../http/types';
 import type { TemplateService } from './service';
+import { z } from 'zod';
 import { describeIssues, createTemplateBody, startBuildBody } from './wire';
+
+const updateTemplateBody = z.object({ public: z.boolean({ message: 'expected true or false' }).optional() });
 
 /** The SDK reads at most this many entries per status poll and asks again until a page comes back empty. */
 export const LOG_PAGE_LIMIT = 100;
@@ -36,7 +40,7 @@ export function templateRoutes(service: TemplateService): Route[] {
         const body = parse(createTemplateBody, req.body, 'POST /v3/templates');
         const name = body.name ?? body.alias;
         if (name === undefined) throw new ApiError(400, 'POST /v3/templates: name: expected a template name (given: nothing)');
-        return { status: 202, body: await service.requestBuild({ ...body, name }) };
+        return { status: 202, body: await service.requestBuild({ ...body, name }, callerOf(req)) };
       },
     },
     {
@@ -44,7 +48,7 @@ export function templateRoutes(service: TemplateService): Route[] {
       path: '/templates/:templateID/files/:hash',
       auth: 'api-key',
       async handler(req) {
-        return { status: 201, body: await service.fileUploadLink(req.params.templateID!, req.params.hash!, req) };
+        return { status: 201, body: await service.fileUploadLink(req.params.templateID!, req.params.hash!, req, callerOf(req)) };
       },
     },
     {
@@ -63,7 +67,7 @@ export function templateRoutes(service: TemplateService): Route[] {
       auth: 'api-key',
       async handler(req) {
         const body = parse(startBuildBody, req.body, 'POST /v2/templates/{templateID}/builds/{buildID}');
-        await service.startBuild(req.params.templateID!, req.params.buildID!, body);
+        await service.startBuild(req.params.templateID!, req.params.buildID!, body, callerOf(req));
         return { status: 202 };
       },
     },
@@ -72,15 +76,27 @@ export function templateRoutes(service: TemplateService): Route[] {
       path: '/templates/:templateID/builds/:buildID/status',
       auth: 'api-key',
       async handler(req) {
-        return { status: 200, body: await service.buildStatus(req.params.templateID!, req.params.buildID!, offsetOf(req), LOG_PAGE_LIMIT) };
+        return {
+          status: 200,
+          body: await service.buildStatus(req.params.templateID!, req.params.buildID!, offsetOf(req), LOG_PAGE_LIMIT, callerOf(req)),
+        };
       },
     },
     {
       method: 'GET',
       path: '/templates',
       auth: 'api-key',
-      async handler() {
-        return { status: 200, body: await service.list() };
+      async handler(req) {
+        return { status: 200, body: await service.list(callerOf(req), req.query.get('teamID') ?? undefined) };
+      },
+    },
+    {
+      method: 'PATCH',
+      path: '/v2/templates/:templateID',
+      auth: 'api-key',
+      async handler(req) {
+        const body = parse(updateTemplateBody, req.body, 'PATCH /v2/templates/{templateID}');
+        return { status: 200, body: await service.update(req.params.templateID!, body.public, callerOf(req)) };
       },
     },
     {
@@ -88,7 +104,7 @@ export function templateRoutes(service: TemplateService): Route[] {
       path: '/templates/aliases/:alias',
       auth: 'api-key',
       async handler(req) {
-        return { status: 200, body: await service.aliasInfo(req.params.alias!) };
+        return { status: 200, body: await service.aliasInfo(req.params.alias!, callerOf(req)) };
       },
     },
     {
@@ -96,7 +112,7 @@ export function templateRoutes(service: TemplateService): Route[] {
       path: '/templates/:templateID',
       auth: 'api-key',
       async handler(req) {
-        await service.delete(req.params.templateID!);
+        await service.delete(req.params.templateID!, callerOf(req));
         return { status: 204 };
       },
     },

@@ -5,11 +5,14 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { rm } from 'node:fs/promises';
 import type Redis from 'ioredis';
 import type { BaseImages, StepExecutor } from '../../runtime/types';
 import { ENVD_VERSION } from '../../contract/envd-version';
 import { ApiError, type ApiRequest } from '../http/types';
 import type { TemplateForSandbox, TemplateResolver } from '../sandboxes/template-resolver';
+import { type Caller, DEFAULT_TEAM_ID, mayAct, teamOf } from '../teams/model';
+import type { QuotaLedger } from '../teams/quotas';
 import { BuildRunner } from './build-runner';
 import { saveUpload, TooLargeError } from './files';
 import { newBuildID, newTemplateID } from './ids';
@@ -40,6 +43,8 @@ export interface TemplateServiceOptions {
   uploadUrlTtlSeconds?: number;
   stepTimeoutMs?: number;
   readyTimeoutMs?: number;
+  /** Each team's concurrent builds and stored upload bytes are held here (the platform's teams). */
+  ledger?: QuotaLedger;
   /** Resources of a template created without cpuCount/memoryMB. */
   defaultCpuCount?: number;
   defaultMemoryMB?: number;
@@ -104,19 +109,21 @@ export class TemplateService {
 
   resolver(): TemplateResolver {
     return {
-      resolve: (idOrAlias) => this.resolve(idOrAlias),
+      resolve: (idOrAlias, teamID) => this.resolve(idOrAlias, teamID),
       names: async () =>
         (await this.store.listTemplates()).filter((t) => t.readyBuildID !== undefined).flatMap((t) => [t.templateID, ...t.names]),
     };
   }
 
-  async requestBuild(body: CreateTemplateBody & { name: string }): Promise<RequestBuildResult> {
+  /** A name the caller's team does not have yet makes a new template of that team, even if another team has the name. */
+  async requestBuild(body: CreateTemplateBody & { name: string }, caller: Caller): Promise<RequestBuildResult> {
     const { name, tag } = splitNameTag(body.name);
     const now = new Date().toISOString();
-    let template = await this.store.findTemplate(name);
+    let template = await this.store.findTemplate(caller.teamID, name);
     if (!template) {
       template = {
         templateID: newTemplateID(),
+        teamID: caller.teamID,
         names: [name],
         cpuCount: body.cpuCount ?? this.o.defaultCpuCount ?? 2,
         memoryMB: body.memoryMB ?? this.o.defaultMemoryMB ?? 1024,
@@ -132,6 +139,7 @@ export class TemplateService {
     const build: BuildRecord = {
       buildID: newBuildID(),
       templateID: template.templateID,
+      teamID: teamOf(template),
       status: 'waiting',
       createdAt: now,
       updatedAt: now,
@@ -149,28 +157,31 @@ export class TemplateService {
       tags: build.tags,
       names: template.names,
       aliases: template.names,
-      public: false,
+      public: template.public ?? false,
     };
   }
 
-  private async template(templateID: string): Promise<TemplateRecord> {
-    const t = await this.store.getTemplate(templateID);
+  /** The caller's team's template (an admin's: any); another team's answers as a missing one does. */
+  private async template(templateID: string, caller: Caller): Promise<TemplateRecord> {
+    const found = await this.store.getTemplate(templateID);
+    const t = found && mayAct(caller, teamOf(found)) ? found : undefined;
     if (!t) throw new ApiError(404, `template ${JSON.stringify(templateID)} not found; create it with POST /v3/templates (Template.build)`);
     return t;
   }
 
-  private async build(templateID: string, buildID: string): Promise<BuildRecord> {
-    await this.template(templateID);
+  private async build(templateID: string, buildID: string, caller: Caller): Promise<BuildRecord> {
+    await this.template(templateID, caller);
     const b = await this.store.getBuild(buildID);
     if (!b || b.templateID !== templateID) throw new ApiError(404, `build ${JSON.stringify(buildID)} of template ${templateID} not found`);
     return b;
   }
 
-  async fileUploadLink(templateID: string, hash: string, req: ApiRequest): Promise<{ present: boolean; url?: string }> {
-    await this.template(templateID);
+  async fileUploadLink(templateID: string, hash: string, req: ApiRequest, caller: Caller): Promise<{ present: boolean; url?: string }> {
+    const template = await this.template(templateID, caller);
     if (!HASH.test(hash)) throw new ApiError(400, `files hash: expected 64 hex digits (given: ${JSON.stringify(hash)})`);
-    const stored = await this.store.filePath(hash);
-    const present = stored !== undefined && existsSync(stored);
+    // Only this team's uploads count: another team's files under the same hash are not this team's to use.
+    const stored = await this.store.getFile(teamOf(template), hash);
+    const present = stored !== undefined && existsSync(stored.path);
     const expires = Math.floor(Date.now() / 1000) + (this.o.uploadUrlTtlSeconds ?? 3600);
     const sig = signUpload(this.secret, { templateID, hash, expires });
     const base = this.o.publicUrl ?? `http://${req.raw.headers.host ?? '127.0.0.1'}`;
@@ -187,17 +198,27 @@ export class TemplateService {
     );
     if (!check.ok) throw new ApiError(403, `upload refused: ${check.reason}`);
     if (!HASH.test(hash)) throw new ApiError(400, `files hash: expected 64 hex digits (given: ${JSON.stringify(hash)})`);
+    // The signature names the template; the upload is its team's, stored apart from every other team's.
+    const template = await this.store.getTemplate(templateID);
+    if (!template) throw new ApiError(404, `template ${JSON.stringify(templateID)} not found`);
+    const teamID = teamOf(template);
     try {
-      const path = await saveUpload(this.filesDir, hash, req.raw);
-      await this.store.putFile(hash, path);
+      const saved = await saveUpload(join(this.filesDir, teamID), hash, req.raw);
+      try {
+        await this.o.ledger?.reserve(teamID, `bytes:upload:${hash}:${saved.sha256}`, { templateBytes: saved.bytes });
+      } catch (err) {
+        await rm(saved.path, { force: true });
+        throw err;
+      }
+      await this.store.putFile(teamID, hash, saved);
     } catch (err) {
       if (err instanceof TooLargeError) throw new ApiError(413, `upload refused: ${err.message}`);
       throw err;
     }
   }
 
-  async startBuild(templateID: string, buildID: string, body: StartBuildBody): Promise<void> {
-    const build = await this.build(templateID, buildID);
+  async startBuild(templateID: string, buildID: string, body: StartBuildBody, caller: Caller): Promise<void> {
+    const build = await this.build(templateID, buildID, caller);
     const planned = planBuild(body, this.o.baseImages.supported);
     if (!planned.ok) {
       const message = planned.problems.map((p) => p.message).join('; ');
@@ -215,7 +236,18 @@ export class TemplateService {
       await this.fail(build, { message });
       throw new ApiError(409, message);
     }
-    const job = this.runner.run(build, body, planned.plan).finally(() => this.running.delete(job));
+    const hold = `build:${buildID}` as const;
+    try {
+      await this.o.ledger?.reserve(teamOf(build), hold, { builds: 1 });
+    } catch (err) {
+      await this.store.releaseRunning(templateID, buildID);
+      if (err instanceof ApiError) await this.fail(build, { message: err.message });
+      throw err;
+    }
+    const job = this.runner
+      .run(build, body, planned.plan)
+      .finally(() => this.o.ledger?.release(teamOf(build), hold))
+      .finally(() => this.running.delete(job));
     this.running.add(job);
   }
 
@@ -232,14 +264,17 @@ export class TemplateService {
     });
   }
 
-  async buildStatus(templateID: string, buildID: string, offset: number, limit: number): Promise<BuildStatusResult> {
-    const build = await this.build(templateID, buildID);
+  async buildStatus(templateID: string, buildID: string, offset: number, limit: number, caller: Caller): Promise<BuildStatusResult> {
+    const build = await this.build(templateID, buildID, caller);
     const logEntries = await this.store.logs(buildID, offset, limit);
     return { templateID, buildID, status: build.status, logs: [], logEntries, ...(build.reason ? { reason: build.reason } : {}) };
   }
 
-  async list(): Promise<ListedTemplate[]> {
-    const templates = await this.store.listTemplates();
+  /** The caller's team's templates (`teamID` may name only that team; an admin's may name any, or none for all). */
+  async list(caller: Caller, teamID?: string): Promise<ListedTemplate[]> {
+    if (teamID !== undefined && !mayAct(caller, teamID)) throw new ApiError(404, `team ${JSON.stringify(teamID)} not found`);
+    const wanted = teamID ?? (caller.role === 'admin' ? undefined : caller.teamID);
+    const templates = (await this.store.listTemplates()).filter((t) => wanted === undefined || teamOf(t) === wanted);
     const listed: ListedTemplate[] = [];
     for (const t of templates) {
       const ready = t.readyBuildID ? await this.store.getBuild(t.readyBuildID) : undefined;
@@ -249,7 +284,7 @@ export class TemplateService {
         cpuCount: ready?.cpuCount ?? t.cpuCount,
         memoryMB: ready?.memoryMB ?? t.memoryMB,
         diskSizeMB: 0,
-        public: false,
+        public: t.public ?? false,
         aliases: t.names,
         names: t.names,
         createdAt: t.createdAt,
@@ -264,23 +299,36 @@ export class TemplateService {
     return listed;
   }
 
-  async aliasInfo(alias: string): Promise<{ templateID: string; public: boolean }> {
-    const id = await this.store.templateIDByName(splitNameTag(alias).name);
-    if (id === undefined) throw new ApiError(404, `no template has the alias ${JSON.stringify(alias)}`);
-    return { templateID: id, public: false };
+  async aliasInfo(alias: string, caller: Caller): Promise<{ templateID: string; public: boolean }> {
+    const t = await this.store.findUsable(caller.teamID, splitNameTag(alias).name);
+    if (t === undefined || t.templateID === alias) throw new ApiError(404, `no template has the alias ${JSON.stringify(alias)}`);
+    return { templateID: t.templateID, public: t.public ?? false };
   }
 
-  async delete(templateID: string): Promise<void> {
-    const t = await this.template(templateID);
+  /** E2B's template update: only `public`, by the owning team; answers the template's names. */
+  async update(templateID: string, visible: boolean | undefined, caller: Caller): Promise<{ names: string[] }> {
+    const t = await this.template(templateID, caller);
+    if (visible !== undefined && !(await this.store.setPublic(t, visible)))
+      throw new ApiError(409, `another public template already has one of the names ${t.names.join(', ')}; rename this one to publish it`);
+    return { names: t.names };
+  }
+
+  async countOf(teamID: string): Promise<number> {
+    return (await this.store.listTemplates()).filter((t) => teamOf(t) === teamID).length;
+  }
+
+  async delete(templateID: string, caller: Caller): Promise<void> {
+    const t = await this.template(templateID, caller);
     if (await this.store.runningBuild(templateID))
       throw new ApiError(409, `template ${templateID} has a build running; delete it when the build has finished`);
     await this.store.deleteTemplate(t);
   }
 
-  async resolve(idOrAlias: string): Promise<TemplateForSandbox | undefined> {
+  /** What `teamID` may start: its own templates and public ones. */
+  async resolve(idOrAlias: string, teamID: string = DEFAULT_TEAM_ID): Promise<TemplateForSandbox | undefined> {
     const checking = this.checking.get(idOrAlias);
     if (checking) return checking;
-    const t = await this.store.findTemplate(idOrAlias);
+    const t = await this.store.findUsable(teamID, idOrAlias);
     if (!t?.readyBuildID) return undefined;
     const b = await this.store.getBuild(t.readyBuildID);
     if (b?.status !== 'ready') return undefined;
@@ -301,6 +349,7 @@ export class TemplateService {
 
   /** Builds a crashed platform left `building` can never finish: mark them failed and free their templates. */
   async recover(): Promise<number> {
+    await this.store.adoptTeamlessTemplates();
     let recovered = 0;
     for (const t of await this.store.listTemplates()) {
       const running = await this.store.runningBuild(t.templateID);

@@ -4,12 +4,17 @@
  * single commands and a poller sees every line the moment it is written.
  */
 import type Redis from 'ioredis';
+import { teamOf } from '../teams/model';
 import type { BuildReason, BuildStatus, LogEntry, Step } from './wire';
 
 export const DEFAULT_KEY_PREFIX = 'sk:tpl:';
 
 export interface TemplateRecord {
   templateID: string;
+  /** The team that owns it (absent on records older than teams: the default team's). */
+  teamID?: string;
+  /** Readable and startable by every team (E2B's `public`); only its own team builds, changes or deletes it. */
+  public?: boolean;
   /** Names (E2B aliases) without tags; the first is the one it was created with. */
   names: string[];
   cpuCount: number;
@@ -24,6 +29,8 @@ export interface TemplateRecord {
 export interface BuildRecord {
   buildID: string;
   templateID: string;
+  /** The template's team: its COPY steps read that team's uploads, and its layers are cached for that team only. */
+  teamID?: string;
   status: BuildStatus;
   reason?: BuildReason;
   createdAt: string;
@@ -40,6 +47,13 @@ export interface BuildRecord {
   envs: Record<string, string>;
   user: string;
   workdir?: string;
+}
+
+/** An uploaded archive: where it is, its size, and the digest of its bytes (what a COPY layer is cached by). */
+export interface StoredFile {
+  path: string;
+  bytes: number;
+  sha256: string;
 }
 
 /** A layer made by one step: where it is, keyed by what made it (see cache-key.ts). */
@@ -63,9 +77,10 @@ export class TemplateStore {
     return raw === null ? undefined : (JSON.parse(raw) as T);
   }
 
+  /** Names are each team's own (two teams may both have a "my-app"); a public template's names are also everyone's. */
   async putTemplate(t: TemplateRecord): Promise<void> {
     const multi = this.redis.multi().set(this.key('template', t.templateID), JSON.stringify(t)).sadd(this.key('templates'), t.templateID);
-    for (const name of t.names) multi.set(this.key('name', name), t.templateID);
+    for (const name of t.names) multi.set(this.key('name', teamOf(t), name), t.templateID);
     await multi.exec();
   }
 
@@ -73,15 +88,58 @@ export class TemplateStore {
     return this.getJson(this.key('template', templateID));
   }
 
-  async templateIDByName(name: string): Promise<string | undefined> {
-    return (await this.redis.get(this.key('name', name))) ?? undefined;
+  async templateIDByName(teamID: string, name: string): Promise<string | undefined> {
+    return (await this.redis.get(this.key('name', teamID, name))) ?? undefined;
   }
 
-  /** By ID first, then by name (a `name:tag` resolves by its name). */
-  async findTemplate(idOrName: string): Promise<TemplateRecord | undefined> {
+  async publicTemplateIDByName(name: string): Promise<string | undefined> {
+    return (await this.redis.get(this.key('public-name', name))) ?? undefined;
+  }
+
+  /**
+   * Makes a template public (its names become everyone's) or private again; false when a name is already another
+   * public template's (names claimed first, so two publishes of one name cannot both win).
+   */
+  async setPublic(t: TemplateRecord, visible: boolean): Promise<boolean> {
+    if (visible) {
+      const claimed: string[] = [];
+      for (const name of t.names) {
+        const owner = await this.redis.set(this.key('public-name', name), t.templateID, 'NX');
+        if (owner === 'OK' || (await this.publicTemplateIDByName(name)) === t.templateID) claimed.push(name);
+        else {
+          for (const c of claimed) await this.releasePublicName(c, t.templateID);
+          return false;
+        }
+      }
+    } else for (const name of t.names) await this.releasePublicName(name, t.templateID);
+    await this.putTemplate({ ...t, public: visible });
+    return true;
+  }
+
+  private async releasePublicName(name: string, templateID: string): Promise<void> {
+    await this.redis.eval(
+      "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end",
+      1,
+      this.key('public-name', name),
+      templateID,
+    );
+  }
+
+  /** The team's own by ID, then by name (a `name:tag` resolves by its name). */
+  async findTemplate(teamID: string, idOrName: string): Promise<TemplateRecord | undefined> {
     const byId = await this.getTemplate(idOrName);
-    if (byId) return byId;
-    const id = await this.templateIDByName(idOrName.split(':')[0]!);
+    if (byId && teamOf(byId) === teamID) return byId;
+    const id = await this.templateIDByName(teamID, idOrName.split(':')[0]!);
+    return id === undefined ? undefined : this.getTemplate(id);
+  }
+
+  /** What a team may start from: its own (by ID or name), else a public template (by ID or public name). */
+  async findUsable(teamID: string, idOrName: string): Promise<TemplateRecord | undefined> {
+    const own = await this.findTemplate(teamID, idOrName);
+    if (own) return own;
+    const byId = await this.getTemplate(idOrName);
+    if (byId?.public) return byId;
+    const id = await this.publicTemplateIDByName(idOrName.split(':')[0]!);
     return id === undefined ? undefined : this.getTemplate(id);
   }
 
@@ -92,9 +150,24 @@ export class TemplateStore {
   }
 
   async deleteTemplate(t: TemplateRecord): Promise<void> {
+    for (const name of t.names) await this.releasePublicName(name, t.templateID);
     const multi = this.redis.multi().del(this.key('template', t.templateID)).srem(this.key('templates'), t.templateID);
-    for (const name of t.names) multi.del(this.key('name', name));
+    for (const name of t.names) multi.del(this.key('name', teamOf(t), name));
     await multi.exec();
+  }
+
+  /** Templates stored before teams had one name index for all; they become the default team's. Returns how many. */
+  async adoptTeamlessTemplates(): Promise<number> {
+    let adopted = 0;
+    for (const t of await this.listTemplates()) {
+      if (t.teamID !== undefined) continue;
+      const owned = { ...t, teamID: teamOf(t) };
+      await this.putTemplate(owned);
+      for (const name of t.names)
+        if ((await this.redis.get(this.key('name', name))) === t.templateID) await this.redis.del(this.key('name', name));
+      adopted += 1;
+    }
+    return adopted;
   }
 
   async putBuild(b: BuildRecord): Promise<void> {
@@ -156,16 +229,16 @@ export class TemplateStore {
     await this.redis.del(this.key('layer', cacheKey));
   }
 
-  /** Uploaded COPY archives by files hash: the path of the stored tar. */
-  async filePath(hash: string): Promise<string | undefined> {
-    return (await this.redis.get(this.key('file', hash))) ?? undefined;
+  /** A team's uploaded COPY archive by files hash: the stored tar, and the sha256 of its bytes as received. */
+  getFile(teamID: string, hash: string): Promise<StoredFile | undefined> {
+    return this.getJson(this.key('file', teamID, hash));
   }
 
-  async putFile(hash: string, path: string): Promise<void> {
-    await this.redis.set(this.key('file', hash), path);
+  async putFile(teamID: string, hash: string, file: StoredFile): Promise<void> {
+    await this.redis.set(this.key('file', teamID, hash), JSON.stringify(file));
   }
 
-  async deleteFile(hash: string): Promise<void> {
-    await this.redis.del(this.key('file', hash));
+  async deleteFile(teamID: string, hash: string): Promise<void> {
+    await this.redis.del(this.key('file', teamID, hash));
   }
 }

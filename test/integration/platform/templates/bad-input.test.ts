@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sdkBuild } from './helpers/sdk-run';
 import { API_KEY, startTemplatePlatform, type TemplatePlatform } from './helpers/template-platform';
+import { DEFAULT_TEAM_ID } from '../../../../src/platform/teams/model';
 
 jest.setTimeout(300_000);
 
@@ -141,7 +142,7 @@ test('a second build of a template while one runs is refused with 409; the first
   let running: string | undefined;
   let templateID: string | undefined;
   for (let i = 0; i < 300 && !running; i++) {
-    templateID = await platform.service.store.templateIDByName('busy');
+    templateID = await platform.service.store.templateIDByName(DEFAULT_TEAM_ID, 'busy');
     running = templateID ? await platform.service.store.runningBuild(templateID) : undefined;
     if (!running) await new Promise((r) => setTimeout(r, 100));
   }

@@ -7,6 +7,7 @@ import { createTemplateService } from '../../../../src/platform/templates';
 import { MmdebstrapImages } from '../../../../src/runtime';
 import type { StepExecutor } from '../../../../src/runtime/types';
 import { startRedis, type ThrowawayRedis } from '../../../helpers/redis';
+import { operatorCaller } from '../../../../src/platform/teams/model';
 
 let redisServer: ThrowawayRedis;
 let redis: Redis;
@@ -29,14 +30,14 @@ test('a build left running by a stopped platform is failed at the next start, an
   const executor: StepExecutor = { run: () => Promise.reject(new Error('no step runs in this test')) };
   const options = { redis, executor, baseImages: new MmdebstrapImages(), dataDir };
   const before = await createTemplateService(options);
-  const { templateID, buildID } = await before.requestBuild({ name: 'interrupted' });
+  const { templateID, buildID } = await before.requestBuild({ name: 'interrupted' }, operatorCaller());
   // What a platform killed mid-build leaves: the build marked building and the template's running claim.
   expect(await before.store.claimRunning(templateID, buildID)).toBe(true);
   const build = (await before.store.getBuild(buildID))!;
   await before.store.putBuild({ ...build, status: 'building' });
 
   const after = await createTemplateService(options);
-  const status = await after.buildStatus(templateID, buildID, 0, 100);
+  const status = await after.buildStatus(templateID, buildID, 0, 100, operatorCaller());
   expect(status).toMatchObject({ status: 'error', reason: { message: 'the platform stopped while this build ran; build again' } });
   expect(await after.store.runningBuild(templateID)).toBeUndefined();
   expect(await after.resolve('interrupted')).toBeUndefined();
