@@ -3,6 +3,7 @@ import { checkSandboxMcp } from '../../../../src/platform/sandboxes/mcp-check';
 import { sandboxRoutes } from '../../../../src/platform/sandboxes/routes';
 import type { SandboxService } from '../../../../src/platform/sandboxes/service';
 import { ApiError } from '../../../../src/platform/http/types';
+import { operatorCaller } from '../../../../src/platform/teams/model';
 
 /** POST /v2/sandboxes checks `mcp` before asking the service for anything. */
 describe('POST /v2/sandboxes with mcp', () => {
@@ -15,7 +16,7 @@ describe('POST /v2/sandboxes with mcp', () => {
   } as unknown as SandboxService;
   const route = sandboxRoutes(service, { domain: null, clientID: 'test' }).find((r) => r.method === 'POST' && r.path === '/v2/sandboxes')!;
   const post = (body: unknown) =>
-    route.handler({ method: 'POST', params: {}, query: new URLSearchParams(), body, raw: {} as IncomingMessage });
+    route.handler({ method: 'POST', params: {}, query: new URLSearchParams(), body, raw: {} as IncomingMessage, caller: operatorCaller() });
 
   beforeEach(() => created.splice(0));
 
