@@ -32,5 +32,8 @@ export const COMMANDS: Command[] = [
   { name: 'gateway', summary: 'run the shared sandbox gateway that routes by header', load: () => import('./gateway') },
   { name: 'rootfs', summary: 'build or find the cached base root file systems (mmdebstrap)', load: () => import('./rootfs') },
   { name: 'mcp', summary: 'MCP tool servers: list the catalog, check a config, run the in-sandbox gateway', load: () => import('./mcp') },
+  { name: 'team', summary: "the platform's teams: create, list, quota, delete", load: () => import('./team') },
+  { name: 'key', summary: "API keys of the platform's teams: create (shown once), list, revoke", load: () => import('./key') },
+  { name: 'audit', summary: "the platform's audit trail: who changed what, when, from where", load: () => import('./audit') },
   { name: 'verify', summary: 'check a deployed proxy host over SSH', load: () => import('./verify') },
 ];
