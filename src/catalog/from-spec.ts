@@ -9,6 +9,8 @@ export interface OpenCatalogOptions {
   cacheTtlMs?: number;
   redisPrefix?: string;
   onError?: (message: string) => void;
+  /** A Redis catalog's AUTH password. */
+  redisPassword?: string;
 }
 
 /** Opens the catalog a `--catalog` value names: `memory`, `file:PATH` or `redis://...` (`rediss://` too). */
@@ -20,7 +22,7 @@ export async function openCatalog(spec: string, options: OpenCatalogOptions = {}
     return FileCatalog.open(path, options.onError);
   }
   if (spec.startsWith('redis://') || spec.startsWith('rediss://')) {
-    const redis = await RedisCatalog.open(spec, { prefix: options.redisPrefix, onError: options.onError });
+    const redis = await RedisCatalog.open(spec, { prefix: options.redisPrefix, onError: options.onError, password: options.redisPassword });
     return new CachedCatalog(redis, options.cacheTtlMs ?? 2000);
   }
   throw new Error(`--catalog ${JSON.stringify(spec)}: expected memory, file:PATH or redis://HOST:PORT[/DB]`);

@@ -11,6 +11,8 @@ export interface RedisCatalogOptions {
   /** How long one Redis command may take before the lookup fails (the gateway then answers 503). */
   commandTimeoutMs?: number;
   onError?: (message: string) => void;
+  /** The Redis AUTH password, when the URL holds none (read from a 0600 file, never from the command line). */
+  password?: string;
 }
 
 /** Sets the state only when the entry exists, and announces it in the same step. */
@@ -49,6 +51,7 @@ export class RedisCatalog implements WritableCatalog {
       maxRetriesPerRequest: 1,
       commandTimeout: options.commandTimeoutMs ?? 2000,
       retryStrategy: (attempt: number) => Math.min(attempt * 100, 2000),
+      ...(options.password ? { password: options.password } : {}),
     };
     const client = new Redis(url, common);
     const subscriber = new Redis(url, common);

@@ -63,6 +63,8 @@ export interface PlatformOptions {
   pendingTemplates?: (known: TemplateResolver) => TemplateResolver;
   /** A Redis to use instead of starting a private one (a fleet shares it). */
   redisUrl?: string;
+  /** Its AUTH password (when the URL holds none). */
+  redisPassword?: string;
   /** Where the plain API keys are read from; created with a new key (0600) when missing. Default <stateDir>/api-key. */
   apiKeyFile?: string;
   /** The catalog the gateway reads; default an in-process MemoryCatalog. */
@@ -85,8 +87,10 @@ export interface FleetOptions {
   apiUrl: string;
   /** How many sandboxes this host takes (its sandbox addresses). */
   capacity: number;
-  /** The fleet's shared Redis (the catalog's), where the host registry lives. */
+  /** The fleet's shared Redis (the catalog's): the host registry, the teams, keys, quotas and audit trail. */
   redisUrl: string;
+  /** Its AUTH password (ElastiCache's auth token), when the URL holds none. */
+  redisPassword?: string;
 }
 
 export interface RunningPlatform {
@@ -116,7 +120,9 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
       cleanups.push(() => started.stop());
     }
     const redis = redisClient(
-      options.redisUrl !== undefined ? { url: options.redisUrl } : { socketPath: (privateRedis as PrivateRedis).socketPath },
+      options.redisUrl !== undefined
+        ? { url: options.redisUrl, password: options.redisPassword }
+        : { socketPath: (privateRedis as PrivateRedis).socketPath, password: (privateRedis as PrivateRedis).password },
     );
     redis.on('error', (err: Error) => log(`redis: ${err.message}`));
     cleanups.push(async () => {
@@ -138,7 +144,7 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
     // A fleet's hosts share the catalog's Redis: the host registry, and the teams, keys, quotas and audit trail.
     let shared: Redis | undefined;
     if (options.fleet) {
-      const client = redisClient({ url: options.fleet.redisUrl });
+      const client = redisClient({ url: options.fleet.redisUrl, password: options.fleet.redisPassword });
       shared = client;
       client.on('error', (err: Error) => log(`fleet redis: ${err.message}`));
       cleanups.push(async () => {

@@ -38,9 +38,13 @@ export interface PlatformOnHostOptions {
   port?: number;
   runtime?: RuntimeChoice;
   redisUrl?: string;
+  /** `redisUrl`'s AUTH password. */
+  redisPassword?: string;
   apiKeyFile?: string;
   /** `memory` (in-process, default) or a redis:// URL the gateways read. */
   catalog?: string | WritableCatalog;
+  /** A redis:// catalog's AUTH password (in a fleet also the shared Redis's, which is the same server). */
+  catalogPassword?: string;
   /** The lab's sandbox network; default: a standalone one named after this instance. */
   network?: SandboxNetwork;
   /** The standalone network's subnet (a fleet host's delegated prefix); default a free /24 of 198.19.0.0/16. */
@@ -95,11 +99,12 @@ export async function instanceName(stateDir: string): Promise<string> {
 async function openWritableCatalog(
   spec: string | WritableCatalog | undefined,
   log: (line: string) => void,
+  password?: string,
 ): Promise<{ catalog: WritableCatalog; close: () => Promise<void> }> {
   if (spec === undefined || spec === 'memory') return { catalog: new MemoryCatalog(), close: async () => {} };
   if (typeof spec !== 'string') return { catalog: spec, close: async () => {} };
   if (spec.startsWith('redis://') || spec.startsWith('rediss://')) {
-    const catalog = await RedisCatalog.open(spec, { onError: log });
+    const catalog = await RedisCatalog.open(spec, { onError: log, password });
     return { catalog, close: () => catalog.close() };
   }
   throw new Error(`--catalog ${JSON.stringify(spec)}: expected memory or redis://HOST:PORT[/DB]`);
@@ -123,10 +128,14 @@ export async function startPlatformOnHost(options: PlatformOnHostOptions): Promi
     : await openSandboxHostNetwork(instance, { subnet: options.sandboxSubnet, routeOut: options.routeOut });
   if (standalone) log(`standalone sandbox network ${standalone.subnet} (namespace ${standalone.namespace})`);
   const network = options.network ?? (standalone as NonNullable<typeof standalone>).network;
-  const fleet = options.fleet && { ...options.fleet, capacity: options.fleet.capacity ?? subnetCapacity(standalone?.subnet) };
+  const fleet = options.fleet && {
+    ...options.fleet,
+    capacity: options.fleet.capacity ?? subnetCapacity(standalone?.subnet),
+    ...(options.catalogPassword ? { redisPassword: options.catalogPassword } : {}),
+  };
   if (fleet && fleet.capacity < 1)
     throw new Error('a fleet host needs its capacity: give it (--capacity) when the platform does not make its own sandbox network');
-  const { catalog, close: closeCatalog } = await openWritableCatalog(options.catalog, log);
+  const { catalog, close: closeCatalog } = await openWritableCatalog(options.catalog, log, options.catalogPassword);
   const baseImages = new MmdebstrapImages({ cacheRoot: options.imageCacheRoot });
   let platform: RunningPlatform;
   try {
@@ -139,6 +148,7 @@ export async function startPlatformOnHost(options: PlatformOnHostOptions): Promi
       baseImages,
       catalog,
       redisUrl: options.redisUrl,
+      redisPassword: options.redisPassword,
       apiKeyFile: options.apiKeyFile,
       domain: options.domain,
       healthTimeoutMs: options.healthTimeoutMs,

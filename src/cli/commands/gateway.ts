@@ -6,6 +6,7 @@ import { platformResumer } from '../../gateway/platform-resumer';
 import { integer, text } from '../../config';
 import { parseFlags, requiredFlag, valueFlag } from '../args';
 import { isGatewayWorker, leaveWorkerPool, startGatewayWorkers } from '../../gateway/workers';
+import { readSecretFile } from '../secret-file';
 import { untilStopSignal } from '../stop-signal';
 import { parseApiKeyFile } from '../../platform/api-keys';
 
@@ -22,6 +23,7 @@ options:
   --domain D                  domain of the host form (default localhost)
   --catalog-cache-ms N        how long a Redis lookup is reused (default 2000; changes invalidate at once)
   --redis-prefix P            key prefix in Redis (default sandbox-kit:)
+  --catalog-password-file F   the Redis catalog's AUTH password, in a file (0600)
   --resume-url URL            platform API base used to auto-resume paused sandboxes that allow it
   --api-key-file F            file holding the platform API key for --resume-url
   --max-header-bytes N        largest request head (default ${DEFAULT_LIMITS.maxHeaderBytes})
@@ -48,6 +50,7 @@ const FLAGS = {
   domain: valueFlag(word('a DNS domain such as sandbox.example.com').default('localhost')),
   'catalog-cache-ms': valueFlag(atLeast(0).default(2000)),
   'redis-prefix': valueFlag(word('a key prefix such as sandbox-kit:').optional()),
+  'catalog-password-file': valueFlag(word('a file path').optional()),
   'resume-url': valueFlag(text(/^https?:\/\/\S+$/, 'an http(s) URL').optional()),
   'api-key-file': valueFlag(word('a file path').optional()),
   'max-header-bytes': valueFlag(atLeast(1024).optional()),
@@ -92,6 +95,7 @@ export async function run(argv: string[]): Promise<number> {
   const catalog = await openCatalog(flags.catalog, {
     cacheTtlMs: flags['catalog-cache-ms'],
     redisPrefix: flags['redis-prefix'],
+    redisPassword: readSecretFile(flags['catalog-password-file']),
     onError: log,
   });
   if (flags.catalog === 'memory') log('the memory catalog starts empty; it is meant for an in-process gateway filled by the platform');

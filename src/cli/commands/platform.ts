@@ -10,6 +10,7 @@ import { DEFAULT_TIMEOUT_SECONDS } from '../../platform/sandboxes/requests';
 import { HOST_ID_PATTERN, HOST_ID_RULE } from '../../catalog/entry';
 import type { ConfigIssue } from '../../config';
 import { parseFlags, switchFlag, UsageError, valueFlag } from '../args';
+import { readSecretFile } from '../secret-file';
 import { untilStopSignal } from '../stop-signal';
 
 export const DEFAULT_STATE_DIR = '/var/lib/sandbox-kit/platform';
@@ -25,6 +26,8 @@ options:
   --runtime R         crun, runc or auto (default auto: what works with this host's cgroups)
   --state-dir D       the platform's own data: Redis, API key file, upper dirs, templates (default ${DEFAULT_STATE_DIR})
   --redis URL         keep state in this Redis instead of a private redis-server in the state dir
+  --redis-password-file F     the --redis server's AUTH password, in a file (0600)
+  --catalog-password-file F   the --catalog Redis's AUTH password (a fleet's ElastiCache auth token), in a file
   --api-key-file F    plain API keys, one per line; created with a new key (mode 0600) when missing
                       (default <state-dir>/api-key)
   --catalog C         memory (in-process, default) or redis://HOST:PORT[/DB] for a fleet of gateways
@@ -49,6 +52,8 @@ const FLAGS = {
   'state-dir': valueFlag(text(/^\/\S*$/, 'an absolute directory path').default(DEFAULT_STATE_DIR)),
   redis: valueFlag(text(/^rediss?:\/\/\S+$/, 'a redis:// URL').optional()),
   'api-key-file': valueFlag(word('a file path').optional()),
+  'redis-password-file': valueFlag(word('a file path').optional()),
+  'catalog-password-file': valueFlag(word('a file path').optional()),
   catalog: valueFlag(text(/^(memory|rediss?:\/\/\S+)$/, 'memory or redis://HOST:PORT[/DB]').default('memory')),
   'gateway-port': valueFlag(integer(0, 65535, 'a port from 0 to 65535').optional()),
   domain: valueFlag(word('a DNS domain such as sandbox.example.com').optional()),
@@ -98,6 +103,8 @@ export async function run(argv: string[]): Promise<number> {
     port: flags.port,
     runtime: flags.runtime,
     redisUrl: flags.redis,
+    redisPassword: readSecretFile(flags['redis-password-file']),
+    catalogPassword: readSecretFile(flags['catalog-password-file']),
     apiKeyFile: flags['api-key-file'],
     catalog: flags.catalog,
     domain: flags.domain,

@@ -45,8 +45,8 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'skp-'));
   // A Redis of its own for the catalog, as a fleet's shared one would be.
   catalogRedis = await startPrivateRedis(join(dir, 'catalog'));
-  catalog = await RedisCatalog.open(catalogRedis.socketPath);
-  reader = await RedisCatalog.open(catalogRedis.socketPath);
+  catalog = await RedisCatalog.open(catalogRedis.socketPath, { password: catalogRedis.password });
+  reader = await RedisCatalog.open(catalogRedis.socketPath, { password: catalogRedis.password });
   host = new FakeHost(await freePort());
   platform = await start();
 });

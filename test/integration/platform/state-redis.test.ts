@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type Redis from 'ioredis';
+import Redis from 'ioredis';
 import { hashApiKey } from '../../../src/platform/api-keys';
 import { TeamStore } from '../../../src/platform/teams/store';
 import { redisClient, startPrivateRedis, type PrivateRedis } from '../../../src/platform/private-redis';
@@ -15,7 +15,7 @@ let redis: Redis;
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'skp-'));
   server = await startPrivateRedis(dir);
-  redis = redisClient({ socketPath: server.socketPath });
+  redis = redisClient({ socketPath: server.socketPath, password: server.password });
 });
 
 afterAll(async () => {
@@ -56,7 +56,7 @@ test('every acknowledged write survives a SIGKILL of the Redis server itself (ap
   while (fs.existsSync(`/proc/${pid}`) && !/\) Z /.test(fs.readFileSync(`/proc/${pid}/stat`, 'utf8')))
     await new Promise((r) => setTimeout(r, 10));
   server = await startPrivateRedis(dir);
-  const fresh = redisClient({ socketPath: server.socketPath });
+  const fresh = redisClient({ socketPath: server.socketPath, password: server.password });
   try {
     expect(await fresh.hlen('test:durable')).toBe(50);
     expect(await fresh.hget('test:durable', 'k49')).toBe('49');
@@ -64,5 +64,38 @@ test('every acknowledged write survives a SIGKILL of the Redis server itself (ap
     fresh.disconnect();
   }
   redis.disconnect();
-  redis = redisClient({ socketPath: server.socketPath });
+  redis = redisClient({ socketPath: server.socketPath, password: server.password });
+});
+
+test('the private Redis wants its password: a client without it (or with a wrong one) gets nothing; the password is in a 0600 file, not on a command line', async () => {
+  for (const password of [undefined, 'not-the-password']) {
+    const stranger = new Redis({
+      path: server.socketPath,
+      lazyConnect: true,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => null,
+      password,
+    });
+    const errors: string[] = [];
+    stranger.on('error', (err: Error) => errors.push(err.message));
+    const answer = await stranger
+      .connect()
+      .then(() => stranger.get('test:marker'))
+      .then(
+        (v) => `read ${v}`,
+        (err: Error) => err.message,
+      );
+    stranger.disconnect();
+    expect(answer).not.toMatch(/^read/);
+    expect([answer, ...errors].join(' ')).toMatch(/NOAUTH|WRONGPASS|invalid password/i);
+  }
+  // The platform's own client, with the password, reads and writes as before.
+  await redis.set('test:marker', 'kept');
+  expect(await redis.get('test:marker')).toBe('kept');
+  const file = join(dir, 'redis', 'password');
+  expect(fs.statSync(file).mode & 0o777).toBe(0o600);
+  expect(fs.readFileSync(file, 'utf8').trim()).toBe(server.password);
+  const info = String(await redis.call('INFO', 'server'));
+  const pid = Number(/process_id:(\d+)/.exec(info)?.[1]);
+  expect(fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8')).not.toContain(server.password);
 });
