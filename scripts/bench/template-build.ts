@@ -20,7 +20,7 @@ import { parseArgs } from 'node:util';
 import Redis from 'ioredis';
 import { buildProxyTemplate, writeProxyContext } from '../../templates/proxy';
 import { loadStackConfig } from '../../src/config';
-import { ApiKeys } from '../../src/platform/api-keys';
+import { ApiKeys } from '../../src/platform/teams/api-keys';
 import { startApiServer } from '../../src/platform/http/server';
 import { createTemplateService, templateRoutes } from '../../src/platform/templates';
 import { SANDBOX_DIR } from '../../src/render';

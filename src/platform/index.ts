@@ -7,7 +7,7 @@ import type Redis from 'ioredis';
 import { MemoryCatalog } from '../catalog/memory';
 import type { WritableCatalog } from '../catalog/types';
 import type { BaseImages, SandboxNetwork, SandboxRuntime } from '../runtime/types';
-import { keysOlderSdksRefuse, loadOrCreateApiKeyFile } from './api-keys';
+import { keysOlderSdksRefuse, loadOrCreateApiKeyFile } from './teams/api-keys';
 import { baseTemplateResolver, firstResolver } from './sandboxes/base-template';
 import { redisClient, startPrivateRedis, type PrivateRedis } from './private-redis';
 import { fleetRoutes } from './fleet/routes';
@@ -18,7 +18,8 @@ import { SandboxStore } from './sandboxes/store';
 import { startApiServer } from './http/server';
 import type { Route } from './http/types';
 import type { TemplateResolver } from './sandboxes/template-resolver';
-import { openTeams, teamRoutes, teamScopedSandboxRoutes, type Teams } from './teams';
+import { openTeams, teamRoutes, type Teams } from './teams';
+import { teamScopedSandboxRoutes } from './sandboxes/team-scope';
 
 export { ApiError, type Route } from './http/types';
 export type { TemplateForSandbox, TemplateResolver } from './sandboxes/template-resolver';

@@ -3,7 +3,7 @@ import { chmod, mkdir, open, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import Redis from 'ioredis';
 import { sleep } from '../util/poll';
-import { LOWER_ALNUM, randomText } from './random-text';
+import { LOWER_ALNUM, randomText } from '../util/random-text';
 
 /** A unix socket path must fit sockaddr_un (108 bytes with the terminating NUL). */
 const MAX_SOCKET_PATH = 107;

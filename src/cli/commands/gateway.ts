@@ -8,7 +8,7 @@ import { parseFlags, requiredFlag, valueFlag } from '../args';
 import { isGatewayWorker, leaveWorkerPool, startGatewayWorkers } from '../../gateway/workers';
 import { readSecretFile } from '../secret-file';
 import { untilStopSignal } from '../stop-signal';
-import { parseApiKeyFile } from '../../platform/api-keys';
+import { parseApiKeyFile } from '../../platform/teams/api-keys';
 
 const HELP = `usage: sandbox-kit gateway --catalog memory|file:PATH|redis://HOST:PORT[/DB] [options]
 

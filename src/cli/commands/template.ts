@@ -12,7 +12,7 @@ import { CLIENT_MODES, type ClientMode, type ConfigIssue, formatIssues, ipv4, on
 import { loadCatalog } from '../../mcp/catalog/load';
 import { listFlag, parseFlags, requiredFlag, switchFlag, valueFlag } from '../args';
 import { DEFAULT_STACK, loadStack, PASSWORD_ENV, requiredPasswordFromEnv, stackName } from '../stack';
-import { parseApiKeyFile } from '../../platform/api-keys';
+import { parseApiKeyFile } from '../../platform/teams/api-keys';
 
 const USAGE = `usage: sandbox-kit template build [--stack NAME] [--mode local|transparent] --server-ip IP
                                 [--api-url URL] [--api-key-file FILE] [--alias NAME] [--skip-cache]

@@ -1,8 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { RouteTable } from './route-table';
-import type { AuditEntry } from '../teams/audit';
-import { auditAction, auditTarget } from '../teams/audit-actions';
+import { type AuditEntry, auditAction, auditTarget } from './audit-actions';
 import { ApiError, type ApiRequest, type ApiResponse, type HttpMethod, type KeyVerdict, type Route } from './types';
 
 /** Tells who a presented X-API-Key stands for (the team store, or a fixed set of the operator's keys). */

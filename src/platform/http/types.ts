@@ -4,7 +4,30 @@
  * errors and framing.
  */
 import type { IncomingMessage } from 'node:http';
-import type { Caller } from '../teams/model';
+
+/**
+ * `member`: acts on its own team's resources. `admin`: the operator's key (the key file's keys are admins of the
+ * default team): runs the administration (teams, keys, audit) and acts on every team's resources, which is what the
+ * gateway's auto-resume and the operator's own tools need.
+ */
+export type KeyRole = 'member' | 'admin';
+
+/** The per-request bounds of the caller's team (the teams' quotas; null or absent: no limit). */
+export interface CallerQuotas {
+  maxTimeoutSeconds?: number | null;
+  requestsPerSecond?: number | null;
+}
+
+/** Who a request comes from: filled in by the API server from the presented key, for every keyed route. */
+export interface Caller {
+  teamID: string;
+  keyID: string;
+  role: KeyRole;
+  /** The team's quotas as they were when the key was checked (the per-request bounds are read from here). */
+  quotas: CallerQuotas;
+  /** The key as presented: `GET /teams` hands it back (it is the caller's own), nothing else does. */
+  presentedKey: string;
+}
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 

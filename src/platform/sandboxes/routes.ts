@@ -7,7 +7,7 @@ import { listedSandbox, sandboxDetail, type ViewContext } from './view';
 import type { Route } from '../http/types';
 import { validate } from '../http/validate';
 import { mayAct, teamOf } from '../teams/model';
-import { callerOf } from '../teams/scope';
+import { callerOf } from '../teams/model';
 
 /** A body that is absent is `{}`; anything else must be an object (validated by its schema). */
 const orEmpty = (body: unknown) => (body === undefined ? {} : body);

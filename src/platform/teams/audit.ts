@@ -4,25 +4,13 @@
  * the newest AUDIT_RETENTION entries at every write: bounded, whatever the traffic.
  */
 import type Redis from 'ioredis';
+import type { AuditEntry } from '../http/audit-actions';
 import { DEFAULT_TEAMS_PREFIX } from './store';
 
 /** How many entries the trail keeps (the oldest go first; Redis trims in whole blocks, so a few more may stay). */
 export const AUDIT_RETENTION = 100_000;
 
-export interface AuditEntry {
-  /** ISO-8601 UTC. */
-  at: string;
-  teamID: string;
-  keyID: string;
-  /** e.g. sandbox.create, sandbox.kill, template.build, key.revoke */
-  action: string;
-  /** The resource acted on (sandbox ID, template ID, key ID, team ID), empty when there is none. */
-  target: string;
-  /** The client's address as the platform saw it. */
-  from: string;
-  /** The HTTP status the request was answered with. */
-  status: number;
-}
+export type { AuditEntry };
 
 export interface AuditQuery {
   teamID?: string;

@@ -1,4 +1,4 @@
-import { API_KEY_PATTERN } from '../api-keys';
+import { API_KEY_PATTERN } from './api-keys';
 import type { KeyVerdict } from '../http/types';
 import { QUOTA_LABELS } from './model';
 import type { TeamStore } from './store';

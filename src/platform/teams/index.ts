@@ -11,7 +11,7 @@ import { TeamStore } from './store';
 
 export { DEFAULT_TEAM_ID, teamOf, mayAct, type Caller, type Team, type Quotas } from './model';
 export { teamRoutes, type TeamServices } from './routes';
-export { teamScopedSandboxRoutes, callerOf } from './scope';
+export { callerOf } from './model';
 
 export interface Teams {
   store: TeamStore;

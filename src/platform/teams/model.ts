@@ -3,6 +3,9 @@
  * both the check and the error message), and who a request comes from once its key is known.
  */
 import { z } from 'zod';
+import { ApiError, type ApiRequest, type Caller, type KeyRole } from '../http/types';
+
+export type { Caller, KeyRole };
 
 /**
  * The team every resource made before teams existed belongs to, and the keys of the key file. A fixed ID, so every
@@ -72,13 +75,6 @@ export interface Team {
   quotas: Quotas;
 }
 
-/**
- * `member`: acts on its own team's resources. `admin`: the operator's key (the key file's keys are admins of the
- * default team): runs the administration (teams, keys, audit) and acts on every team's resources, which is what the
- * gateway's auto-resume and the operator's own tools need.
- */
-export type KeyRole = 'member' | 'admin';
-
 /** A key as stored: never the key itself, only its sha256 (the record's Redis field). */
 export interface KeyRecord {
   keyID: string;
@@ -92,17 +88,6 @@ export interface KeyRecord {
   source: 'file' | 'issued';
 }
 
-/** Who a request comes from: filled in by the API server from the presented key, for every keyed route. */
-export interface Caller {
-  teamID: string;
-  keyID: string;
-  role: KeyRole;
-  /** The team's quotas as they were when the key was checked (the per-request bounds are read from here). */
-  quotas: Quotas;
-  /** The key as presented: `GET /teams` hands it back (it is the caller's own), nothing else does. */
-  presentedKey: string;
-}
-
 /** May `caller` see and act on a resource of `teamID`? (Public templates are read-only shared; see their rules.) */
 export function mayAct(caller: Pick<Caller, 'teamID' | 'role'>, teamID: string): boolean {
   return caller.role === 'admin' || caller.teamID === teamID;
@@ -111,4 +96,10 @@ export function mayAct(caller: Pick<Caller, 'teamID' | 'role'>, teamID: string):
 /** The operator acting through a fixed key set or the platform's own code: the default team's admin. */
 export function operatorCaller(presentedKey = ''): Caller {
   return { teamID: DEFAULT_TEAM_ID, keyID: 'operator', role: 'admin', quotas: {}, presentedKey };
+}
+
+/** The caller of a keyed route (the server always sets it there). */
+export function callerOf(req: ApiRequest): Caller {
+  if (!req.caller) throw new ApiError(500, 'internal error: a keyed route ran without knowing its caller');
+  return req.caller;
 }

@@ -10,7 +10,7 @@ import type { AuditLog } from './audit';
 import { type MaxMetric, maximum, series, type TeamMetrics } from './metrics';
 import { DEFAULT_TEAM_ID, mayAct, nameSchema, quotaSchema, type Team } from './model';
 import type { QuotaLedger } from './quotas';
-import { callerOf } from './scope';
+import { callerOf } from './model';
 import type { TeamStore } from './store';
 
 export interface TeamServices {

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type Redis from 'ioredis';
-import { hashApiKey, newApiKey } from '../api-keys';
+import { hashApiKey, newApiKey } from './api-keys';
 import { randomText, LOWER_ALNUM } from '../../util/random-text';
 import { ApiError } from '../http/types';
 import { DEFAULT_TEAM_ID, DEFAULT_TEAM_NAME, type KeyRecord, type KeyRole, type Quotas, type Team } from './model';

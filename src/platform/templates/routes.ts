@@ -2,7 +2,7 @@
  * The template endpoints the E2B SDK calls, as a route table the platform's server mounts. Paths, fields and status
  * codes follow what `Template.build`, `Template.exists` and the template list expect.
  */
-import { callerOf } from '../teams/scope';
+import { callerOf } from '../teams/model';
 import { ApiError, type ApiRequest, type ApiResponse, type Route } from '../http/types';
 import type { TemplateService } from './service';
 import { z } from 'zod';

@@ -4,7 +4,7 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Redis from 'ioredis';
-import { hashApiKey } from '../../../src/platform/api-keys';
+import { hashApiKey } from '../../../src/platform/teams/api-keys';
 import { TeamStore } from '../../../src/platform/teams/store';
 import { redisClient, startPrivateRedis, type PrivateRedis } from '../../../src/platform/private-redis';
 

@@ -3,7 +3,7 @@ import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { ApiKeys, loadOrCreateApiKeyFile } from '../../../../src/platform/api-keys';
+import { ApiKeys, loadOrCreateApiKeyFile } from '../../../../src/platform/teams/api-keys';
 import { startApiServer, type RunningApiServer } from '../../../../src/platform/http/server';
 import { ApiError, type Route } from '../../../../src/platform/http/types';
 import { validate } from '../../../../src/platform/http/validate';

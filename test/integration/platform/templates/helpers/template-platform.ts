@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Redis from 'ioredis';
 import { createTemplateService, templateRoutes, type TemplateService } from '../../../../../src/platform/templates';
-import { ApiKeys } from '../../../../../src/platform/api-keys';
+import { ApiKeys } from '../../../../../src/platform/teams/api-keys';
 import { startApiServer } from '../../../../../src/platform/http/server';
 import { cleanupLeftovers, createStepExecutor, MmdebstrapImages } from '../../../../../src/runtime';
 import type { BaseImages, StepExecutor, StepRun } from '../../../../../src/runtime/types';

@@ -2,6 +2,22 @@
  * What the audit trail calls each request: the changes (creates, connects, pauses, resumes, kills, builds, deletes,
  * and the administration) by name; reads are not recorded. Pure: from the route's method and path pattern.
  */
+/** One change as the API server reports it to the audit trail (the teams keep it). */
+export interface AuditEntry {
+  /** ISO-8601 UTC. */
+  at: string;
+  teamID: string;
+  keyID: string;
+  /** e.g. sandbox.create, sandbox.kill, template.build, key.revoke */
+  action: string;
+  /** The resource acted on (sandbox ID, template ID, key ID, team ID), empty when there is none. */
+  target: string;
+  /** The client's address as the platform saw it. */
+  from: string;
+  /** The HTTP status the request was answered with. */
+  status: number;
+}
+
 const ACTIONS: Record<string, string> = {
   'POST /v2/sandboxes': 'sandbox.create',
   'POST /v2/sandboxes/:sandboxID/connect': 'sandbox.connect',

@@ -1,5 +1,5 @@
-import { E2B_SDK_KEY_FORM } from '../../../src/contract/api-key';
-import { ApiKeys, hashApiKey, keysOlderSdksRefuse, newApiKey, parseApiKeyFile } from '../../../src/platform/api-keys';
+import { E2B_SDK_KEY_FORM } from '../../../../src/contract/api-key';
+import { ApiKeys, hashApiKey, keysOlderSdksRefuse, newApiKey, parseApiKeyFile } from '../../../../src/platform/teams/api-keys';
 
 describe('ApiKeys', () => {
   it('accepts exactly the keys whose hashes it holds', () => {

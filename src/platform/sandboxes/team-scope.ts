@@ -3,16 +3,10 @@
  * naming another team's sandbox gets exactly the answer an unknown sandbox gets, and a timeout beyond the team's
  * longest is refused before anything happens. (Lists are filtered where they are paged; creates carry the team.)
  */
-import { DEFAULT_TIMEOUT_SECONDS } from '../sandboxes/requests';
-import { sandboxNotFound } from '../sandboxes/service';
 import { ApiError, type ApiRequest, type Route } from '../http/types';
-import { type Caller, mayAct, teamOf } from './model';
-
-/** The caller of a keyed route (the server always sets it there). */
-export function callerOf(req: ApiRequest): Caller {
-  if (!req.caller) throw new ApiError(500, 'internal error: a keyed route ran without knowing its caller');
-  return req.caller;
-}
+import { callerOf, mayAct, teamOf } from '../teams/model';
+import { DEFAULT_TIMEOUT_SECONDS } from './requests';
+import { sandboxNotFound } from './service';
 
 /** The routes whose body asks for a sandbox lifetime, and what they mean when it is left out. */
 const TIMEOUT_ROUTES: Record<string, number | undefined> = {

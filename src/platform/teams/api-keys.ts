@@ -1,10 +1,10 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { chmod, mkdir, open, readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { hashAccessToken } from '../contract/access-token';
-import { API_KEY_PREFIX, E2B_SDK_KEY_FORM } from '../contract/api-key';
-import { operatorCaller } from './teams/model';
-import type { KeyVerdict } from './http/types';
+import { hashAccessToken } from '../../contract/access-token';
+import { API_KEY_PREFIX, E2B_SDK_KEY_FORM } from '../../contract/api-key';
+import { operatorCaller } from './model';
+import type { KeyVerdict } from '../http/types';
 
 /** Keys the platform makes have E2B's form (src/contract/api-key.ts) with 40 hex digits: 160 random bits. */
 const API_KEY_RANDOM_BYTES = 20;
