@@ -121,11 +121,11 @@ export class TemplateBuilds {
    */
   resolver(inner: TemplateResolver, waitMs = CREATE_WAIT_MS): TemplateResolver {
     return {
-      resolve: async (idOrAlias) => {
+      resolve: async (idOrAlias, teamID) => {
         const state = this.states.find((s) => s.name === idOrAlias);
         if (state === undefined) return undefined;
         const settled = await this.settled(state, waitMs);
-        if (settled.state === 'ready') return inner.resolve(idOrAlias);
+        if (settled.state === 'ready') return inner.resolve(idOrAlias, teamID);
         throw new ApiError(503, notReadyMessage(settled));
       },
       names: async () => [],
