@@ -6,11 +6,12 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { checkAccessToken as verifyToken } from '../contract/access-token';
 import type { Accounts, UserAccount } from './accounts';
 import { AgentError } from './errors';
+import { Code } from '@connectrpc/connect';
 
 export function checkAccessToken(headers: IncomingHttpHeaders, tokenHash: string | undefined): void {
   if (tokenHash === undefined) return;
   const verdict = verifyToken(headers['x-access-token'], tokenHash);
-  if (verdict !== 'ok') throw new AgentError('unauthenticated', TOKEN_MESSAGES[verdict]);
+  if (verdict !== 'ok') throw new AgentError(Code.Unauthenticated, TOKEN_MESSAGES[verdict]);
 }
 
 export const TOKEN_MESSAGES = {
@@ -31,7 +32,7 @@ export function userNamed(name: string, accounts: Accounts, source: string): Use
   const user = accounts.user(name);
   if (!user) {
     throw new AgentError(
-      'unauthenticated',
+      Code.Unauthenticated,
       `${source} names the user ${JSON.stringify(name)}, who does not exist in this sandbox (/etc/passwd)`,
     );
   }
@@ -40,11 +41,11 @@ export function userNamed(name: string, accounts: Accounts, source: string): Use
 
 function basicUsername(header: string): string {
   const m = /^Basic\s+([A-Za-z0-9+/=_-]*)\s*$/i.exec(header);
-  if (!m) throw new AgentError('unauthenticated', 'Authorization must be "Basic <base64 of user:>" naming the sandbox user');
+  if (!m) throw new AgentError(Code.Unauthenticated, 'Authorization must be "Basic <base64 of user:>" naming the sandbox user');
   const decoded = Buffer.from(m[1]!, 'base64').toString('utf8');
   const colon = decoded.indexOf(':');
   // The password is empty; anything after the colon is ignored.
   const name = colon === -1 ? decoded : decoded.slice(0, colon);
-  if (name === '') throw new AgentError('unauthenticated', 'Authorization: Basic credentials name no user (expected "user:")');
+  if (name === '') throw new AgentError(Code.Unauthenticated, 'Authorization: Basic credentials name no user (expected "user:")');
   return name;
 }

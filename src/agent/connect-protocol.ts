@@ -7,39 +7,27 @@ import type { IncomingMessage } from 'node:http';
 import * as zlib from 'node:zlib';
 import { isUtf8 } from 'node:buffer';
 import { AgentError } from './errors';
+import { Code } from '@connectrpc/connect';
 
 export const ACCEPTED_ENCODINGS = 'gzip, br';
 
 export function checkProtocolHeaders(req: IncomingMessage): void {
   const version = req.headers['connect-protocol-version'];
   if (version === undefined) {
-    throw new AgentError('invalid_argument', 'missing Connect-Protocol-Version header: it must be 1');
+    throw new AgentError(Code.InvalidArgument, 'missing Connect-Protocol-Version header: it must be 1');
   }
   if (version !== '1') {
-    throw new AgentError('invalid_argument', `Connect-Protocol-Version ${JSON.stringify(version)} is not supported: it must be 1`);
+    throw new AgentError(Code.InvalidArgument, `Connect-Protocol-Version ${JSON.stringify(version)} is not supported: it must be 1`);
   }
   const type = (req.headers['content-type'] ?? '').toLowerCase().replace(/\s+/g, '');
   if (type !== 'application/json' && type !== 'application/json;charset=utf-8') {
     throw new AgentError(
-      'unimplemented',
+      Code.Unimplemented,
       `Content-Type ${JSON.stringify(req.headers['content-type'] ?? '')} is not supported: this agent speaks Connect with JSON bodies (application/json)`,
       415,
       { 'accept-post': 'application/json' },
     );
   }
-}
-
-/** The call's timeout in ms from Connect-Timeout-Ms (at most 10 digits), or undefined when none was given. */
-export function timeoutMs(req: IncomingMessage): number | undefined {
-  const raw = req.headers['connect-timeout-ms'];
-  if (raw === undefined) return undefined;
-  if (typeof raw !== 'string' || !/^\d{1,10}$/.test(raw)) {
-    throw new AgentError(
-      'invalid_argument',
-      `Connect-Timeout-Ms ${JSON.stringify(raw)} is not valid: a positive integer of at most 10 digits (milliseconds)`,
-    );
-  }
-  return Number(raw);
 }
 
 /** Reads the whole request body, decompressed, failing with resource_exhausted past `maxBytes`. */
@@ -48,7 +36,7 @@ export async function readBody(req: IncomingMessage, maxBytes: number): Promise<
   const encoding = (req.headers['content-encoding'] ?? 'identity').toLowerCase().trim();
   if (encoding !== 'identity' && encoding !== 'gzip' && encoding !== 'br') {
     throw new AgentError(
-      'unimplemented',
+      Code.Unimplemented,
       `Content-Encoding ${JSON.stringify(encoding)} is not supported (accepted: identity, ${ACCEPTED_ENCODINGS})`,
       501,
       {
@@ -66,12 +54,12 @@ export async function readBody(req: IncomingMessage, maxBytes: number): Promise<
     return inflate(raw, { maxOutputLength: maxBytes });
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE' || err instanceof RangeError) throw tooLarge(maxBytes);
-    throw new AgentError('invalid_argument', `request body is not valid ${encoding}: ${(err as Error).message}`);
+    throw new AgentError(Code.InvalidArgument, `request body is not valid ${encoding}: ${(err as Error).message}`);
   }
 }
 
 function tooLarge(maxBytes: number): AgentError {
-  return new AgentError('resource_exhausted', `request body is larger than ${maxBytes} bytes (the agent's --max-body-bytes)`);
+  return new AgentError(Code.ResourceExhausted, `request body is larger than ${maxBytes} bytes (the agent's --max-body-bytes)`);
 }
 
 function collect(req: IncomingMessage, maxBytes: number, wireLimit: number): Promise<Buffer> {
@@ -94,11 +82,11 @@ function collect(req: IncomingMessage, maxBytes: number, wireLimit: number): Pro
     };
     const onError = (err: Error) => {
       cleanup();
-      reject(new AgentError('canceled', `request body was not received: ${err.message}`));
+      reject(new AgentError(Code.Canceled, `request body was not received: ${err.message}`));
     };
     const onAborted = () => {
       cleanup();
-      reject(new AgentError('canceled', 'the client closed the connection before sending the whole body'));
+      reject(new AgentError(Code.Canceled, 'the client closed the connection before sending the whole body'));
     };
     const cleanup = () => {
       req.off('data', onData);
@@ -120,18 +108,18 @@ function collect(req: IncomingMessage, maxBytes: number, wireLimit: number): Pro
  */
 export function parseJsonBody(body: Buffer, integersOnly = false): unknown {
   if (body.length === 0) return {};
-  if (!isUtf8(body)) throw new AgentError('invalid_argument', 'request body is not valid UTF-8 JSON');
+  if (!isUtf8(body)) throw new AgentError(Code.InvalidArgument, 'request body is not valid UTF-8 JSON');
   const text = body.toString('utf8');
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (err) {
-    throw new AgentError('invalid_argument', `request body is not valid JSON: ${(err as Error).message}`);
+    throw new AgentError(Code.InvalidArgument, `request body is not valid JSON: ${(err as Error).message}`);
   }
   if (integersOnly) {
     const bad = nonIntegralNumber(text);
     if (bad !== undefined)
-      throw new AgentError('invalid_argument', `number ${bad} is not an integer; the request's numeric fields take integers only`);
+      throw new AgentError(Code.InvalidArgument, `number ${bad} is not an integer; the request's numeric fields take integers only`);
   }
   return value;
 }

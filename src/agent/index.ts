@@ -9,6 +9,6 @@ export {
   type AgentOptions,
   type AgentOptionsInput,
 } from './options';
-export { AgentError, CONNECT_HTTP_STATUS, type ConnectCode } from './errors';
+export { AgentError } from './errors';
 export { bytesToText, textToBytes } from './bytes-text';
 export { runAgentCli } from './cli';

@@ -11,6 +11,7 @@ import { ACCESS_TOKEN_PATTERN, ACCESS_TOKEN_RULE } from '../contract/access-toke
 import type { Accounts } from './accounts';
 import { AgentError } from './errors';
 import type { AgentState } from './state';
+import { Code } from '@connectrpc/connect';
 
 const initBody = z.looseObject({
   accessToken: z.string({ error: 'expected a string' }).regex(ACCESS_TOKEN_PATTERN, `expected ${ACCESS_TOKEN_RULE}`).nullish(),
@@ -21,12 +22,12 @@ const initBody = z.looseObject({
 
 export function applyInit(state: AgentState, accounts: Accounts, body: unknown): void {
   if (typeof body !== 'object' || body === null || Array.isArray(body))
-    throw new AgentError('invalid_argument', '/init body must be a JSON object');
+    throw new AgentError(Code.InvalidArgument, '/init body must be a JSON object');
   const parsed = initBody.safeParse(body);
   if (!parsed.success) {
     const problems = parsed.error.issues.map((i) => `field ${JSON.stringify(i.path.join('.'))}: ${i.message}`);
     throw new AgentError(
-      'invalid_argument',
+      Code.InvalidArgument,
       `invalid /init body: ${problems.join('; ')} (fields: accessToken, envVars, defaultUser, defaultWorkdir)`,
     );
   }
@@ -35,7 +36,7 @@ export function applyInit(state: AgentState, accounts: Accounts, body: unknown):
     accounts.refresh();
     if (!accounts.user(init.defaultUser)) {
       throw new AgentError(
-        'invalid_argument',
+        Code.InvalidArgument,
         `field "defaultUser": the user ${JSON.stringify(init.defaultUser)} does not exist in this sandbox (/etc/passwd)`,
       );
     }

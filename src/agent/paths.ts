@@ -9,10 +9,11 @@
 import * as path from 'node:path';
 import { textToBytes } from './bytes-text';
 import { AgentError } from './errors';
+import { Code } from '@connectrpc/connect';
 
 export function resolveRequestPath(requested: string, home: string): Buffer {
   const bytes = textToBytes(requested);
-  if (!Buffer.isBuffer(bytes)) throw new AgentError('invalid_argument', `field "path": ${bytes.error}`);
+  if (!Buffer.isBuffer(bytes)) throw new AgentError(Code.InvalidArgument, `field "path": ${bytes.error}`);
   let p = bytes.toString('latin1');
   const homeBin = Buffer.from(home, 'utf8').toString('latin1');
   if (p === '~' || p.startsWith('~/')) p = homeBin + p.slice(1);

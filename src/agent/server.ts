@@ -11,7 +11,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { createContextValues } from '@connectrpc/connect';
 import { connectNodeAdapter } from '@connectrpc/connect-node';
 import { brandNames } from '../contract/brand';
-import { parseConnectTimeoutMs } from '../contract/connect-timeout';
+import { CONNECT_TIMEOUT_HEADER, parseConnectTimeoutMs } from '../contract/connect-timeout';
 import { Accounts } from './accounts';
 import { checkAccessToken } from './auth';
 import { type AgentServices, deadlineKey } from './call-context';
@@ -28,6 +28,7 @@ import { agentRoutes } from './router';
 import { sendError } from './send-error';
 import { AgentState } from './state';
 import { childOomScoreAdj } from './oom';
+import { Code } from '@connectrpc/connect';
 
 export const SERVICE_PREFIX = '/filesystem.Filesystem/';
 const INIT_MAX_BODY = 1024 * 1024;
@@ -74,7 +75,8 @@ export async function startAgent(input: AgentOptionsInput = {}): Promise<Running
     (req, res) => {
       handle(req, res, svc, budget, adapter, deadlines).catch((err: unknown) => {
         // Only a bug gets here: answer if we still can, and keep serving.
-        const e = err instanceof AgentError ? err : new AgentError('internal', `internal error: ${(err as Error)?.message ?? String(err)}`);
+        const e =
+          err instanceof AgentError ? err : new AgentError(Code.Internal, `internal error: ${(err as Error)?.message ?? String(err)}`);
         sendError(req, res, e);
       });
     },
@@ -121,10 +123,10 @@ async function handle(
       res.writeHead(204).end();
       return;
     }
-    return sendError(req, res, new AgentError('unimplemented', 'use GET /health', 405, { allow: 'GET, HEAD' }));
+    return sendError(req, res, new AgentError(Code.Unimplemented, 'use GET /health', 405, { allow: 'GET, HEAD' }));
   }
   if (pathname === '/init') {
-    if (req.method !== 'POST') return sendError(req, res, new AgentError('unimplemented', 'use POST /init', 405, { allow: 'POST' }));
+    if (req.method !== 'POST') return sendError(req, res, new AgentError(Code.Unimplemented, 'use POST /init', 405, { allow: 'POST' }));
     try {
       checkAccessToken(req.headers, svc.state.tokenHash);
       applyInit(svc.state, svc.accounts, parseJsonBody(await readBody(req, INIT_MAX_BODY)));
@@ -136,7 +138,7 @@ async function handle(
     return;
   }
   if (pathname === '/envs') {
-    if (req.method !== 'GET') return sendError(req, res, new AgentError('unimplemented', 'use GET /envs', 405, { allow: 'GET' }));
+    if (req.method !== 'GET') return sendError(req, res, new AgentError(Code.Unimplemented, 'use GET /envs', 405, { allow: 'GET' }));
     try {
       checkAccessToken(req.headers, svc.state.tokenHash);
     } catch (err) {
@@ -149,10 +151,10 @@ async function handle(
   if (pathname === '/files') return handleFiles(req, res, svc);
 
   // Every procedure below needs the token and a valid deadline; both are checked once, here.
-  const timeout = parseConnectTimeoutMs(req.headers['connect-timeout-ms']);
+  const timeout = parseConnectTimeoutMs(req.headers[CONNECT_TIMEOUT_HEADER]);
   try {
     checkAccessToken(req.headers, svc.state.tokenHash);
-    if (!timeout.ok) throw new AgentError('invalid_argument', timeout.message);
+    if (!timeout.ok) throw new AgentError(Code.InvalidArgument, timeout.message);
   } catch (err) {
     return sendError(req, res, err as AgentError);
   }
@@ -171,7 +173,7 @@ async function handle(
     return;
   }
   // The router gets the deadline parsed by the contract's rule, not the header (its own parser differs).
-  delete req.headers['connect-timeout-ms'];
+  delete req.headers[CONNECT_TIMEOUT_HEADER];
   if (ms !== undefined) deadlines.set(req, ms);
   adapter(req, res);
 }

@@ -7,6 +7,7 @@
 import type { ClientMode } from '../config';
 import { ACCESS_TOKEN_HEADER } from '../contract/headers';
 import { brandNames } from '../contract/brand';
+import { encodeEnvelope, splitEnvelopes } from '../contract/connect-envelope';
 
 export interface SandboxProbeOptions {
   apiPort: number;
@@ -52,21 +53,10 @@ const key = fs.readFileSync(${JSON.stringify(o.apiKeyFile)}, "utf8").trim();
 const api = "http://127.0.0.1:${o.apiPort}";
 const gateway = ${JSON.stringify(o.gatewayUrl.replace(/\/$/, ''))};
 const report = { create: null, frames: [], kill: null, error: null };
-function envelope(message) {
-  const body = Buffer.from(JSON.stringify(message));
-  const head = Buffer.alloc(5);
-  head.writeUInt32BE(body.length, 1);
-  return Buffer.concat([head, body]);
-}
-function frames(buf) {
-  const out = [];
-  for (let i = 0; i + 5 <= buf.length; ) {
-    const len = buf.readUInt32BE(i + 1);
-    out.push({ flags: buf[i], message: JSON.parse(buf.subarray(i + 5, i + 5 + len).toString() || "{}") });
-    i += 5 + len;
-  }
-  return out;
-}
+${encodeEnvelope.toString()}
+${splitEnvelopes.toString()}
+const envelope = (message) => encodeEnvelope(0, Buffer.from(JSON.stringify(message)));
+const frames = (buf) => splitEnvelopes(buf).frames.map((f) => ({ flags: f.flags, message: JSON.parse(f.message.toString() || "{}") }));
 (async () => {
   let id;
   try {

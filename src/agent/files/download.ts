@@ -8,6 +8,7 @@ import type { AgentServices } from '../call-context';
 import { AgentError, fsError } from '../errors';
 import { resolveRequestPath } from '../paths';
 import { allowed } from './permissions';
+import { Code } from '@connectrpc/connect';
 
 export async function download(
   req: http.IncomingMessage,
@@ -16,7 +17,7 @@ export async function download(
   user: UserAccount,
   svc: AgentServices,
 ): Promise<void> {
-  if (!requested) throw new AgentError('invalid_argument', 'GET /files needs the "path" query parameter');
+  if (!requested) throw new AgentError(Code.InvalidArgument, 'GET /files needs the "path" query parameter');
   const p = resolveRequestPath(requested, user.home);
   const shown = bytesToText(p);
   let fd: fs.promises.FileHandle;
@@ -27,10 +28,10 @@ export async function download(
   }
   try {
     const st = await fd.stat();
-    if (st.isDirectory()) throw new AgentError('invalid_argument', `GET /files ${shown}: is a directory (list it with ListDir)`);
-    if (!st.isFile()) throw new AgentError('invalid_argument', `GET /files ${shown}: not a regular file`);
+    if (st.isDirectory()) throw new AgentError(Code.InvalidArgument, `GET /files ${shown}: is a directory (list it with ListDir)`);
+    if (!st.isFile()) throw new AgentError(Code.InvalidArgument, `GET /files ${shown}: not a regular file`);
     if (!allowed(st, user, svc.accounts.supplementaryGroups(user), 'r')) {
-      throw new AgentError('permission_denied', `GET /files ${shown}: the user ${user.name} may not read it`);
+      throw new AgentError(Code.PermissionDenied, `GET /files ${shown}: the user ${user.name} may not read it`);
     }
     res.writeHead(200, {
       'content-type': 'application/octet-stream',

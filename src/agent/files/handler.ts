@@ -17,6 +17,7 @@ import { sendError } from '../send-error';
 import { download } from './download';
 import { signatureProblem, type FileOperation } from './signature';
 import { upload } from './upload';
+import { Code } from '@connectrpc/connect';
 
 export async function handleFiles(req: http.IncomingMessage, res: http.ServerResponse, svc: AgentServices): Promise<void> {
   const method = req.method ?? '';
@@ -24,7 +25,7 @@ export async function handleFiles(req: http.IncomingMessage, res: http.ServerRes
     return sendError(
       req,
       res,
-      new AgentError('unimplemented', `${method} /files is not supported: use GET to read, POST to write`, 405, { allow: 'GET, POST' }),
+      new AgentError(Code.Unimplemented, `${method} /files is not supported: use GET to read, POST to write`, 405, { allow: 'GET, POST' }),
     );
   }
   const query = new URL(req.url ?? '/', 'http://agent').searchParams;
@@ -58,7 +59,7 @@ function authorise(req: http.IncomingMessage, query: URLSearchParams, operation:
       svc.state.accessToken,
       Math.floor(Date.now() / 1000),
     );
-    if (problem) throw new AgentError('unauthenticated', `signed URL refused: ${problem}`);
+    if (problem) throw new AgentError(Code.Unauthenticated, `signed URL refused: ${problem}`);
     return;
   }
   checkAccessToken(req.headers, svc.state.tokenHash);

@@ -19,6 +19,7 @@ import { AgentError, fsError } from '../errors';
 import { makeDirsAs, parentOf } from '../filesystem/ownership';
 import { resolveRequestPath } from '../paths';
 import { allowed } from './permissions';
+import { Code } from '@connectrpc/connect';
 
 interface Written {
   path: string;
@@ -42,11 +43,11 @@ export async function upload(
   if (type.startsWith('multipart/form-data')) {
     written = await multipart(req, queryPath, user, svc, metadata);
   } else {
-    if (!queryPath) throw new AgentError('invalid_argument', 'POST /files with a raw body needs the "path" query parameter');
+    if (!queryPath) throw new AgentError(Code.InvalidArgument, 'POST /files with a raw body needs the "path" query parameter');
     const encoding = (req.headers['content-encoding'] ?? 'identity').toLowerCase().trim();
     if (encoding !== 'identity' && encoding !== 'gzip') {
       throw new AgentError(
-        'invalid_argument',
+        Code.InvalidArgument,
         `Content-Encoding ${JSON.stringify(encoding)} is not supported for uploads (accepted: identity, gzip)`,
       );
     }
@@ -54,7 +55,7 @@ export async function upload(
     if (encoding === 'gzip') req.on('error', (e) => source.destroy(e));
     written = [await writeFile(source, queryPath, user, svc, metadata)];
   }
-  if (written.length === 0) throw new AgentError('invalid_argument', 'POST /files: the multipart body has no part named "file"');
+  if (written.length === 0) throw new AgentError(Code.InvalidArgument, 'POST /files: the multipart body has no part named "file"');
   const body = JSON.stringify(written);
   res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
   res.end(body);
@@ -72,7 +73,7 @@ function multipart(
     try {
       bb = busboy({ headers: req.headers, preservePath: true, limits: { parts: MAX_PARTS, files: MAX_PARTS } });
     } catch (err) {
-      reject(new AgentError('invalid_argument', `POST /files: ${(err as Error).message}`));
+      reject(new AgentError(Code.InvalidArgument, `POST /files: ${(err as Error).message}`));
       return;
     }
     const writes: Array<Promise<Written>> = [];
@@ -87,7 +88,7 @@ function multipart(
       reject(
         err instanceof AgentError
           ? err
-          : new AgentError('invalid_argument', `POST /files: the multipart body is not valid: ${(err as Error).message}`),
+          : new AgentError(Code.InvalidArgument, `POST /files: the multipart body is not valid: ${(err as Error).message}`),
       );
     };
     bb.on('file', (field, stream, info) => {
@@ -104,9 +105,9 @@ function multipart(
       writes.push(w);
     });
     bb.on('error', fail);
-    bb.on('partsLimit', () => fail(new AgentError('invalid_argument', `POST /files: more than ${MAX_PARTS} parts`)));
+    bb.on('partsLimit', () => fail(new AgentError(Code.InvalidArgument, `POST /files: more than ${MAX_PARTS} parts`)));
     req.on('close', () => {
-      if (!req.complete) fail(new AgentError('canceled', 'POST /files: the client closed the connection before the body ended'));
+      if (!req.complete) fail(new AgentError(Code.Canceled, 'POST /files: the client closed the connection before the body ended'));
     });
     bb.on('close', () => {
       if (failed) return;
@@ -126,12 +127,12 @@ async function writeFile(
 ): Promise<Written> {
   if (!requested) {
     source.resume();
-    throw new AgentError('invalid_argument', 'POST /files: a file part has no destination (no "path" query parameter and no filename)');
+    throw new AgentError(Code.InvalidArgument, 'POST /files: a file part has no destination (no "path" query parameter and no filename)');
   }
   if (requested.split('/').includes('..')) {
     source.resume();
     throw new AgentError(
-      'invalid_argument',
+      Code.InvalidArgument,
       `POST /files: destination ${JSON.stringify(requested)} contains a ".." segment; give the path without it`,
     );
   }
@@ -141,14 +142,14 @@ async function writeFile(
   const temp = Buffer.concat([dir, Buffer.from(`/.${randomBytes(6).toString('hex')}.upload`)]);
   try {
     const existing = fs.statSync(dest, { throwIfNoEntry: false });
-    if (existing?.isDirectory()) throw new AgentError('invalid_argument', `POST /files ${shown}: is a directory`);
+    if (existing?.isDirectory()) throw new AgentError(Code.InvalidArgument, `POST /files ${shown}: is a directory`);
     makeDirsAs(dir, user);
     const dirStat = fs.statSync(dir);
     if (!allowed(dirStat, user, svc.accounts.supplementaryGroups(user), 'w')) {
-      throw new AgentError('permission_denied', `POST /files ${shown}: the user ${user.name} may not write in ${bytesToText(dir)}`);
+      throw new AgentError(Code.PermissionDenied, `POST /files ${shown}: the user ${user.name} may not write in ${bytesToText(dir)}`);
     }
     if (existing && !allowed(existing, user, svc.accounts.supplementaryGroups(user), 'w')) {
-      throw new AgentError('permission_denied', `POST /files ${shown}: the user ${user.name} may not overwrite it`);
+      throw new AgentError(Code.PermissionDenied, `POST /files ${shown}: the user ${user.name} may not overwrite it`);
     }
   } catch (err) {
     source.resume();
@@ -164,7 +165,7 @@ async function writeFile(
     if (err instanceof AgentError) throw err;
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOSPC' || code === 'EDQUOT')
-      throw new AgentError('resource_exhausted', `POST /files ${shown}: no space left on the device`, 507);
+      throw new AgentError(Code.ResourceExhausted, `POST /files ${shown}: no space left on the device`, 507);
     if (
       code === 'ERR_STREAM_PREMATURE_CLOSE' ||
       code === 'ECONNRESET' ||
@@ -173,7 +174,7 @@ async function writeFile(
       code === undefined
     ) {
       throw new AgentError(
-        'invalid_argument',
+        Code.InvalidArgument,
         `POST /files ${shown}: the body ended early or is not valid (${(err as Error).message}); nothing was written`,
       );
     }

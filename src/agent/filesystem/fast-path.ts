@@ -18,6 +18,7 @@ import { listDir } from './list-dir';
 import { stat } from './stat';
 import { decodeRequest, listDirRequestSchema, statRequestSchema } from './requests';
 import { sendError } from '../send-error';
+import { Code } from '@connectrpc/connect';
 
 export const FAST_PROCEDURES = new Set(['Stat', 'ListDir']);
 
@@ -29,7 +30,7 @@ export class ResponseBudget {
   reserve(bytes: number): void {
     if (this.used + bytes > this.limit) {
       throw new AgentError(
-        'resource_exhausted',
+        Code.ResourceExhausted,
         `the agent holds ${this.used} bytes of unsent ListDir answers and this one would pass its --max-response-bytes (${this.limit}); retry later or list less`,
       );
     }
@@ -50,14 +51,14 @@ class Call {
   constructor(readonly deadline: number | undefined) {}
 
   stopReason(): AgentError | undefined {
-    if (this.clientGone) return new AgentError('canceled', 'the client closed the connection');
+    if (this.clientGone) return new AgentError(Code.Canceled, 'the client closed the connection');
     if (this.deadline !== undefined && Date.now() >= this.deadline) return deadlineError();
     return undefined;
   }
 }
 
 function deadlineError(): AgentError {
-  return new AgentError('deadline_exceeded', 'the call did not finish within its Connect-Timeout-Ms');
+  return new AgentError(Code.DeadlineExceeded, 'the call did not finish within its Connect-Timeout-Ms');
 }
 
 export async function fastPath(
@@ -72,7 +73,7 @@ export async function fastPath(
     return sendError(
       req,
       res,
-      new AgentError('unimplemented', `${req.method} is not supported: Connect unary calls use POST`, 405, { allow: 'POST' }),
+      new AgentError(Code.Unimplemented, `${req.method} is not supported: Connect unary calls use POST`, 405, { allow: 'POST' }),
     );
   }
   const call = new Call(ms === undefined ? undefined : Date.now() + ms);

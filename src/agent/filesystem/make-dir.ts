@@ -3,7 +3,6 @@ import { create } from '@bufbuild/protobuf';
 import { Code, ConnectError, type HandlerContext } from '@connectrpc/connect';
 import { bytesToText } from '../bytes-text';
 import type { AgentServices } from '../call-context';
-import { toConnectError } from '../connect-errors';
 import { fsError } from '../errors';
 import { type MakeDirRequest, type MakeDirResponse, MakeDirResponseSchema } from '../gen/filesystem_pb';
 import { entryMessage } from './entry-message';
@@ -18,7 +17,7 @@ export function makeDir(svc: AgentServices, req: MakeDirRequest, ctx: HandlerCon
   try {
     created = makeDirsAs(p, user);
   } catch (err) {
-    throw toConnectError(fsError(err, `MakeDir ${shown}`));
+    throw fsError(err, `MakeDir ${shown}`);
   }
   if (!created) throw new ConnectError(`MakeDir ${shown}: already exists`, Code.AlreadyExists);
   return create(MakeDirResponseSchema, { entry: entryMessage(p, svc.entries) });

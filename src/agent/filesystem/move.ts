@@ -4,7 +4,6 @@ import { create } from '@bufbuild/protobuf';
 import type { HandlerContext } from '@connectrpc/connect';
 import { bytesToText } from '../bytes-text';
 import type { AgentServices } from '../call-context';
-import { toConnectError } from '../connect-errors';
 import { fsError } from '../errors';
 import { type MoveRequest, type MoveResponse, MoveResponseSchema } from '../gen/filesystem_pb';
 import { entryMessage } from './entry-message';
@@ -21,7 +20,7 @@ export function move(svc: AgentServices, req: MoveRequest, ctx: HandlerContext):
     makeDirsAs(parentOf(to), user);
     fs.renameSync(from, to);
   } catch (err) {
-    throw toConnectError(fsError(err, what));
+    throw fsError(err, what);
   }
   return create(MoveResponseSchema, { entry: entryMessage(to, svc.entries) });
 }

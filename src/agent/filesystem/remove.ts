@@ -4,7 +4,6 @@ import { create } from '@bufbuild/protobuf';
 import type { HandlerContext } from '@connectrpc/connect';
 import { bytesToText } from '../bytes-text';
 import type { AgentServices } from '../call-context';
-import { toConnectError } from '../connect-errors';
 import { fsError } from '../errors';
 import { type RemoveRequest, type RemoveResponse, RemoveResponseSchema } from '../gen/filesystem_pb';
 import { pathOf, userOf } from './request-user';
@@ -15,7 +14,7 @@ export async function remove(svc: AgentServices, req: RemoveRequest, ctx: Handle
     fs.lstatSync(p);
     await fs.promises.rm(p, { recursive: true, force: false });
   } catch (err) {
-    throw toConnectError(fsError(err, `Remove ${bytesToText(p)}`));
+    throw fsError(err, `Remove ${bytesToText(p)}`);
   }
   return create(RemoveResponseSchema, {});
 }

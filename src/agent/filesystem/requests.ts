@@ -6,6 +6,7 @@
 import { type DescMessage, fromJson, type MessageShape } from '@bufbuild/protobuf';
 import { AgentError } from '../errors';
 import { ListDirRequestSchema, StatRequestSchema } from '../gen/filesystem_pb';
+import { Code } from '@connectrpc/connect';
 
 export const statRequestSchema = StatRequestSchema;
 export const listDirRequestSchema = ListDirRequestSchema;
@@ -17,7 +18,7 @@ export type ListDirRequest = MessageShape<typeof ListDirRequestSchema>;
 export function decodeRequest<S extends DescMessage>(schema: S, body: unknown, messageName: string): MessageShape<S> {
   const known = schema.fields.map((f) => f.jsonName).join(', ');
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw new AgentError('invalid_argument', `${messageName} must be a JSON object (fields: ${known})`);
+    throw new AgentError(Code.InvalidArgument, `${messageName} must be a JSON object (fields: ${known})`);
   }
   try {
     return fromJson(schema, body as never);
@@ -30,7 +31,7 @@ export function decodeRequest<S extends DescMessage>(schema: S, body: unknown, m
       : field
         ? `field ${JSON.stringify(jsonName(schema, field[1]!))}: ${field[2]}`
         : text;
-    throw new AgentError('invalid_argument', `invalid ${messageName}: ${problem} (fields: ${known})`);
+    throw new AgentError(Code.InvalidArgument, `invalid ${messageName}: ${problem} (fields: ${known})`);
   }
 }
 

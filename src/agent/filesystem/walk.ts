@@ -18,6 +18,7 @@ import { kindOf } from './file-mode';
 import type { JsonChunks } from './json-chunks';
 import { joinBytes } from '../paths';
 import { bytesToText } from '../bytes-text';
+import { Code } from '@connectrpc/connect';
 
 /** The few filesystem calls the walk makes itself, replaceable in tests. */
 export interface WalkFs {
@@ -63,7 +64,7 @@ export function listRoot(requested: Buffer): Buffer {
   } catch (err) {
     throw fsError(err, `ListDir ${shown}`);
   }
-  if (!st.isDirectory()) throw new AgentError('invalid_argument', `ListDir ${shown}: not a directory (use Stat for a single entry)`);
+  if (!st.isDirectory()) throw new AgentError(Code.InvalidArgument, `ListDir ${shown}: not a directory (use Stat for a single entry)`);
   return requested;
 }
 
@@ -114,7 +115,7 @@ export async function walk(
 
     if (++count > limits.maxEntries) {
       throw new AgentError(
-        'resource_exhausted',
+        Code.ResourceExhausted,
         `ListDir ${bytesToText(root)} at depth ${depth} has more than ${limits.maxEntries} entries (the agent's --max-entries); list a smaller depth or a subdirectory`,
       );
     }

@@ -9,7 +9,6 @@ import { Code, ConnectError, type HandlerContext } from '@connectrpc/connect';
 import { timerDelay } from '../../contract/connect-timeout';
 import { bytesToText } from '../bytes-text';
 import { callTimeoutMs, keepaliveMs, type AgentServices } from '../call-context';
-import { toConnectError } from '../connect-errors';
 import { fsError } from '../errors';
 import {
   type FilesystemEvent,
@@ -30,7 +29,7 @@ export function watchedDir(svc: AgentServices, requested: string, ctx: HandlerCo
   try {
     st = fs.statSync(p);
   } catch (err) {
-    throw toConnectError(fsError(err, `WatchDir ${bytesToText(p)}`));
+    throw fsError(err, `WatchDir ${bytesToText(p)}`);
   }
   if (!st.isDirectory()) throw new ConnectError(`WatchDir ${bytesToText(p)}: not a directory`, Code.InvalidArgument);
   return p;

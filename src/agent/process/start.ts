@@ -10,7 +10,6 @@ import { Code, ConnectError, type HandlerContext } from '@connectrpc/connect';
 import { timerDelay } from '../../contract/connect-timeout';
 import { requestUser } from '../auth';
 import { callTimeoutMs, keepaliveMs, type AgentServices } from '../call-context';
-import { connectErrors } from '../connect-errors';
 import { type StartRequest, type StartResponse, StartResponseSchema } from '../gen/process_pb';
 import { planLaunch } from './launch';
 import { ManagedProcess } from './managed-process';
@@ -19,7 +18,7 @@ import { processEvents, startEvent } from './event-stream';
 export async function* start(svc: AgentServices, req: StartRequest, ctx: HandlerContext): AsyncGenerator<StartResponse> {
   const config = req.process;
   if (!config || config.cmd === '') throw new ConnectError('field "process.cmd" must name the program to run', Code.InvalidArgument);
-  const user = connectErrors(() => requestUser(ctx.requestHeader.get('authorization'), svc.accounts, svc.state.defaultUser));
+  const user = requestUser(ctx.requestHeader.get('authorization'), svc.accounts, svc.state.defaultUser);
   const size = req.pty?.size;
   const plan = planLaunch({
     cmd: config.cmd,

@@ -13,6 +13,8 @@
 import type * as http from 'node:http';
 import { fromJson, toJson } from '@bufbuild/protobuf';
 import { Code, ConnectError, createContextValues, createHandlerContext, type HandlerContext } from '@connectrpc/connect';
+import { codeToString } from '@connectrpc/connect/protocol-connect';
+import { allocEnvelope, ENVELOPE_HEAD_BYTES, encodeEnvelope, END_STREAM_FLAG, splitEnvelopes } from '../../contract/connect-envelope';
 import { type AgentServices, deadlineKey } from '../call-context';
 import { readBody } from '../connect-protocol';
 import { AgentError } from '../errors';
@@ -22,24 +24,6 @@ import { start } from './start';
 
 export const STREAM_PROCEDURES = new Set(['/process.Process/Start', '/process.Process/Connect']);
 const MAX_REQUEST_BYTES = 4 * 1024 * 1024;
-const CODE_NAMES: Record<number, string> = {
-  [Code.Canceled]: 'canceled',
-  [Code.Unknown]: 'unknown',
-  [Code.InvalidArgument]: 'invalid_argument',
-  [Code.DeadlineExceeded]: 'deadline_exceeded',
-  [Code.NotFound]: 'not_found',
-  [Code.AlreadyExists]: 'already_exists',
-  [Code.PermissionDenied]: 'permission_denied',
-  [Code.ResourceExhausted]: 'resource_exhausted',
-  [Code.FailedPrecondition]: 'failed_precondition',
-  [Code.Aborted]: 'aborted',
-  [Code.OutOfRange]: 'out_of_range',
-  [Code.Unimplemented]: 'unimplemented',
-  [Code.Internal]: 'internal',
-  [Code.Unavailable]: 'unavailable',
-  [Code.DataLoss]: 'data_loss',
-  [Code.Unauthenticated]: 'unauthenticated',
-};
 
 /** Whether this request is one the stream path answers: the JSON form of Start or Connect. */
 export function isJsonStream(req: http.IncomingMessage, pathname: string): boolean {
@@ -49,12 +33,7 @@ export function isJsonStream(req: http.IncomingMessage, pathname: string): boole
 }
 
 function envelope(flags: number, json: string): Buffer {
-  const body = Buffer.from(json, 'utf8');
-  const frame = Buffer.allocUnsafe(5 + body.length);
-  frame[0] = flags;
-  frame.writeUInt32BE(body.length, 1);
-  body.copy(frame, 5);
-  return frame;
+  return encodeEnvelope(flags, Buffer.from(json, 'utf8'));
 }
 
 /** One event as a frame; data events are assembled as bytes (base64 is ASCII), without a JSON text in between. */
@@ -64,11 +43,8 @@ function eventFrame(ev: ProcessEvent): Buffer {
     const b64 = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');
     const head = `{"event":{"data":{"${ev.event.value.output.case}":"`;
     const tail = '"}}}';
-    const length = head.length + b64.length + tail.length;
-    const frame = Buffer.allocUnsafe(5 + length);
-    frame[0] = 0;
-    frame.writeUInt32BE(length, 1);
-    let at = 5 + frame.write(head, 5, 'latin1');
+    const frame = allocEnvelope(0, head.length + b64.length + tail.length);
+    let at = ENVELOPE_HEAD_BYTES + frame.write(head, ENVELOPE_HEAD_BYTES, 'latin1');
     at += frame.write(b64, at, 'latin1');
     frame.write(tail, at, 'latin1');
     return frame;
@@ -99,21 +75,26 @@ export async function serveJsonStream(
   const version = req.headers['connect-protocol-version'];
   if (version !== '1') {
     throw new AgentError(
-      'invalid_argument',
+      Code.InvalidArgument,
       `Connect-Protocol-Version ${version === undefined ? 'is missing' : JSON.stringify(version) + ' is not supported'}: it must be 1`,
     );
   }
   const raw = await readBody(req, MAX_REQUEST_BYTES);
-  if (raw.length < 5 || raw.readUInt32BE(1) !== raw.length - 5) {
-    throw new AgentError('invalid_argument', 'the request body must be exactly one Connect envelope (flags byte, 4-byte length, message)');
+  const { frames, rest } = splitEnvelopes(raw);
+  if (frames.length !== 1 || rest.length > 0) {
+    throw new AgentError(
+      Code.InvalidArgument,
+      'the request body must be exactly one Connect envelope (flags byte, 4-byte length, message)',
+    );
   }
-  if (raw[0] !== 0)
-    throw new AgentError('invalid_argument', `request envelope flags ${raw[0]} are not supported (only 0: uncompressed message)`);
+  const request = frames[0]!;
+  if (request.flags !== 0)
+    throw new AgentError(Code.InvalidArgument, `request envelope flags ${request.flags} are not supported (only 0: uncompressed message)`);
   let json: unknown;
   try {
-    json = JSON.parse(raw.subarray(5).toString('utf8'));
+    json = JSON.parse(request.message.toString('utf8'));
   } catch (err) {
-    throw new AgentError('invalid_argument', `request message is not valid JSON: ${(err as Error).message}`);
+    throw new AgentError(Code.InvalidArgument, `request message is not valid JSON: ${(err as Error).message}`);
   }
 
   const abort = new AbortController();
@@ -142,9 +123,9 @@ export async function serveJsonStream(
     }
   } catch (err) {
     const e = ConnectError.from(err);
-    end = JSON.stringify({ error: { code: CODE_NAMES[e.code] ?? 'unknown', message: e.rawMessage } });
+    end = JSON.stringify({ error: { code: codeToString(e.code), message: e.rawMessage } });
   }
-  if (!res.destroyed) res.end(envelope(2, end));
+  if (!res.destroyed) res.end(envelope(END_STREAM_FLAG, end));
 }
 
 function decode<S extends typeof StartRequestSchema | typeof ConnectRequestSchema>(schema: S, json: unknown) {

@@ -3,6 +3,7 @@
  * `process.Process/Start` over the Connect protocol with JSON (one request envelope; a stream of envelopes back,
  * the last one flagged end-of-stream).
  */
+import { encodeEnvelope, END_STREAM_FLAG, splitEnvelopes } from '../../contract/connect-envelope';
 import { ACCESS_TOKEN_HEADER } from '../../contract/headers';
 import { sleep } from '../../util/poll';
 
@@ -41,7 +42,6 @@ export interface RunningProcess {
 }
 
 const OUTPUT_TAIL_BYTES = 2048;
-const FLAG_END_STREAM = 0x02;
 
 export class AgentError extends Error {}
 
@@ -158,7 +158,7 @@ export class AgentClient {
         'connect-protocol-version': '1',
         ...authHeaders(token, spec.user),
       },
-      body: envelope(0, message),
+      body: encodeEnvelope(0, Buffer.from(JSON.stringify(message))),
       signal,
     });
     if (res.status !== 200) throw new AgentError(`the agent refused process.Process/Start: ${await describeFailure(res)}`);
@@ -166,7 +166,7 @@ export class AgentClient {
     let tail = Buffer.alloc(0);
     let result: ProcessResult | undefined;
     for await (const frame of readEnvelopes(res.body)) {
-      if (frame.flags & FLAG_END_STREAM) {
+      if (frame.flags & END_STREAM_FLAG) {
         const end = frame.json as { error?: { code?: string; message?: string } };
         if (end.error) throw new AgentError(`process.Process/Start failed: ${end.error.code ?? 'unknown'}: ${end.error.message ?? ''}`);
         break;
@@ -192,32 +192,21 @@ export class AgentClient {
   }
 }
 
-export function envelope(flags: number, message: unknown): Buffer {
-  const json = Buffer.from(JSON.stringify(message), 'utf8');
-  const head = Buffer.alloc(5);
-  head.writeUInt8(flags, 0);
-  head.writeUInt32BE(json.length, 1);
-  return Buffer.concat([head, json]);
-}
-
 /** Splits a Connect stream into envelopes, however the bytes are chunked. */
 export async function* readEnvelopes(body: AsyncIterable<Uint8Array>): AsyncGenerator<{ flags: number; json: unknown }> {
-  let buffered = Buffer.alloc(0);
+  let buffered: Buffer = Buffer.alloc(0);
   for await (const chunk of body) {
-    buffered = Buffer.concat([buffered, chunk]);
-    while (buffered.length >= 5) {
-      const length = buffered.readUInt32BE(1);
-      if (buffered.length < 5 + length) break;
-      const flags = buffered[0];
-      const text = buffered.subarray(5, 5 + length).toString('utf8');
-      buffered = buffered.subarray(5 + length);
+    const { frames, rest } = splitEnvelopes(Buffer.concat([buffered, chunk]));
+    buffered = rest;
+    for (const frame of frames) {
+      const text = frame.message.toString('utf8');
       let json: unknown;
       try {
         json = JSON.parse(text);
       } catch {
         throw new AgentError(`the agent sent a stream message that is not JSON: ${text.slice(0, 100)}`);
       }
-      yield { flags, json };
+      yield { flags: frame.flags, json };
     }
   }
   if (buffered.length > 0) throw new AgentError('the process stream was cut inside a message');

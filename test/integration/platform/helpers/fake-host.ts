@@ -6,7 +6,9 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { NetworkAttachment, SandboxNetwork, SandboxRuntime, SandboxSpec, SandboxStatus } from '../../../../src/runtime/types';
-import { envelope } from '../../../../src/platform/sandboxes/agent-client';
+import { encodeEnvelope } from '../../../../src/contract/connect-envelope';
+
+const envelope = (flags: number, message: unknown) => encodeEnvelope(flags, Buffer.from(JSON.stringify(message)));
 
 interface FakeSandbox {
   spec: SandboxSpec;

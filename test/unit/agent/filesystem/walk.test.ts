@@ -5,6 +5,7 @@ import { AgentError } from '../../../../src/agent/errors';
 import { describeEntry } from '../../../../src/agent/filesystem/entry';
 import { JsonChunks } from '../../../../src/agent/filesystem/json-chunks';
 import { walk, type WalkFs } from '../../../../src/agent/filesystem/walk';
+import { Code } from '@connectrpc/connect';
 
 type Node = { dir: Record<string, Node> } | { file: true };
 
@@ -67,14 +68,14 @@ test('entries that vanish during the walk are skipped; unreadable subdirectories
 
 test('an unreadable root is permission_denied; a vanished root not_found', async () => {
   await expect(walk(Buffer.from('/r'), 1, ctx, limits(), new JsonChunks(), fakeFs(tree, { unreadable: ['/r'] }))).rejects.toMatchObject({
-    code: 'permission_denied',
+    code: Code.PermissionDenied,
   });
-  await expect(walk(Buffer.from('/gone'), 1, ctx, limits(), new JsonChunks(), fakeFs(tree))).rejects.toMatchObject({ code: 'not_found' });
+  await expect(walk(Buffer.from('/gone'), 1, ctx, limits(), new JsonChunks(), fakeFs(tree))).rejects.toMatchObject({ code: Code.NotFound });
 });
 
 test('the entry limit stops the walk with resource_exhausted', async () => {
   await expect(walk(Buffer.from('/r'), 3, ctx, limits(4), new JsonChunks(), fakeFs(tree))).rejects.toMatchObject({
-    code: 'resource_exhausted',
+    code: Code.ResourceExhausted,
   });
 });
 
@@ -82,9 +83,9 @@ test('a stop reason (deadline, client gone) ends a long walk at the next slice',
   const wide: Record<string, Node> = { r: { dir: {} } };
   const dir = (wide.r as { dir: Record<string, Node> }).dir;
   for (let i = 0; i < 20000; i++) dir[`f${i}`] = { file: true };
-  const stop = () => new AgentError('deadline_exceeded', 'late');
+  const stop = () => new AgentError(Code.DeadlineExceeded, 'late');
   await expect(walk(Buffer.from('/r'), 1, ctx, limits(100000, stop), new JsonChunks(), fakeFs(wide))).rejects.toMatchObject({
-    code: 'deadline_exceeded',
+    code: Code.DeadlineExceeded,
   });
 });
 

@@ -1,4 +1,7 @@
-import { envelope, readEnvelopes } from '../../../../src/platform/sandboxes/agent-client';
+import { encodeEnvelope } from '../../../../src/contract/connect-envelope';
+import { readEnvelopes } from '../../../../src/platform/sandboxes/agent-client';
+
+const envelope = (flags: number, message: unknown) => encodeEnvelope(flags, Buffer.from(JSON.stringify(message)));
 
 async function collect(chunks: Buffer[]) {
   async function* source() {
