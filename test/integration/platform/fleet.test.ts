@@ -115,6 +115,38 @@ test('creates spread over the hosts; every call reaches the holder, through eith
   expect(await holder(second.sandboxId)).toEqual([]);
 });
 
+test("teams are the fleet's: a key made on one host works on the other, is refused there within a second of its revocation, and a quota holds across both hosts", async () => {
+  const admin = (host: string, method: string, path: string, body?: unknown) => api(host, method, path, body).then((r) => r.json());
+  await admin('host-a', 'POST', '/admin/teams', { name: 'fleet-team', quotas: { sandboxes: 1 } });
+  await admin('host-a', 'POST', '/admin/teams', { name: 'other-team' });
+  const made = (await admin('host-a', 'POST', '/admin/keys', { team: 'fleet-team', name: 'ci' })) as { key: string; keyID: string };
+  const other = (await admin('host-b', 'POST', '/admin/keys', { team: 'other-team', name: 'ci' })) as { key: string };
+  const as = (key: string, host: string) => ({ ...opts(host), apiKey: key });
+
+  // One create through each host at once against a quota of 1: exactly one sandbox, wherever it landed.
+  const results = await Promise.allSettled([sdk.create('base', as(made.key, 'host-a')), sdk.create('base', as(made.key, 'host-b'))]);
+  const passed = results.filter((r) => r.status === 'fulfilled') as PromiseFulfilledResult<{ sandboxId: string }>[];
+  expect(passed).toHaveLength(1);
+  expect(((results.find((r) => r.status === 'rejected') as PromiseRejectedResult).reason as Error).message).toMatch(/^RateLimitError/);
+  const id = passed[0]!.value.sandboxId;
+
+  // Another team, through either host, does not see it.
+  for (const host of ['host-a', 'host-b']) {
+    const res = await fetch(`${hosts[host]!.url}/sandboxes/${id}`, { headers: { 'x-api-key': other.key } });
+    expect(res.status).toBe(404);
+  }
+  expect(await sdk.static('kill', id, as(other.key, 'host-a'))).toBe(false);
+
+  const listB = (key: string) => fetch(`${hosts['host-b']!.url}/v2/sandboxes`, { headers: { 'x-api-key': key } });
+  expect((await listB(made.key)).status).toBe(200);
+  expect((await api('host-a', 'DELETE', `/admin/keys/${made.keyID}`)).status).toBe(204);
+  const revokedAt = Date.now();
+  let status = 0;
+  while (Date.now() - revokedAt < 1000 && status !== 401) status = (await listB(made.key)).status;
+  expect(status).toBe(401);
+  expect(await sdk.static('kill', id, opts('host-b'))).toBe(true);
+});
+
 test('a host that leaves gets no more sandboxes; an unknown template is answered as a single host would', async () => {
   await hosts['host-a']!.close({ killSandboxes: true });
   delete hosts['host-a'];

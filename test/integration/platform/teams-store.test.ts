@@ -158,8 +158,12 @@ test('metrics: each hold taken or given back is a sample of the concurrent sandb
   const team = await store.createTeam('measured', {});
   const metrics = new TeamMetrics(hostA);
   const ledger = new QuotaLedger(hostA, 'local', undefined, metrics);
+  // Samples of one millisecond have no order among them: these are a few apart.
+  const tick = () => new Promise((r) => setTimeout(r, 3));
   await ledger.reserve(team.teamID, 'sandbox:x', { sandboxes: 1 });
+  await tick();
   await ledger.reserve(team.teamID, 'sandbox:y', { sandboxes: 1 });
+  await tick();
   await ledger.release(team.teamID, 'sandbox:x');
   const samples = await metrics.samples(team.teamID, Date.now() - 10_000, Date.now());
   expect(samples.map((s) => [s.concurrent, s.started])).toEqual([
