@@ -22,3 +22,6 @@ bash scripts/bench/sandbox-start.sh
 echo
 echo "== code interpreter: runCode('1+1') through the gateway vs the kernel driven directly; create -> first result; template size and build times =="
 bash scripts/bench/code-interpreter.sh
+echo
+echo "== teams: create p50 with the team check, quota reservation and audit vs a one-team platform =="
+bash scripts/bench/team-check.sh

@@ -7,7 +7,7 @@ import type Redis from 'ioredis';
 import { MemoryCatalog } from '../catalog/memory';
 import type { WritableCatalog } from '../catalog/types';
 import type { BaseImages, SandboxNetwork, SandboxRuntime } from '../runtime/types';
-import { keysOlderSdksRefuse, loadOrCreateApiKeyFile } from './teams/api-keys';
+import { ApiKeys, keysOlderSdksRefuse, loadOrCreateApiKeyFile } from './teams/api-keys';
 import { baseTemplateResolver, firstResolver } from './sandboxes/base-template';
 import { redisClient, startPrivateRedis, type PrivateRedis } from './private-redis';
 import { fleetRoutes } from './fleet/routes';
@@ -16,6 +16,7 @@ import { SandboxService } from './sandboxes/service';
 import { sandboxRoutes } from './sandboxes/routes';
 import { SandboxStore } from './sandboxes/store';
 import { startApiServer } from './http/server';
+import type { AuditEntry } from './http/audit-actions';
 import type { Route } from './http/types';
 import type { TemplateResolver } from './sandboxes/template-resolver';
 import { openTeams, teamRoutes, type Teams } from './teams';
@@ -79,6 +80,11 @@ export interface PlatformOptions {
   log?: (line: string) => void;
   /** One host of a fleet (docs/deploy-aws.md, Fleet): its registry record and the calls it passes on. */
   fleet?: FleetOptions;
+  /**
+   * false: one tenant, as before teams: the key file's keys act on everything, with no team check, quotas, rate
+   * limit or audit trail. Only the benchmark of what teams cost uses it (its peer); default true.
+   */
+  teams?: boolean;
 }
 
 export interface FleetOptions {
@@ -154,6 +160,7 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
       });
     }
     const teams = await openTeams(shared ?? redis, options.fleet?.hostID ?? 'local', keyFile.keys);
+    const tenancy = options.teams ?? true;
 
     const catalog = options.catalog ?? new MemoryCatalog();
     const ctx: PlatformContext = { redis, teams, stateDir: options.stateDir };
@@ -166,7 +173,7 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
     const sandboxStore = new SandboxStore(redis);
     const sandboxes = new SandboxService({
       store: sandboxStore,
-      quotas: teams.ledger,
+      ...(tenancy ? { quotas: teams.ledger } : {}),
       runtime: options.runtime,
       network: options.network,
       catalog,
@@ -187,7 +194,9 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
     if (swept > 0) log(`gave back ${swept} quota hold(s) of sandboxes or builds that a stop cut short`);
 
     const view = { domain: options.domain ?? null, clientID: 'sandbox-kit' };
-    let routes = teamScopedSandboxRoutes(sandboxRoutes(sandboxes, view), (id) => sandboxStore.get(id));
+    let routes = tenancy
+      ? teamScopedSandboxRoutes(sandboxRoutes(sandboxes, view), (id) => sandboxStore.get(id))
+      : sandboxRoutes(sandboxes, view);
     let registry: HostRegistry | undefined;
     if (options.fleet && shared) {
       const fleet = options.fleet;
@@ -218,9 +227,9 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
     const server = await startApiServer({
       host: options.host,
       port: options.port,
-      routes: [...routes, ...(templates?.routes ?? []), ...teamRoutes({ ...teams, holdings })],
-      apiKeys: teams.authenticator,
-      audit: (entry) => teams.audit.record(entry),
+      routes: [...routes, ...(templates?.routes ?? []), ...(tenancy ? teamRoutes({ ...teams, holdings }) : [])],
+      apiKeys: tenancy ? teams.authenticator : ApiKeys.fromKeys(keyFile.keys),
+      ...(tenancy ? { audit: (entry: AuditEntry) => teams.audit.record(entry) } : {}),
       log,
     });
     cleanups.push(() => server.close());

@@ -62,6 +62,8 @@ export interface PlatformOnHostOptions {
   /** Where base root filesystems are cached (default the runtime's shared cache). */
   imageCacheRoot?: string;
   domain?: string;
+  /** See PlatformOptions.teams (the benchmark's single-tenant peer). */
+  teams?: boolean;
   healthTimeoutMs?: number;
   readyTimeoutMs?: number;
   log?: (line: string) => void;
@@ -149,6 +151,7 @@ export async function startPlatformOnHost(options: PlatformOnHostOptions): Promi
       catalog,
       redisUrl: options.redisUrl,
       redisPassword: options.redisPassword,
+      ...(options.teams !== undefined ? { teams: options.teams } : {}),
       apiKeyFile: options.apiKeyFile,
       domain: options.domain,
       healthTimeoutMs: options.healthTimeoutMs,
