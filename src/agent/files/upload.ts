@@ -4,7 +4,6 @@
  * and renamed onto the destination only when it arrived whole. A body cut short, a refused part or a full disk
  * leaves nothing at the destination, and the temporary file is removed.
  */
-import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import type * as http from 'node:http';
 import type { Readable } from 'node:stream';
@@ -17,6 +16,7 @@ import { bytesToText } from '../bytes-text';
 import type { AgentServices } from '../call-context';
 import { AgentError, fsError } from '../errors';
 import { makeDirsAs, parentOf } from '../filesystem/ownership';
+import { noteReplaced, uploadTempName } from '../filesystem/upload-trace';
 import { resolveRequestPath } from '../paths';
 import { allowed } from './permissions';
 import { Code } from '@connectrpc/connect';
@@ -139,9 +139,10 @@ async function writeFile(
   const dest = resolveRequestPath(requested, user.home);
   const shown = bytesToText(dest);
   const dir = parentOf(dest);
-  const temp = Buffer.concat([dir, Buffer.from(`/.${randomBytes(6).toString('hex')}.upload`)]);
+  const temp = Buffer.concat([dir, Buffer.from(`/${uploadTempName()}`)]);
+  let existing: fs.Stats | undefined;
   try {
-    const existing = fs.statSync(dest, { throwIfNoEntry: false });
+    existing = fs.statSync(dest, { throwIfNoEntry: false });
     if (existing?.isDirectory()) throw new AgentError(Code.InvalidArgument, `POST /files ${shown}: is a directory`);
     makeDirsAs(dir, user);
     const dirStat = fs.statSync(dir);
@@ -159,6 +160,8 @@ async function writeFile(
     await pipeline(source, fs.createWriteStream(temp, { flags: 'wx', mode: 0o644 }));
     fs.chownSync(temp, user.uid, user.gid);
     for (const [key, value] of Object.entries(metadata)) setAttributeSync(temp.toString(), `${svc.entries.xattrPrefix}${key}`, value);
+    // Noted before the rename, so a watch that hears of it already knows.
+    if (existing?.isFile()) noteReplaced(dest.toString());
     fs.renameSync(temp, dest);
   } catch (err) {
     fs.rmSync(temp, { force: true });

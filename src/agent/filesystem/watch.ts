@@ -1,18 +1,28 @@
 /**
  * One directory watch (WatchDir streams it, CreateWatcher keeps it for polling): Node's fs.watch (inotify; in
  * recursive mode one watch per directory, new subdirectories included), with its two event kinds turned into the
- * service's: a `rename` of a name that now exists is CREATE, of one that is gone REMOVE; a `change` is WRITE.
- * Names are relative to the watched directory.
+ * service's: a `rename` of a name that now exists is CREATE (WRITE when an upload just replaced it), of one that is
+ * gone REMOVE; a `change` is WRITE, or CHMOD when only the inode changed (ctime moved past mtime). A name moved away
+ * is a REMOVE: Node's watch does not say where it went. Upload temporaries are not reported. Names are relative to
+ * the watched directory.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { EventType } from '../gen/filesystem_pb';
+import { isUploadTemp, wasJustReplaced } from './upload-trace';
 
 export interface WatchEvent {
   name: string;
   type: EventType;
   /** Absolute path of the entry, for clients that asked for its EntryInfo. */
   fullPath: string;
+}
+
+function eventType(kind: 'rename' | 'change', fullPath: string): EventType {
+  const st = fs.lstatSync(fullPath, { throwIfNoEntry: false });
+  if (st === undefined) return EventType.REMOVE;
+  if (kind === 'rename') return wasJustReplaced(fullPath) ? EventType.WRITE : EventType.CREATE;
+  return st.ctimeMs > st.mtimeMs ? EventType.CHMOD : EventType.WRITE;
 }
 
 export class DirWatch {
@@ -25,12 +35,9 @@ export class DirWatch {
     onError: (err: Error) => void,
   ) {
     this.watcher = fs.watch(dir, { recursive, encoding: 'utf8' }, (kind, filename) => {
-      if (filename === null) return;
+      if (filename === null || isUploadTemp(filename)) return;
       const fullPath = path.join(dir, filename);
-      let type: EventType;
-      if (kind === 'change') type = EventType.WRITE;
-      else type = fs.existsSync(fullPath) ? EventType.CREATE : EventType.REMOVE;
-      onEvent({ name: filename, type, fullPath });
+      onEvent({ name: filename, type: eventType(kind, fullPath), fullPath });
     });
     this.watcher.on('error', onError);
   }

@@ -175,7 +175,11 @@ describe('the rest of the filesystem service', () => {
     expect([missing.status, ((await missing.json()) as { code: string }).code]).toEqual([404, 'not_found']);
     expect((await call('Remove', { path: 'x' }, user.name)).status).toBe(200);
     expect(fs.existsSync(path.join(user.home, 'x'))).toBe(false);
-    expect((await call('Remove', { path: 'x' }, user.name)).status).toBe(404);
+    // Already gone: nothing to remove, success (as E2B's envd answers).
+    expect((await call('Remove', { path: 'x' }, user.name)).status).toBe(200);
+    // Removing under a file is still an error: the path cannot exist, and the caller named it wrongly.
+    fs.writeFileSync(path.join(user.home, 'plain'), '');
+    expect((await call('Remove', { path: 'plain/under' }, user.name)).status).not.toBe(200);
   });
 
   test('CreateWatcher / GetWatcherEvents / RemoveWatcher', async () => {

@@ -86,6 +86,7 @@ const scenarios = {
     const existsNew = await sbx.files.exists(`${dir}/renamed.txt`);
     await sbx.files.remove(`${dir}/renamed.txt`);
     const existsRemoved = await sbx.files.exists(`${dir}/renamed.txt`);
+    const removedAgain = await attempt(() => sbx.files.remove(`${dir}/renamed.txt`));
     const listing = (await sbx.files.list(dir)).map((e) => ({ name: e.name, type: e.type }));
     const missing = await attempt(() => sbx.files.read(`${dir}/missing.txt`));
     const withMeta = await attempt(() => sbx.files.write(`${dir}/meta.txt`, 'm', { metadata: { color: 'blue' } }));
@@ -102,6 +103,7 @@ const scenarios = {
       existsOld,
       existsNew,
       existsRemoved,
+      removedAgain,
       listing,
       missing,
       withMeta,
@@ -112,8 +114,18 @@ const scenarios = {
   async watch(sbx) {
     const events = [];
     const handle = await sbx.files.watchDir(args.dir, (e) => events.push({ name: e.name, type: e.type }), { timeoutMs: 20000 });
+    const seen = async (name, type) => {
+      for (let i = 0; i < 100 && !events.some((e) => e.name === name && e.type === type); i++) await new Promise((r) => setTimeout(r, 50));
+    };
     await sbx.files.write(`${args.dir}/created.txt`, 'x');
-    for (let i = 0; i < 100 && !events.some((e) => e.name === 'created.txt'); i++) await new Promise((r) => setTimeout(r, 50));
+    await seen('created.txt', 'create');
+    await sbx.files.write(`${args.dir}/created.txt`, 'rewritten');
+    await seen('created.txt', 'write');
+    await sbx.commands.run(`echo more >> ${args.dir}/created.txt`, { user: 'root' });
+    await sbx.commands.run(`chmod 600 ${args.dir}/created.txt`, { user: 'root' });
+    await seen('created.txt', 'chmod');
+    await sbx.files.remove(`${args.dir}/created.txt`);
+    await seen('created.txt', 'remove');
     await handle.stop();
     return { events };
   },
