@@ -11,6 +11,22 @@ export const ACCESS_TOKEN_PATTERN = /^[\x21-\x7e]{1,1024}$/;
 
 export const ACCESS_TOKEN_RULE = '1 to 1024 visible ASCII characters (no spaces, nothing outside ASCII)';
 
+/**
+ * Tokens the platform makes begin with their sandbox's ID and a dot, so a request that carries only its token (the
+ * file transfers of SDK 2.10, every request of SDK 1.x in E2B_DEBUG mode) still names its sandbox. The ID is no
+ * secret; the token is still checked whole against the sandbox's digest.
+ */
+export function tokenForSandbox(sandboxID: string, secret: string): string {
+  return `${sandboxID}.${secret}`;
+}
+
+/** The sandbox a token names (see tokenForSandbox), or undefined for a token of another form. */
+export function sandboxOfToken(token: string | string[] | undefined): string | undefined {
+  if (typeof token !== 'string') return undefined;
+  const dot = token.indexOf('.');
+  return dot > 0 ? token.slice(0, dot) : undefined;
+}
+
 /** Why a token cannot be used, or undefined when it can; for the places tokens are created or configured. */
 export function accessTokenProblem(token: string): string | undefined {
   if (ACCESS_TOKEN_PATTERN.test(token)) return undefined;

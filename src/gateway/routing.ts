@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { brandNames } from '../contract/brand';
-import { E2B_BRAND } from '../contract/headers';
+import { sandboxOfToken } from '../contract/access-token';
+import { ACCESS_TOKEN_HEADER, E2B_BRAND } from '../contract/headers';
 import { SANDBOX_ID_PATTERN } from '../contract/sandbox-id';
 
 /** The two routing headers of one brand, as Node presents them (lower case) and as messages name them. */
@@ -43,7 +44,8 @@ export function routingHeadersFor(brand: string): RoutingHeaders[] {
 /**
  * Decides, from the request alone, which sandbox and port a request is for. The header form wins (either brand's
  * pair; the port header of the brand whose ID header named the sandbox); without an ID header the Host may name the
- * target as `{port}-{sandboxID}.{domain}`. Two ID headers naming different sandboxes are refused rather than
+ * target as `{port}-{sandboxID}.{domain}`, and without that the access token may (its sandbox's agent port; see
+ * tokenForSandbox). Two ID headers naming different sandboxes are refused rather than
  * guessed. Nothing here can name an address: the address always comes from the catalog entry of the sandbox.
  */
 export function decideRoute(headers: IncomingHttpHeaders, url: string | undefined, settings: RoutingSettings): RouteDecision {
@@ -84,6 +86,8 @@ export function decideRoute(headers: IncomingHttpHeaders, url: string | undefine
   }
   const fromHost = routeFromHost(headers.host, settings.domain);
   if (fromHost) return { ok: true, ...fromHost };
+  const fromToken = sandboxOfToken(headers[ACCESS_TOKEN_HEADER.toLowerCase()]);
+  if (fromToken !== undefined && SANDBOX_ID_PATTERN.test(fromToken)) return { ok: true, sandboxID: fromToken, port: undefined };
   const names = settings.brands.map((b) => b.idHeaderName).join(' or ');
   return {
     ok: false,

@@ -14,9 +14,24 @@ import type { BaseImages } from './types';
 export const DEFAULT_CACHE_ROOT = '/var/cache/sandbox-kit';
 export const CACHE_ENV = 'SANDBOX_KIT_CACHE';
 export const DEBIAN_MIRROR = 'http://deb.debian.org/debian';
-/** The built-in `base` template: a minimal Debian with a shell, the usual tools and TLS roots. */
-export const BASE_PACKAGES = ['bash', 'coreutils', 'iproute2', 'curl', 'ca-certificates', 'procps'] as const;
-/** The default user, as E2B's: uid 1000, home /home/user, bash. */
+/**
+ * The built-in `base` template (and the Debian templates are built from): Debian with a shell, the usual tools and
+ * TLS roots, and what code written for E2B's default template expects to find: python3 with pip, node, git, sudo.
+ */
+export const BASE_PACKAGES = [
+  'bash',
+  'coreutils',
+  'iproute2',
+  'curl',
+  'ca-certificates',
+  'procps',
+  'python3',
+  'python3-pip',
+  'nodejs',
+  'git',
+  'sudo',
+] as const;
+/** The default user, as E2B's: uid 1000, home /home/user, bash, sudo without a password. */
 export const DEFAULT_USER = { name: 'user', uid: 1000, home: '/home/user' } as const;
 
 /** Image tags this kit builds, and the suite each means. `stable` and `latest` mean the kit's default suite. */
@@ -49,9 +64,14 @@ export interface BaseImageRecipe {
   mirror: string;
 }
 
-/** The hook that adds the default user after the packages are in. */
+/** The hook that adds the default user after the packages are in, with sudo for anything and no password (as E2B's). */
 export function userHook(): string {
-  return `chroot "$1" useradd --create-home --uid ${DEFAULT_USER.uid} --user-group --shell /bin/bash ${DEFAULT_USER.name}`;
+  const sudoers = `"$1/etc/sudoers.d/${DEFAULT_USER.name}"`;
+  return [
+    `chroot "$1" useradd --create-home --uid ${DEFAULT_USER.uid} --user-group --shell /bin/bash ${DEFAULT_USER.name}`,
+    `echo '${DEFAULT_USER.name} ALL=(ALL:ALL) NOPASSWD: ALL' > ${sudoers}`,
+    `chmod 0440 ${sudoers}`,
+  ].join(' && ');
 }
 
 export function mmdebstrapArgv(recipe: BaseImageRecipe, target: string): string[] {

@@ -9,6 +9,7 @@ import { API_KEY_HEADER } from '../http/server';
 import { chooseHost } from './placement';
 import { compareListed, decodeCursor, encodeCursor } from '../sandboxes/list';
 import { listQuerySchema, queryObject } from '../sandboxes/requests';
+import { CREATE_PATHS, LEGACY_LIST_PATH, LIST_PATH } from '../sandboxes/routes';
 import { ApiError, type ApiRequest, type ApiResponse, type Route } from '../http/types';
 import { validate } from '../http/validate';
 import type { FleetHost } from './registry';
@@ -115,7 +116,7 @@ export function fleetRoutes(routes: readonly Route[], fleet: FleetRouting): Rout
       if (route.method === 'POST' || route.method === 'DELETE') fleet.changed();
       return res;
     };
-    if (route.method === 'POST' && route.path === '/v2/sandboxes') {
+    if (route.method === 'POST' && CREATE_PATHS.includes(route.path)) {
       return {
         ...route,
         handler: async (req) => {
@@ -127,7 +128,22 @@ export function fleetRoutes(routes: readonly Route[], fleet: FleetRouting): Rout
         },
       };
     }
-    if (route.method === 'GET' && route.path === '/v2/sandboxes') {
+    if (route.method === 'GET' && route.path === LEGACY_LIST_PATH) {
+      return {
+        ...route,
+        handler: async (req) => {
+          if (forwarded(req)) return local(req);
+          const others = (await fleet.hosts()).filter((h) => h.hostID !== fleet.hostID);
+          const answers = await Promise.all([local(req), ...others.map((h) => forward(h, req, fleet.hostID))]);
+          const items = answers.flatMap((a) => {
+            if (a.status !== 200 || !Array.isArray(a.body)) throw new ApiError(502, `a sandbox host answered the list with ${a.status}`);
+            return a.body as Listed[];
+          });
+          return { status: 200, body: items.sort(compareListed) };
+        },
+      };
+    }
+    if (route.method === 'GET' && route.path === LIST_PATH) {
       return {
         ...route,
         handler: async (req) => {

@@ -1,4 +1,5 @@
 /** The identifiers and secrets a sandbox gets when it is made (docs/platform.md, Identifiers and secrets). */
+import { tokenForSandbox } from '../../contract/access-token';
 import { LOWER_ALNUM, randomText, TOKEN_ALPHABET } from '../../util/random-text';
 
 export const SANDBOX_ID_LENGTH = 20;
@@ -11,4 +12,9 @@ export function newSandboxID(): string {
 
 export function newAccessToken(): string {
   return randomText(TOKEN_ALPHABET, ACCESS_TOKEN_LENGTH);
+}
+
+/** A sandbox's envdAccessToken: `<sandboxID>.<secret>`, so it names its sandbox (tokenForSandbox says why). */
+export function newEnvdAccessToken(sandboxID: string): string {
+  return tokenForSandbox(sandboxID, newAccessToken());
 }

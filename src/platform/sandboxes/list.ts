@@ -31,17 +31,26 @@ export function compareListed(a: Cursor, b: Cursor): number {
   return a.sandboxID < b.sandboxID ? -1 : a.sandboxID > b.sandboxID ? 1 : 0;
 }
 
+/** What a list may be narrowed by (the v2 query's filters; the 1.x list sends only metadata). */
+export type ListFilter = Pick<ListQuery, 'state' | 'template' | 'metadata' | 'startedAfter'>;
+
+/** Every listed sandbox that passes the filter, oldest first; sandboxes still being created are never listed. */
+export function listAllSandboxes(records: readonly SandboxRecord[], filter: ListFilter): SandboxRecord[] {
+  const startedAfter = filter.startedAfter === undefined ? undefined : new Date(filter.startedAfter).getTime();
+  return records
+    .filter((r) => r.state !== 'creating')
+    .filter((r) => filter.state === undefined || filter.state.length === 0 || filter.state.includes(r.state as 'running' | 'paused'))
+    .filter((r) => filter.template === undefined || r.templateID === filter.template || r.alias === filter.template)
+    .filter((r) => Object.entries(filter.metadata ?? {}).every(([k, v]) => r.metadata[k] === v))
+    .filter((r) => startedAfter === undefined || new Date(r.startedAt).getTime() > startedAfter)
+    .sort(compareListed);
+}
+
 /** One page, in start order (newest first by default), and the token of the next page when there is one. */
 export function listSandboxes(records: readonly SandboxRecord[], query: ListQuery): { page: SandboxRecord[]; nextToken?: string } {
   const direction = query.order === 'asc' ? 1 : -1;
   const after = query.nextToken === undefined ? undefined : decodeCursor(query.nextToken);
-  const startedAfter = query.startedAfter === undefined ? undefined : new Date(query.startedAfter).getTime();
-  const matching = records
-    .filter((r) => r.state !== 'creating')
-    .filter((r) => query.state === undefined || query.state.length === 0 || query.state.includes(r.state as 'running' | 'paused'))
-    .filter((r) => query.template === undefined || r.templateID === query.template || r.alias === query.template)
-    .filter((r) => Object.entries(query.metadata ?? {}).every(([k, v]) => r.metadata[k] === v))
-    .filter((r) => startedAfter === undefined || new Date(r.startedAt).getTime() > startedAfter)
+  const matching = listAllSandboxes(records, query)
     .sort((a, b) => direction * compareListed(a, b))
     .filter((r) => after === undefined || direction * compareListed(r, after) > 0);
   const page = matching.slice(0, query.limit);

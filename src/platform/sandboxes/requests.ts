@@ -71,6 +71,12 @@ export const LIST_STATES = ['running', 'paused'] as const;
 export const DEFAULT_LIST_LIMIT = 100;
 export const MAX_LIST_LIMIT = 100;
 
+/** A metadata filter in a query: itself URL-encoded, `k=v&k2=v2`. */
+const metadataQuery = z
+  .string()
+  .transform((s) => Object.fromEntries(new URLSearchParams(s)))
+  .optional();
+
 /** `GET /v2/sandboxes` query: arrays come comma-separated; metadata is itself a URL-encoded `k=v&k2=v2`. */
 export const listQuerySchema = z.object({
   state: z
@@ -78,10 +84,7 @@ export const listQuerySchema = z.object({
     .transform((s) => s.split(',').filter((x) => x !== ''))
     .pipe(z.array(z.enum(LIST_STATES, { message: `expected states among ${LIST_STATES.join(', ')} (comma-separated)` })))
     .optional(),
-  metadata: z
-    .string()
-    .transform((s) => Object.fromEntries(new URLSearchParams(s)))
-    .optional(),
+  metadata: metadataQuery,
   template: z.string().min(1).optional(),
   limit: z
     .string()
@@ -99,6 +102,9 @@ export const listQuerySchema = z.object({
   order: z.enum(['asc', 'desc'], { message: 'expected asc or desc' }).default('desc'),
 });
 export type ListQuery = z.output<typeof listQuerySchema>;
+
+/** `GET /sandboxes` query (the 1.x list): only a metadata filter; it lists running sandboxes, all at once. */
+export const legacyListQuerySchema = z.object({ metadata: metadataQuery });
 
 /** The query as an object of its first values, for the schema (a repeated key is refused there as a non-string). */
 export function queryObject(query: URLSearchParams): Record<string, string | string[]> {

@@ -1,7 +1,16 @@
 /** The sandbox endpoints of E2B's API, as its SDK calls them, mapped onto the SandboxService. */
 import { checkSandboxMcp } from './mcp-check';
-import { listSandboxes } from './list';
-import { connectSchema, listQuerySchema, newSandboxSchema, pauseSchema, queryObject, resumeSchema, setTimeoutSchema } from './requests';
+import { listAllSandboxes, listSandboxes } from './list';
+import {
+  connectSchema,
+  legacyListQuerySchema,
+  listQuerySchema,
+  newSandboxSchema,
+  pauseSchema,
+  queryObject,
+  resumeSchema,
+  setTimeoutSchema,
+} from './requests';
 import type { SandboxService } from './service';
 import { listedSandbox, sandboxDetail, type ViewContext } from './view';
 import type { Route } from '../http/types';
@@ -9,26 +18,33 @@ import { validate } from '../http/validate';
 import { mayAct, teamOf } from '../teams/model';
 import { callerOf } from '../teams/model';
 
+/** Create, by SDK line: `/v2/` from 2.51 on, the same body without it before (1.x included). */
+export const CREATE_PATHS: readonly string[] = ['/v2/sandboxes', '/sandboxes'];
+/** The v2 list (paged) and the 1.x list (every running sandbox in one array). */
+export const LIST_PATH = '/v2/sandboxes';
+export const LEGACY_LIST_PATH = '/sandboxes';
+
 /** A body that is absent is `{}`; anything else must be an object (validated by its schema). */
 const orEmpty = (body: unknown) => (body === undefined ? {} : body);
 
 export function sandboxRoutes(service: SandboxService, view: ViewContext): Route[] {
+  const create: Route['handler'] = async (req) => {
+    const body = validate(newSandboxSchema, req.body, 'body');
+    // Checked before anything is made; the SDK itself then runs mcp-gateway in the sandbox.
+    checkSandboxMcp(body.mcp);
+    const record = await service.create(body, callerOf(req).teamID);
+    return { status: 201, body: sandboxDetail(record, view) };
+  };
+  const connect: Route['handler'] = async (req) => {
+    const body = validate(connectSchema, orEmpty(req.body), 'body');
+    const { record, resumed } = await service.connect(req.params.sandboxID, body.timeout);
+    return { status: resumed ? 201 : 200, body: sandboxDetail(record, view) };
+  };
   return [
-    {
-      method: 'POST',
-      path: '/v2/sandboxes',
-      auth: 'api-key',
-      handler: async (req) => {
-        const body = validate(newSandboxSchema, req.body, 'body');
-        // Checked before anything is made; the SDK itself then runs mcp-gateway in the sandbox.
-        checkSandboxMcp(body.mcp);
-        const record = await service.create(body, callerOf(req).teamID);
-        return { status: 201, body: sandboxDetail(record, view) };
-      },
-    },
+    ...CREATE_PATHS.map((path): Route => ({ method: 'POST', path, auth: 'api-key', handler: create })),
     {
       method: 'GET',
-      path: '/v2/sandboxes',
+      path: LIST_PATH,
       auth: 'api-key',
       handler: async (req) => {
         const query = validate(listQuerySchema, queryObject(req.query), 'query');
@@ -44,20 +60,26 @@ export function sandboxRoutes(service: SandboxService, view: ViewContext): Route
     },
     {
       method: 'GET',
+      path: LEGACY_LIST_PATH,
+      auth: 'api-key',
+      handler: async (req) => {
+        const query = validate(legacyListQuerySchema, queryObject(req.query), 'query');
+        const caller = callerOf(req);
+        const mine = (await service.all()).filter((r) => mayAct(caller, teamOf(r)));
+        const running = listAllSandboxes(mine, { state: ['running'], metadata: query.metadata });
+        return { status: 200, body: running.map((r) => listedSandbox(r, view)) };
+      },
+    },
+    {
+      method: 'GET',
       path: '/sandboxes/:sandboxID',
       auth: 'api-key',
       handler: async (req) => ({ status: 200, body: sandboxDetail(await service.get(req.params.sandboxID), view) }),
     },
-    {
-      method: 'POST',
-      path: '/v2/sandboxes/:sandboxID/connect',
-      auth: 'api-key',
-      handler: async (req) => {
-        const body = validate(connectSchema, orEmpty(req.body), 'body');
-        const { record, resumed } = await service.connect(req.params.sandboxID, body.timeout);
-        return { status: resumed ? 201 : 200, body: sandboxDetail(record, view) };
-      },
-    },
+    // Connect (resumes a paused sandbox): `/v2/` from 2.51 on, without it from 2.10 to 2.50; 1.x has no connect call.
+    ...['/v2/sandboxes/:sandboxID/connect', '/sandboxes/:sandboxID/connect'].map(
+      (path): Route => ({ method: 'POST', path, auth: 'api-key', handler: connect }),
+    ),
     {
       // The older resume call: only a paused sandbox (409 otherwise). The gateway's auto-resume uses it.
       method: 'POST',

@@ -10,7 +10,7 @@ import type { SandboxNetwork, SandboxRuntime } from '../../runtime/types';
 import { AgentClient, type ProcessResult, type RunningProcess } from './agent-client';
 import { Deadlines } from './deadlines';
 import { KeyedLock } from './keyed-lock';
-import { newAccessToken, newSandboxID } from './ids';
+import { newAccessToken, newEnvdAccessToken, newSandboxID } from './ids';
 import type { SandboxRecord } from './record';
 import type { NewSandbox } from './requests';
 import type { SandboxStore } from './store';
@@ -91,13 +91,14 @@ export class SandboxService {
       );
     }
     const now = this.now();
+    const sandboxID = newSandboxID();
     const record: SandboxRecord = {
-      sandboxID: newSandboxID(),
+      sandboxID,
       teamID,
       templateID: template.templateID,
       alias: template.alias,
       buildID: template.buildID,
-      envdAccessToken: newAccessToken(),
+      envdAccessToken: newEnvdAccessToken(sandboxID),
       ...(request.network?.allowPublicTraffic === false ? { trafficAccessToken: newAccessToken() } : {}),
       state: 'creating',
       startedAt: iso(now),

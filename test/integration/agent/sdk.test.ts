@@ -84,7 +84,7 @@ describe.each([
     expect(fs.readdirSync(where).filter((n) => n.includes('.upload'))).toEqual([]);
   }, 120_000);
 
-  test('watchDir reports create, write (a rewrite by the SDK and an append), chmod and remove by their names', async () => {
+  test('watchDir reports create, write (a rewrite by the SDK, an append by another process), chmod and remove by their names', async () => {
     const where = path.join(dir, `watch-${how.replace(/ /g, '-')}`);
     fs.mkdirSync(where);
     const r = await sdkScenario('watch', platform, url(), { dir: where }, sandboxID);

@@ -53,6 +53,20 @@ describe('decideRoute', () => {
     expect(decideRoute({ host: '49983-abc123.example.test' }, '/', svc)).toEqual({ ok: true, sandboxID: 'abc123', port: 49983 });
   });
 
+  it('routes by the sandbox the access token names when neither header nor host does (the agent port)', () => {
+    expect(decideRoute({ host: 'localhost:49983', 'x-access-token': 'abc123.Secret0' }, '/files', svc)).toEqual({
+      ok: true,
+      sandboxID: 'abc123',
+      port: undefined,
+    });
+    expect(decideRoute({ host: '3000-other.example.test', 'x-access-token': 'abc123.S' }, '/', svc)).toMatchObject({ sandboxID: 'other' });
+    expect(decideRoute({ 'e2b-sandbox-id': 'named', 'x-access-token': 'abc123.S' }, '/', svc)).toMatchObject({ sandboxID: 'named' });
+    // A token of another form, or naming no valid ID, routes nowhere: the usual 400.
+    for (const token of ['plainsecret', '.abc', 'a b.c', '-x.y']) {
+      expect(decideRoute({ 'x-access-token': token }, '/', svc)).toMatchObject({ ok: false, status: 400 });
+    }
+  });
+
   it('prefers the headers over the host form', () => {
     expect(decideRoute({ host: '3000-other.example.test', 'svc-sandbox-id': 'abc' }, '/', svc)).toEqual({
       ok: true,

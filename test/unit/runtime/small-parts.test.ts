@@ -35,7 +35,8 @@ describe('base images', () => {
       'mmdebstrap',
       '--variant=minbase',
       '--include=bash,curl',
-      '--customize-hook=chroot "$1" useradd --create-home --uid 1000 --user-group --shell /bin/bash user',
+      // The default user, with sudo for anything and no password (as on E2B's base).
+      `--customize-hook=chroot "$1" useradd --create-home --uid 1000 --user-group --shell /bin/bash user && echo 'user ALL=(ALL:ALL) NOPASSWD: ALL' > "$1/etc/sudoers.d/user" && chmod 0440 "$1/etc/sudoers.d/user"`,
       'trixie',
       '/c/x.tmp',
       'http://deb.debian.org/debian',

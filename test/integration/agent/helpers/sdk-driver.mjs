@@ -2,6 +2,7 @@
 // because the SDK is an ES module graph that Jest's CommonJS runtime cannot load.
 // Usage: node sdk-driver.mjs <scenario> <json: {apiUrl, sandboxUrl, sandboxID, ...scenario args}>
 import { createHash } from 'node:crypto';
+import { appendFileSync, chmodSync } from 'node:fs';
 import { Sandbox } from 'e2b';
 
 const [scenario, argText] = process.argv.slice(2);
@@ -121,8 +122,11 @@ const scenarios = {
     await seen('created.txt', 'create');
     await sbx.files.write(`${args.dir}/created.txt`, 'rewritten');
     await seen('created.txt', 'write');
-    await sbx.commands.run(`echo more >> ${args.dir}/created.txt`, { user: 'root' });
-    await sbx.commands.run(`chmod 600 ${args.dir}/created.txt`, { user: 'root' });
+    // Another process appends and changes the mode (this agent serves this host's files, so that can be this one).
+    appendFileSync(`${args.dir}/created.txt`, 'more\n');
+    // A chmod in the same clock tick as a write looks like the write (docs/agent.md): a moment apart, as people do it.
+    await new Promise((r) => setTimeout(r, 50));
+    chmodSync(`${args.dir}/created.txt`, 0o600);
     await seen('created.txt', 'chmod');
     await sbx.files.remove(`${args.dir}/created.txt`);
     await seen('created.txt', 'remove');

@@ -1,17 +1,23 @@
 /**
  * Runs in a plain Node process (jest cannot load the E2B SDK's ESM dependencies): reads one JSON call per line on
  * stdin, makes it with the unmodified SDK, and answers one JSON line per call on stdout. Sandbox objects stay here,
- * named by their sandboxId, so a test can call their methods later.
+ * named by their sandboxId, so a test can call their methods later. SDK_PACKAGE names the SDK: `e2b` (the newest)
+ * by default, or an older line installed under its alias (e.g. `e2b-2-45`), loaded unmodified either way.
  */
 import { createInterface } from 'node:readline';
-import { Sandbox } from 'e2b';
+import type * as E2b from 'e2b';
+
+type Sandbox = E2b.Sandbox;
+// Older lines differ in shape (1.x lists into an array, 2.10 pauses with betaPause): callers name what they call.
+const { Sandbox, Template } = require(process.env.SDK_PACKAGE ?? 'e2b') as typeof E2b;
 
 type Call =
   | { id: number; op: 'create'; template: string; opts: Record<string, unknown> }
   | { id: number; op: 'connect'; sandboxId: string; opts: Record<string, unknown> }
   | { id: number; op: 'list'; opts: Record<string, unknown>; pages: number }
   | { id: number; op: 'static'; method: string; args: unknown[] }
-  | { id: number; op: 'call'; sandboxId: string; path: string; args: unknown[] };
+  | { id: number; op: 'call'; sandboxId: string; path: string; args: unknown[] }
+  | { id: number; op: 'build'; alias: string; runCmd: string; opts: Record<string, unknown> };
 
 const sandboxes = new Map<string, Sandbox>();
 
@@ -28,7 +34,10 @@ async function handle(call: Call): Promise<unknown> {
       return { sandboxId: sbx.sandboxId };
     }
     case 'list': {
-      const paginator = Sandbox.list(call.opts);
+      const listed = Sandbox.list(call.opts) as unknown;
+      // 1.x: a promise of every running sandbox; 2.x: a paginator.
+      if (listed instanceof Promise) return [{ items: await listed, hasNext: false }];
+      const paginator = listed as ReturnType<typeof Sandbox.list>;
       const pages: unknown[] = [];
       for (let i = 0; i < call.pages && (i === 0 || paginator.hasNext); i++) {
         pages.push({ items: await paginator.nextItems(), hasNext: paginator.hasNext });
@@ -38,6 +47,11 @@ async function handle(call: Call): Promise<unknown> {
     case 'static': {
       const fn = (Sandbox as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>)[call.method];
       return fn.apply(Sandbox, call.args);
+    }
+    case 'build': {
+      const template = Template().fromDebianImage('bookworm').runCmd(call.runCmd);
+      const info = await Template.build(template, { alias: call.alias, cpuCount: 1, memoryMB: 512, ...call.opts } as never);
+      return { templateId: (info as { templateId: string }).templateId };
     }
     case 'call': {
       const sbx = sandboxes.get(call.sandboxId);
@@ -57,9 +71,9 @@ createInterface({ input: process.stdin })
     const call = JSON.parse(line) as Call;
     handle(call).then(
       (value) => process.stdout.write(`${JSON.stringify({ id: call.id, ok: true, value: value ?? null })}\n`),
-      (err: Error & { exitCode?: number; stdout?: string; stderr?: string }) =>
+      (err: Error & { exitCode?: number; stdout?: string; stderr?: string; cause?: { message?: string } }) =>
         process.stdout.write(
-          `${JSON.stringify({ id: call.id, ok: false, error: { name: err.constructor?.name ?? err.name, message: err.message, exitCode: err.exitCode, stdout: err.stdout, stderr: err.stderr } })}\n`,
+          `${JSON.stringify({ id: call.id, ok: false, error: { name: err.constructor?.name ?? err.name, message: err.cause?.message ? `${err.message} (${err.cause.message})` : err.message, exitCode: err.exitCode, stdout: err.stdout, stderr: err.stderr } })}\n`,
         ),
     );
   });

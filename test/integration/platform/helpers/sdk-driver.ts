@@ -53,13 +53,14 @@ export class SdkDriver {
     });
   }
 
-  static async start(env: Record<string, string> = {}): Promise<SdkDriver> {
+  /** `sdkPackage`: the newest SDK (`e2b`) or an older line by its alias in package.json, e.g. `e2b-2-45`. */
+  static async start(env: Record<string, string> = {}, sdkPackage = 'e2b'): Promise<SdkDriver> {
     const dir = await mkdtemp(join(tmpdir(), 'sk-sdk-'));
     const outfile = join(dir, 'sdk-child.js');
     bundleForNode(join(__dirname, 'sdk-child.ts'), outfile);
     const child = spawn(process.execPath, [outfile], {
       stdio: ['pipe', 'pipe', 'pipe'],
-      env: { ...process.env, NODE_PATH: join(ROOT, 'node_modules'), ...env },
+      env: { ...process.env, NODE_PATH: join(ROOT, 'node_modules'), SDK_PACKAGE: sdkPackage, ...env },
     });
     return new SdkDriver(child, dir);
   }
@@ -82,6 +83,11 @@ export class SdkDriver {
 
   list(opts: Record<string, unknown>, pages = 1): Promise<Array<{ items: Array<Record<string, unknown>>; hasNext: boolean }>> {
     return this.send({ op: 'list', opts, pages }) as Promise<Array<{ items: Array<Record<string, unknown>>; hasNext: boolean }>>;
+  }
+
+  /** Template.build of Debian with one RUN step, named `alias`. */
+  build(alias: string, runCmd: string, opts: Record<string, unknown>): Promise<{ templateId: string }> {
+    return this.send({ op: 'build', alias, runCmd, opts }) as Promise<{ templateId: string }>;
   }
 
   /** A static method of Sandbox, e.g. ('kill', id, opts). */

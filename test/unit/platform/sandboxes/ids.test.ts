@@ -1,4 +1,10 @@
-import { ACCESS_TOKEN_LENGTH, newAccessToken, newSandboxID, SANDBOX_ID_LENGTH } from '../../../../src/platform/sandboxes/ids';
+import {
+  ACCESS_TOKEN_LENGTH,
+  newAccessToken,
+  newEnvdAccessToken,
+  newSandboxID,
+  SANDBOX_ID_LENGTH,
+} from '../../../../src/platform/sandboxes/ids';
 import { SANDBOX_ID_PATTERN } from '../../../../src/contract/sandbox-id';
 
 describe('sandbox identifiers', () => {
@@ -13,5 +19,7 @@ describe('sandbox identifiers', () => {
 
   it('access tokens are ASCII letters and digits', () => {
     expect(newAccessToken()).toMatch(new RegExp(`^[A-Za-z0-9]{${ACCESS_TOKEN_LENGTH}}$`));
+    // A sandbox's token names it, so a request carrying only the token can be routed.
+    expect(newEnvdAccessToken('abc123')).toMatch(new RegExp(`^abc123\\.[A-Za-z0-9]{${ACCESS_TOKEN_LENGTH}}$`));
   });
 });

@@ -1,0 +1,157 @@
+/**
+ * Every E2B SDK line people have in their lockfiles, each the unmodified npm package (installed side by side under
+ * an alias in package.json), against one real platform and gateway: the journey of an application (create from
+ * base, commands, files, list, setTimeout, kill), plus pause/connect and a template build where the line has them.
+ * Root only, like sdk-real.test.ts (one link into the root network namespace on a /24 of its own).
+ */
+import * as fs from 'node:fs';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startGateway, type RunningGateway } from '../../../src/gateway';
+import { newApiKey } from '../../../src/platform/teams/api-keys';
+import { startPlatformOnHost, type PlatformOnHost } from '../../../src/platform/on-host';
+import { baseRootfs, freshAgentPayload, ROOTFS_TIMEOUT_MS } from '../runtime/helpers/common';
+import { SdkDriver } from './helpers/sdk-driver';
+import { SDK_LINES, type SdkLine } from './helpers/sdk-lines';
+
+jest.setTimeout(240_000);
+
+/** A key of the form earlier releases made: SDKs 2.27 to 2.45 refuse it before sending, the others send it. */
+const OLD_FORM_KEY = 'sk_AnEarlierReleasesKey0123456789';
+
+let stateDir: string;
+let platform: PlatformOnHost;
+let gateway: RunningGateway;
+let opts: { apiKey: string; apiUrl: string; sandboxUrl: string };
+const drivers = new Map<string, SdkDriver>();
+
+beforeAll(async () => {
+  await baseRootfs();
+  stateDir = await mkdtemp(join(tmpdir(), 'skv-'));
+  const apiKeyFile = join(stateDir, 'api-keys');
+  const key = newApiKey();
+  await writeFile(apiKeyFile, `${key}\n${OLD_FORM_KEY}\n`, { mode: 0o600 });
+  const agent = await freshAgentPayload(join(stateDir, 'bundle'));
+  platform = await startPlatformOnHost({
+    stateDir,
+    agent,
+    apiKeyFile,
+    log: (line) => process.stderr.write(`platform: ${line}\n`),
+  });
+  gateway = await startGateway({
+    catalog: platform.catalog,
+    resumeSandbox: async (id) => void (await platform.sandboxes.connect(id, 300)),
+  });
+  opts = { apiKey: key, apiUrl: platform.url, sandboxUrl: `http://127.0.0.1:${gateway.port}` };
+}, ROOTFS_TIMEOUT_MS);
+
+afterAll(async () => {
+  for (const d of drivers.values()) await d.close();
+  await gateway?.close();
+  await platform?.close({ killSandboxes: true });
+  if (stateDir) fs.rmSync(stateDir, { recursive: true, force: true });
+});
+
+/** What is left on the platform of the sandboxes a line made (each test tags them with its version). */
+async function sandboxesOf(line: SdkLine): Promise<string[]> {
+  return (await platform.sandboxes.all()).filter((r) => r.metadata.line === line.version).map((r) => r.sandboxID);
+}
+
+/** A line's SDK in a process configured as the docs tell users: E2B_API_KEY, E2B_API_URL, E2B_SANDBOX_URL (2.x; 2.10's
+ * pause reads only these, not the options the sandbox was made with). */
+async function driver(line: SdkLine, env: Record<string, string> = {}): Promise<SdkDriver> {
+  const name = `${line.pkg} ${JSON.stringify(env)}`;
+  let d = drivers.get(name);
+  if (!d) {
+    d = await SdkDriver.start({ E2B_API_KEY: opts.apiKey, E2B_API_URL: opts.apiUrl, E2B_SANDBOX_URL: opts.sandboxUrl, ...env }, line.pkg);
+    drivers.set(name, d);
+  }
+  return d;
+}
+
+describe.each(SDK_LINES.filter((l) => l.connection === 'urls'))('e2b $version', (line) => {
+  test('the journey: create from base, commands, files, list, setTimeout, kill', async () => {
+    const sdk = await driver(line);
+    const s = await sdk.create('base', { ...opts, metadata: { line: line.version }, envs: { LINE: line.version } });
+    const run = await sdk.call<{ stdout: string; exitCode: number }>(s.sandboxId, 'commands.run', 'echo "$LINE as $(whoami) in $PWD"');
+    expect(run).toMatchObject({ exitCode: 0, stdout: `${line.version} as user in /home/user\n` });
+
+    await sdk.call(s.sandboxId, 'files.write', '/home/user/note.txt', `written by ${line.version}`);
+    expect(await sdk.call(s.sandboxId, 'files.read', '/home/user/note.txt')).toBe(`written by ${line.version}`);
+
+    const pages = await sdk.list({ ...opts, query: { metadata: { line: line.version } } });
+    expect(pages[0].items.map((i) => i.sandboxId)).toEqual([s.sandboxId]);
+
+    await sdk.call(s.sandboxId, 'setTimeout', 90_000);
+    const info = await sdk.call<{ endAt: string }>(s.sandboxId, 'getInfo');
+    expect(Date.parse(info.endAt) - Date.now()).toBeLessThanOrEqual(90_000);
+    expect(Date.parse(info.endAt) - Date.now()).toBeGreaterThan(30_000);
+
+    if (line.pause) {
+      expect(await sdk.call(s.sandboxId, line.pause)).toBe(true);
+      expect((await platform.sandboxes.get(s.sandboxId)).state).toBe('paused');
+      await sdk.connect(s.sandboxId, opts);
+      expect((await sdk.call<{ stdout: string }>(s.sandboxId, 'commands.run', 'cat note.txt')).stdout).toBe(`written by ${line.version}`);
+    }
+
+    expect(await sdk.static('kill', s.sandboxId, opts)).toBe(true);
+    // The line's own class for a 404 (2.10 names it NotFoundError).
+    await expect(sdk.static('getInfo', s.sandboxId, opts)).rejects.toMatchObject({
+      sdkName: expect.stringMatching(/^(Sandbox)?NotFoundError$/),
+    });
+    expect(await sandboxesOf(line)).toEqual([]);
+  });
+
+  if (line.build) {
+    test('a template build, and a sandbox from it', async () => {
+      const sdk = await driver(line);
+      const alias = `compat-${line.pkg}`;
+      await sdk.build(alias, `echo ${line.version} | sudo tee /etc/built-by`, { apiKey: opts.apiKey, apiUrl: opts.apiUrl });
+      const s = await sdk.create(alias, opts);
+      expect((await sdk.call<{ stdout: string }>(s.sandboxId, 'commands.run', 'cat /etc/built-by')).stdout).toBe(`${line.version}\n`);
+      expect(await sdk.static('kill', s.sandboxId, opts)).toBe(true);
+    });
+  }
+
+  test('a key of the earlier form: sent and accepted where the line does not check it, refused client-side where it does', async () => {
+    const sdk = await driver(line);
+    const attempt = sdk.create('base', { ...opts, apiKey: OLD_FORM_KEY });
+    if (line.checksKeyForm) {
+      await expect(attempt).rejects.toMatchObject({
+        sdkName: 'AuthenticationError',
+        message: expect.stringContaining('Invalid API key format'),
+      });
+    } else {
+      const s = await attempt;
+      expect(await sdk.static('kill', s.sandboxId, opts)).toBe(true);
+    }
+    if (line.keyCheckOptOut) {
+      const unchecked = await driver(line, { E2B_VALIDATE_API_KEY: 'false' });
+      const s = await unchecked.create('base', { ...opts, apiKey: OLD_FORM_KEY });
+      expect(await unchecked.static('kill', s.sandboxId, opts)).toBe(true);
+    }
+    // A wrong key in the right form: the platform's 401, the same for every line.
+    await expect(sdk.create('base', { ...opts, apiKey: newApiKey() })).rejects.toMatchObject({ sdkName: 'AuthenticationError' });
+  });
+
+  test('a field the platform does not honour is refused with the same message as for the newest line; nothing is left', async () => {
+    const sdk = await driver(line);
+    await expect(sdk.create('base', { ...opts, metadata: { line: line.version }, allowInternetAccess: false })).rejects.toThrow(
+      'turning internet access off is not supported by this platform',
+    );
+    expect(await sandboxesOf(line)).toEqual([]);
+  });
+});
+
+test('base carries what code written for E2B expects: python3 with pip, node, git, and sudo for user without a password', async () => {
+  const sdk = await driver(SDK_LINES.find((l) => l.pkg === 'e2b') as SdkLine);
+  const s = await sdk.create('base', opts);
+  const probe = await sdk.call<{ stdout: string }>(
+    s.sandboxId,
+    'commands.run',
+    'python3 -c "print(6*7)"; pip --version | cut -d" " -f1; node -e "console.log(process.version.startsWith(\'v\'))"; git --version | cut -d" " -f1-2; sudo -n whoami',
+  );
+  expect(probe.stdout.split('\n')).toEqual(['42', 'pip', 'true', 'git version', 'root', '']);
+  expect(await sdk.static('kill', s.sandboxId, opts)).toBe(true);
+});
