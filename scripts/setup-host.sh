@@ -4,7 +4,7 @@ set -euo pipefail
 
 packages=(
   shadowsocks-libev   # ss-server, ss-local, ss-redir
-  iptables            # NAT chain in transparent mode, lab EIP emulation
+  iptables            # NAT chain in transparent mode, lab EIP emulation, the sandbox guard (iptables, ebtables-nft)
   iproute2            # network namespaces and veth pairs for the lab
   shellcheck          # lints every rendered shell artifact
   systemd             # systemd-analyze verify for the rendered unit

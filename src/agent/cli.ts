@@ -17,6 +17,8 @@ options:
   --port N                port to listen on (default ${DEFAULT_AGENT_PORT}; 0 picks a free one)
   --host ADDR             address to listen on (default 0.0.0.0)
   --token-file F          file holding the sandbox access token (POST /init can set it instead)
+  --token-env NAME        environment variable holding the sandbox access token (removed from the agent's
+                          environment once read; the runtime starts every sandbox's agent this way)
   --default-user U        user for requests without one (default: the agent's own user; /init can change it)
   --brand B               brand token; metadata lives in xattrs under user.<b lower>. (default Svc)
   --max-entries N         largest ListDir answer, in entries; more is resource_exhausted (default ${DEFAULT_MAX_ENTRIES})
@@ -27,6 +29,7 @@ const FLAGS = {
   port: { type: 'string' },
   host: { type: 'string' },
   'token-file': { type: 'string' },
+  'token-env': { type: 'string' },
   'default-user': { type: 'string' },
   brand: { type: 'string' },
   'max-entries': { type: 'string' },
@@ -55,6 +58,14 @@ function readToken(file: string): string {
   }
   const token = text.replace(/\r?\n$/, '');
   if (token === '') throw new Error(`agent: --token-file ${file} is empty`);
+  return token;
+}
+
+/** The token from an environment variable, which is then dropped so nothing the agent starts could inherit it. */
+function tokenFromEnv(name: string): string {
+  const token = process.env[name];
+  delete process.env[name];
+  if (token === undefined || token === '') throw new Error(`agent: --token-env ${name}: the variable is not set`);
   return token;
 }
 
@@ -96,7 +107,12 @@ export async function runAgentCli(argv: string[]): Promise<number> {
     agent = await startAgent({
       ...numbers,
       host: values.host,
-      accessToken: values['token-file'] === undefined ? undefined : readToken(values['token-file']),
+      accessToken:
+        values['token-env'] !== undefined
+          ? tokenFromEnv(values['token-env'])
+          : values['token-file'] === undefined
+            ? undefined
+            : readToken(values['token-file']),
       defaultUser: values['default-user'],
       brand: values.brand,
     });

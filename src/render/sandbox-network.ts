@@ -1,4 +1,4 @@
-import { PRIVATE_DESTINATIONS } from './server-acl';
+import { sandboxBlockedDestinations } from '../runtime/network/private-ranges';
 import { SANDBOX_CHAINS, SANDBOX_HOST_PATHS } from './sandbox-host-paths';
 
 /**
@@ -22,12 +22,6 @@ export interface SandboxNetworkOptions {
   hostNetworks: readonly string[];
   /** Networks allowed to open TCP connections to sandboxes (a fleet's gateways); empty on a single host. */
   routedFrom: readonly string[];
-}
-
-/** IPv4 destinations a sandbox never reaches: private space, loopback, link-local (the metadata service), ... */
-export function sandboxBlockedDestinations(hostNetworks: readonly string[]): string[] {
-  const ipv4 = PRIVATE_DESTINATIONS.filter((c) => !c.includes(':'));
-  return [...new Set([...ipv4, ...hostNetworks])];
 }
 
 const IMDS = 'http://169.254.169.254/latest';
@@ -62,7 +56,7 @@ host_facts() {
 /**
  * The sandbox network's rules on a host, keyed on the sandboxes' source addresses (the platform makes the bridges and
  * namespaces; this makes their traffic go, and go only where it may): forwarding on, and three chains. Sandboxes
- * reach the internet through NAT, the proxy's ingress port, and DNS; they reach no private or link-local address (not
+ * reach the internet through NAT, the proxy's ingress port, and DNS of the host's resolvers; they reach no private or link-local address (not
  * the VPC, not the metadata service) and no service of the host itself. A fleet's gateways may open TCP connections
  * to them. `up` rebuilds the chains in one iptables-restore transaction; `down` removes them. Both are idempotent.
  */
@@ -80,6 +74,8 @@ PROXY_PORT=${proxy.port}
 PROXY_PROTOCOLS="${proxy.protocols.join(' ')}"
 BLOCKED="${sandboxBlockedDestinations(options.hostNetworks).join(' ')}"
 ROUTED_FROM="${options.routedFrom.join(' ')}"
+# DNS passes only to the resolvers sandboxes are given (the host's, as the runtime copies them), never to any address.
+RESOLVERS=$(awk '/^nameserver[ \\t]+[0-9.]+[ \\t]*$/ { print $2 }' /etc/resolv.conf)
 ${
   options.addresses.kind === 'delegated'
     ? `HOST_FACTS=\${SANDBOX_KIT_HOST_FACTS:-${SANDBOX_HOST_PATHS.hostFacts}}
@@ -110,8 +106,10 @@ rules() {
     for protocol in $PROXY_PROTOCOLS; do
       echo "-A $FWD -s $cidr -d $PROXY/32 -p $protocol --dport $PROXY_PORT -j ACCEPT"
     done
-    echo "-A $FWD -s $cidr -p udp --dport 53 -j ACCEPT"
-    echo "-A $FWD -s $cidr -p tcp --dport 53 -j ACCEPT"
+    for resolver in $RESOLVERS; do
+      echo "-A $FWD -s $cidr -d $resolver/32 -p udp --dport 53 -j ACCEPT"
+      echo "-A $FWD -s $cidr -d $resolver/32 -p tcp --dport 53 -j ACCEPT"
+    done
     for blocked in $BLOCKED; do
       echo "-A $FWD -s $cidr -d $blocked -j DROP"
     done

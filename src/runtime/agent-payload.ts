@@ -10,6 +10,8 @@ import { projectRoot } from '../util/project-root';
 import type { BindMount } from './oci-config';
 
 export const PAYLOAD_DIR = '/opt/sandbox-kit';
+/** The variable that hands the agent its access token at start (`--token-env`). */
+export const AGENT_TOKEN_ENV = 'SANDBOX_KIT_ACCESS_TOKEN';
 export const TINI_STATIC = '/usr/bin/tini-static';
 
 export interface AgentPayload {

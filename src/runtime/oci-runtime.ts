@@ -5,7 +5,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { DEFAULT_AGENT_PORT } from '../contract/agent-port';
-import { agentArgv, checkAgentPayload, defaultAgentPayload, payloadBinds, type AgentPayload } from './agent-payload';
+import { AGENT_TOKEN_ENV, agentArgv, checkAgentPayload, defaultAgentPayload, payloadBinds, type AgentPayload } from './agent-payload';
 import { classifyCgroupLayout, readCgroupFacts, selectRuntime, type CgroupLayoutInfo } from './cgroup-layout';
 import { removeCgroup } from './cgroups';
 import { ConsoleLogCap, DEFAULT_CONSOLE_LOG_BYTES } from './console-log';
@@ -15,7 +15,8 @@ import { OciCli, type OciState } from './oci-cli';
 import { renderOciConfig } from './oci-config';
 import { CHILD_OOM_SCORE_ADJ_ENV } from '../contract/child-oom';
 import { AGENT_OOM_SCORE_ADJ, CHILD_OOM_SCORE_ADJ } from './oom';
-import { renderHosts, renderResolvConf } from './sandbox-etc';
+import { hostSandboxResolvConf } from './network/host-resolvers';
+import { renderHosts } from './sandbox-etc';
 import type { RuntimeChoice, SandboxNetwork, SandboxRuntime, SandboxSpec, SandboxStatus } from './types';
 import { findExecutable } from './which';
 import { sleep } from '../util/poll';
@@ -114,8 +115,7 @@ export class OciSandboxRuntime implements SandboxRuntime {
     this.agentPort = options.agentPort ?? DEFAULT_AGENT_PORT;
     this.pidsLimit = options.pidsLimit ?? DEFAULT_PIDS_LIMIT;
     this.nofile = containerNofile(options.nofile ?? DEFAULT_NOFILE);
-    this.resolvConf =
-      options.resolvConf ?? renderResolvConf(fs.existsSync('/etc/resolv.conf') ? fs.readFileSync('/etc/resolv.conf', 'utf8') : '');
+    this.resolvConf = options.resolvConf ?? hostSandboxResolvConf();
   }
 
   get name(): 'crun' | 'runc' {
@@ -147,8 +147,15 @@ export class OciSandboxRuntime implements SandboxRuntime {
       fs.writeFileSync(path.join(p.upper, 'etc', 'resolv.conf'), this.resolvConf);
       const config = renderOciConfig({
         rootfs: p.rootfs,
-        args: agentArgv(this.agentPort, spec.agentArgs ?? []),
-        env: { HOME: '/root', [CHILD_OOM_SCORE_ADJ_ENV]: String(CHILD_OOM_SCORE_ADJ) },
+        args: agentArgv(this.agentPort, [
+          ...(spec.accessToken !== undefined ? ['--token-env', AGENT_TOKEN_ENV] : []),
+          ...(spec.agentArgs ?? []),
+        ]),
+        env: {
+          HOME: '/root',
+          [CHILD_OOM_SCORE_ADJ_ENV]: String(CHILD_OOM_SCORE_ADJ),
+          ...(spec.accessToken !== undefined ? { [AGENT_TOKEN_ENV]: spec.accessToken } : {}),
+        },
         cwd: '/',
         uid: 0,
         gid: 0,

@@ -14,3 +14,13 @@ export function renderResolvConf(hostResolvConf: string): string {
     .filter((l) => l.trim() !== '' && !l.trim().startsWith('#'));
   return kept.length > 0 ? `${kept.join('\n')}\n` : '';
 }
+
+/** The IPv4 resolvers a resolv.conf names: the one destination of port 53 the sandbox guard lets through. */
+export function nameserversOf(resolvConf: string): string[] {
+  const out: string[] = [];
+  for (const line of resolvConf.split('\n')) {
+    const m = /^\s*nameserver\s+(\d+\.\d+\.\d+\.\d+)\s*$/.exec(line);
+    if (m) out.push(m[1]!);
+  }
+  return out;
+}

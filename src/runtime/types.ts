@@ -35,6 +35,11 @@ export interface SandboxSpec {
   network: NetworkAttachment;
   /** Extra arguments for the agent after the runtime's own (port). */
   agentArgs?: string[];
+  /**
+   * The sandbox's access token: the agent refuses every call without it from its first connection on (it never
+   * waits for /init to learn it). It reaches the agent through its environment, which only root in the sandbox can read.
+   */
+  accessToken?: string;
   /** Hostname inside the sandbox; default the sandbox ID. */
   hostname?: string;
 }

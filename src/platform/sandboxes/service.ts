@@ -163,13 +163,14 @@ export class SandboxService {
       memoryMB: template.memoryMB,
       cpuCount: template.cpuCount,
       network,
+      accessToken: record.envdAccessToken,
     });
     step('container');
     signal.throwIfAborted();
     const agent = this.agentFor(record);
     await agent.waitForHealth(this.healthTimeoutMs, signal);
     step('agent');
-    await agent.init(this.initRequest(record));
+    await agent.init(this.initRequest(record), record.envdAccessToken);
     step('init');
     if (template.startCmd !== undefined) {
       await this.runStartCommand(record, template, agent, signal);

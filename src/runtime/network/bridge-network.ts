@@ -11,8 +11,12 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import { exec, execOk } from '../../util/exec';
 import { checkSandboxID } from '../instance';
+import { nameserversOf } from '../sandbox-etc';
 import type { NetworkAttachment, SandboxNetwork } from '../types';
+import { attachPortScript, detachPortScript, guardScript } from './guard-rules';
+import { hostSandboxResolvConf } from './host-resolvers';
 import { firstFreeAddress, parseSubnet, type Subnet } from './ipv4';
+import { sandboxBlockedDestinations } from './private-ranges';
 
 export const NETNS_DIR = '/run/netns';
 const ALIAS_TAG = 'sandbox-kit';
@@ -30,7 +34,16 @@ export interface BridgeNetworkOptions {
   netnsPrefix: string;
   /** Addresses of the subnet that are used by something else (never handed out). */
   reserved?: string[];
+  /** The link from the root side, the one way new connections reach sandboxes (guard-rules.ts); default host0. */
+  rootLink?: string;
+  /** Resolvers sandboxes may reach on port 53; default the nameservers of the host's resolv.conf. */
+  dnsResolvers?: string[];
+  /** Networks of the host (a VPC) sandboxes may not reach, on top of private and link-local space. */
+  hostNetworks?: string[];
 }
+
+/** The root side's link into a sandbox-host namespace (the lab's and the standalone one both name it so). */
+export const ROOT_LINK = 'host0';
 
 /** The bridge-side veth of a sandbox namespace: a name derived from it that fits the 15-character limit. */
 export function bridgePortName(netns: string): string {
@@ -53,6 +66,7 @@ export function parseAlias(alias: string | undefined): { netns: string; address:
 export class BridgeNetwork implements SandboxNetwork {
   private readonly subnet: Subnet;
   private queue: Promise<unknown> = Promise.resolve();
+  private guarded = false;
 
   constructor(readonly options: BridgeNetworkOptions) {
     this.subnet = parseSubnet(options.subnet);
@@ -83,29 +97,49 @@ export class BridgeNetwork implements SandboxNetwork {
     return next;
   }
 
+  /** Loads the bridge-wide rules once per process (idempotent: a restart loads the same rules again). */
+  private async guard(): Promise<void> {
+    if (this.guarded) return;
+    const o = this.options;
+    await execOk(['ip', 'netns', 'exec', o.bridgeNamespace, 'sh', '-s'], {
+      input: guardScript({
+        bridge: o.bridge,
+        rootLink: o.rootLink ?? ROOT_LINK,
+        dnsResolvers: o.dnsResolvers ?? nameserversOf(hostSandboxResolvConf()),
+        blocked: sandboxBlockedDestinations(o.hostNetworks ?? []),
+      }),
+    });
+    this.guarded = true;
+  }
+
   private async attachNow(sandboxID: string): Promise<NetworkAttachment> {
     const ns = this.netnsName(sandboxID);
     const o = this.options;
     if (fs.existsSync(`${NETNS_DIR}/${ns}`))
       throw new Error(`network namespace ${ns} already exists (sandbox ${sandboxID} is attached already)`);
+    await this.guard();
     const taken = new Set([o.gateway, ...(o.reserved ?? []), ...(await this.ports()).values()]);
     const address = firstFreeAddress(this.subnet, taken);
     if (!address) throw new Error(`no free address left on ${o.subnet} for sandbox ${sandboxID}`);
     const port = bridgePortName(ns);
+    const mac = macFor(address);
     try {
       await execOk(['ip', 'netns', 'add', ns]);
       await execOk(['ip', '-n', o.bridgeNamespace, '-b', '-'], {
         input: [
-          `link add ${port} type veth peer name eth0 address ${macFor(address)} netns ${ns}`,
+          `link add ${port} type veth peer name eth0 address ${mac} netns ${ns}`,
           `link set ${port} alias "${ALIAS_TAG} ${ns} ${address}"`,
           `link set ${port} master ${o.bridge}`,
-          `link set ${port} up`,
           '',
         ].join('\n'),
       });
+      // The port comes up only once its rules are in.
+      await execOk(['ip', 'netns', 'exec', o.bridgeNamespace, 'sh', '-s'], { input: attachPortScript({ port, mac, address }, o.bridge) });
       await execOk(['ip', '-n', ns, '-b', '-'], {
         input: [
           'link set lo up',
+          // No IPv6 link-local address: the guard drops IPv6 anyway; this keeps the sandbox from even trying.
+          'link set eth0 addrgenmode none',
           `addr add ${address}/${this.subnet.prefix} dev eth0`,
           'link set eth0 up',
           `route add default via ${o.gateway}`,
@@ -113,14 +147,23 @@ export class BridgeNetwork implements SandboxNetwork {
         ].join('\n'),
       });
     } catch (err) {
-      await this.detachNs(ns);
+      await this.detachNs(ns, address);
       throw new Error(`cannot attach sandbox ${sandboxID} to ${o.bridgeNamespace}/${o.bridge}: ${(err as Error).message}`);
     }
     return { netnsPath: `${NETNS_DIR}/${ns}`, address };
   }
 
-  private async detachNs(ns: string): Promise<void> {
-    await exec(['ip', '-force', '-n', this.options.bridgeNamespace, '-b', '-'], { input: `link del ${bridgePortName(ns)}\n` });
+  private async detachNs(ns: string, address?: string): Promise<void> {
+    const o = this.options;
+    const port = bridgePortName(ns);
+    let known = address;
+    if (known === undefined) {
+      const shown = await exec(['ip', '-n', o.bridgeNamespace, '-j', 'link', 'show', 'dev', port]);
+      if (shown.code === 0)
+        known = parseAlias((JSON.parse(shown.stdout.trim() || '[]') as Array<{ ifalias?: string }>)[0]?.ifalias)?.address;
+    }
+    if (fs.existsSync(`${NETNS_DIR}/${o.bridgeNamespace}`))
+      await exec(['ip', 'netns', 'exec', o.bridgeNamespace, 'sh', '-s'], { input: detachPortScript(port, known, o.bridge) });
     if (fs.existsSync(`${NETNS_DIR}/${ns}`)) await execOk(['ip', 'netns', 'del', ns]);
   }
 

@@ -1,22 +1,24 @@
 /**
  * A standalone sandbox network for tests and for a platform run without the lab: a "sandbox host" namespace
  * `<name>.host` with the bridge `sb` on a free /24 of 198.19.0.0/16 (or on a given subnet: a fleet host's delegated
- * prefix, which the VPC routes to it), and ONE veth link from the root namespace onto that bridge, so processes in
- * the root namespace (platform, gateway, tests) reach the agents directly. The bridge takes the subnet's first host
- * address (the sandboxes' gateway), the root side its last. Nothing else in the root namespace changes: no sysctl,
- * no firewall rule, no forwarding.
+ * prefix, which the VPC routes to it), and ONE veth link from the root namespace into that namespace, so processes in
+ * the root namespace (platform, gateway, tests) reach the agents. The bridge takes the subnet's first host address
+ * (the sandboxes' gateway), the root side its last. The link is routed, not bridged: the namespace answers ARP for
+ * each side on the other's behalf (proxy ARP), so every packet between a sandbox and the root side passes the
+ * namespace's guard (guard-rules.ts) like any other. Nothing else in the root namespace changes: no sysctl, no
+ * firewall rule, no forwarding.
  */
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import { exec, execOk } from '../../util/exec';
 import { checkInstanceName } from '../instance';
 import type { SandboxNetwork } from '../types';
-import { BridgeNetwork, macFor, NETNS_DIR } from './bridge-network';
+import { BridgeNetwork, macFor, NETNS_DIR, ROOT_LINK } from './bridge-network';
 import { intToIp, ipToInt, parseSubnet, type Subnet } from './ipv4';
 
 export const STANDALONE_RANGE = '198.19.0.0/16';
 const BRIDGE = 'sb';
-const HOST_SIDE = 'host0';
+const HOST_SIDE = ROOT_LINK;
 
 export interface SandboxHostNetwork {
   network: SandboxNetwork & { list: BridgeNetwork['list'] };
@@ -64,12 +66,37 @@ export interface SandboxHostNetworkOptions {
    * the root namespace's own address.
    */
   routeOut?: boolean;
+  /** Resolvers the sandboxes may reach on port 53 (default the host's: see BridgeNetworkOptions). */
+  dnsResolvers?: string[];
 }
 
-/** Forwarding on in the namespace, default route to the root side (both idempotent). */
+/** Default route to the root side (idempotent). */
 async function routeOut(handle: SandboxHostNetwork): Promise<void> {
-  await execOk(['ip', 'netns', 'exec', handle.namespace, 'sysctl', '-q', '-w', 'net.ipv4.ip_forward=1']);
   await execOk(['ip', '-n', handle.namespace, 'route', 'replace', 'default', 'via', handle.hostAddress]);
+}
+
+/**
+ * The root link as a routed link (idempotent, also for a namespace an older run made with the link on the bridge):
+ * off the bridge, the root side's address routed to it, forwarding and proxy ARP on in the namespace.
+ */
+async function routeRootLink(namespace: string, hostAddress: string): Promise<void> {
+  await execOk(['ip', '-n', namespace, '-b', '-'], {
+    input: [`link set ${HOST_SIDE} nomaster`, `link set ${HOST_SIDE} up`, `route replace ${hostAddress}/32 dev ${HOST_SIDE}`, ''].join(
+      '\n',
+    ),
+  });
+  await execOk([
+    'ip',
+    'netns',
+    'exec',
+    namespace,
+    'sysctl',
+    '-q',
+    '-w',
+    'net.ipv4.ip_forward=1',
+    `net.ipv4.conf.${BRIDGE}.proxy_arp=1`,
+    `net.ipv4.conf.${HOST_SIDE}.proxy_arp=1`,
+  ]);
 }
 
 export async function createSandboxHostNetwork(name: string, options: SandboxHostNetworkOptions = {}): Promise<SandboxHostNetwork> {
@@ -87,7 +114,7 @@ export async function createSandboxHostNetwork(name: string, options: SandboxHos
     if (free.length === 0) throw new Error(`no free /24 left in ${STANDALONE_RANGE}`);
     chosen = parseSubnet(`198.19.${free[Math.floor(Math.random() * free.length)]!}.0/24`);
   }
-  const handle = hostNetworkHandle(name, chosen);
+  const handle = hostNetworkHandle(name, chosen, options.dnsResolvers);
   const { subnet, gateway, hostAddress, close } = handle;
   const prefix = chosen.prefix;
   try {
@@ -104,9 +131,7 @@ export async function createSandboxHostNetwork(name: string, options: SandboxHos
       ].join('\n'),
     });
     await execOk(['ip', 'link', 'add', link, 'type', 'veth', 'peer', 'name', HOST_SIDE, 'netns', namespace]);
-    await execOk(['ip', '-n', namespace, '-b', '-'], {
-      input: [`link set ${HOST_SIDE} master ${BRIDGE}`, `link set ${HOST_SIDE} up`, ''].join('\n'),
-    });
+    await routeRootLink(namespace, hostAddress);
     await execOk(['ip', '-b', '-'], { input: [`addr add ${hostAddress}/${prefix} dev ${link}`, `link set ${link} up`, ''].join('\n') });
     const routes = JSON.parse((await execOk(['ip', '-j', 'route', 'show', subnet])).trim() || '[]') as Array<{ dev?: string }>;
     if (routes.length !== 1 || routes[0]!.dev !== link) {
@@ -132,7 +157,7 @@ export function subnetCapacity(subnet: string | undefined): number {
 }
 
 /** The handle of the standalone network `name` on `s` (made or found). */
-function hostNetworkHandle(name: string, s: Subnet): SandboxHostNetwork {
+function hostNetworkHandle(name: string, s: Subnet, dnsResolvers?: string[]): SandboxHostNetwork {
   const namespace = hostNamespaceName(name);
   const { subnet, gateway, hostAddress } = hostNetworkAddresses(s);
   const network = new BridgeNetwork({
@@ -142,6 +167,7 @@ function hostNetworkHandle(name: string, s: Subnet): SandboxHostNetwork {
     gateway,
     netnsPrefix: `${name}-`,
     reserved: [hostAddress],
+    ...(dnsResolvers !== undefined ? { dnsResolvers } : {}),
   });
   const close = async (): Promise<void> => {
     if (fs.existsSync(`${NETNS_DIR}/${namespace}`)) {
@@ -157,7 +183,7 @@ function hostNetworkHandle(name: string, s: Subnet): SandboxHostNetwork {
  * The standalone network `name` as a previous run left it (a restarted platform's sandboxes still live on it), read
  * back from its bridge's address; undefined when there is none.
  */
-export async function reopenSandboxHostNetwork(name: string): Promise<SandboxHostNetwork | undefined> {
+export async function reopenSandboxHostNetwork(name: string, dnsResolvers?: string[]): Promise<SandboxHostNetwork | undefined> {
   checkInstanceName(name);
   const namespace = hostNamespaceName(name);
   if (!fs.existsSync(`${NETNS_DIR}/${namespace}`)) return undefined;
@@ -175,7 +201,7 @@ export async function reopenSandboxHostNetwork(name: string): Promise<SandboxHos
       `sandbox host network ${name}: the bridge ${BRIDGE} in ${namespace} does not hold its subnet's first address; remove it (ip netns del ${namespace}) and start again`,
     );
   }
-  return hostNetworkHandle(name, found);
+  return hostNetworkHandle(name, found, dnsResolvers);
 }
 
 /**
@@ -183,13 +209,14 @@ export async function reopenSandboxHostNetwork(name: string): Promise<SandboxHos
  * the one found (a host's delegated prefix does not change under its sandboxes).
  */
 export async function openSandboxHostNetwork(name: string, options: SandboxHostNetworkOptions = {}): Promise<SandboxHostNetwork> {
-  const found = await reopenSandboxHostNetwork(name);
+  const found = await reopenSandboxHostNetwork(name, options.dnsResolvers);
   if (found && options.subnet !== undefined && hostNetworkAddresses(parseSubnet(options.subnet)).subnet !== found.subnet) {
     throw new Error(
       `sandbox host network ${name} is on ${found.subnet}, not ${options.subnet}: stop its sandboxes (sandbox-kit down, or ip netns del ${found.namespace}) to move it`,
     );
   }
   const handle = found ?? (await createSandboxHostNetwork(name, options));
+  if (found) await routeRootLink(found.namespace, found.hostAddress);
   if (options.routeOut) await routeOut(handle);
   return handle;
 }

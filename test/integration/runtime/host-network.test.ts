@@ -25,7 +25,7 @@ test('a delegated /28: addresses, the route out, and no silent move to another s
     hostAddress: '100.64.250.30',
   });
   const ip = (...args: string[]) => execFileSync('ip', args, { encoding: 'utf8' }).trim();
-  expect(ip('-n', net.namespace, '-4', 'route', 'show', 'default')).toBe('default via 100.64.250.30 dev sb');
+  expect(ip('-n', net.namespace, '-4', 'route', 'show', 'default')).toBe('default via 100.64.250.30 dev host0');
   expect(ip('netns', 'exec', net.namespace, 'sysctl', '-n', 'net.ipv4.ip_forward')).toBe('1');
   const attached = await net.network.attach('sbx1');
   expect(attached.address).toBe('100.64.250.18');

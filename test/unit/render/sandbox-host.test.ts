@@ -1,3 +1,4 @@
+import { sandboxBlockedDestinations } from '../../../src/runtime/network/private-ranges';
 import { parse } from 'yaml';
 import {
   LOCAL_REDIS_CATALOG,
@@ -16,7 +17,6 @@ import {
   renderSandboxCloudInit,
   renderSandboxNetworkScript,
   renderStackFile,
-  sandboxBlockedDestinations,
   sandboxHostFiles,
   sandboxPackages,
 } from '../../../src/render';

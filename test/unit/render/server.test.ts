@@ -1,7 +1,7 @@
+import { PRIVATE_DESTINATIONS } from '../../../src/runtime/network/private-ranges';
 import { isCidr } from '../../../src/config';
 import {
   HOST_PATHS,
-  PRIVATE_DESTINATIONS,
   renderEgressAddressScript,
   renderServerAcl,
   renderServerConfig,

@@ -8,11 +8,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startGateway, type RunningGateway } from '../../../../src/gateway';
 import { startPlatformOnHost, type PlatformOnHost, type PlatformOnHostOptions } from '../../../../src/platform/on-host';
-import { baseRootfs, freshAgentPayload } from '../../runtime/helpers/common';
+import { openSandboxHostNetwork, type SandboxHostNetwork } from '../../../../src/runtime/network/host-network';
+import { baseRootfs, freshAgentPayload, uniqueName } from '../../runtime/helpers/common';
 import { SdkDriver } from '../../platform/helpers/sdk-driver';
+import { INTERNET, startInternet, type Internet } from './internet';
 
 export interface NetworkRig {
   platform: PlatformOnHost;
+  /** The sandboxes' network (its own namespace, with the internet stand-in behind it). */
+  net: SandboxHostNetwork;
+  internet: Internet;
   gateway: RunningGateway;
   sdk: SdkDriver;
   opts: { apiKey: string; apiUrl: string; sandboxUrl: string };
@@ -26,17 +31,30 @@ export async function startRig(options: Partial<PlatformOnHostOptions> = {}): Pr
   await baseRootfs();
   const stateDir = await mkdtemp(join(tmpdir(), 'skn-'));
   const agent = await freshAgentPayload(join(stateDir, 'bundle'));
-  const platform = await startPlatformOnHost({
-    stateDir,
-    agent,
-    log: (line) => process.stderr.write(`platform: ${line}\n`),
-    ...options,
-  });
+  const name = uniqueName('nt');
+  const net = await openSandboxHostNetwork(name, { dnsResolvers: [INTERNET.resolver] });
+  let internet: Internet;
+  let platform: PlatformOnHost;
+  try {
+    internet = await startInternet(name, net.namespace, net.subnet);
+    platform = await startPlatformOnHost({
+      stateDir,
+      agent,
+      network: net.network,
+      log: (line) => process.stderr.write(`platform: ${line}\n`),
+      ...options,
+    });
+  } catch (err) {
+    await net.close();
+    throw err;
+  }
   const gateway = await startGateway({ catalog: platform.catalog });
   const sdk = await SdkDriver.start();
   const opts = { apiKey: platform.apiKey, apiUrl: platform.url, sandboxUrl: `http://127.0.0.1:${gateway.port}` };
   return {
     platform,
+    net,
+    internet,
     gateway,
     sdk,
     opts,
@@ -58,6 +76,8 @@ export async function startRig(options: Partial<PlatformOnHostOptions> = {}): Pr
       await sdk.close();
       await gateway.close();
       await platform.close({ killSandboxes: true });
+      internet.close();
+      await net.close();
       fs.rmSync(stateDir, { recursive: true, force: true });
     },
   };

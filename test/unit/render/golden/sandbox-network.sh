@@ -10,6 +10,8 @@ PROXY_PORT=8388
 PROXY_PROTOCOLS="tcp udp"
 BLOCKED="0.0.0.0/8 10.0.0.0/8 100.64.0.0/10 127.0.0.0/8 169.254.0.0/16 172.16.0.0/12 192.0.0.0/24 192.168.0.0/16 198.18.0.0/15 224.0.0.0/4 240.0.0.0/4 10.0.0.0/16"
 ROUTED_FROM=""
+# DNS passes only to the resolvers sandboxes are given (the host's, as the runtime copies them), never to any address.
+RESOLVERS=$(awk '/^nameserver[ \t]+[0-9.]+[ \t]*$/ { print $2 }' /etc/resolv.conf)
 
 sandbox_cidrs() {
   echo 10.88.0.0/22
@@ -37,8 +39,10 @@ rules() {
     for protocol in $PROXY_PROTOCOLS; do
       echo "-A $FWD -s $cidr -d $PROXY/32 -p $protocol --dport $PROXY_PORT -j ACCEPT"
     done
-    echo "-A $FWD -s $cidr -p udp --dport 53 -j ACCEPT"
-    echo "-A $FWD -s $cidr -p tcp --dport 53 -j ACCEPT"
+    for resolver in $RESOLVERS; do
+      echo "-A $FWD -s $cidr -d $resolver/32 -p udp --dport 53 -j ACCEPT"
+      echo "-A $FWD -s $cidr -d $resolver/32 -p tcp --dport 53 -j ACCEPT"
+    done
     for blocked in $BLOCKED; do
       echo "-A $FWD -s $cidr -d $blocked -j DROP"
     done

@@ -1,0 +1,120 @@
+/**
+ * The rules that fence sandboxes in, as text for the tools that load them. Pure. They live in the namespace that
+ * holds the sandboxes' bridge (the lab's sandbox host, or the platform's standalone `<instance>.host` on a single
+ * machine or an AWS host), which the kit made and no sandbox can enter, so the same code runs everywhere.
+ *
+ * - L2, per sandbox port (ebtables): frames leave a port only with the sandbox's own MAC and IPv4 address (ARP and
+ *   IP alike), and only IPv4 and ARP at all, so no sandbox can answer ARP for another's address, use its MAC or
+ *   address, or speak IPv6. The port itself is isolated (no frame to another sandbox port), does not learn, and is
+ *   not flooded; the bridge knows each sandbox's MAC statically and the gateway each address's MAC permanently.
+ * - L3, for the whole bridge (iptables): nothing from a sandbox to another sandbox (even routed via the gateway) or
+ *   to the bridge namespace itself; DNS only to the resolvers the sandboxes are given; then each sandbox's egress
+ *   policy (egress-policy.ts); then no private, loopback, link-local or host network; then out. New connections into
+ *   sandboxes only from the root side's link (the platform and the gateway).
+ */
+
+export const GUARD_CHAINS = {
+  forward: 'SKIT-FWD',
+  input: 'SKIT-IN',
+  /** Per-sandbox egress policies hang here (one jump per sandbox with a policy); never flushed by the guard. */
+  policy: 'SKIT-POLICY',
+} as const;
+
+export interface GuardOptions {
+  /** The bridge the sandboxes' ports are on, e.g. sb. */
+  bridge: string;
+  /** The link from the root side (the platform and the gateway): the one way new connections come in. */
+  rootLink: string;
+  /** Resolvers the sandboxes' resolv.conf names: port 53 to them passes. */
+  dnsResolvers: readonly string[];
+  /** IPv4 destinations no sandbox reaches (private space, link-local, loopback, the host's networks). */
+  blocked: readonly string[];
+}
+
+/** A shell script (run in the bridge namespace) that loads the guard; idempotent, other chains untouched. */
+export function guardScript(o: GuardOptions): string {
+  const { forward: FWD, input: IN, policy: POLICY } = GUARD_CHAINS;
+  const rules = [
+    '*filter',
+    `:${FWD} - [0:0]`,
+    `:${IN} - [0:0]`,
+    `-A ${IN} -i ${o.bridge} -m conntrack --ctstate ESTABLISHED,RELATED -j ACCEPT`,
+    `-A ${IN} -i ${o.bridge} -j DROP`,
+    `-A ${FWD} -m conntrack --ctstate ESTABLISHED,RELATED -j ACCEPT`,
+    `-A ${FWD} -i ${o.bridge} -o ${o.bridge} -j DROP`,
+    ...o.dnsResolvers.flatMap((r) => ['udp', 'tcp'].map((p) => `-A ${FWD} -i ${o.bridge} -d ${r}/32 -p ${p} --dport 53 -j ACCEPT`)),
+    `-A ${FWD} -i ${o.bridge} -j ${POLICY}`,
+    ...o.blocked.map((b) => `-A ${FWD} -i ${o.bridge} -d ${b} -j DROP`),
+    `-A ${FWD} -i ${o.bridge} -j ACCEPT`,
+    `-A ${FWD} -i ${o.rootLink} -o ${o.bridge} -p tcp -m conntrack --ctstate NEW -j ACCEPT`,
+    `-A ${FWD} -o ${o.bridge} -j DROP`,
+    'COMMIT',
+  ];
+  return `set -e
+iptables -w -N ${POLICY} 2>/dev/null || true
+iptables-restore -w --noflush <<'RULES'
+${rules.join('\n')}
+RULES
+iptables -w -C FORWARD -j ${FWD} 2>/dev/null || iptables -w -I FORWARD 1 -j ${FWD}
+iptables -w -C INPUT -j ${IN} 2>/dev/null || iptables -w -I INPUT 1 -j ${IN}
+sysctl -q -w net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1 net.ipv4.ip_forward=1
+`;
+}
+
+export interface PortFacts {
+  /** The bridge-side veth of the sandbox. */
+  port: string;
+  mac: string;
+  address: string;
+}
+
+function portChain(port: string): string {
+  return `SKIT-${port}`;
+}
+
+/** ebtables-restore input binding a port to its sandbox's MAC and address (IPv4 and ARP only). */
+export function portGuardRules({ port, mac, address }: PortFacts): string {
+  const chain = portChain(port);
+  return [
+    '*filter',
+    `:${chain} RETURN`,
+    `-A INPUT -i ${port} -j ${chain}`,
+    `-A FORWARD -i ${port} -j ${chain}`,
+    `-A ${chain} -s ! ${mac} -j DROP`,
+    `-A ${chain} -p IPv4 --ip-src ! ${address} -j DROP`,
+    `-A ${chain} -p ARP --arp-ip-src ! ${address} -j DROP`,
+    `-A ${chain} -p ARP --arp-mac-src ! ${mac} -j DROP`,
+    `-A ${chain} -p IPv4 -j RETURN`,
+    `-A ${chain} -p ARP -j RETURN`,
+    `-A ${chain} -j DROP`,
+    'COMMIT',
+    '',
+  ].join('\n');
+}
+
+/**
+ * A shell script (run in the bridge namespace) that plugs a sandbox's port in: its L2 rules first, then the bridge's
+ * static knowledge of its MAC and address, then the port up. Nothing of the sandbox passes before its rules are in.
+ */
+export function attachPortScript(facts: PortFacts, bridge: string): string {
+  return `set -e
+ebtables-restore --noflush <<'RULES'
+${portGuardRules(facts)}RULES
+ip link set dev ${facts.port} type bridge_slave isolated on learning off flood off mcast_flood off
+bridge fdb replace ${facts.mac} dev ${facts.port} master static
+ip neigh replace ${facts.address} lladdr ${facts.mac} dev ${bridge} nud permanent
+ip link set ${facts.port} up
+`;
+}
+
+/** The reverse of attachPortScript; every step tolerates what is already gone. */
+export function detachPortScript(port: string, address: string | undefined, bridge: string): string {
+  const chain = portChain(port);
+  return `ebtables -D INPUT -i ${port} -j ${chain} 2>/dev/null
+ebtables -D FORWARD -i ${port} -j ${chain} 2>/dev/null
+ebtables -F ${chain} 2>/dev/null
+ebtables -X ${chain} 2>/dev/null
+ip link del ${port} 2>/dev/null
+${address ? `ip neigh del ${address} dev ${bridge} 2>/dev/null\n` : ''}exit 0
+`;
+}
