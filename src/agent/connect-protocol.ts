@@ -1,5 +1,5 @@
 /**
- * The Connect protocol's unary rules the agent enforces (connectrpc.com/docs/protocol): POST only, JSON only,
+ * The Connect protocol's rules the agent enforces (connectrpc.com/docs/protocol): POST only, JSON only,
  * `Connect-Protocol-Version: 1` required, `Connect-Timeout-Ms` as the call's deadline, request compression
  * identity/gzip/br, and a body size limit that counts decompressed bytes too.
  */
@@ -19,13 +19,23 @@ export function checkProtocolHeaders(req: IncomingMessage): void {
   if (version !== '1') {
     throw new AgentError(Code.InvalidArgument, `Connect-Protocol-Version ${JSON.stringify(version)} is not supported: it must be 1`);
   }
+  checkJsonForm(req, 'unary');
+}
+
+/**
+ * The agent speaks the Connect protocol with JSON only (docs/agent.md, "Binary protobuf"): a unary call's body is
+ * `application/json`, a streaming call's `application/connect+json`. Anything else, binary protobuf and gRPC
+ * included, is refused at once with 415, before its body is read.
+ */
+export function checkJsonForm(req: IncomingMessage, kind: 'unary' | 'stream'): void {
   const type = (req.headers['content-type'] ?? '').toLowerCase().replace(/\s+/g, '');
-  if (type !== 'application/json' && type !== 'application/json;charset=utf-8') {
+  const json = kind === 'unary' ? 'application/json' : 'application/connect+json';
+  if (type !== json && type !== `${json};charset=utf-8`) {
     throw new AgentError(
       Code.Unimplemented,
-      `Content-Type ${JSON.stringify(req.headers['content-type'] ?? '')} is not supported: this agent speaks Connect with JSON bodies (application/json)`,
+      `Content-Type ${JSON.stringify(req.headers['content-type'] ?? '')} is not supported: this agent speaks Connect with JSON bodies (${json} for this procedure)`,
       415,
-      { 'accept-post': 'application/json' },
+      { 'accept-post': json },
     );
   }
 }

@@ -8,6 +8,8 @@ import { ACCESS_TOKEN_PATTERN, ACCESS_TOKEN_RULE } from '../contract/access-toke
 export { DEFAULT_AGENT_PORT };
 /** ~150 MB of response at ~300 bytes an entry: fits a 1 GiB sandbox with room to spare. */
 export const DEFAULT_MAX_ENTRIES = 500_000;
+/** A walk of DEFAULT_MAX_ENTRIES entries takes a few seconds (docs/agent.md); one still going after this is not a listing. */
+export const DEFAULT_LIST_TIMEOUT_MS = 10_000;
 /** A request is a path and a depth; 64 KiB holds the longest Linux path escaped several times over. */
 export const DEFAULT_MAX_BODY_BYTES = 64 * 1024;
 /** Unsent ListDir answers of all calls together: a quarter of a 1 GiB sandbox at most. */
@@ -42,6 +44,8 @@ export const agentOptionsSchema = z.strictObject({
   headTimeoutMs: z.number().int().min(100).default(20_000),
   /** An answer the client takes nothing of for this long is dropped with its connection. */
   stallTimeoutMs: z.number().int().min(100).default(30_000),
+  /** A ListDir walk still running after this long ends with resource_exhausted (--max-entries entries take seconds). */
+  listTimeoutMs: z.number().int().min(100).default(DEFAULT_LIST_TIMEOUT_MS),
 });
 
 export type AgentOptionsInput = z.input<typeof agentOptionsSchema>;

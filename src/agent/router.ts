@@ -1,9 +1,18 @@
 /**
  * The procedures served through @connectrpc/connect (decoding, dispatch, envelopes, end-stream frames and errors
  * are the library's): the whole process service and the filesystem procedures other than Stat and ListDir, which
- * the server answers on its own fast path before a request gets here.
+ * the server answers on its own fast path before a request gets here. The dispatch is the library's Node adapter
+ * with one change: once the server has answered a call itself (its deadline passed before the handler's answer
+ * began), the handler's late answer is dropped instead of written over it.
  */
-import type { ConnectRouter } from '@connectrpc/connect';
+import type * as http from 'node:http';
+import { type ConnectRouter, type ContextValues, createConnectRouter } from '@connectrpc/connect';
+import {
+  compressionBrotli,
+  compressionGzip,
+  universalRequestFromNodeRequest,
+  universalResponseToNodeResponse,
+} from '@connectrpc/connect-node';
 import type { AgentServices } from './call-context';
 import { Filesystem } from './gen/filesystem_pb';
 import { Process } from './gen/process_pb';
@@ -20,6 +29,13 @@ import { move } from './filesystem/move';
 import { remove } from './filesystem/remove';
 import { watchDir } from './filesystem/watch-dir';
 import { createWatcher, getWatcherEvents, removeWatcher } from './filesystem/watcher-procedures';
+
+/** Every procedure of both services by path, and whether its request is one message (unary) or a stream. */
+export const PROCEDURES: ReadonlyMap<string, 'unary' | 'stream'> = new Map(
+  [Filesystem, Process].flatMap((service) =>
+    service.methods.map((m) => [`/${service.typeName}/${m.name}`, m.methodKind === 'unary' ? 'unary' : 'stream'] as const),
+  ),
+);
 
 export function agentRoutes(svc: AgentServices): (router: ConnectRouter) => void {
   return (router) => {
@@ -42,5 +58,33 @@ export function agentRoutes(svc: AgentServices): (router: ConnectRouter) => void
       getWatcherEvents: (req) => getWatcherEvents(svc, req),
       removeWatcher: (req) => removeWatcher(svc, req),
     });
+  };
+}
+
+export type RouterDispatch = (req: http.IncomingMessage, res: http.ServerResponse, values: ContextValues) => void;
+
+/** Serves a request through the router; the caller has checked that its path is one of PROCEDURES. */
+export function agentRouter(svc: AgentServices): RouterDispatch {
+  const router = createConnectRouter({
+    requireConnectProtocolHeader: true,
+    acceptCompression: [compressionGzip, compressionBrotli],
+    grpc: false,
+    grpcWeb: false,
+  });
+  agentRoutes(svc)(router);
+  const handlers = new Map(router.handlers.map((h) => [h.requestPath, h]));
+  return (req, res, values) => {
+    const handler = handlers.get((req.url ?? '').split('?', 1)[0]!)!;
+    handler(universalRequestFromNodeRequest(req, res, undefined, values))
+      .then(async (answer) => {
+        if (res.headersSent || res.destroyed) {
+          await answer.body?.[Symbol.asyncIterator]().return?.();
+          return;
+        }
+        await universalResponseToNodeResponse(answer, res);
+      })
+      .catch(() => {
+        // The client went away or the server answered first: nothing is left to tell anyone.
+      });
   };
 }

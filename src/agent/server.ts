@@ -8,14 +8,13 @@
  */
 import * as http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { createContextValues } from '@connectrpc/connect';
-import { connectNodeAdapter } from '@connectrpc/connect-node';
+import { Code, createContextValues } from '@connectrpc/connect';
 import { brandNames } from '../contract/brand';
-import { CONNECT_TIMEOUT_HEADER, parseConnectTimeoutMs } from '../contract/connect-timeout';
+import { CONNECT_TIMEOUT_HEADER, parseConnectTimeoutMs, timerDelay } from '../contract/connect-timeout';
 import { Accounts } from './accounts';
 import { checkAccessToken } from './auth';
 import { type AgentServices, deadlineKey } from './call-context';
-import { parseJsonBody, readBody } from './connect-protocol';
+import { checkJsonForm, parseJsonBody, readBody } from './connect-protocol';
 import { AgentError } from './errors';
 import { FAST_PROCEDURES, fastPath, ResponseBudget } from './filesystem/fast-path';
 import { handleFiles } from './files/handler';
@@ -24,11 +23,10 @@ import { applyInit } from './init';
 import { parseAgentOptions, type AgentOptions, type AgentOptionsInput } from './options';
 import { ProcessRegistry } from './process/registry';
 import { isJsonStream, serveJsonStream } from './process/stream-path';
-import { agentRoutes } from './router';
+import { agentRouter, PROCEDURES, type RouterDispatch } from './router';
 import { sendError } from './send-error';
 import { AgentState } from './state';
 import { childOomScoreAdj } from './oom';
-import { Code } from '@connectrpc/connect';
 
 export const SERVICE_PREFIX = '/filesystem.Filesystem/';
 const INIT_MAX_BODY = 1024 * 1024;
@@ -58,12 +56,7 @@ export async function startAgent(input: AgentOptionsInput = {}): Promise<Running
     childOomScoreAdj: childOomScoreAdj(),
   };
   const budget = new ResponseBudget(options.maxResponseBytes);
-  const deadlines = new WeakMap<http.IncomingMessage, number>();
-  const adapter = connectNodeAdapter({
-    routes: agentRoutes(svc),
-    requireConnectProtocolHeader: true,
-    contextValues: (req) => createContextValues().set(deadlineKey, deadlines.get(req as http.IncomingMessage)),
-  });
+  const router = agentRouter(svc);
 
   const server = http.createServer(
     {
@@ -73,7 +66,7 @@ export async function startAgent(input: AgentOptionsInput = {}): Promise<Running
       connectionsCheckingInterval: Math.min(1000, options.headTimeoutMs),
     },
     (req, res) => {
-      handle(req, res, svc, budget, adapter, deadlines).catch((err: unknown) => {
+      handle(req, res, svc, budget, router).catch((err: unknown) => {
         // Only a bug gets here: answer if we still can, and keep serving.
         const e =
           err instanceof AgentError ? err : new AgentError(Code.Internal, `internal error: ${(err as Error)?.message ?? String(err)}`);
@@ -105,15 +98,12 @@ export async function startAgent(input: AgentOptionsInput = {}): Promise<Running
   };
 }
 
-type Adapter = (req: http.IncomingMessage, res: http.ServerResponse) => void;
-
 async function handle(
   req: http.IncomingMessage,
   res: http.ServerResponse,
   svc: AgentServices,
   budget: ResponseBudget,
-  adapter: Adapter,
-  deadlines: WeakMap<http.IncomingMessage, number>,
+  router: RouterDispatch,
 ): Promise<void> {
   const url = req.url ?? '/';
   const pathname = url.split('?', 1)[0]!;
@@ -150,15 +140,22 @@ async function handle(
   }
   if (pathname === '/files') return handleFiles(req, res, svc);
 
-  // Every procedure below needs the token and a valid deadline; both are checked once, here.
+  // Every procedure below needs the token, a valid deadline and a JSON form; all three are checked once, here.
   const timeout = parseConnectTimeoutMs(req.headers[CONNECT_TIMEOUT_HEADER]);
+  const kind = PROCEDURES.get(pathname);
   try {
     checkAccessToken(req.headers, svc.state.tokenHash);
     if (!timeout.ok) throw new AgentError(Code.InvalidArgument, timeout.message);
+    if (kind === undefined) throw new AgentError(Code.Unimplemented, `${pathname} is not a procedure of this agent`, 404);
+    if (req.method !== 'POST') {
+      throw new AgentError(Code.Unimplemented, `${req.method} is not supported: Connect calls use POST`, 405, { allow: 'POST' });
+    }
+    checkJsonForm(req, kind);
   } catch (err) {
     return sendError(req, res, err as AgentError);
   }
   const ms = timeout.ok ? timeout.ms : undefined;
+  keepDeadline(req, res, ms);
 
   if (pathname.startsWith(SERVICE_PREFIX) && FAST_PROCEDURES.has(pathname.slice(SERVICE_PREFIX.length))) {
     return fastPath(req, res, pathname.slice(SERVICE_PREFIX.length), ms, svc, budget);
@@ -174,8 +171,23 @@ async function handle(
   }
   // The router gets the deadline parsed by the contract's rule, not the header (its own parser differs).
   delete req.headers[CONNECT_TIMEOUT_HEADER];
-  if (ms !== undefined) deadlines.set(req, ms);
-  adapter(req, res);
+  router(req, res, createContextValues().set(deadlineKey, ms));
+}
+
+/**
+ * A call whose answer has not begun when its Connect-Timeout-Ms passes is answered deadline_exceeded then, whatever
+ * it is still waiting for (a request body that never completes, a slow walk). An answer that has begun (a stream)
+ * ends by its handler's own deadline.
+ */
+function keepDeadline(req: http.IncomingMessage, res: http.ServerResponse, ms: number | undefined): void {
+  const delay = ms === undefined ? undefined : timerDelay(ms);
+  if (delay === undefined) return;
+  const timer = setTimeout(
+    () => sendError(req, res, new AgentError(Code.DeadlineExceeded, `the call did not finish within its Connect-Timeout-Ms (${ms} ms)`)),
+    delay,
+  );
+  // Once the answer has begun, sendError leaves it alone: the handler keeps the deadline from then on.
+  res.once('close', () => clearTimeout(timer));
 }
 
 /**

@@ -6,10 +6,11 @@
  *
  * Memory of all ListDir answers together is one budget (--max-response-bytes): an answer that would push the
  * total past it fails with resource_exhausted, and an answer a client takes nothing of for --stall-timeout-ms is dropped
- * with its connection, so a client that stops reading cannot pin memory.
+ * with its connection, so a client that stops reading cannot pin memory. A walk ends at the call's deadline
+ * (deadline_exceeded; the server answers at that moment, server.ts) or after listTimeoutMs (resource_exhausted),
+ * whichever comes first.
  */
 import type * as http from 'node:http';
-import { timerDelay } from '../../contract/connect-timeout';
 import { requestUser } from '../auth';
 import type { AgentServices } from '../call-context';
 import { checkProtocolHeaders, parseJsonBody, readBody } from '../connect-protocol';
@@ -48,11 +49,21 @@ export class ResponseBudget {
 
 class Call {
   clientGone = false;
-  constructor(readonly deadline: number | undefined) {}
+  private readonly started = Date.now();
+  constructor(
+    readonly deadline: number | undefined,
+    private readonly walkLimitMs: number,
+  ) {}
 
   stopReason(): AgentError | undefined {
     if (this.clientGone) return new AgentError(Code.Canceled, 'the client closed the connection');
     if (this.deadline !== undefined && Date.now() >= this.deadline) return deadlineError();
+    if (Date.now() - this.started >= this.walkLimitMs) {
+      return new AgentError(
+        Code.ResourceExhausted,
+        `the walk took longer than the agent's limit of ${this.walkLimitMs} ms (listTimeoutMs); list a smaller depth or a subdirectory`,
+      );
+    }
     return undefined;
   }
 }
@@ -69,19 +80,10 @@ export async function fastPath(
   svc: AgentServices,
   budget: ResponseBudget,
 ): Promise<void> {
-  if (req.method !== 'POST') {
-    return sendError(
-      req,
-      res,
-      new AgentError(Code.Unimplemented, `${req.method} is not supported: Connect unary calls use POST`, 405, { allow: 'POST' }),
-    );
-  }
-  const call = new Call(ms === undefined ? undefined : Date.now() + ms);
+  const call = new Call(ms === undefined ? undefined : Date.now() + ms, svc.options.listTimeoutMs);
   res.on('close', () => {
     if (!res.writableFinished) call.clientGone = true;
   });
-  const delay = ms === undefined ? undefined : timerDelay(ms);
-  const timer = delay === undefined ? undefined : setTimeout(() => sendError(req, res, deadlineError()), delay);
   try {
     checkProtocolHeaders(req);
     const user = requestUser(req.headers.authorization, svc.accounts, svc.state.defaultUser);
@@ -106,7 +108,6 @@ export async function fastPath(
       throwIfStopped(call);
       if (res.headersSent) return;
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': chunks.byteLength });
-      clearTimeout(timer);
       await chunks.writeTo(res, svc.options.stallTimeoutMs);
     } finally {
       chunks.dispose();
@@ -114,8 +115,6 @@ export async function fastPath(
   } catch (err) {
     if (!(err instanceof AgentError)) throw err;
     sendError(req, res, err);
-  } finally {
-    clearTimeout(timer);
   }
 }
 

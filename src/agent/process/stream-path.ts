@@ -80,6 +80,7 @@ export async function serveJsonStream(
     );
   }
   const raw = await readBody(req, MAX_REQUEST_BYTES);
+  if (res.headersSent) return; // the deadline passed while the body arrived, and was answered (server.ts)
   const { frames, rest } = splitEnvelopes(raw);
   if (frames.length !== 1 || rest.length > 0) {
     throw new AgentError(

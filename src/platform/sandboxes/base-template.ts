@@ -1,3 +1,4 @@
+import { DEFAULT_USER } from '../../runtime/base-images';
 import type { BaseImages } from '../../runtime/types';
 import type { TemplateForSandbox, TemplateResolver } from './template-resolver';
 
@@ -29,8 +30,8 @@ export function baseTemplateResolver(images: BaseImages, options: BaseTemplateOp
         memoryMB: options.memoryMB ?? 512,
         cpuCount: options.cpuCount ?? 1,
         envs: {},
-        user: 'user',
-        workdir: '/home/user',
+        user: DEFAULT_USER.name,
+        workdir: DEFAULT_USER.home,
       };
     },
     names: async () => [BASE_TEMPLATE_ID],

@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { DEFAULT_USER } from '../../runtime/base-images';
 import type { BaseImages, StepExecutor } from '../../runtime/types';
 import type { TemplateForSandbox } from '../sandboxes/template-resolver';
 import { baseKey, stepKey } from './cache-key';
@@ -35,9 +36,8 @@ export interface BuildRunnerOptions {
   reasonLines?: number;
 }
 
-/** The user and directory a Debian template starts with, as E2B's templates do. */
-export const DEFAULT_USER = 'user';
-export const DEFAULT_WORKDIR = '/home/user';
+/** A Debian template starts as the base image's user in its home, as E2B's templates do. */
+const DEFAULT_WORKDIR = DEFAULT_USER.home;
 const DEFAULT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
 /** Makes the base usable for E2B templates: bash, `ss` for waitForPort, and the default user with a home. */
@@ -45,8 +45,8 @@ const PROVISION_SCRIPT = `set -eu
 if ! command -v ss >/dev/null 2>&1; then
   apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends iproute2 && apt-get clean && rm -rf /var/lib/apt/lists/*
 fi
-id -u ${DEFAULT_USER} >/dev/null 2>&1 || useradd -m -s /bin/bash ${DEFAULT_USER}
-mkdir -p ${DEFAULT_WORKDIR} && chown ${DEFAULT_USER}: ${DEFAULT_WORKDIR}
+id -u ${DEFAULT_USER.name} >/dev/null 2>&1 || useradd -m -s /bin/bash ${DEFAULT_USER.name}
+mkdir -p ${DEFAULT_WORKDIR} && chown ${DEFAULT_USER.name}: ${DEFAULT_WORKDIR}
 `;
 
 class StepFailed extends Error {
@@ -218,7 +218,7 @@ export class BuildRunner {
         user: 'root',
       },
     );
-    state.user = DEFAULT_USER;
+    state.user = DEFAULT_USER.name;
     state.workdir = DEFAULT_WORKDIR;
     return state;
   }

@@ -10,7 +10,10 @@ import { TRIPWIRE_STATUS } from '../../helpers/host-shell-tripwire';
 import { startHostAgent } from './helpers/common';
 
 async function run(port: number, cmd: string, args: string[], stdin = false): Promise<{ stdout: string; exitCode: number | undefined }> {
-  const client = createClient(Process, createConnectTransport({ baseUrl: `http://127.0.0.1:${port}`, httpVersion: '1.1' }));
+  const client = createClient(
+    Process,
+    createConnectTransport({ baseUrl: `http://127.0.0.1:${port}`, httpVersion: '1.1', useBinaryFormat: false }),
+  );
   let stdout = '';
   let exitCode: number | undefined;
   for await (const r of client.start({ process: { cmd, args }, stdin })) {

@@ -1,0 +1,152 @@
+/**
+ * Malformed and unending input gets its answer at once, directly and through the gateway: a binary protobuf body
+ * (the agent speaks Connect with JSON only, docs/agent.md), a ListDir whose walk would not end, and a body that never
+ * completes under a Connect-Timeout-Ms. Each refused form is paired with the legitimate call on the same path.
+ */
+import * as fs from 'node:fs';
+import * as http from 'node:http';
+import * as path from 'node:path';
+import { MemoryCatalog } from '../../../src/catalog/memory';
+import { brandNames } from '../../../src/contract/brand';
+import { encodeEnvelope } from '../../../src/contract/connect-envelope';
+import { startGateway, type RunningGateway } from '../../../src/gateway';
+import { type AgentProcess, startHostAgent, tempDir } from './helpers/common';
+
+const TOKEN = 'hostile-input-token';
+const SANDBOX = 'sbxhostile';
+let root: string;
+let agent: AgentProcess;
+let gateway: RunningGateway;
+
+beforeAll(async () => {
+  root = tempDir('agent-hostile-');
+  agent = await startHostAgent({ defaultUser: 'root', accessToken: TOKEN, listTimeoutMs: 300 });
+  const catalog = new MemoryCatalog([{ sandboxID: SANDBOX, host: '127.0.0.1', agentPort: agent.port, token: TOKEN }]);
+  gateway = await startGateway({ catalog, brand: 'Svc' });
+});
+
+afterAll(async () => {
+  await gateway?.close();
+  await agent?.stop();
+  if (root) fs.rmSync(root, { recursive: true, force: true });
+});
+
+// A deadline passes at the gateway and at the agent at the same moment: through the gateway the answer is a 504
+// from either (the gateway's body has its own form), so only the status is compared there.
+const ways = [
+  ['directly', () => ({ port: agent.port, headers: {} })],
+  [
+    'through the gateway',
+    () => ({
+      port: gateway.port,
+      headers: { [brandNames('Svc').sandboxIdHeader]: SANDBOX, [brandNames('Svc').sandboxPortHeader]: String(agent.port) },
+    }),
+  ],
+] as const;
+
+interface Answer {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  json: { code?: string; message?: string; entries?: unknown[] };
+}
+
+/** A POST whose body is `body`, completed unless `declaredLength` promises more than is ever sent. */
+function post(
+  via: { port: number; headers: Record<string, string> },
+  procedure: string,
+  contentType: string,
+  body: Buffer | string,
+  extra: Record<string, string> = {},
+  declaredLength?: number,
+): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      {
+        host: '127.0.0.1',
+        port: via.port,
+        path: procedure,
+        method: 'POST',
+        agent: false,
+        headers: {
+          'content-type': contentType,
+          'connect-protocol-version': '1',
+          'x-access-token': TOKEN,
+          ...(declaredLength === undefined ? {} : { 'content-length': String(declaredLength) }),
+          ...via.headers,
+          ...extra,
+        },
+      },
+      (res) => {
+        const parts: Buffer[] = [];
+        res.on('data', (d: Buffer) => parts.push(d));
+        res.on('end', () => {
+          const text = Buffer.concat(parts).toString();
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, json: text.startsWith('{') ? JSON.parse(text) : {} });
+          req.destroy();
+        });
+      },
+    );
+    req.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EPIPE' && err.code !== 'ECONNRESET') reject(err);
+    });
+    if (declaredLength === undefined) req.end(body);
+    else req.write(body);
+  });
+}
+
+const envelope = (json: unknown) => encodeEnvelope(0, Buffer.from(JSON.stringify(json)));
+
+describe.each(ways)('%s', (how, via) => {
+  test('a broken binary protobuf body is refused with 415 unimplemented, naming the JSON form; JSON works', async () => {
+    const garbage = Buffer.from([0xff, 0xff, 0xff, 0x0f, 0x12]);
+    const made = path.join(root, `made-${how.replace(/ /g, '-')}`);
+    const cases = [
+      ['/filesystem.Filesystem/MakeDir', 'application/proto', 'application/json'],
+      ['/filesystem.Filesystem/Stat', 'application/proto', 'application/json'],
+      ['/process.Process/Start', 'application/connect+proto', 'application/connect+json'],
+      ['/process.Process/Start', 'application/grpc', 'application/connect+json'],
+    ] as const;
+    for (const [procedure, type, accepted] of cases) {
+      const r = await post(via(), procedure, type, garbage);
+      expect([procedure, type, r.status, r.json.code, r.headers['accept-post']]).toEqual([procedure, type, 415, 'unimplemented', accepted]);
+    }
+    const ok = await post(via(), '/filesystem.Filesystem/MakeDir', 'application/json', JSON.stringify({ path: made }));
+    expect(ok.status).toBe(200);
+    expect(fs.statSync(made).isDirectory()).toBe(true);
+  });
+
+  test('a ListDir whose walk does not end in time stops with its code; a deep walk of a small tree answers', async () => {
+    const endless = await post(via(), '/filesystem.Filesystem/ListDir', 'application/json', JSON.stringify({ path: '/', depth: '1e3' }));
+    expect([endless.status, endless.json.code]).toEqual([429, 'resource_exhausted']);
+    expect(endless.json.message).toMatch(/listTimeoutMs/);
+    const late = await post(via(), '/filesystem.Filesystem/ListDir', 'application/json', JSON.stringify({ path: '/', depth: '1e3' }), {
+      'connect-timeout-ms': '100',
+    });
+    expect(late.status).toBe(504);
+    if (how === 'directly') expect(late.json.code).toBe('deadline_exceeded');
+    fs.mkdirSync(path.join(root, `deep-${how.replace(/ /g, '-')}/a/b`), { recursive: true });
+    const small = await post(via(), '/filesystem.Filesystem/ListDir', 'application/json', JSON.stringify({ path: root, depth: '1e3' }));
+    expect(small.status).toBe(200);
+    expect(small.json.entries!.length).toBeGreaterThan(2);
+  });
+
+  test('a body that never completes is answered deadline_exceeded when its Connect-Timeout-Ms passes; a whole one is served', async () => {
+    const deadline = { 'connect-timeout-ms': '300' };
+    const made = path.join(root, `never-${how.replace(/ /g, '-')}`);
+    const cases = [
+      ['/filesystem.Filesystem/MakeDir', 'application/json', `{"path":${JSON.stringify(made)}}`],
+      ['/filesystem.Filesystem/Stat', 'application/json', `{"path":${JSON.stringify(root)}}`],
+      ['/process.Process/List', 'application/json', '{}'],
+      ['/process.Process/Start', 'application/connect+json', envelope({ process: { cmd: '/bin/true' } })],
+    ] as const;
+    for (const [procedure, type, body] of cases) {
+      const whole = Buffer.from(body);
+      const cut = await post(via(), procedure, type, whole.subarray(0, 3), deadline, whole.length + 10);
+      expect([procedure, cut.status]).toEqual([procedure, 504]);
+      if (how === 'directly') expect([procedure, cut.json.code]).toEqual([procedure, 'deadline_exceeded']);
+      const served = await post(via(), procedure, type, whole, deadline);
+      expect([procedure, served.status]).toEqual([procedure, 200]);
+    }
+    expect(fs.existsSync(made)).toBe(true);
+  });
+});
