@@ -1,5 +1,6 @@
 import * as aws from '@pulumi/aws';
 import * as pulumi from '@pulumi/pulumi';
+import * as random from '@pulumi/random';
 import type { StackConfig } from '../src/config';
 import { renderSandboxCloudInit, type BundleSource, type SandboxRole, type TemplateBuildInput } from '../src/render';
 import { REDIS_PORT, SANDBOX_GENERATION_TAG, TYPE_SANDBOX_FLEET } from './constants';
@@ -25,10 +26,13 @@ export interface SandboxFleetArgs {
   apiUrl: pulumi.Input<string>;
 }
 
-/** `redis://HOST:PORT/0` of the fleet's catalog. */
+/** `rediss://HOST:PORT/0` of the fleet's catalog: TLS, as ElastiCache's in-transit encryption requires. */
 export function catalogUrl(address: string, port = REDIS_PORT): string {
-  return `redis://${address}:${port}/0`;
+  return `rediss://${address}:${port}/0`;
 }
+
+/** ElastiCache AUTH tokens: 16 to 128 printable characters; letters and digits read safely anywhere. */
+export const REDIS_AUTH_TOKEN_LENGTH = 64;
 
 /**
  * The fleet: N sandbox hosts in an Auto Scaling group and M gateways in another, both from launch templates whose
@@ -57,24 +61,31 @@ export class SandboxFleet extends pulumi.ComponentResource {
       { subnetIds: args.subnetIds, description: 'sandbox-kit catalog' },
       parent,
     );
-    const redis = new aws.elasticache.Cluster(
+    // The fleet's keys, quotas and audit trail live here: AUTH (a generated token, delivered to the hosts as a 0600
+    // file) and TLS in transit, encrypted at rest.
+    const authToken = new random.RandomPassword(`${name}-redis-auth`, { length: REDIS_AUTH_TOKEN_LENGTH, special: false }, parent);
+    const redis = new aws.elasticache.ReplicationGroup(
       `${name}-redis`,
       {
+        description: 'sandbox-kit: catalog, host registry, teams, keys, quotas, audit trail',
         engine: 'redis',
         nodeType: fleet.redisNodeType,
-        numCacheNodes: 1,
+        numCacheClusters: 1,
         port: REDIS_PORT,
         subnetGroupName: subnetGroup.name,
         securityGroupIds: [args.redisSecurityGroupId],
+        transitEncryptionEnabled: true,
+        atRestEncryptionEnabled: true,
+        authToken: pulumi.secret(authToken.result),
         tags: { Name: `${name}-redis` },
       },
       parent,
     );
-    this.catalog = redis.cacheNodes.apply((nodes) => {
-      const address = nodes[0]?.address;
-      if (!address) throw new Error('the ElastiCache cluster reports no node address');
+    this.catalog = redis.primaryEndpointAddress.apply((address) => {
+      if (!address) throw new Error('the ElastiCache replication group reports no primary endpoint');
       return catalogUrl(address);
     });
+    const catalogPassword = pulumi.secret(authToken.result);
 
     const keyPair = config.host.sshPublicKey
       ? new aws.ec2.KeyPair(`${name}-key`, { publicKey: config.host.sshPublicKey, tags: { Name: `${name}-key` } }, parent)
@@ -92,11 +103,11 @@ export class SandboxFleet extends pulumi.ComponentResource {
             args.bundle,
             args.proxyIngressIp,
             args.vpcNetworks,
-            this.catalog,
+            pulumi.all([this.catalog, catalogPassword]),
             args.apiUrl,
             args.templateInput,
           ])
-          .apply(([apiKey, formerApiKeys, bundle, proxyIngressIp, hostNetworks, catalog, resumeUrl, templateInput]) =>
+          .apply(([apiKey, formerApiKeys, bundle, proxyIngressIp, hostNetworks, [catalog, catalogPassword], resumeUrl, templateInput]) =>
             renderSandboxCloudInit(config, {
               role,
               apiKey,
@@ -105,6 +116,7 @@ export class SandboxFleet extends pulumi.ComponentResource {
               proxyIngressIp,
               hostNetworks,
               catalog,
+              catalogPassword,
               ...(role === 'fleet-gateway' ? { resumeUrl } : { templateInput }),
             }),
           ),

@@ -4,7 +4,7 @@ import { NODESOURCE_KEY, NODESOURCE_REPOSITORY } from './nodesource-key';
 import { renderSandboxNetworkScript, type SandboxNetworkOptions } from './sandbox-network';
 import { LOCAL_REDIS_CATALOG, LOCAL_REDIS_STATE, SANDBOX_HOST_PATHS as P, SANDBOX_UNITS } from './sandbox-host-paths';
 import { STANDALONE_RANGE } from '../runtime/network/host-network';
-import { renderCliWrapper, renderGatewayUnit, renderNetworkUnit, renderPlatformUnit } from './service-units';
+import { renderCliWrapper, renderGatewayUnit, renderNetworkUnit, renderPlatformUnit, renderRedisAuthScript } from './service-units';
 import { renderBuildTemplateScript, type TemplateBuildInput } from './template-build';
 
 /**
@@ -34,8 +34,10 @@ export interface SandboxHostInputs {
   proxyIngressIp: string;
   /** The VPC's blocks: sandboxes may not open connections to them. */
   hostNetworks: readonly string[];
-  /** Fleet: the shared catalog (ElastiCache), `redis://HOST:PORT/DB`. */
+  /** Fleet: the shared catalog (ElastiCache with TLS), `rediss://HOST:PORT/DB`. */
   catalog?: string;
+  /** Fleet: the shared Redis's auth token (secret): written 0600, never in a unit or a command line. */
+  catalogPassword?: string;
   /** Fleet gateway: the platform API it resumes sandboxes through. */
   resumeUrl?: string;
   /**
@@ -128,6 +130,13 @@ function networkOptions(config: StackConfig, inputs: SandboxHostInputs): Sandbox
   };
 }
 
+/** The file with the catalog's password: the host's own Redis's on a single host, the fleet's auth token otherwise. */
+function catalogPasswordFile(inputs: SandboxHostInputs): string {
+  if (inputs.role === 'single') return P.redisPassword;
+  if (!inputs.catalogPassword) throw new Error(`a ${inputs.role} needs the fleet's Redis auth token`);
+  return P.catalogPassword;
+}
+
 function catalogOf(inputs: SandboxHostInputs): string {
   if (inputs.role === 'single') return LOCAL_REDIS_CATALOG;
   if (!inputs.catalog) throw new Error(`a ${inputs.role} needs the fleet's catalog (redis://HOST:PORT/DB)`);
@@ -141,6 +150,7 @@ function catalogOf(inputs: SandboxHostInputs): string {
 export function sandboxHostFiles(config: StackConfig, inputs: SandboxHostInputs): HostFile[] {
   const file = (path: string, permissions: string, content: string): HostFile => ({ path, permissions, owner: 'root:root', content });
   const catalog = catalogOf(inputs);
+  const passwordFile = catalogPasswordFile(inputs);
   const files: HostFile[] = [
     file(P.apiKey, '0600', `${[inputs.apiKey, ...(inputs.formerApiKeys ?? [])].join('\n')}\n`),
     file(P.bundleSums, '0644', sumsFile(inputs.bundle.sums)),
@@ -148,8 +158,10 @@ export function sandboxHostFiles(config: StackConfig, inputs: SandboxHostInputs)
     file(P.wrapper, '0755', renderCliWrapper()),
     file(P.rootMarker, '0644', `${JSON.stringify({ name: 'sandbox-kit-release', private: true })}\n`),
   ];
+  if (inputs.role !== 'single') files.push(file(P.catalogPassword, '0600', `${inputs.catalogPassword}\n`));
   if (inputs.role !== 'fleet-gateway') {
     files.push(
+      file(P.redisAuth, '0755', renderRedisAuthScript()),
       file(P.networkScript, '0755', renderSandboxNetworkScript(networkOptions(config, inputs))),
       file(`${P.units}/${SANDBOX_UNITS.network}`, '0644', renderNetworkUnit()),
       file(
@@ -157,7 +169,13 @@ export function sandboxHostFiles(config: StackConfig, inputs: SandboxHostInputs)
         '0644',
         // The platform's state (sandbox records, templates) belongs to this host, whose containers and layers it
         // describes: it stays in the host's own Redis. Only the catalog is the fleet's.
-        renderPlatformUnit(config, { catalog, state: LOCAL_REDIS_STATE, localRedis: true, fleet: inputs.role === 'fleet-host' }),
+        renderPlatformUnit(config, {
+          catalog,
+          catalogPasswordFile: passwordFile,
+          state: LOCAL_REDIS_STATE,
+          localRedis: true,
+          fleet: inputs.role === 'fleet-host',
+        }),
       ),
       file(P.buildTemplate, '0755', renderBuildTemplateScript(config)),
     );
@@ -169,7 +187,13 @@ export function sandboxHostFiles(config: StackConfig, inputs: SandboxHostInputs)
     const resumeUrl = inputs.role === 'single' ? `http://127.0.0.1:${config.sandboxHost.apiPort}` : inputs.resumeUrl;
     if (!resumeUrl) throw new Error('a fleet-gateway needs the platform API URL it resumes sandboxes through');
     const after = inputs.role === 'single' ? [SANDBOX_UNITS.redis, SANDBOX_UNITS.platform] : [];
-    files.push(file(`${P.units}/${SANDBOX_UNITS.gateway}`, '0644', renderGatewayUnit(config, { catalog, resumeUrl, after })));
+    files.push(
+      file(
+        `${P.units}/${SANDBOX_UNITS.gateway}`,
+        '0644',
+        renderGatewayUnit(config, { catalog, catalogPasswordFile: passwordFile, resumeUrl, after }),
+      ),
+    );
   }
   return files;
 }
@@ -200,6 +224,8 @@ export function renderSandboxCloudInit(config: StackConfig, inputs: SandboxHostI
       P.installBundle,
       `install -d -m 0700 ${P.state}`,
       `ln -sf ${P.wrapper} /usr/local/bin/sandbox-kit`,
+      // The host's Redis requires its password before anything of the kit talks to it.
+      ...(inputs.role !== 'fleet-gateway' ? [P.redisAuth, `systemctl restart ${SANDBOX_UNITS.redis}`] : []),
       'systemctl daemon-reload',
       `systemctl enable --now ${sandboxUnits(inputs.role).join(' ')}`,
       ...(inputs.role === 'fleet-host' && inputs.templateInput ? [`${P.buildTemplate} < ${BOOT_TEMPLATE_INPUT}`] : []),

@@ -20,6 +20,16 @@ export const SANDBOX_HOST_PATHS = {
   etc: '/etc/sandbox-kit',
   /** The platform API key (secret, 0600): the platform accepts it, the gateway resumes with it, builds use it. */
   apiKey: '/etc/sandbox-kit/api-key',
+  /** The host's own Redis password (secret, 0600): made at first boot by redisAuth, never in user-data. */
+  redisPassword: '/etc/sandbox-kit/redis-password',
+  /** Makes redisPassword (once) and has the host's Redis require it (redisConf, included by Debian's redis.conf). */
+  redisAuth: '/etc/sandbox-kit/redis-auth.sh',
+  /** The Redis config piece holding requirepass (readable by the redis user only). */
+  redisConf: '/etc/redis/sandbox-kit.conf',
+  /** Debian's Redis config, which gets one `include` line for redisConf. */
+  debianRedisConf: '/etc/redis/redis.conf',
+  /** A fleet's shared Redis's auth token (ElastiCache AUTH; secret, 0600): from user-data. */
+  catalogPassword: '/etc/sandbox-kit/catalog-password',
   /** Expected sha256 of every bundle file, checked before anything runs. */
   bundleSums: '/etc/sandbox-kit/bundle.sha256',
   installBundle: '/etc/sandbox-kit/install-bundle.sh',

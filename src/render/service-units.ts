@@ -7,6 +7,8 @@ export interface PlatformServiceOptions {
   catalog: string;
   /** `--redis`: where the platform keeps its state (another database of the same Redis). */
   state: string;
+  /** The file holding the catalog's Redis password: the host's own (single host) or the fleet's auth token. */
+  catalogPasswordFile: string;
   /**
    * A fleet host: its ID, address and sandbox subnet come from the instance metadata at boot (P.hostFacts, written by
    * the network unit) into the command line; other hosts reach its API at that address.
@@ -16,6 +18,8 @@ export interface PlatformServiceOptions {
 
 export interface GatewayServiceOptions {
   catalog: string;
+  /** The file holding the catalog Redis's password. */
+  catalogPasswordFile: string;
   /** The platform API the gateway resumes paused sandboxes through. */
   resumeUrl: string;
 }
@@ -51,8 +55,12 @@ export function platformCommand(config: StackConfig, options: PlatformServiceOpt
     P.platformState,
     '--redis',
     options.state,
+    '--redis-password-file',
+    P.redisPassword,
     '--catalog',
     options.catalog,
+    '--catalog-password-file',
+    options.catalogPasswordFile,
     '--api-key-file',
     P.apiKey,
     '--domain',
@@ -84,6 +92,8 @@ export function gatewayCommand(config: StackConfig, options: GatewayServiceOptio
     '0.0.0.0',
     '--catalog',
     options.catalog,
+    '--catalog-password-file',
+    options.catalogPasswordFile,
     '--brand',
     config.brand,
     '--domain',
@@ -180,5 +190,27 @@ export function renderCliWrapper(): string {
   return `#!/bin/sh
 # sandbox-kit, from the release bundle in ${P.lib}.
 exec ${P.node} ${P.cli} "$@"
+`;
+}
+
+/**
+ * Run at boot before the services: makes the host's Redis password once (0600, never in user-data or on a command
+ * line) and has Debian's redis-server require it, through a config piece its redis.conf includes. Idempotent.
+ */
+export function renderRedisAuthScript(): string {
+  return `#!/bin/sh
+# Makes the host's Redis password (once) and has redis-server require it; restart redis-server afterwards.
+set -eu
+umask 077
+if [ ! -s ${P.redisPassword} ]; then
+  head -c 48 /dev/urandom | base64 | tr -dc 'A-Za-z0-9' | head -c 40 > ${P.redisPassword}.new
+  mv ${P.redisPassword}.new ${P.redisPassword}
+fi
+chmod 0600 ${P.redisPassword}
+printf 'requirepass %s\\n' "$(cat ${P.redisPassword})" > ${P.redisConf}.new
+if id redis >/dev/null 2>&1; then chown redis:redis ${P.redisConf}.new; fi
+chmod 0600 ${P.redisConf}.new
+mv ${P.redisConf}.new ${P.redisConf}
+grep -qxF 'include ${P.redisConf}' ${P.debianRedisConf} || printf '\\ninclude ${P.redisConf}\\n' >> ${P.debianRedisConf}
 `;
 }

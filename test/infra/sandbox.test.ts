@@ -13,7 +13,7 @@ const SG_INGRESS = 'aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule';
 const COMMAND = 'command:remote:Command';
 const LT = 'aws:ec2/launchTemplate:LaunchTemplate';
 const ASG = 'aws:autoscaling/group:Group';
-const REDIS = 'aws:elasticache/cluster:Cluster';
+const REDIS = 'aws:elasticache/replicationGroup:ReplicationGroup';
 const NLB = 'aws:lb/loadBalancer:LoadBalancer';
 const LISTENER = 'aws:lb/listener:Listener';
 const RECORD = 'aws:route53/record:Record';
@@ -324,7 +324,13 @@ describe('fleet', () => {
     expect(gateways.inputs.targetGroupArns).toEqual([resource(run, 'aws:lb/targetGroup:TargetGroup', 'frontend-gateway-tg').state.arn]);
 
     const redis = resource(run, REDIS, 'fleet-redis');
-    const catalog = `redis://${(redis.state.cacheNodes as { address: string }[])[0]!.address}:6379/0`;
+    const catalog = `rediss://${redis.state.primaryEndpointAddress as string}:6379/0`;
+    // AUTH and TLS: the token is generated, kept secret, and the hosts get it in their (secret) user-data.
+    expect(redis.inputs).toMatchObject({ transitEncryptionEnabled: true, atRestEncryptionEnabled: true });
+    expect(redis.secretInputs).toContain('authToken');
+    const token = resource(run, 'random:index/randomPassword:RandomPassword', 'fleet-redis-auth').state.result as string;
+    expect(redis.inputs.authToken).toBe(token);
+    expect(token).toMatch(/^[A-Za-z0-9.+]{16,128}$/);
     const config = loadStackConfig(FLEET);
     const nlb = resource(run, NLB, 'frontend-nlb');
     const common = {
@@ -334,6 +340,7 @@ describe('fleet', () => {
       proxyIngressIp: ingressOf(run),
       hostNetworks: [MOCK_VPC.cidrBlock],
       catalog,
+      catalogPassword: token,
     };
     const hostLt = resource(run, LT, 'fleet-hosts-lt');
     const gatewayLt = resource(run, LT, 'fleet-gateways-lt');

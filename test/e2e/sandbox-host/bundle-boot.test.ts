@@ -104,8 +104,14 @@ describe('the sandbox host bundle, booted as cloud-init lays it out on the lab s
       child.unref();
       pids.push(child.pid!);
     };
-    // Debian's redis-server unit, on loopback as the package configures it.
-    start(inHost(['redis-server', '--port', '6379', '--bind', '127.0.0.1', '--save', '', '--dir', join(dir, 'node')]), 'redis');
+    // What cloud-init runs before the services: the host's Redis password, made here and required from now on.
+    const auth = sh(inHost(['sh', P.redisAuth]));
+    if (auth.code !== 0) throw new Error(`${P.redisAuth} failed: ${auth.stderr}`);
+    // Debian's redis-server unit, on loopback as the package configures it, with the kit's piece of its config.
+    start(
+      inHost(['redis-server', P.redisConf, '--port', '6379', '--bind', '127.0.0.1', '--save', '', '--dir', join(dir, 'node')]),
+      'redis',
+    );
     for (const unit of [SANDBOX_UNITS.network, SANDBOX_UNITS.platform, SANDBOX_UNITS.gateway])
       start(inHost([process.execPath, labScript('supervisor'), `${P.units}/${unit}`, '--status', join(dir, `${unit}.json`)]), unit);
   }, 300_000);
@@ -204,5 +210,14 @@ describe('the sandbox host bundle, booted as cloud-init lays it out on the lab s
       expect(lines.find((l) => l.startsWith(`PASS ${prefix}`))).toBeDefined();
     }
     expect(lines.at(-1)).toContain(`is seen as ${lab_.egressEip}; sandbox removed`);
+  });
+
+  it("the host's Redis refuses a client without its password (0600, made at boot); the platform, with it, works", () => {
+    const stranger = sh(inHost(['redis-cli', '-p', '6379', 'get', 'anything']));
+    expect(`${stranger.stdout}${stranger.stderr}`).toMatch(/NOAUTH/);
+    const mode = sh(inHost(['stat', '-c', '%a', P.redisPassword]));
+    expect(mode.stdout.trim()).toBe('600');
+    const withIt = sh(inHost(['sh', '-c', `REDISCLI_AUTH=$(cat ${P.redisPassword}) redis-cli -p 6379 ping`]));
+    expect(withIt.stdout.trim()).toBe('PONG');
   });
 });

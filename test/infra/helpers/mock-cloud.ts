@@ -146,8 +146,8 @@ function newResourceState(type: string, name: string, inputs: Record<string, unk
       };
     case 'aws:route53/record:Record':
       return { ...inputs, fqdn: String(inputs.name) };
-    case 'aws:elasticache/cluster:Cluster':
-      return { ...inputs, cacheNodes: [{ address: `${name}.${short.slice(0, 6)}.0001.euw1.cache.amazonaws.com`, port: 6379 }] };
+    case 'aws:elasticache/replicationGroup:ReplicationGroup':
+      return { ...inputs, primaryEndpointAddress: `master.${name}.${short.slice(0, 6)}.euw1.cache.amazonaws.com` };
     case 'aws:ec2/launchTemplate:LaunchTemplate':
       return { ...inputs, latestVersion: 1 };
     case 'aws:autoscaling/group:Group':

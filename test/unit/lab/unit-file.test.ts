@@ -127,7 +127,12 @@ test('environment: Environment= words, EnvironmentFile= entries, and the files t
 });
 
 test("the rendered platform units: the optional site settings file, and a fleet host's facts from the metadata", () => {
-  const options = { catalog: LOCAL_REDIS_CATALOG, state: LOCAL_REDIS_STATE, localRedis: true };
+  const options = {
+    catalog: LOCAL_REDIS_CATALOG,
+    catalogPasswordFile: SANDBOX_HOST_PATHS.redisPassword,
+    state: LOCAL_REDIS_STATE,
+    localRedis: true,
+  };
   const single = parseServiceUnit(renderPlatformUnit(loadStackConfig({}), options));
   expect(single.environmentFiles).toEqual([{ path: SANDBOX_HOST_PATHS.platformEnv, optional: true }]);
   expect(single.environment).toEqual({ NODE_ENV: 'production' });

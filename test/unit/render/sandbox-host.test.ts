@@ -38,12 +38,18 @@ describe('sandbox host units', () => {
   it('match the golden files', () => {
     expectGolden(
       'sandbox-kit-platform.service',
-      renderPlatformUnit(defaults, { catalog: LOCAL_REDIS_CATALOG, state: LOCAL_REDIS_STATE, localRedis: true }),
+      renderPlatformUnit(defaults, {
+        catalog: LOCAL_REDIS_CATALOG,
+        catalogPasswordFile: P.redisPassword,
+        state: LOCAL_REDIS_STATE,
+        localRedis: true,
+      }),
     );
     expectGolden(
       'sandbox-kit-gateway.service',
       renderGatewayUnit(defaults, {
         catalog: LOCAL_REDIS_CATALOG,
+        catalogPasswordFile: P.redisPassword,
         resumeUrl: 'http://127.0.0.1:3001',
         after: [SANDBOX_UNITS.redis, SANDBOX_UNITS.platform],
       }),
@@ -52,8 +58,16 @@ describe('sandbox host units', () => {
   });
 
   it('never put the API key on a command line: only the path of its 0600 file', () => {
-    const platform = platformCommand(defaults, { catalog: LOCAL_REDIS_CATALOG, state: LOCAL_REDIS_STATE });
-    const gateway = gatewayCommand(defaults, { catalog: LOCAL_REDIS_CATALOG, resumeUrl: 'http://127.0.0.1:3001' });
+    const platform = platformCommand(defaults, {
+      catalog: LOCAL_REDIS_CATALOG,
+      catalogPasswordFile: P.redisPassword,
+      state: LOCAL_REDIS_STATE,
+    });
+    const gateway = gatewayCommand(defaults, {
+      catalog: LOCAL_REDIS_CATALOG,
+      catalogPasswordFile: P.redisPassword,
+      resumeUrl: 'http://127.0.0.1:3001',
+    });
     for (const argv of [platform, gateway]) {
       expect(argv[argv.indexOf('--api-key-file') + 1]).toBe(P.apiKey);
       expect(argv.join(' ')).not.toContain(API_KEY);
@@ -69,16 +83,27 @@ describe('sandbox host units', () => {
       gateway: { port: 8080, domain: 'sandbox.example.com' },
       sandboxHost: { ...custom.sandboxHost, apiPort: 8443 },
     };
-    const unit = renderGatewayUnit(config, { catalog: REDIS, resumeUrl: 'http://api:8443', after: [] });
+    const unit = renderGatewayUnit(config, {
+      catalog: REDIS,
+      catalogPasswordFile: P.catalogPassword,
+      resumeUrl: 'http://api:8443',
+      after: [],
+    });
     expect(unit).toContain('--port 8080 ');
     expect(unit).toContain('--brand E2b --domain sandbox.example.com ');
-    expect(renderPlatformUnit(config, { catalog: REDIS, state: REDIS, localRedis: false })).toContain(`--port 8443 --host 0.0.0.0 `);
+    expect(
+      renderPlatformUnit(config, { catalog: REDIS, catalogPasswordFile: P.catalogPassword, state: REDIS, localRedis: false }),
+    ).toContain(`--port 8443 --host 0.0.0.0 `);
     // Without the local Redis the platform does not wait for it.
-    expect(renderPlatformUnit(config, { catalog: REDIS, state: REDIS, localRedis: false })).not.toContain(SANDBOX_UNITS.redis);
+    expect(
+      renderPlatformUnit(config, { catalog: REDIS, catalogPasswordFile: P.catalogPassword, state: REDIS, localRedis: false }),
+    ).not.toContain(SANDBOX_UNITS.redis);
   });
 
   it('refuse an argument that would need quoting in a unit', () => {
-    expect(() => renderPlatformUnit(defaults, { catalog: 'redis://a b', state: REDIS, localRedis: false })).toThrow(/would need quoting/);
+    expect(() =>
+      renderPlatformUnit(defaults, { catalog: 'redis://a b', catalogPasswordFile: P.catalogPassword, state: REDIS, localRedis: false }),
+    ).toThrow(/would need quoting/);
   });
 });
 
@@ -138,7 +163,12 @@ describe('sandbox host cloud-init', () => {
     expect(files[P.installBundle]).toMatchObject({ permissions: '0755', content: renderInstallBundleScript(BUNDLE) });
     expect(files[P.buildTemplate]).toMatchObject({ permissions: '0755', content: renderBuildTemplateScript(defaults) });
     expect(files[`${P.units}/${SANDBOX_UNITS.platform}`].content).toBe(
-      renderPlatformUnit(defaults, { catalog: LOCAL_REDIS_CATALOG, state: LOCAL_REDIS_STATE, localRedis: true }),
+      renderPlatformUnit(defaults, {
+        catalog: LOCAL_REDIS_CATALOG,
+        catalogPasswordFile: P.redisPassword,
+        state: LOCAL_REDIS_STATE,
+        localRedis: true,
+      }),
     );
     // The key is in exactly one file, the 0600 one.
     expect(doc.write_files.filter((f) => f.content.includes(API_KEY)).map((f) => f.path)).toEqual([P.apiKey]);

@@ -21,10 +21,14 @@ describe('sandbox host units under the lab supervisor', () => {
 
   it('runs the platform and the gateway with the rendered command lines, restarting always', () => {
     const platform = parseServiceUnit(unit(SANDBOX_UNITS.platform));
-    expect(platform.execStart.argv).toEqual(platformCommand(defaults, { catalog: LOCAL_REDIS_CATALOG, state: LOCAL_REDIS_STATE }));
+    expect(platform.execStart.argv).toEqual(
+      platformCommand(defaults, { catalog: LOCAL_REDIS_CATALOG, catalogPasswordFile: P.redisPassword, state: LOCAL_REDIS_STATE }),
+    );
     expect(platform).toMatchObject({ restart: 'always', restartSec: 2, limitNoFile: { soft: 65536, hard: 65536 } });
     const gateway = parseServiceUnit(unit(SANDBOX_UNITS.gateway));
-    expect(gateway.execStart.argv).toEqual(gatewayCommand(defaults, { catalog: LOCAL_REDIS_CATALOG, resumeUrl: 'http://127.0.0.1:3001' }));
+    expect(gateway.execStart.argv).toEqual(
+      gatewayCommand(defaults, { catalog: LOCAL_REDIS_CATALOG, catalogPasswordFile: P.redisPassword, resumeUrl: 'http://127.0.0.1:3001' }),
+    );
     expect(gateway.restart).toBe('always');
   });
 

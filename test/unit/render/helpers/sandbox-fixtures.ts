@@ -9,7 +9,8 @@ export const BUNDLE = {
   region: 'eu-west-1',
   sums: { 'sandbox-kit.js': 'a'.repeat(64), 'agent.js': 'b'.repeat(64) },
 };
-export const REDIS = 'redis://sandbox-kit-catalog.abc123.0001.euw1.cache.amazonaws.com:6379/0';
+export const REDIS = 'rediss://master.sandbox-kit-catalog.abc123.euw1.cache.amazonaws.com:6379/0';
+export const REDIS_AUTH_TOKEN = 'golden0test0redis0auth0token0123456789';
 
 export function sandboxInputs(role: SandboxHostInputs['role']): SandboxHostInputs {
   return {
@@ -18,7 +19,7 @@ export function sandboxInputs(role: SandboxHostInputs['role']): SandboxHostInput
     bundle: BUNDLE,
     proxyIngressIp: SERVER_IP,
     hostNetworks: HOST_NETWORKS,
-    ...(role === 'single' ? {} : { catalog: REDIS }),
+    ...(role === 'single' ? {} : { catalog: REDIS, catalogPassword: REDIS_AUTH_TOKEN }),
     ...(role === 'fleet-gateway' ? { resumeUrl: 'http://sandbox-kit-nlb-0123.elb.eu-west-1.amazonaws.com:3001' } : {}),
   };
 }
