@@ -217,6 +217,34 @@ test("the unmodified E2B CLI lists only its own team's sandboxes and templates",
   await sdk.static('kill', theirs, opts(alpha.key));
 });
 
+test("uploads are their team's: another team's files under the same hash are not there for it, and stored bytes count against the team's quota", async () => {
+  const hash = 'ab'.repeat(32);
+  const payload = Buffer.from('files of alpha, under a hash beta may also name');
+  const link = async (key: string, templateID: string) =>
+    (await api(key, 'GET', `/templates/${templateID}/files/${hash}`)) as { status: number; body: { present: boolean; url: string } };
+  const alphaT = ((await api(alpha.key, 'POST', '/v3/templates', { name: 'uploads-a' })).body as { templateID: string }).templateID;
+  const betaT = ((await api(beta.key, 'POST', '/v3/templates', { name: 'uploads-b' })).body as { templateID: string }).templateID;
+
+  const first = await link(alpha.key, alphaT);
+  expect(first.body.present).toBe(false);
+  expect((await fetch(first.body.url, { method: 'PUT', body: payload })).status).toBe(201);
+  expect((await link(alpha.key, alphaT)).body.present).toBe(true);
+  // Beta names the same hash for its own template: nothing is there for beta; alpha's template is unknown to beta.
+  expect((await link(beta.key, betaT)).body.present).toBe(false);
+  expect((await link(beta.key, alphaT)).status).toBe(404);
+  const teams = JSON.parse(await admin('team', 'list', '--json')) as Array<{ name: string; usage: { templateBytes: number } }>;
+  expect(teams.find((t) => t.name === 'alpha')?.usage.templateBytes).toBe(payload.length);
+  expect(teams.find((t) => t.name === 'beta')?.usage.templateBytes).toBe(0);
+
+  // Beyond beta's stored bytes quota the upload is refused, and nothing is stored.
+  await admin('team', 'quota', 'beta', '--template-bytes', '10');
+  const refused = await fetch((await link(beta.key, betaT)).body.url, { method: 'PUT', body: payload });
+  expect(refused.status).toBe(429);
+  expect(await refused.text()).toContain('stored template bytes (templateBytes) is 10');
+  expect((await link(beta.key, betaT)).body.present).toBe(false);
+  await admin('team', 'quota', 'beta', '--template-bytes', 'none');
+});
+
 test('a revoked key is refused at its next request; a member key cannot administer; bad names are refused', async () => {
   const made = JSON.parse(await admin('key', 'create', '--team', 'beta', 'short-lived', '--json')) as { key: string; keyID: string };
   expect((await api(made.key, 'GET', '/v2/sandboxes')).status).toBe(200);
