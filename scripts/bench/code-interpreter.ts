@@ -28,12 +28,23 @@ function summarize(samples: number[]): { calls: number; p50Ms: number; p99Ms: nu
   return { calls: sorted.length, p50Ms: +at(0.5).toFixed(3), p99Ms: +at(0.99).toFixed(3) };
 }
 
-/** Run inside the sandbox: the newest kernel's connection file, N executes of 1+1, each until the kernel is idle. */
+/**
+ * Run inside the sandbox: the python kernel's connection file (from its command line, `-f FILE`), N executes of 1+1,
+ * each until the kernel is idle again.
+ */
 const FLOOR = `
-import glob, json, os, sys, time
+import glob, json, sys, time
 from jupyter_client import BlockingKernelClient
-files = sorted(glob.glob(os.path.expanduser("~/.local/share/jupyter/runtime/kernel-*.json")), key=os.path.getmtime)
-kc = BlockingKernelClient(connection_file=files[-1]); kc.load_connection_file(); kc.start_channels(); kc.wait_for_ready(30)
+def connection_file():
+    for path in glob.glob("/proc/[0-9]*/cmdline"):
+        try:
+            argv = open(path, "rb").read().decode().split("\\0")
+        except OSError:
+            continue
+        if "ipykernel_launcher" in argv and "-f" in argv:
+            return argv[argv.index("-f") + 1]
+    raise SystemExit("no python kernel runs")
+kc = BlockingKernelClient(connection_file=connection_file()); kc.load_connection_file(); kc.start_channels(); kc.wait_for_ready(30)
 def once():
     msg_id = kc.execute("1+1")
     while True:
@@ -90,7 +101,12 @@ async function main(): Promise<void> {
         ours.push(Number(process.hrtime.bigint() - t) / 1e6);
         if (execution.text !== '2') throw new Error(`runCode('1+1') gave ${execution.text}`);
       }
-      const floorRun = await sbx.commands.run(`python3 -c '${FLOOR.replace(/'/g, `'\\''`)}' ${calls}`, { timeoutMs: 300_000 });
+      await sbx.files.write('/tmp/floor.py', FLOOR);
+      const floorRun = await sbx.commands
+        .run(`python3 /tmp/floor.py ${calls}`, { timeoutMs: 300_000 })
+        .catch((err: Error & { stderr?: string }) => {
+          throw new Error(`the floor failed: ${err.stderr ?? err.message}`);
+        });
       const floor = JSON.parse(floorRun.stdout) as number[];
       const throughGateway = summarize(ours);
       const direct = summarize(floor);
