@@ -39,6 +39,9 @@ export interface TemplateBuildState {
   /** The build's last log line while it runs; the reason once it failed. */
   message?: string;
   templateID?: string;
+  /** The steps of the build that make a layer (RUN, COPY), and how many of them came from the layer cache. */
+  layerSteps?: number;
+  cachedSteps?: number;
 }
 
 /**
@@ -84,7 +87,7 @@ export class TemplateBuilds {
     for (const [i, template] of this.templates.entries()) {
       const state = this.states[i]!;
       if (state.state === 'ready') continue;
-      Object.assign(state, { state: 'building', startedAt: new Date().toISOString(), message: 'starting' });
+      Object.assign(state, { state: 'building', startedAt: new Date().toISOString(), message: 'starting', layerSteps: 0, cachedSteps: 0 });
       this.update();
       this.o.log(`template ${template.name}: building`);
       try {
@@ -92,9 +95,11 @@ export class TemplateBuilds {
           {
             ...api,
             onBuildLogs: (entry) => {
-              state.message = String(entry.message ?? entry)
-                .trim()
-                .slice(0, 300);
+              const line = String(entry.message ?? entry).trim();
+              // The build's step headers and its cache hits (src/platform/templates/build-runner.ts).
+              if (/^\[\d+\/\d+\] (RUN|COPY) /.test(line)) state.layerSteps = (state.layerSteps ?? 0) + 1;
+              if (line.startsWith('CACHED ')) state.cachedSteps = (state.cachedSteps ?? 0) + 1;
+              state.message = line.slice(0, 300);
               this.write();
             },
           },

@@ -36,7 +36,8 @@ export async function run(argv: string[]): Promise<number> {
     console.log(`  ${mark(sb.healthy)} sandbox   ${sb.sandboxID}${sb.node ? ` (${sb.node}, ${sb.address})` : ''}; ${sb.detail}`);
   for (const t of s.templates) {
     const label = { waiting: 'wait', building: '... ', ready: 'ok  ', failed: 'FAIL' }[t.state];
-    console.log(`  ${label} template  ${t.name}: ${t.state}${t.message ? `; ${t.message}` : ''}`);
+    const cache = t.state === 'ready' && t.layerSteps ? ` (${t.cachedSteps} of ${t.layerSteps} steps from the layer cache)` : '';
+    console.log(`  ${label} template  ${t.name}: ${t.state}${cache}${t.message ? `; ${t.message}` : ''}`);
   }
   for (const p of s.problems.filter((p) => !/^(proxy|platform|gateway|sandbox)[: ]/.test(p))) console.log(`  FAIL ${p}`);
   return s.healthy ? 0 : 1;

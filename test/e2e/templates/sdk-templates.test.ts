@@ -17,6 +17,18 @@ const waits: { template: string; message: string }[] = [];
 const created = new Map<string, { stdout: string; createMs: number }>();
 const status: { during?: LocalStatus; after?: LocalStatus } = {};
 let upErr = '';
+let secondUp: { code: number; ready: boolean; templates: LocalStatus['templates'] } | undefined;
+
+/** Polls status until every template is ready or failed (or time is up); the last status. */
+async function templatesSettled(timeoutMs: number): Promise<LocalStatus> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const s = JSON.parse((await cli(['status', '--name', name, '--json'])).stdout) as LocalStatus;
+    const settled = s.templates.length > 0 && s.templates.every((t) => t.state === 'ready' || t.state === 'failed');
+    if (settled || Date.now() > deadline) return s;
+    await new Promise((r) => setTimeout(r, 3_000));
+  }
+}
 
 async function createFrom(opts: object, template: string, command: string): Promise<void> {
   const deadline = Date.now() + 1_200_000;
@@ -59,7 +71,17 @@ beforeAll(async () => {
     if (m.check) checks.set(m.check, m);
   }
   if (checks.size === 0) throw new Error(`the SDK child printed nothing (exit ${run.code}): ${run.stderr}`);
-}, 2_400_000);
+
+  // A later up, after down: the platform's kept state serves every step of every template from the layer cache.
+  await cli(['down', '--name', name], 120_000);
+  const again = await cli(['up', '--name', name, '--gateway-port', '0', '--sandboxes', '1', '--json'], 600_000);
+  const settled = again.code === 0 ? await templatesSettled(600_000) : undefined;
+  secondUp = {
+    code: again.code,
+    ready: settled?.templates.every((t) => t.state === 'ready') ?? false,
+    templates: settled?.templates ?? [],
+  };
+}, 3_600_000);
 
 afterAll(async () => {
   await cli(['down', '--name', name, '--purge'], 120_000);
@@ -177,4 +199,12 @@ test('bad input gets the errors the SDK expects and loses nothing', () => {
 test('with allowPublicTraffic: false the SDK still works (it sends the traffic token); a caller without it gets 401', () => {
   expect(check('private-ports')).toMatchObject({ answer: '42', stranger: 401 });
   expect(check('private-ports').contexts).toBeGreaterThan(0);
+});
+
+test('a later up, after down, builds every step of both templates from the layer cache', () => {
+  expect(secondUp).toMatchObject({ code: 0, ready: true });
+  for (const t of secondUp?.templates ?? []) {
+    expect(t.layerSteps).toBeGreaterThan(0);
+    expect({ name: t.name, cached: t.cachedSteps }).toEqual({ name: t.name, cached: t.layerSteps });
+  }
 });
