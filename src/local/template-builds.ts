@@ -5,7 +5,7 @@
  * every step in the layer cache. Progress goes to a JSON file `status` reads; a create that names one of them while
  * it builds waits for it (within the SDK's request timeout) or is told plainly why it cannot have it yet.
  */
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, renameSync, writeFileSync } from 'node:fs';
 import type { BuildInfo, BuildOptions } from 'e2b';
 import { buildCodeInterpreterTemplate } from '../../templates/code-interpreter/template';
 import { buildMcpGatewayTemplate } from '../../templates/mcp-gateway';
@@ -161,7 +161,9 @@ export class TemplateBuilds {
   }
 
   private write(): void {
-    writeFileSync(this.o.statusFile, `${JSON.stringify(this.states, null, 2)}\n`, { mode: 0o644 });
+    // Whole or not at all: `status` reads it while builds write it.
+    writeFileSync(`${this.o.statusFile}.tmp`, `${JSON.stringify(this.states, null, 2)}\n`, { mode: 0o644 });
+    renameSync(`${this.o.statusFile}.tmp`, this.o.statusFile);
   }
 }
 
