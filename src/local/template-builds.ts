@@ -90,15 +90,22 @@ export class TemplateBuilds {
       Object.assign(state, { state: 'building', startedAt: new Date().toISOString(), message: 'starting', layerSteps: 0, cachedSteps: 0 });
       this.update();
       this.o.log(`template ${template.name}: building`);
+      // A RUN or COPY step's header, then either CACHED or its output (src/platform/templates/build-runner.ts); the
+      // base's own provisioning layer logs CACHED too, before any header, and is not one of the template's steps.
+      let inStep = false;
       try {
         const info = await template.build(
           {
             ...api,
             onBuildLogs: (entry) => {
               const line = String(entry.message ?? entry).trim();
-              // The build's step headers and its cache hits (src/platform/templates/build-runner.ts).
-              if (/^\[\d+\/\d+\] (RUN|COPY) /.test(line)) state.layerSteps = (state.layerSteps ?? 0) + 1;
-              if (line.startsWith('CACHED ')) state.cachedSteps = (state.cachedSteps ?? 0) + 1;
+              if (/^\[\d+\/\d+\] (RUN|COPY) /.test(line)) {
+                state.layerSteps = (state.layerSteps ?? 0) + 1;
+                inStep = true;
+              } else {
+                if (inStep && line.startsWith('CACHED ')) state.cachedSteps = (state.cachedSteps ?? 0) + 1;
+                inStep = false;
+              }
               state.message = line.slice(0, 300);
               this.write();
             },
