@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the base root file system of the built-in `base` template into the cache (mmdebstrap, ~30 s once), so
+# Builds the base root file system of the built-in `base` template into the cache (mmdebstrap, ~110 s once), so
 # tests and the platform reuse it. Safe to run again: a cached one is reused. Args: debian:<tag>... (default bookworm)
 set -euo pipefail
 cd "$(dirname "$0")/.."
