@@ -8,7 +8,7 @@ import { rawErrorFor, sandboxNotFound, sandboxPaused, sendError, type GatewayErr
 import { forward, type ForwardSettings, type ForwardTarget } from './forward';
 import { portAccess } from './port-access';
 import type { SingleFlightResumer } from './resume';
-import { decideRoute, type RoutingSettings } from './routing';
+import { decideRoute, isApiHost, type RoutingSettings } from './routing';
 import { tunnel } from './tunnel';
 import { sleep } from '../util/poll';
 
@@ -20,6 +20,8 @@ export interface HandlerDeps {
   routing: RoutingSettings;
   forwarding: ForwardSettings;
   resumer: SingleFlightResumer | undefined;
+  /** Where requests for `api.{domain}` go (see GatewayOptions.apiUpstream). */
+  api?: ForwardTarget;
   log: (line: string) => void;
 }
 
@@ -33,7 +35,7 @@ function isPromise(value: Lookup | Promise<Lookup>): value is Promise<Lookup> {
 interface Exchange {
   req: IncomingMessage;
   fail(body: GatewayErrorBody): void;
-  deliver(entry: CatalogEntry, target: ForwardTarget): void;
+  deliver(entry: CatalogEntry | undefined, target: ForwardTarget): void;
 }
 
 export interface GatewayHandlers {
@@ -65,6 +67,11 @@ export function createHandler(deps: HandlerDeps): GatewayHandlers {
   }
 
   function handle(ex: Exchange): void {
+    // The platform API checks its own key; the gateway only carries the request there.
+    if (deps.api && isApiHost(ex.req.headers.host, routing.domain)) {
+      ex.deliver(undefined, deps.api);
+      return;
+    }
     const route = decideRoute(ex.req.headers, ex.req.url, routing);
     if (!route.ok) {
       ex.fail({ message: route.message, code: route.status });

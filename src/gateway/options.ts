@@ -52,6 +52,11 @@ export interface GatewayOptions {
   brand?: string;
   /** Domain of the host form `{port}-{sandboxID}.{domain}`. */
   domain?: string;
+  /**
+   * The platform API (`HOST:PORT`, plain HTTP), for requests whose Host is `api.{domain}`: the E2B_DOMAIN form sends
+   * API calls to the same name and port as the sandboxes, which behind one TLS listener is this gateway.
+   */
+  apiUpstream?: { host: string; port: number };
   /** Resumes paused sandboxes whose entry has autoResume; without it they answer 502. */
   resumeSandbox?: ResumeSandbox;
   limits?: Partial<GatewayLimits>;

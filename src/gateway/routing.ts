@@ -102,13 +102,23 @@ export function parsePort(value: string | string[] | undefined): number | undefi
   return port >= 1 && port <= 65535 ? port : undefined;
 }
 
-/** `49983-abc123.sandbox.example.com:443` with domain `sandbox.example.com` -> abc123 on 49983. */
-export function routeFromHost(host: string | undefined, domain: string): { sandboxID: string; port: number } | undefined {
-  if (host === undefined) return undefined;
-  const name = host
+/** A Host header's name: lower case, without the port and a trailing dot. */
+export function hostName(host: string): string {
+  return host
     .toLowerCase()
     .replace(/:[0-9]+$/, '')
     .replace(/\.$/, '');
+}
+
+/** Whether the request is for the platform API's name in the E2B_DOMAIN form, `api.{domain}`. */
+export function isApiHost(host: string | undefined, domain: string): boolean {
+  return host !== undefined && hostName(host) === `api.${domain.toLowerCase()}`;
+}
+
+/** `49983-abc123.sandbox.example.com:443` with domain `sandbox.example.com` -> abc123 on 49983. */
+export function routeFromHost(host: string | undefined, domain: string): { sandboxID: string; port: number } | undefined {
+  if (host === undefined) return undefined;
+  const name = hostName(host);
   const suffix = `.${domain.toLowerCase()}`;
   if (!name.endsWith(suffix)) return undefined;
   const label = name.slice(0, -suffix.length);

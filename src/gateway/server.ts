@@ -45,6 +45,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       connectTimeoutMs: limits.connectTimeoutMs,
     },
     resumer: options.resumeSandbox ? new SingleFlightResumer(options.resumeSandbox, limits.resumeTimeoutMs) : undefined,
+    ...(options.apiUpstream ? { api: { sandboxID: 'platform-api', ...options.apiUpstream, dropped: new Set<string>() } } : {}),
     log,
   });
 

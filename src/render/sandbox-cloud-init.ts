@@ -187,11 +187,13 @@ export function sandboxHostFiles(config: StackConfig, inputs: SandboxHostInputs)
     const resumeUrl = inputs.role === 'single' ? `http://127.0.0.1:${config.sandboxHost.apiPort}` : inputs.resumeUrl;
     if (!resumeUrl) throw new Error('a fleet-gateway needs the platform API URL it resumes sandboxes through');
     const after = inputs.role === 'single' ? [SANDBOX_UNITS.redis, SANDBOX_UNITS.platform] : [];
+    // A single host's gateway carries `api.{domain}` to the platform beside it: E2B_DOMAIN alone then works.
+    const apiUpstream = inputs.role === 'single' ? `127.0.0.1:${config.sandboxHost.apiPort}` : undefined;
     files.push(
       file(
         `${P.units}/${SANDBOX_UNITS.gateway}`,
         '0644',
-        renderGatewayUnit(config, { catalog, catalogPasswordFile: passwordFile, resumeUrl, after }),
+        renderGatewayUnit(config, { catalog, catalogPasswordFile: passwordFile, resumeUrl, after, ...(apiUpstream ? { apiUpstream } : {}) }),
       ),
     );
   }

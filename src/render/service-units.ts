@@ -22,6 +22,8 @@ export interface GatewayServiceOptions {
   catalogPasswordFile: string;
   /** The platform API the gateway resumes paused sandboxes through. */
   resumeUrl: string;
+  /** The platform API as `HOST:PORT` on this host, for requests to `api.{domain}` (a single host; a fleet's is elsewhere). */
+  apiUpstream?: string;
 }
 
 /** systemd's `${NAME}` in a command line: one word, NAME's value from the unit's environment (P.hostFacts). */
@@ -102,6 +104,7 @@ export function gatewayCommand(config: StackConfig, options: GatewayServiceOptio
     options.resumeUrl,
     '--api-key-file',
     P.apiKey,
+    ...(options.apiUpstream ? ['--api-upstream', options.apiUpstream] : []),
   ];
 }
 

@@ -26,6 +26,7 @@ options:
   --catalog-password-file F   the Redis catalog's AUTH password, in a file (0600)
   --resume-url URL            platform API base used to auto-resume paused sandboxes that allow it
   --api-key-file F            file holding the platform API key for --resume-url
+  --api-upstream HOST:PORT    the platform API (plain HTTP) for requests to api.<domain> (the E2B_DOMAIN form)
   --max-header-bytes N        largest request head (default ${DEFAULT_LIMITS.maxHeaderBytes})
   --headers-timeout-ms N      time a client has to send its request head (default ${DEFAULT_LIMITS.headersTimeoutMs})
   --request-timeout-ms N      time a client has to send its whole request (default ${DEFAULT_LIMITS.requestTimeoutMs})
@@ -53,6 +54,11 @@ const FLAGS = {
   'catalog-password-file': valueFlag(word('a file path').optional()),
   'resume-url': valueFlag(text(/^https?:\/\/\S+$/, 'an http(s) URL').optional()),
   'api-key-file': valueFlag(word('a file path').optional()),
+  'api-upstream': valueFlag(
+    text(/^[A-Za-z0-9.-]+:[0-9]{1,5}$/, 'HOST:PORT of the platform API, such as 127.0.0.1:3001')
+      .transform((v) => ({ host: v.slice(0, v.lastIndexOf(':')), port: Number(v.slice(v.lastIndexOf(':') + 1)) }))
+      .optional(),
+  ),
   'max-header-bytes': valueFlag(atLeast(1024).optional()),
   'headers-timeout-ms': valueFlag(atLeast(100).optional()),
   'request-timeout-ms': valueFlag(atLeast(0).optional()),
@@ -109,6 +115,7 @@ export async function run(argv: string[]): Promise<number> {
       domain: flags.domain,
       limits,
       resumeSandbox: flags['resume-url'] ? platformResumer(flags['resume-url'], apiKey) : undefined,
+      apiUpstream: flags['api-upstream'],
       log,
     });
   } catch (err) {

@@ -44,6 +44,30 @@ describe('gateway routing', () => {
     expect(seen.headers.via).toContain('sandbox-kit-gateway');
   });
 
+  it('carries requests for api.{domain} to the platform API when it has one, and routes the rest as before', async () => {
+    const api = await echoUpstream('127.0.0.1', 'platform-api');
+    const agent = await echoUpstream('127.0.0.1', 'agent');
+    const catalog = new MemoryCatalog([{ sandboxID: 'sb1', host: '127.0.0.1', agentPort: agent.port, token: TOKEN }]);
+    const gateway = await gatewayWith(catalog, { domain: 'example.test', apiUpstream: { host: '127.0.0.1', port: api.port } });
+    const created = await call(gateway.port, {
+      path: '/sandboxes',
+      headers: { Host: 'API.example.test.:443', 'X-API-Key': 'e2b_00', 'Content-Type': 'application/json' },
+      body: '{"templateID":"base"}',
+    });
+    expect(JSON.parse(created.body)).toMatchObject({
+      name: 'platform-api',
+      method: 'POST',
+      url: '/sandboxes',
+      body: '{"templateID":"base"}',
+    });
+    expect(JSON.parse(created.body).headers['x-api-key']).toBe('e2b_00');
+    const sandbox = await call(gateway.port, { headers: { Host: `${agent.port}-sb1.example.test`, 'X-Access-Token': TOKEN } });
+    expect(JSON.parse(sandbox.body).name).toBe('agent');
+    // Without an API upstream, api.{domain} is no sandbox: the usual 400.
+    const plain = await gatewayWith(catalog, { domain: 'example.test' });
+    expect((await call(plain.port, { headers: { Host: 'api.example.test' } })).status).toBe(400);
+  });
+
   it('routes Svc-Sandbox-Port to another port of the same sandbox host', async () => {
     const agent = await echoUpstream('127.0.0.1', 'agent');
     const tool = await echoUpstream('127.0.0.1', 'tool');

@@ -27,7 +27,12 @@ describe('sandbox host units under the lab supervisor', () => {
     expect(platform).toMatchObject({ restart: 'always', restartSec: 2, limitNoFile: { soft: 65536, hard: 65536 } });
     const gateway = parseServiceUnit(unit(SANDBOX_UNITS.gateway));
     expect(gateway.execStart.argv).toEqual(
-      gatewayCommand(defaults, { catalog: LOCAL_REDIS_CATALOG, catalogPasswordFile: P.redisPassword, resumeUrl: 'http://127.0.0.1:3001' }),
+      gatewayCommand(defaults, {
+        catalog: LOCAL_REDIS_CATALOG,
+        catalogPasswordFile: P.redisPassword,
+        resumeUrl: 'http://127.0.0.1:3001',
+        apiUpstream: '127.0.0.1:3001',
+      }),
     );
     expect(gateway.restart).toBe('always');
   });
