@@ -193,7 +193,13 @@ export function sandboxHostFiles(config: StackConfig, inputs: SandboxHostInputs)
       file(
         `${P.units}/${SANDBOX_UNITS.gateway}`,
         '0644',
-        renderGatewayUnit(config, { catalog, catalogPasswordFile: passwordFile, resumeUrl, after, ...(apiUpstream ? { apiUpstream } : {}) }),
+        renderGatewayUnit(config, {
+          catalog,
+          catalogPasswordFile: passwordFile,
+          resumeUrl,
+          after,
+          ...(apiUpstream ? { apiUpstream } : {}),
+        }),
       ),
     );
   }
