@@ -10,3 +10,4 @@ export * from './mcp';
 export * from './child-oom';
 export * from './api-key';
 export * from './code-interpreter';
+export * from './file-signature';

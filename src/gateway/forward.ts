@@ -22,6 +22,8 @@ export interface ForwardSettings {
   upstreamTimeoutMs: number;
   /** Longest wait for a new TCP connection to the upstream (the pools apply it; named in the 504). */
   connectTimeoutMs: number;
+  /** Told how long each sandbox took to send its response head, from the call's start (the Prometheus histogram). */
+  onUpstreamHead?(seconds: number): void;
 }
 
 /**
@@ -120,6 +122,8 @@ class ForwardHandler implements Dispatcher.DispatchHandlers {
     });
   }
 
+  private readonly startedAt = performance.now();
+
   onConnect(abort: (err?: Error) => void): void {
     this.abort = abort;
     if (this.finished || this.res.destroyed) abort(new Error('the call is over'));
@@ -129,6 +133,7 @@ class ForwardHandler implements Dispatcher.DispatchHandlers {
     // 1xx interim answers (103 Early Hints) are not passed on; the final answer follows.
     if (statusCode < 200 || this.finished) return true;
     this.resume = resume;
+    this.settings.onUpstreamHead?.((performance.now() - this.startedAt) / 1000);
     this.res.writeHead(statusCode, forwardedResponseHeaders(rawHeaders, this.settings.via));
     return true;
   }

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { AccessTokenChecker } from '../contract/access-token';
 import { CONNECT_TIMEOUT_HEADER, parseConnectTimeoutMs } from '../contract/connect-timeout';
+import { signedFilesQuery } from '../contract/file-signature';
 import type { CatalogEntry } from '../catalog/entry';
 import type { Catalog } from '../catalog/types';
 import { rawErrorFor, sandboxNotFound, sandboxPaused, sendError, type GatewayErrorBody } from './error-response';
@@ -10,6 +11,7 @@ import { portAccess } from './port-access';
 import type { SingleFlightResumer } from './resume';
 import { decideRoute, isApiHost, type RoutingSettings } from './routing';
 import { tunnel } from './tunnel';
+import type { SignedUrlOwnerLookup } from './signed-url';
 import { sleep } from '../util/poll';
 
 /** How long the catalog may take to show a resumed sandbox as running. */
@@ -22,6 +24,7 @@ export interface HandlerDeps {
   resumer: SingleFlightResumer | undefined;
   /** Where requests for `api.{domain}` go (see GatewayOptions.apiUpstream). */
   api?: ForwardTarget;
+  signedUrlOwner?: SignedUrlOwnerLookup;
   log: (line: string) => void;
 }
 
@@ -74,6 +77,24 @@ export function createHandler(deps: HandlerDeps): GatewayHandlers {
     }
     const route = decideRoute(ex.req.headers, ex.req.url, routing);
     if (!route.ok) {
+      const signed = deps.signedUrlOwner && signedFilesQuery(ex.req.method, ex.req.url);
+      if (signed && deps.signedUrlOwner) {
+        deps
+          .signedUrlOwner(signed)
+          .then(
+            async (owner) => {
+              if (!owner) ex.fail({ message: 'signed URL refused: no sandbox signed it (changed, or its sandbox is gone)', code: 403 });
+              else if (owner.expired) ex.fail({ sandboxID: owner.sandboxID, message: 'signed URL refused: it has expired', code: 403 });
+              else proceed(ex, owner.sandboxID, undefined, await catalog.get(owner.sandboxID));
+            },
+            (err: unknown) => {
+              log(`signed URL lookup failed: ${(err as Error).message}`);
+              ex.fail({ message: 'the platform could not be asked which sandbox signed this URL; try again shortly', code: 503 });
+            },
+          )
+          .catch(internalError(ex));
+        return;
+      }
       ex.fail({ message: route.message, code: route.status });
       return;
     }
@@ -102,7 +123,8 @@ export function createHandler(deps: HandlerDeps): GatewayHandlers {
       ex.fail(sandboxNotFound(sandboxID));
       return;
     }
-    const access = portAccess(ex.req.headers, entry, port, tokens);
+    const signed = signedFilesQuery(ex.req.method, ex.req.url) !== undefined;
+    const access = portAccess(ex.req.headers, entry, port, tokens, signed);
     if (!access.ok) {
       ex.fail(access.error);
       return;

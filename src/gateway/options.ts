@@ -1,6 +1,7 @@
 import { DEFAULT_BRAND } from '../contract/brand';
 import type { Catalog } from '../catalog/types';
 import type { ResumeSandbox } from './resume';
+import type { SignedUrlOwnerLookup } from './signed-url';
 
 /** Protections against slow or oversized clients, and bounds on waiting for sandboxes. */
 export interface GatewayLimits {
@@ -59,6 +60,10 @@ export interface GatewayOptions {
   apiUpstream?: { host: string; port: number };
   /** Resumes paused sandboxes whose entry has autoResume; without it they answer 502. */
   resumeSandbox?: ResumeSandbox;
+  /** Finds the sandbox a signed /files URL without a sandbox ID belongs to; without it such URLs answer 400. */
+  signedUrlOwner?: SignedUrlOwnerLookup;
+  /** Serve Prometheus metrics (GET /metrics) on this port of `host` (0 picks one); absent: not served. */
+  metricsPort?: number;
   limits?: Partial<GatewayLimits>;
   /** Operational messages (never tokens). */
   log?: (line: string) => void;

@@ -4,7 +4,8 @@
  * then it needs the traffic access token (e2b-traffic-access-token). Each credential goes only where it is checked:
  * the access token reaches the agent and nothing else (a process of the sandbox's unprivileged user listening on
  * another port would otherwise receive the key to the agent, which runs as root), and the traffic token reaches no
- * port at all. Pure apart from the token checker's cache.
+ * port at all. A signed `/files` URL needs no access token: the agent checks its signature. Pure apart from the token
+ * checker's cache.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { AccessTokenChecker } from '../contract/access-token';
@@ -27,9 +28,12 @@ export function portAccess(
   entry: CatalogEntry,
   port: number | undefined,
   tokens: AccessTokenChecker,
+  /** A signed `/files` URL (signed-url.ts): it carries no access token; the agent checks its signature and expiry. */
+  signedFiles = false,
 ): PortAccess {
   const target = port ?? entry.agentPort;
   if (target === entry.agentPort) {
+    if (signedFiles && headers[ACCESS] === undefined) return { ok: true, port: target, dropped: TO_AGENT_DROPPED };
     const verdict = tokens.check(headers[ACCESS], entry.tokenHash);
     if (verdict !== 'ok') return { ok: false, error: accessDenied(entry.sandboxID, verdict) };
     return { ok: true, port: target, dropped: TO_AGENT_DROPPED };

@@ -6,10 +6,13 @@ import { DEFAULT_LIMITS, DEFAULTS, type GatewayLimits, type GatewayOptions } fro
 import { SingleFlightResumer } from './resume';
 import { routingHeadersFor } from './routing';
 import { UpstreamPools } from './upstream-pool';
+import { GatewayMetrics } from './prometheus';
 
 export interface RunningGateway {
   host: string;
   port: number;
+  /** Where GET /metrics is served, when metricsPort was given. */
+  metricsPort?: number;
   /** Stops accepting, lets requests in flight finish for up to graceMs, then cuts what is left. */
   close(graceMs?: number): Promise<void>;
 }
@@ -35,6 +38,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     connectTimeoutMs: limits.connectTimeoutMs,
     upstreamTimeoutMs: limits.upstreamTimeoutMs,
   });
+  const metrics = options.metricsPort !== undefined ? new GatewayMetrics() : undefined;
   const handler = createHandler({
     catalog: options.catalog,
     routing: { brands: routingHeadersFor(options.brand ?? DEFAULTS.brand), domain: options.domain ?? DEFAULTS.domain },
@@ -43,7 +47,9 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       via: '1.1 sandbox-kit-gateway',
       upstreamTimeoutMs: limits.upstreamTimeoutMs,
       connectTimeoutMs: limits.connectTimeoutMs,
+      ...(metrics ? { onUpstreamHead: (seconds: number) => metrics.upstreamHead(seconds) } : {}),
     },
+    signedUrlOwner: options.signedUrlOwner,
     resumer: options.resumeSandbox ? new SingleFlightResumer(options.resumeSandbox, limits.resumeTimeoutMs) : undefined,
     ...(options.apiUpstream ? { api: { sandboxID: 'platform-api', ...options.apiUpstream, dropped: new Set<string>() } } : {}),
     log,
@@ -58,7 +64,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       // Node checks the two timeouts above on this interval; the default (30 s) would make them coarse.
       connectionsCheckingInterval: Math.max(100, Math.min(1000, Math.floor(limits.headersTimeoutMs / 4))),
     },
-    handler.request,
+    metrics ? metrics.counting(handler.request) : handler.request,
   );
   server.setTimeout(limits.idleTimeoutMs, (socket: Socket) => socket.destroy());
 
@@ -84,12 +90,16 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   });
   server.on('error', (err) => log(`server error: ${err.message}`));
   const address = server.address() as AddressInfo;
+  const metricsServer = metrics ? await metrics.serve(options.host ?? DEFAULTS.host, options.metricsPort as number) : undefined;
 
   let closing: Promise<void> | undefined;
   return {
     host: address.address,
     port: address.port,
+    ...(metricsServer ? { metricsPort: metricsServer.port } : {}),
     close(graceMs = 2000) {
+      metricsServer?.server.close();
+      metricsServer?.server.closeAllConnections();
       closing ??= new Promise<void>((resolve) => {
         const cutoff = setTimeout(() => server.closeAllConnections(), graceMs);
         server.close(() => {

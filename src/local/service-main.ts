@@ -45,8 +45,11 @@ async function main(configFile: string): Promise<void> {
     port: config.gatewayPort,
     brand: config.brand,
     domain: config.domain,
+    signedUrlOwner: (q) => platform.sandboxes.signedUrlOwner(q),
+    metricsPort: 0,
   });
   console.log(`gateway listening on ${gateway.host}:${gateway.port}`);
+  console.log(`gateway metrics on ${gateway.host}:${gateway.metricsPort}/metrics`);
 
   let stopping = false;
   const stop = async () => {

@@ -21,6 +21,15 @@ import type { Route } from './http/types';
 import type { TemplateResolver } from './sandboxes/template-resolver';
 import { openTeams, teamRoutes, type Teams } from './teams';
 import { teamScopedSandboxRoutes } from './sandboxes/team-scope';
+import { logsRoutes } from './sandboxes/logs-routes';
+import { SandboxLogs } from './sandboxes/logs';
+import { metricsRoutes } from './sandboxes/metrics-routes';
+import { signedUrlOwnerRoute } from './sandboxes/signed-url-owner';
+import { UsageSampler } from './sandboxes/usage-sampler';
+import { DEFAULT_STORE_PREFIX } from './sandboxes/store';
+import { BASE_TEMPLATE_ID } from './sandboxes/base-template';
+import { PlatformMetrics } from './prometheus';
+import { dashboardRoutes, type DashboardTemplates } from './dashboard/routes';
 
 export { ApiError, type Route } from './http/types';
 export type { TemplateForSandbox, TemplateResolver } from './sandboxes/template-resolver';
@@ -35,6 +44,10 @@ export interface PlatformContext {
   /** Teams, keys, quotas and the audit trail (templates record their team and hold its build and byte quotas). */
   teams: Teams;
   stateDir: string;
+  /** Templates the platform has of its own (`base`): they exist for `Template.exists` too. */
+  builtInNames: string[];
+  /** Told when a template build ends (the platform's Prometheus metrics). */
+  onBuildFinished(outcome: 'ready' | 'error', seconds: number): void;
 }
 
 /** What the platform mounts of the template builder: its routes, the resolver sandboxes use, and its shutdown. */
@@ -44,6 +57,8 @@ export interface TemplateMount {
   /** How many templates a team owns (a team is deleted only when it owns none). */
   countOf?(teamID: string): Promise<number>;
   close?(): Promise<void>;
+  /** What the dashboard shows of templates: their tags, builds and build logs. */
+  dashboard?: DashboardTemplates;
 }
 
 export interface PlatformOptions {
@@ -85,6 +100,8 @@ export interface PlatformOptions {
    * limit or audit trail. Only the benchmark of what teams cost uses it (its peer); default true.
    */
   teams?: boolean;
+  /** The JSON file the dashboard reads the proxy's addresses from (dashboard/proxy-facts.ts). */
+  proxyFactsFile?: string;
 }
 
 export interface FleetOptions {
@@ -109,6 +126,8 @@ export interface RunningPlatform {
   redis: Redis;
   catalog: WritableCatalog;
   sandboxes: SandboxService;
+  /** The sandboxes' metrics samples (`getMetrics`). */
+  usage: UsageSampler;
   /** Stops serving; sandboxes keep running for the next start, unless killSandboxes. */
   close(options?: { killSandboxes?: boolean }): Promise<void>;
 }
@@ -163,7 +182,15 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
     const tenancy = options.teams ?? true;
 
     const catalog = options.catalog ?? new MemoryCatalog();
-    const ctx: PlatformContext = { redis, teams, stateDir: options.stateDir };
+    let sandboxesRef: SandboxService | undefined;
+    const metrics = new PlatformMetrics(async () => (sandboxesRef ? sandboxesRef.all() : []));
+    const ctx: PlatformContext = {
+      redis,
+      teams,
+      stateDir: options.stateDir,
+      builtInNames: options.baseImages ? [BASE_TEMPLATE_ID] : [],
+      onBuildFinished: (outcome, seconds) => metrics.buildFinished(outcome, seconds),
+    };
     const templates = options.templates ? await options.templates(ctx) : undefined;
     if (templates?.close) cleanups.push(() => (templates.close as () => Promise<void>)());
     const resolvers: TemplateResolver[] = [];
@@ -185,8 +212,15 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
       readyTimeoutMs: options.readyTimeoutMs,
       log,
       ...(options.fleet ? { hostID: options.fleet.hostID } : {}),
+      logs: new SandboxLogs(redis, DEFAULT_STORE_PREFIX),
+      observer: metrics,
     });
+    sandboxesRef = sandboxes;
     cleanups.push(() => sandboxes.close());
+    const runtime = options.runtime;
+    const usage = new UsageSampler({ read: (id) => runtime.usage?.(id), sandboxes: () => sandboxes.all(), log });
+    usage.start();
+    cleanups.push(() => usage.stop());
     const { kept, removed } = await sandboxes.reconcile();
     if (kept.length + removed.length > 0) log(`found ${kept.length} sandbox(es) again, removed ${removed.length} dead or half-made`);
     const alive = new Set(kept.map((id) => `sandbox:${id}`));
@@ -194,9 +228,9 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
     if (swept > 0) log(`gave back ${swept} quota hold(s) of sandboxes or builds that a stop cut short`);
 
     const view = { domain: options.domain ?? null, clientID: 'sandbox-kit' };
-    let routes = tenancy
-      ? teamScopedSandboxRoutes(sandboxRoutes(sandboxes, view), (id) => sandboxStore.get(id))
-      : sandboxRoutes(sandboxes, view);
+    // The metrics list before GET /sandboxes/:sandboxID, which would otherwise take it.
+    const ownRoutes = [...metricsRoutes(sandboxes, usage), ...sandboxRoutes(sandboxes, view), ...logsRoutes(sandboxes)];
+    let routes = tenancy ? teamScopedSandboxRoutes(ownRoutes, (id) => sandboxStore.get(id)) : ownRoutes;
     let registry: HostRegistry | undefined;
     if (options.fleet && shared) {
       const fleet = options.fleet;
@@ -224,11 +258,25 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
       ];
       return parts.length > 0 ? parts.join(', ') : undefined;
     };
+    const apiKeys = tenancy ? teams.authenticator : ApiKeys.fromKeys(keyFile.keys);
     const server = await startApiServer({
       host: options.host,
       port: options.port,
-      routes: [...routes, ...(templates?.routes ?? []), ...(tenancy ? teamRoutes({ ...teams, holdings }) : [])],
-      apiKeys: tenancy ? teams.authenticator : ApiKeys.fromKeys(keyFile.keys),
+      routes: [
+        ...routes,
+        signedUrlOwnerRoute(sandboxes),
+        metrics.route(),
+        ...dashboardRoutes({
+          apiKeys,
+          sandboxes: () => sandboxes.all(),
+          usage,
+          ...(templates?.dashboard ? { templates: templates.dashboard } : {}),
+          proxyFactsFile: options.proxyFactsFile,
+        }),
+        ...(templates?.routes ?? []),
+        ...(tenancy ? teamRoutes({ ...teams, holdings }) : []),
+      ],
+      apiKeys,
       ...(tenancy ? { audit: (entry: AuditEntry) => teams.audit.record(entry) } : {}),
       log,
     });
@@ -251,6 +299,7 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
       redis,
       catalog,
       sandboxes,
+      usage,
       async close(closeOptions = {}) {
         if (closing) return closing;
         closing = (async () => {

@@ -31,6 +31,7 @@ import {
 } from './index';
 import { subnetCapacity } from '../runtime/network/host-network';
 import { createTemplateService, sandboxValidator, templateRoutes, type TemplateServiceOptions } from './templates';
+import { LOG_PAGE_LIMIT } from './templates/routes';
 
 export interface PlatformOnHostOptions {
   stateDir: string;
@@ -192,13 +193,24 @@ export async function startPlatformOnHost(options: PlatformOnHostOptions): Promi
 
 /** The template builder on the platform's Redis, its files under <state dir>/templates, its routes mounted. */
 function mountTemplates(o: Omit<TemplateServiceOptions, 'redis' | 'dataDir'>): (ctx: PlatformContext) => Promise<TemplateMount> {
-  return async ({ redis, stateDir, teams }) => {
-    const service = await createTemplateService({ ...o, redis, ledger: teams.ledger, dataDir: join(stateDir, 'templates') });
+  return async ({ redis, stateDir, teams, builtInNames, onBuildFinished }) => {
+    const service = await createTemplateService({
+      ...o,
+      redis,
+      ledger: teams.ledger,
+      dataDir: join(stateDir, 'templates'),
+      builtInNames,
+      onBuildFinished,
+    });
     return {
       routes: templateRoutes(service),
       resolver: service.resolver(),
       countOf: (teamID) => service.countOf(teamID),
       close: () => service.close(),
+      dashboard: {
+        overview: () => service.overview(),
+        buildLog: (templateID, buildID, offset) => service.buildLog(templateID, buildID, offset, LOG_PAGE_LIMIT),
+      },
     };
   };
 }

@@ -7,7 +7,8 @@ import * as path from 'node:path';
 import { DEFAULT_AGENT_PORT } from '../contract/agent-port';
 import { AGENT_TOKEN_ENV, agentArgv, checkAgentPayload, defaultAgentPayload, payloadBinds, type AgentPayload } from './agent-payload';
 import { classifyCgroupLayout, readCgroupFacts, selectRuntime, type CgroupLayoutInfo } from './cgroup-layout';
-import { removeCgroup } from './cgroups';
+import { hostCgroupMounts, removeCgroup } from './cgroups';
+import type { CgroupMount } from './cgroup-layout';
 import { ConsoleLogCap, DEFAULT_CONSOLE_LOG_BYTES } from './console-log';
 import { containerNofile } from './host-limits';
 import { cgroupsPathOf, checkInstanceName, checkSandboxID, instancePaths, sandboxPaths, type InstancePaths } from './instance';
@@ -18,6 +19,7 @@ import { AGENT_OOM_SCORE_ADJ, CHILD_OOM_SCORE_ADJ } from './oom';
 import { hostSandboxResolvConf } from './network/host-resolvers';
 import { renderHosts } from './sandbox-etc';
 import type { RuntimeChoice, SandboxNetwork, SandboxRuntime, SandboxSpec, SandboxStatus } from './types';
+import { readSandboxUsage, type SandboxUsage } from './usage';
 import { findExecutable } from './which';
 import { sleep } from '../util/poll';
 
@@ -97,6 +99,8 @@ export class OciSandboxRuntime implements SandboxRuntime {
   private readonly resolvConf: string;
   private readonly consoleLogs: ConsoleLogCap;
   private inFlight = 0;
+  /** Read once: the hierarchies do not change while the platform runs. */
+  private mounts: CgroupMount[] | undefined;
 
   constructor(
     readonly cli: OciCli,
@@ -232,6 +236,12 @@ export class OciSandboxRuntime implements SandboxRuntime {
 
   async list(): Promise<SandboxStatus[]> {
     return (await this.cli.list()).map(mapState);
+  }
+
+  usage(sandboxID: string): SandboxUsage | undefined {
+    const id = checkSandboxID(sandboxID);
+    this.mounts ??= hostCgroupMounts();
+    return readSandboxUsage(cgroupsPathOf(this.paths, id), sandboxPaths(this.paths, id).upper, this.mounts);
   }
 }
 

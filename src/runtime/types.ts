@@ -4,6 +4,10 @@
  * implemented in src/runtime; the platform never calls an OCI runtime or mounts anything itself.
  */
 
+import type { SandboxUsage } from './usage';
+
+export type { SandboxUsage };
+
 /** Which OCI runtime CLI drives containers; `auto` picks what works with this host's cgroup layout. */
 export type RuntimeChoice = 'crun' | 'runc' | 'auto';
 
@@ -70,6 +74,8 @@ export interface SandboxRuntime {
   status(sandboxID: string): Promise<SandboxStatus | undefined>;
   /** Every sandbox this runtime's state dir knows, to reconcile after a restart. */
   list(): Promise<SandboxStatus[]>;
+  /** What the sandbox uses now (CPU time, memory, its writes); undefined when it is gone. Absent: not measurable. */
+  usage?(sandboxID: string): SandboxUsage | undefined;
 }
 
 /** One template build step run in a one-shot container; its changes to the root filesystem become a layer. */

@@ -15,7 +15,7 @@ import type { AgentServices } from '../call-context';
 import { AgentError } from '../errors';
 import { sendError } from '../send-error';
 import { download } from './download';
-import { signatureProblem, type FileOperation } from './signature';
+import { signatureProblem, type FileOperation } from '../../contract/file-signature';
 import { upload } from './upload';
 import { Code } from '@connectrpc/connect';
 

@@ -3,6 +3,7 @@ import { DEFAULT_BRAND } from '../../contract/brand';
 import { DEFAULT_LIMITS, startGateway, type GatewayLimits, type RunningGateway } from '../../gateway';
 import { openCatalog } from '../../catalog';
 import { platformResumer } from '../../gateway/platform-resumer';
+import { platformSignedUrlOwner } from '../../gateway/signed-url';
 import { integer, text } from '../../config';
 import { parseFlags, requiredFlag, valueFlag } from '../args';
 import { isGatewayWorker, leaveWorkerPool, startGatewayWorkers } from '../../gateway/workers';
@@ -24,9 +25,11 @@ options:
   --catalog-cache-ms N        how long a Redis lookup is reused (default 2000; changes invalidate at once)
   --redis-prefix P            key prefix in Redis (default sandbox-kit:)
   --catalog-password-file F   the Redis catalog's AUTH password, in a file (0600)
-  --resume-url URL            platform API base used to auto-resume paused sandboxes that allow it
+  --resume-url URL            platform API base: auto-resumes paused sandboxes that allow it, and finds the sandbox of a
+                              signed /files URL that names none (the E2B_SANDBOX_URL form)
   --api-key-file F            file holding the platform API key for --resume-url
   --api-upstream HOST:PORT    the platform API (plain HTTP) for requests to api.<domain> (the E2B_DOMAIN form)
+  --metrics-port P            serve Prometheus metrics (GET /metrics) on this port of --host (0 picks one, printed)
   --max-header-bytes N        largest request head (default ${DEFAULT_LIMITS.maxHeaderBytes})
   --headers-timeout-ms N      time a client has to send its request head (default ${DEFAULT_LIMITS.headersTimeoutMs})
   --request-timeout-ms N      time a client has to send its whole request (default ${DEFAULT_LIMITS.requestTimeoutMs})
@@ -59,6 +62,7 @@ const FLAGS = {
       .transform((v) => ({ host: v.slice(0, v.lastIndexOf(':')), port: Number(v.slice(v.lastIndexOf(':') + 1)) }))
       .optional(),
   ),
+  'metrics-port': valueFlag(integer(0, 65535, 'a port from 0 to 65535 (0 picks a free one)').optional()),
   'max-header-bytes': valueFlag(atLeast(1024).optional()),
   'headers-timeout-ms': valueFlag(atLeast(100).optional()),
   'request-timeout-ms': valueFlag(atLeast(0).optional()),
@@ -79,6 +83,12 @@ export async function run(argv: string[]): Promise<number> {
   if (flags.workers > 1 && flags.catalog === 'memory') {
     console.error(
       'sandbox-kit gateway: --workers above 1 needs a shared catalog (file:PATH or redis://...): each worker would have its own empty memory catalog',
+    );
+    return 2;
+  }
+  if (flags.workers > 1 && flags['metrics-port'] !== undefined) {
+    console.error(
+      'sandbox-kit gateway: --metrics-port needs --workers 1: each worker counts its own requests and would need a port of its own',
     );
     return 2;
   }
@@ -116,6 +126,8 @@ export async function run(argv: string[]): Promise<number> {
       limits,
       resumeSandbox: flags['resume-url'] ? platformResumer(flags['resume-url'], apiKey) : undefined,
       apiUpstream: flags['api-upstream'],
+      signedUrlOwner: flags['resume-url'] ? platformSignedUrlOwner(flags['resume-url'], apiKey) : undefined,
+      ...(flags['metrics-port'] !== undefined ? { metricsPort: flags['metrics-port'] } : {}),
       log,
     });
   } catch (err) {
@@ -126,6 +138,7 @@ export async function run(argv: string[]): Promise<number> {
   const stopped = untilStopSignal();
   // A worker's address is announced by the primary, once for all workers.
   if (!isGatewayWorker()) console.log(`gateway listening on ${gateway.host}:${gateway.port}`);
+  if (gateway.metricsPort !== undefined) console.log(`gateway metrics on ${gateway.host}:${gateway.metricsPort}/metrics`);
 
   const running = gateway;
   await stopped;

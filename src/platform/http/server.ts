@@ -43,6 +43,13 @@ function send(res: ServerResponse, reply: ApiResponse): void {
     return;
   }
   const headers: Record<string, string> = { ...reply.headers };
+  if (reply.text !== undefined) {
+    const payload = typeof reply.text.body === 'string' ? Buffer.from(reply.text.body, 'utf8') : reply.text.body;
+    headers['content-type'] = reply.text.contentType;
+    headers['content-length'] = String(payload.length);
+    res.writeHead(reply.status, headers).end(payload);
+    return;
+  }
   if (reply.body === undefined) {
     if (reply.status !== 204 && reply.status !== 304) headers['content-length'] = '0';
     res.writeHead(reply.status, headers).end();
@@ -52,6 +59,12 @@ function send(res: ServerResponse, reply: ApiResponse): void {
   headers['content-type'] = 'application/json';
   headers['content-length'] = String(payload.length);
   res.writeHead(reply.status, headers).end(payload);
+}
+
+/** `Authorization: Bearer <key>`: how Prometheus (and other scrapers) present a key. */
+function bearerOf(authorization: string | undefined): string | undefined {
+  const match = /^Bearer (\S+)$/i.exec(authorization ?? '');
+  return match?.[1];
 }
 
 function errorReply(code: number, message: string, headers?: Record<string, string>): ApiResponse {
@@ -132,7 +145,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<Running
     const { route, params } = found;
     let caller: ApiRequest['caller'];
     if (route.auth !== 'none') {
-      const presented = req.headers[API_KEY_HEADER];
+      const presented = req.headers[API_KEY_HEADER] ?? bearerOf(req.headers.authorization);
       if (presented === undefined || presented === '') return errorReply(401, 'the X-API-Key header is missing; send the platform API key');
       if (typeof presented !== 'string') return errorReply(401, 'send one X-API-Key header');
       const verdict = await options.apiKeys.check(presented);

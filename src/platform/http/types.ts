@@ -51,6 +51,8 @@ export interface ApiResponse {
   status: number;
   /** Serialised as JSON; undefined gives an empty body with Content-Length: 0. */
   body?: unknown;
+  /** A body that is not JSON (a Prometheus exposition, a page), sent as is. */
+  text?: { contentType: string; body: string | Buffer };
   headers?: Record<string, string>;
   /** Answered by another host of a fleet (which audits it there): not audited again here. */
   forwarded?: boolean;

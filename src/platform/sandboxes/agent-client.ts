@@ -22,6 +22,8 @@ export interface ProcessSpec {
   /** Sent as Basic auth, as E2B clients name the user; the agent's default user otherwise. */
   user?: string;
   tag?: string;
+  /** Every chunk of output as it comes (the sandbox log follows the start command with it). */
+  onOutput?(stream: 'stdout' | 'stderr' | 'pty', text: string): void;
 }
 
 export interface ProcessResult {
@@ -176,7 +178,10 @@ export class AgentClient {
       if (event.data) {
         for (const stream of ['stdout', 'stderr', 'pty'] as const) {
           const data = event.data[stream];
-          if (typeof data === 'string') tail = Buffer.concat([tail, Buffer.from(data, 'base64')]).subarray(-OUTPUT_TAIL_BYTES);
+          if (typeof data !== 'string') continue;
+          const bytes = Buffer.from(data, 'base64');
+          tail = Buffer.concat([tail, bytes]).subarray(-OUTPUT_TAIL_BYTES);
+          spec.onOutput?.(stream, bytes.toString('utf8'));
         }
       }
       if (event.end) {

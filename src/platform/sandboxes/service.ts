@@ -11,6 +11,9 @@ import { AgentClient, type ProcessResult, type RunningProcess } from './agent-cl
 import { Deadlines } from './deadlines';
 import { KeyedLock } from './keyed-lock';
 import { newAccessToken, newEnvdAccessToken, newSandboxID } from './ids';
+import type { SignedUrlQuery } from '../../contract/file-signature';
+import { findSigner, type SignedUrlOwner } from './signer';
+import { LineSplitter, LogWriter, logEntry, type SandboxLogEntry, type SandboxLogLevel, type SandboxLogs } from './logs';
 import type { SandboxRecord } from './record';
 import type { NewSandbox } from './requests';
 import type { SandboxStore } from './store';
@@ -38,6 +41,42 @@ export interface SandboxServiceOptions {
   hostID?: string;
   /** Each sandbox holds one of its team's sandboxes, its vCPUs and its MiB from create until it is removed. */
   quotas?: QuotaLedger;
+  /** Where each sandbox's log goes (start command output, lifecycle); without it sandboxes have no log. */
+  logs?: SandboxLogs;
+  /** Told how long each operation and each of its phases took (the Prometheus histograms). */
+  observer?: SandboxObserver;
+}
+
+export type TimedOperation = 'create' | 'resume' | 'pause';
+
+export interface SandboxObserver {
+  /** One phase of an operation took `seconds` (create: network, container, agent, init, start+ready, publish). */
+  phase(operation: TimedOperation, phase: string, seconds: number): void;
+  /** The whole operation ended. */
+  done(operation: TimedOperation, outcome: 'ok' | 'error', seconds: number): void;
+}
+
+/** Times the phases of one operation for the observer; `took` keeps them for the log line. */
+class PhaseClock {
+  readonly took: string[] = [];
+  private readonly start = performance.now();
+  private mark = this.start;
+
+  constructor(
+    private readonly operation: TimedOperation,
+    private readonly observer: SandboxObserver | undefined,
+  ) {}
+
+  step(name: string): void {
+    const now = performance.now();
+    this.took.push(`${name} ${Math.round(now - this.mark)}`);
+    this.observer?.phase(this.operation, name, (now - this.mark) / 1000);
+    this.mark = now;
+  }
+
+  done(outcome: 'ok' | 'error'): void {
+    this.observer?.done(this.operation, outcome, (performance.now() - this.start) / 1000);
+  }
 }
 
 export const DEFAULT_HEALTH_TIMEOUT_MS = 30_000;
@@ -65,6 +104,7 @@ export class SandboxService {
   private readonly readyTimeoutMs: number;
   private readonly log: (line: string) => void;
   private readonly now: () => number;
+  private readonly logWriter: LogWriter | undefined;
   private closed = false;
 
   constructor(private readonly o: SandboxServiceOptions) {
@@ -74,6 +114,25 @@ export class SandboxService {
     this.log = o.log ?? (() => {});
     this.now = o.now ?? Date.now;
     this.deadlines = new Deadlines((id) => void this.expire(id), this.now);
+    this.logWriter = o.logs ? new LogWriter(o.logs, (err) => this.log(`sandbox log: ${err.message}`)) : undefined;
+  }
+
+  /** A line of the sandbox's own log (what `e2b sandbox logs` shows). */
+  private note(sandboxID: string, level: SandboxLogLevel, message: string, logger = 'platform', extra: Record<string, string> = {}): void {
+    this.logWriter?.write(sandboxID, logEntry(level, logger, message, extra));
+  }
+
+  /** Which of this platform's sandboxes signed a /files URL (see signed-url-owner.ts). */
+  async signedUrlOwner(q: SignedUrlQuery): Promise<SignedUrlOwner> {
+    const live = (await this.o.store.all()).filter((r) => r.state !== 'creating');
+    return findSigner(live, q, Math.floor(this.now() / 1000));
+  }
+
+  /** The sandbox's log, oldest first (404 for an unknown sandbox). */
+  async logs(sandboxID: string): Promise<SandboxLogEntry[]> {
+    await this.get(sandboxID);
+    await this.logWriter?.settled();
+    return (await this.o.logs?.all(sandboxID)) ?? [];
   }
 
   agentFor(record: Pick<SandboxRecord, 'address' | 'agentPort'>): AgentClient {
@@ -123,10 +182,16 @@ export class SandboxService {
       return await this.lock.run(id, async () => {
         await this.o.store.put(record);
         const t0 = this.now();
+        const clock = new PhaseClock('create', this.o.observer);
+        this.note(id, 'info', `creating the sandbox from template ${template.alias ?? template.templateID} (build ${template.buildID})`);
         try {
-          const steps = await this.bringUp(record, template, abort.signal);
+          await this.bringUp(record, template, abort.signal, clock);
+          clock.done('ok');
+          const steps = clock.took.join(', ');
+          this.note(id, 'info', `sandbox ready in ${this.now() - t0} ms (${steps})`);
           this.log(`sandbox ${id} running (template ${template.alias ?? template.templateID}, ready in ${this.now() - t0} ms: ${steps})`);
         } catch (err) {
+          clock.done('error');
           await this.destroy(record, 'its create failed');
           if (err instanceof ApiError) throw err;
           if (abort.signal.aborted) throw new ApiError(503, 'the platform shut down while the sandbox was being created');
@@ -142,16 +207,10 @@ export class SandboxService {
     }
   }
 
-  /** Resolves to how long each step took, for the log. */
-  private async bringUp(record: SandboxRecord, template: TemplateForSandbox, signal: AbortSignal): Promise<string> {
+  /** Each step is timed on `clock`. */
+  private async bringUp(record: SandboxRecord, template: TemplateForSandbox, signal: AbortSignal, clock: PhaseClock): Promise<void> {
     const id = record.sandboxID;
-    const took: string[] = [];
-    let mark = performance.now();
-    const step = (name: string) => {
-      const now = performance.now();
-      took.push(`${name} ${Math.round(now - mark)}`);
-      mark = now;
-    };
+    const step = (name: string) => clock.step(name);
     const network = await this.o.network.attach(id);
     step('network');
     // Not stored yet: a crash from here on leaves a `creating` record, removed by ID on the next start.
@@ -182,7 +241,6 @@ export class SandboxService {
     await this.publish(record);
     this.deadlines.arm(id, Date.parse(record.endAt));
     step('store+catalog');
-    return took.join(', ');
   }
 
   private initRequest(record: SandboxRecord) {
@@ -204,21 +262,40 @@ export class SandboxService {
   ): Promise<void> {
     const token = record.envdAccessToken;
     const startCmd = template.startCmd as string;
+    const id = record.sandboxID;
+    const splitters = new Map<string, LineSplitter>();
+    const splitter = (stream: string) => {
+      let s = splitters.get(stream);
+      if (!s) {
+        s = new LineSplitter((line) => this.note(id, stream === 'stderr' ? 'warn' : 'info', line, 'start-cmd', { stream }));
+        splitters.set(stream, s);
+      }
+      return s;
+    };
+    this.note(id, 'info', `starting the start command: ${startCmd}`);
     const proc = agent.start(token, {
       cmd: '/bin/bash',
       args: ['-l', '-c', startCmd],
       user: template.user,
       cwd: template.workdir,
       tag: 'start-cmd',
+      onOutput: (stream, text) => splitter(stream).push(text),
     });
-    this.startCommands.set(record.sandboxID, proc);
+    this.startCommands.set(id, proc);
     let ended: { exitCode: number; error?: string; outputTail: string } | Error | undefined;
     proc.done.then(
       (r) => {
         ended = r;
+        for (const s of splitters.values()) s.flush();
+        this.note(
+          id,
+          r.exitCode === 0 ? 'info' : 'error',
+          `the start command exited with code ${r.exitCode}${r.error ? ` (${r.error})` : ''}`,
+        );
       },
       (err: Error) => {
         ended = err;
+        for (const s of splitters.values()) s.flush();
       },
     );
     await proc.started;
@@ -284,11 +361,21 @@ export class SandboxService {
     return this.lock.run(sandboxID, async () => {
       const record = await this.get(sandboxID);
       if (record.state === 'paused') throw new ApiError(409, `sandbox ${JSON.stringify(sandboxID)} is already paused`);
-      await this.o.runtime.pause(sandboxID);
-      record.state = 'paused';
-      await this.o.store.put(record);
-      await this.o.catalog.setState(sandboxID, 'paused');
-      this.deadlines.clear(sandboxID);
+      const clock = new PhaseClock('pause', this.o.observer);
+      try {
+        await this.o.runtime.pause(sandboxID);
+        clock.step('freeze');
+        record.state = 'paused';
+        await this.o.store.put(record);
+        await this.o.catalog.setState(sandboxID, 'paused');
+        this.deadlines.clear(sandboxID);
+        clock.step('store+catalog');
+      } catch (err) {
+        clock.done('error');
+        throw err;
+      }
+      clock.done('ok');
+      this.note(sandboxID, 'info', 'sandbox paused');
       return record;
     });
   }
@@ -314,18 +401,30 @@ export class SandboxService {
         }
         return { record, resumed: false };
       }
-      await this.o.runtime.resume(sandboxID);
-      const agent = this.agentFor(record);
-      await agent.waitForHealth(this.healthTimeoutMs).catch((err: Error) => {
-        throw new ApiError(500, `sandbox ${JSON.stringify(sandboxID)} was resumed but its agent does not answer: ${err.message}`);
-      });
-      await agent.init(this.initRequest(record), record.envdAccessToken);
-      record.state = 'running';
-      record.endAt = iso(wanted);
-      if (options.autoPause !== undefined) record.autoPause = options.autoPause;
-      await this.o.store.put(record);
-      await this.o.catalog.setState(sandboxID, 'running');
-      this.deadlines.arm(sandboxID, wanted);
+      const clock = new PhaseClock('resume', this.o.observer);
+      try {
+        await this.o.runtime.resume(sandboxID);
+        clock.step('thaw');
+        const agent = this.agentFor(record);
+        await agent.waitForHealth(this.healthTimeoutMs).catch((err: Error) => {
+          throw new ApiError(500, `sandbox ${JSON.stringify(sandboxID)} was resumed but its agent does not answer: ${err.message}`);
+        });
+        clock.step('agent');
+        await agent.init(this.initRequest(record), record.envdAccessToken);
+        clock.step('init');
+        record.state = 'running';
+        record.endAt = iso(wanted);
+        if (options.autoPause !== undefined) record.autoPause = options.autoPause;
+        await this.o.store.put(record);
+        await this.o.catalog.setState(sandboxID, 'running');
+        this.deadlines.arm(sandboxID, wanted);
+        clock.step('store+catalog');
+      } catch (err) {
+        clock.done('error');
+        throw err;
+      }
+      clock.done('ok');
+      this.note(sandboxID, 'info', 'sandbox resumed');
       return { record, resumed: true };
     });
   }
@@ -358,6 +457,8 @@ export class SandboxService {
     await this.o.catalog.remove(id);
     await this.o.runtime.kill(id);
     await this.o.network.detach(id);
+    await this.logWriter?.settled();
+    await this.o.logs?.remove(id);
     await this.o.store.delete(id);
     await this.o.quotas?.release(teamOf(record), `sandbox:${id}`);
     this.log(`sandbox ${id} removed (${why})`);

@@ -17,6 +17,7 @@ import { homeOf, pathExists, userExists } from './layers';
 import { type BuildBase, type BuildPlan, describeStep, expandEnv, type PlannedStep } from './plan';
 import { shellQuote } from '../../util/shell-quote';
 import type { BuildRecord, TemplateStore } from './store';
+import { resolveRef } from './tags';
 import type { TemplateValidator } from './validate';
 import { teamOf } from '../teams/model';
 import { BASE_STEP, FINALIZE_STEP, type LogEntry, type LogLevel, type StartBuildBody, type Step } from './wire';
@@ -34,6 +35,8 @@ export interface BuildRunnerOptions {
   readyTimeoutMs: number;
   /** How many of a failing step's last lines the error reason carries. */
   reasonLines?: number;
+  /** Told when a build ends, ready or failed, and how long it ran (the Prometheus build metrics). */
+  onFinished?(outcome: 'ready' | 'error', seconds: number): void;
 }
 
 /** A Debian template starts as the base image's user in its home, as E2B's templates do. */
@@ -100,6 +103,8 @@ export class BuildRunner {
   /** Runs a planned build to its end; never rejects (every failure is recorded on the build). */
   async run(build: BuildRecord, body: StartBuildBody, plan: BuildPlan): Promise<void> {
     const log = new BuildLog(this.o.store, build.buildID);
+    const started = performance.now();
+    const finished = (outcome: 'ready' | 'error') => this.o.onFinished?.(outcome, (performance.now() - started) / 1000);
     try {
       build.status = 'building';
       build.updatedAt = new Date().toISOString();
@@ -108,12 +113,15 @@ export class BuildRunner {
       await log.flush();
       Object.assign(build, result, { status: 'ready', updatedAt: new Date().toISOString() });
       await this.o.store.putBuild(build);
+      // The build's tags move to it at once: a create from one of them gets this build from now on.
+      await this.o.store.setTags(build.templateID, build.tags, build.buildID, build.updatedAt);
       const template = await this.o.store.getTemplate(build.templateID);
       if (template) {
         template.readyBuildID = build.buildID;
         template.updatedAt = build.updatedAt;
         await this.o.store.putTemplate(template);
       }
+      finished('ready');
     } catch (err) {
       const step = err instanceof StepFailed ? err.step : undefined;
       const message = (err as Error).message;
@@ -124,6 +132,7 @@ export class BuildRunner {
       build.reason = { message, step, logEntries: stepLines.slice(-(this.o.reasonLines ?? 20)) };
       build.updatedAt = new Date().toISOString();
       await this.o.store.putBuild(build);
+      finished('error');
     } finally {
       await this.o.store.releaseRunning(build.templateID, build.buildID);
     }
@@ -182,8 +191,7 @@ export class BuildRunner {
 
   private async base(build: BuildRecord, base: BuildBase, force: boolean, log: BuildLog): Promise<State> {
     if (base.kind === 'template') {
-      const parent = await this.o.store.findUsable(teamOf(build), base.name);
-      const ready = parent?.readyBuildID ? await this.o.store.getBuild(parent.readyBuildID) : undefined;
+      const ready = (await resolveRef(this.o.store, teamOf(build), base.name))?.build;
       if (!ready) throw new StepFailed(BASE_STEP, `base template ${JSON.stringify(base.name)} does not exist or has no ready build`);
       log.write('info', `FROM template ${base.name} (build ${ready.buildID})`, BASE_STEP);
       return {

@@ -6,7 +6,7 @@ import { callerOf } from '../teams/model';
 import { ApiError, type ApiRequest, type ApiResponse, type Route } from '../http/types';
 import type { TemplateService } from './service';
 import { z } from 'zod';
-import { describeIssues, createTemplateBody, startBuildBody } from './wire';
+import { assignTagsBody, describeIssues, createTemplateBody, removeTagsBody, startBuildBody } from './wire';
 
 const updateTemplateBody = z.object({ public: z.boolean({ message: 'expected true or false' }).optional() });
 
@@ -41,6 +41,34 @@ export function templateRoutes(service: TemplateService): Route[] {
         const name = body.name ?? body.alias;
         if (name === undefined) throw new ApiError(400, 'POST /v3/templates: name: expected a template name (given: nothing)');
         return { status: 202, body: await service.requestBuild({ ...body, name }, callerOf(req)) };
+      },
+    },
+    // Before /templates/:templateID, which would otherwise take DELETE /templates/tags.
+    {
+      method: 'POST',
+      path: '/templates/tags',
+      auth: 'api-key',
+      async handler(req) {
+        const body = parse(assignTagsBody, req.body, 'POST /templates/tags');
+        return { status: 201, body: await service.assignTags(body.target, body.tags, callerOf(req)) };
+      },
+    },
+    {
+      method: 'DELETE',
+      path: '/templates/tags',
+      auth: 'api-key',
+      async handler(req) {
+        const body = parse(removeTagsBody, req.body, 'DELETE /templates/tags');
+        await service.removeTags(body.name, body.tags, callerOf(req));
+        return { status: 204 };
+      },
+    },
+    {
+      method: 'GET',
+      path: '/templates/:templateID/tags',
+      auth: 'api-key',
+      async handler(req) {
+        return { status: 200, body: await service.tagsOf(req.params.templateID!, callerOf(req)) };
       },
     },
     {

@@ -16,7 +16,8 @@ import type { QuotaLedger } from '../teams/quotas';
 import { BuildRunner } from './build-runner';
 import { saveUpload, TooLargeError } from './files';
 import { newBuildID, newTemplateID } from './ids';
-import { splitNameTag } from './names';
+import { DEFAULT_TAG, parseTemplateRef, splitNameTag } from './names';
+import { refsOf, resolveRef } from './tags';
 import { DEFAULT_KEY_PREFIX, TemplateStore, type BuildRecord, type TemplateRecord } from './store';
 import { checkUpload, signUpload } from './upload-url';
 import { stepValidator, type TemplateValidator } from './validate';
@@ -48,6 +49,24 @@ export interface TemplateServiceOptions {
   /** Resources of a template created without cpuCount/memoryMB. */
   defaultCpuCount?: number;
   defaultMemoryMB?: number;
+  /** Templates the platform has without a build here (`base`): `Template.exists` says yes for them. */
+  builtInNames?: readonly string[];
+  /** Told when a build ends (the Prometheus build metrics). */
+  onBuildFinished?(outcome: 'ready' | 'error', seconds: number): void;
+}
+
+/** A template as the dashboard shows it: names, tags, and its newest builds. */
+export interface TemplateOverview {
+  templateID: string;
+  names: string[];
+  tags: ListedTag[];
+  builds: Array<{ buildID: string; status: BuildStatus; createdAt: string; updatedAt: string; tags: string[] }>;
+}
+
+export interface ListedTag {
+  tag: string;
+  buildID: string;
+  createdAt: string;
 }
 
 export interface RequestBuildResult {
@@ -104,14 +123,14 @@ export class TemplateService {
       scratchDir,
       stepTimeoutMs: o.stepTimeoutMs ?? 20 * 60_000,
       readyTimeoutMs: o.readyTimeoutMs ?? 60_000,
+      onFinished: o.onBuildFinished,
     });
   }
 
   resolver(): TemplateResolver {
     return {
       resolve: (idOrAlias, teamID) => this.resolve(idOrAlias, teamID),
-      names: async () =>
-        (await this.store.listTemplates()).filter((t) => t.readyBuildID !== undefined).flatMap((t) => [t.templateID, ...t.names]),
+      names: async () => (await Promise.all((await this.store.listTemplates()).map((t) => refsOf(this.store, t)))).flat(),
     };
   }
 
@@ -135,7 +154,7 @@ export class TemplateService {
     template.buildCount += 1;
     template.updatedAt = now;
     await this.store.putTemplate(template);
-    const tags = [...(tag ? [tag] : []), ...(body.tags ?? [])];
+    const tags = [...new Set([...(tag ? [tag] : []), ...(body.tags ?? [])])];
     const build: BuildRecord = {
       buildID: newBuildID(),
       templateID: template.templateID,
@@ -145,7 +164,7 @@ export class TemplateService {
       updatedAt: now,
       cpuCount: body.cpuCount ?? template.cpuCount,
       memoryMB: body.memoryMB ?? template.memoryMB,
-      tags: tags.length > 0 ? tags : ['default'],
+      tags: tags.length > 0 ? tags : [DEFAULT_TAG],
       layers: [],
       envs: {},
       user: 'user',
@@ -277,7 +296,7 @@ export class TemplateService {
     const templates = (await this.store.listTemplates()).filter((t) => wanted === undefined || teamOf(t) === wanted);
     const listed: ListedTemplate[] = [];
     for (const t of templates) {
-      const ready = t.readyBuildID ? await this.store.getBuild(t.readyBuildID) : undefined;
+      const ready = (await resolveRef(this.store, teamOf(t), t.templateID))?.build;
       listed.push({
         templateID: t.templateID,
         buildID: ready?.buildID ?? '',
@@ -299,10 +318,84 @@ export class TemplateService {
     return listed;
   }
 
+  /** What `Template.exists` asks: yes for every reference a create accepts (a `name:tag` only while the tag is set). */
   async aliasInfo(alias: string, caller: Caller): Promise<{ templateID: string; public: boolean }> {
-    const t = await this.store.findUsable(caller.teamID, splitNameTag(alias).name);
-    if (t === undefined || t.templateID === alias) throw new ApiError(404, `no template has the alias ${JSON.stringify(alias)}`);
+    if (this.o.builtInNames?.includes(alias)) return { templateID: alias, public: true };
+    const ref = parseTemplateRef(alias);
+    if (!ref.ok) throw new ApiError(400, `template name ${ref.message}`);
+    const t = await this.store.findUsable(caller.teamID, ref.name);
+    if (t === undefined || t.templateID === alias) throw new ApiError(404, `no template has the alias ${JSON.stringify(ref.name)}`);
+    if (ref.tag !== undefined && !(await this.store.tag(t.templateID, ref.tag)))
+      throw new ApiError(404, `template ${JSON.stringify(ref.name)} has no tag ${JSON.stringify(ref.tag)}`);
     return { templateID: t.templateID, public: t.public ?? false };
+  }
+
+  /** The caller's team's template by ID or name (tags are its own team's to change; another team's is unknown). */
+  private async ownByRefName(name: string, what: string, caller: Caller): Promise<TemplateRecord> {
+    const found = (await this.store.getTemplate(name)) ?? (await this.store.findTemplate(caller.teamID, name));
+    if (!found || !mayAct(caller, teamOf(found)))
+      throw new ApiError(404, `${what}: no template has the ID or name ${JSON.stringify(name)}`);
+    return found;
+  }
+
+  /** `Template.assignTags(target, tags)`: the tags move, all at once, to the build `target` (name:tag) points at. */
+  async assignTags(target: string, tags: readonly string[], caller: Caller): Promise<{ buildID: string; tags: string[] }> {
+    const ref = parseTemplateRef(target);
+    if (!ref.ok) throw new ApiError(400, `target ${ref.message}`);
+    const t = await this.ownByRefName(ref.name, 'target', caller);
+    const fromTag = ref.tag ?? DEFAULT_TAG;
+    const buildID = await this.store.assignFromTag(t.templateID, fromTag, tags, new Date().toISOString());
+    if (buildID === undefined)
+      throw new ApiError(404, `target ${JSON.stringify(target)}: template ${ref.name} has no build tagged ${JSON.stringify(fromTag)}`);
+    return { buildID, tags: [...tags] };
+  }
+
+  /** `Template.removeTags(name, tags)`: all of them, or none when one is not set (404 naming those). */
+  async removeTags(name: string, tags: readonly string[], caller: Caller): Promise<void> {
+    const ref = parseTemplateRef(name);
+    if (!ref.ok) throw new ApiError(400, `name ${ref.message}`);
+    if (ref.tag !== undefined) throw new ApiError(400, `name ${JSON.stringify(name)}: give the template name alone; the tags go in "tags"`);
+    const t = await this.ownByRefName(ref.name, 'name', caller);
+    const missing = await this.store.removeTags(t.templateID, tags);
+    if (missing.length > 0)
+      throw new ApiError(404, `template ${ref.name} has no tag ${missing.map((m) => JSON.stringify(m)).join(', ')}; nothing was removed`);
+  }
+
+  /** `Template.getTags(idOrName)`, sorted by tag. */
+  async tagsOf(idOrName: string, caller: Caller): Promise<ListedTag[]> {
+    return this.listedTags((await this.ownByRefName(idOrName, 'template', caller)).templateID);
+  }
+
+  private async listedTags(templateID: string): Promise<ListedTag[]> {
+    return [...(await this.store.tags(templateID))]
+      .map(([tag, r]) => ({ tag, buildID: r.buildID, createdAt: r.createdAt }))
+      .sort((a, b) => (a.tag < b.tag ? -1 : a.tag > b.tag ? 1 : 0));
+  }
+
+  /** A build's status and its log from `offset` (for the dashboard, which is the operator's: any team's build). */
+  async buildLog(
+    templateID: string,
+    buildID: string,
+    offset: number,
+    limit: number,
+  ): Promise<{ status: BuildStatus; entries: LogEntry[] }> {
+    const b = await this.store.getBuild(buildID);
+    if (!b || b.templateID !== templateID) throw new ApiError(404, `build ${JSON.stringify(buildID)} of template ${templateID} not found`);
+    return { status: b.status, entries: await this.store.logs(buildID, offset, limit) };
+  }
+
+  /** Every template (all teams: the dashboard is the operator's) with its tags and newest `buildsEach` builds. */
+  async overview(buildsEach = 10): Promise<TemplateOverview[]> {
+    const out: TemplateOverview[] = [];
+    for (const t of await this.store.listTemplates()) {
+      const builds = (await Promise.all((await this.store.buildsOf(t.templateID)).map((id) => this.store.getBuild(id))))
+        .filter((b): b is BuildRecord => b !== undefined)
+        .sort((a, b) => b.createdAt.localeCompare(a.createdAt))
+        .slice(0, buildsEach)
+        .map(({ buildID, status, createdAt, updatedAt, tags }) => ({ buildID, status, createdAt, updatedAt, tags }));
+      out.push({ templateID: t.templateID, names: t.names, tags: await this.listedTags(t.templateID), builds });
+    }
+    return out;
   }
 
   /** E2B's template update: only `public`, by the owning team; answers the template's names. */
@@ -328,10 +421,9 @@ export class TemplateService {
   async resolve(idOrAlias: string, teamID: string = DEFAULT_TEAM_ID): Promise<TemplateForSandbox | undefined> {
     const checking = this.checking.get(idOrAlias);
     if (checking) return checking;
-    const t = await this.store.findUsable(teamID, idOrAlias);
-    if (!t?.readyBuildID) return undefined;
-    const b = await this.store.getBuild(t.readyBuildID);
-    if (b?.status !== 'ready') return undefined;
+    const resolved = await resolveRef(this.store, teamID, idOrAlias);
+    if (!resolved) return undefined;
+    const { template: t, build: b } = resolved;
     return {
       templateID: t.templateID,
       alias: t.names[0],

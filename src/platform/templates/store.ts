@@ -56,6 +56,33 @@ export interface StoredFile {
   sha256: string;
 }
 
+/** Which build a tag points at, and since when. */
+export interface TagRecord {
+  buildID: string;
+  createdAt: string;
+}
+
+/** Points every tag of ARGV[3..] at the build the tag ARGV[1] points at, in one step; nil when ARGV[1] is not set. */
+const ASSIGN_FROM_TAG = `
+local source = redis.call('hget', KEYS[1], ARGV[1])
+if not source then return nil end
+local buildID = cjson.decode(source).buildID
+local value = cjson.encode({buildID = buildID, createdAt = ARGV[2]})
+for i = 3, #ARGV do redis.call('hset', KEYS[1], ARGV[i], value) end
+return buildID
+`;
+
+/** Removes every tag of ARGV, or none: the ones not set are returned and nothing changes. */
+const REMOVE_ALL_OR_NONE = `
+local missing = {}
+for i = 1, #ARGV do
+  if redis.call('hexists', KEYS[1], ARGV[i]) == 0 then table.insert(missing, ARGV[i]) end
+end
+if #missing > 0 then return missing end
+redis.call('hdel', KEYS[1], unpack(ARGV))
+return {}
+`;
+
 /** A layer made by one step: where it is, keyed by what made it (see cache-key.ts). */
 export interface CachedLayer {
   dir: string;
@@ -151,7 +178,11 @@ export class TemplateStore {
 
   async deleteTemplate(t: TemplateRecord): Promise<void> {
     for (const name of t.names) await this.releasePublicName(name, t.templateID);
-    const multi = this.redis.multi().del(this.key('template', t.templateID)).srem(this.key('templates'), t.templateID);
+    const multi = this.redis
+      .multi()
+      .del(this.key('template', t.templateID))
+      .del(this.key('tags', t.templateID))
+      .srem(this.key('templates'), t.templateID);
     for (const name of t.names) multi.del(this.key('name', teamOf(t), name));
     await multi.exec();
   }
@@ -168,6 +199,33 @@ export class TemplateStore {
       adopted += 1;
     }
     return adopted;
+  }
+
+  /** Points `tags` at `buildID`, all in one command (a create never sees half of a move). */
+  async setTags(templateID: string, tags: readonly string[], buildID: string, createdAt: string): Promise<void> {
+    const value = JSON.stringify({ buildID, createdAt } satisfies TagRecord);
+    await this.redis.hset(this.key('tags', templateID), Object.fromEntries(tags.map((t) => [t, value])));
+  }
+
+  /** Points `tags` at the build `fromTag` points at; undefined (nothing changed) when `fromTag` is not set. */
+  async assignFromTag(templateID: string, fromTag: string, tags: readonly string[], createdAt: string): Promise<string | undefined> {
+    const result = await this.redis.eval(ASSIGN_FROM_TAG, 1, this.key('tags', templateID), fromTag, createdAt, ...tags);
+    return typeof result === 'string' ? result : undefined;
+  }
+
+  /** Removes all of `tags` or, when some are not set, none; resolves to the ones not set. */
+  async removeTags(templateID: string, tags: readonly string[]): Promise<string[]> {
+    return (await this.redis.eval(REMOVE_ALL_OR_NONE, 1, this.key('tags', templateID), ...tags)) as string[];
+  }
+
+  async tag(templateID: string, tag: string): Promise<TagRecord | undefined> {
+    const raw = await this.redis.hget(this.key('tags', templateID), tag);
+    return raw === null ? undefined : (JSON.parse(raw) as TagRecord);
+  }
+
+  async tags(templateID: string): Promise<Map<string, TagRecord>> {
+    const all = await this.redis.hgetall(this.key('tags', templateID));
+    return new Map(Object.entries(all).map(([tag, raw]) => [tag, JSON.parse(raw) as TagRecord]));
   }
 
   async putBuild(b: BuildRecord): Promise<void> {

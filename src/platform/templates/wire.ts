@@ -4,6 +4,7 @@
  * field, what was given and what is accepted.
  */
 import { z } from 'zod';
+import { NAME_RULE, TAG, TAG_RULE, TEMPLATE_REF } from './names';
 
 /** Build states the SDK knows: it polls while waiting/building and stops at ready/error. */
 export type BuildStatus = 'waiting' | 'building' | 'ready' | 'error';
@@ -39,9 +40,8 @@ export interface Step {
 export const BASE_STEP = 'base';
 export const FINALIZE_STEP = 'finalize';
 
-/** A template name as the SDK sends it: `name` or `name:tag`. */
-const NAME_PATTERN = /^[a-z0-9][a-z0-9._-]{0,62}(:[A-Za-z0-9._-]{1,64})?$/;
-const NAME_WHAT = 'a template name of lower-case letters, digits, ".", "_" and "-" (at most 63), optionally ":tag"';
+const NAME_PATTERN = TEMPLATE_REF;
+const NAME_WHAT = `a template name of ${NAME_RULE}, optionally ":tag" (a tag: ${TAG_RULE})`;
 
 const int = (min: number, max: number) =>
   z
@@ -60,7 +60,7 @@ export const createTemplateBody = z.object({
     .string({ error: `expected ${NAME_WHAT}` })
     .regex(NAME_PATTERN, { error: `expected ${NAME_WHAT}` })
     .optional(),
-  tags: z.array(z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, { error: 'expected tags of letters, digits, ".", "_" and "-"' })).optional(),
+  tags: z.array(z.string().regex(TAG, { error: `expected tags of ${TAG_RULE}` })).optional(),
   cpuCount: int(1, 64).optional(),
   memoryMB: int(128, 65536).optional(),
   minFreeDiskMb: z.number().optional(),
@@ -122,3 +122,22 @@ export interface ListedTemplate {
   envdVersion: string;
   buildStatus: BuildStatus;
 }
+
+const tagList = z
+  .array(z.string({ error: `expected tags of ${TAG_RULE}` }).regex(TAG, { error: `expected tags of ${TAG_RULE}` }), {
+    error: 'expected tags, a list of strings',
+  })
+  .min(1, { error: 'expected at least one tag' })
+  .max(100, { error: 'expected at most 100 tags' });
+
+/** `Template.assignTags(target, tags)`: target is `name:tag` (or `name`, the default tag). */
+export const assignTagsBody = z.object({
+  target: z.string({ error: 'expected the source as name:tag' }),
+  tags: tagList,
+});
+
+/** `Template.removeTags(name, tags)`. */
+export const removeTagsBody = z.object({
+  name: z.string({ error: 'expected the template name' }),
+  tags: tagList,
+});

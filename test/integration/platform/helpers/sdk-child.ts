@@ -9,7 +9,7 @@ import type * as E2b from 'e2b';
 
 type Sandbox = E2b.Sandbox;
 // Older lines differ in shape (1.x lists into an array, 2.10 pauses with betaPause): callers name what they call.
-const { Sandbox, Template } = require(process.env.SDK_PACKAGE ?? 'e2b') as typeof E2b;
+const { Sandbox, Template, waitForFile } = require(process.env.SDK_PACKAGE ?? 'e2b') as typeof E2b;
 
 type Call =
   | { id: number; op: 'create'; template: string; opts: Record<string, unknown> }
@@ -17,7 +17,9 @@ type Call =
   | { id: number; op: 'list'; opts: Record<string, unknown>; pages: number }
   | { id: number; op: 'static'; method: string; args: unknown[] }
   | { id: number; op: 'call'; sandboxId: string; path: string; args: unknown[] }
-  | { id: number; op: 'build'; alias: string; runCmd: string; opts: Record<string, unknown> };
+  | { id: number; op: 'build'; alias: string; runCmd: string; opts: Record<string, unknown> }
+  | { id: number; op: 'template'; method: string; args: unknown[] }
+  | { id: number; op: 'build-start'; name: string; run: string; startCmd: string; opts: Record<string, unknown> };
 
 const sandboxes = new Map<string, Sandbox>();
 
@@ -52,6 +54,15 @@ async function handle(call: Call): Promise<unknown> {
       const template = Template().fromDebianImage('bookworm').runCmd(call.runCmd);
       const info = await Template.build(template, { alias: call.alias, cpuCount: 1, memoryMB: 512, ...call.opts } as never);
       return { templateId: (info as { templateId: string }).templateId };
+    }
+    case 'template': {
+      const fn = (Template as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>)[call.method];
+      return fn.apply(Template, call.args);
+    }
+    case 'build-start': {
+      // A Debian template with one RUN step and a start command that is ready once it touched /tmp/started.
+      const t = Template().fromDebianImage('bookworm').runCmd(call.run).setStartCmd(call.startCmd, waitForFile('/tmp/started'));
+      return Template.build(t, call.name, call.opts);
     }
     case 'call': {
       const sbx = sandboxes.get(call.sandboxId);

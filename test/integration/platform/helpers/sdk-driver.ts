@@ -95,6 +95,21 @@ export class SdkDriver {
     return this.send({ op: 'static', method, args }) as Promise<T>;
   }
 
+  /** A static method of Template, e.g. ('assignTags', 'name:v1', ['prod'], opts). */
+  template<T = unknown>(method: string, ...args: unknown[]): Promise<T> {
+    return this.send({ op: 'template', method, args }) as Promise<T>;
+  }
+
+  /** Template.build of Debian with one RUN step and a start command (ready once it touched /tmp/started), as `name`. */
+  buildWithStart(
+    name: string,
+    run: string,
+    startCmd: string,
+    opts: Record<string, unknown>,
+  ): Promise<{ templateId: string; buildId: string }> {
+    return this.send({ op: 'build-start', name, run, startCmd, opts }) as Promise<{ templateId: string; buildId: string }>;
+  }
+
   /** A method of a sandbox object this driver holds, e.g. (id, 'files.list', '/'). */
   call<T = unknown>(sandboxId: string, path: string, ...args: unknown[]): Promise<T> {
     return this.send({ op: 'call', sandboxId, path, args }) as Promise<T>;

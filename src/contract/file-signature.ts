@@ -37,3 +37,32 @@ export function signatureProblem(
     return `the signature does not match this path, operation (${operation}) and user`;
   return undefined;
 }
+
+/** What identifies a signed `/files` URL's signer, as the gateway asks the platform (`POST SIGNED_URL_OWNER_PATH`). */
+export interface SignedUrlQuery {
+  path: string;
+  operation: FileOperation;
+  username: string;
+  signature: string;
+  expiration?: number;
+}
+
+export const SIGNED_URL_OWNER_PATH = '/signed-urls/owner';
+
+/** A `/files` request that carries a signature: the query that identifies its signer; undefined for any other. */
+export function signedFilesQuery(method: string | undefined, url: string | undefined): SignedUrlQuery | undefined {
+  if (url === undefined || (method !== 'GET' && method !== 'POST')) return undefined;
+  const parsed = new URL(url, 'http://gateway.invalid');
+  if (parsed.pathname !== '/files') return undefined;
+  const signature = parsed.searchParams.get('signature');
+  if (!signature) return undefined;
+  const expirationText = parsed.searchParams.get('signature_expiration');
+  const expiration = expirationText !== null && /^[0-9]{1,12}$/.test(expirationText) ? Number(expirationText) : undefined;
+  return {
+    path: parsed.searchParams.get('path') ?? '',
+    operation: method === 'GET' ? 'read' : 'write',
+    username: parsed.searchParams.get('username') ?? '',
+    signature,
+    ...(expiration !== undefined ? { expiration } : {}),
+  };
+}
