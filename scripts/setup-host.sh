@@ -17,6 +17,8 @@ packages=(
   runc                # the drop-in runtime, and the one that handles hybrid cgroups natively
   mmdebstrap          # base root filesystems for templates, from the Debian mirror
   tini                # tini-static: PID 1 of every sandbox, reaps what the agent's children leave
+  chromium            # the dashboard's browser test (driven by playwright-core)
+  prometheus          # promtool: tests check the platform's and the gateway's /metrics with Prometheus's own parser
   curl
   netcat-openbsd
   procps

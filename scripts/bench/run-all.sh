@@ -25,3 +25,6 @@ bash scripts/bench/code-interpreter.sh
 echo
 echo "== teams: create p50 with the team check, quota reservation and audit vs a one-team platform =="
 bash scripts/bench/team-check.sh
+echo
+echo "== metrics: CPU per sandbox per metrics sample at 50 running sandboxes vs reading two cgroup counters =="
+bash scripts/bench/metrics-sampling.sh

@@ -13,6 +13,7 @@ import { IFACES } from '../lab/topology';
 import type { ServiceConfig } from './service-main';
 import { startDetached, waitForLogLine } from './processes';
 import { platformStateDir, templateBuildsFile, type LocalSandbox, type LocalState } from './state';
+import { writeProxyFacts } from '../platform/dashboard/proxy-facts';
 import { buildProxyTemplate } from '../../templates/proxy';
 
 /** The longest life the platform gives a sandbox (24 h): the local system's sandboxes live until `down`. */
@@ -54,7 +55,9 @@ export async function startService(
       statusFile: templateBuildsFile(state),
       ...(choices.extraCaCertsFile ? { extraCaCertsFile: choices.extraCaCertsFile } : {}),
     },
+    proxyFactsFile: proxyFactsFileOf(state),
   };
+  writeProxyFacts(service.proxyFactsFile as string, { ingress: lab.ingressEip, egress: lab.egressEip, rotatedAt: null });
   const configFile = join(state.dir, 'service.json');
   writeFileSync(configFile, `${JSON.stringify(service, null, 2)}\n`, { mode: 0o600 });
   const p = startDetached(
@@ -69,6 +72,11 @@ export async function startService(
   state.platform = { url: api[1]!, apiKeyFile: join(stateDir, 'api-key'), stateDir };
   state.gateway = { url: `http://127.0.0.1:${gw[1]}`, port: Number(gw[1]) };
   progress({ step: 'platform', message: `platform API on ${state.platform.url}, gateway on ${state.gateway.url} (pid ${p.pid})` });
+}
+
+/** Where the dashboard of the local system's platform reads the proxy's addresses (`rotate` updates it). */
+export function proxyFactsFileOf(state: LocalState): string {
+  return join(state.dir, 'proxy.json');
 }
 
 export function apiKeyOf(state: LocalState): string {

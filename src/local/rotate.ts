@@ -9,6 +9,8 @@ import { egressCurl } from './egress-command';
 import { sleep } from '../util/poll';
 import { type EgressProbe, startEgressProbe, startSandboxProbe } from './egress-probe';
 import { sandboxTarget } from './gateway-checks';
+import { proxyFactsFileOf } from './platform-sandboxes';
+import { writeProxyFacts } from '../platform/dashboard/proxy-facts';
 import { readLocalState, readSandboxTokens } from './state';
 
 export interface RotationReport {
@@ -55,6 +57,8 @@ export async function rotateEgress(name: string, options: RotateOptions = {}): P
     say(`the probe saw ${moved.to} after ${secondsToNewAddress.toFixed(1)} s`);
     await sleep(options.settleMs ?? 2_000);
     const probes = await probe.stop();
+    if (state.platform)
+      writeProxyFacts(proxyFactsFileOf(state), { ingress: lab.ingressEip, egress: moved.to, rotatedAt: new Date().toISOString() });
     return { oldEgressIp, newEgressIp: moved.to, secondsToNewAddress, probes };
   } finally {
     await probe.stop();

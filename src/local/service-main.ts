@@ -21,6 +21,8 @@ export interface ServiceConfig {
   domain: string;
   /** The background builds: where their states go, and the certificates the templates trust besides Debian's. */
   templates?: { statusFile: string; extraCaCertsFile?: string };
+  /** Where `up` and `rotate` write the proxy's addresses for the dashboard. */
+  proxyFactsFile?: string;
 }
 
 async function main(configFile: string): Promise<void> {
@@ -32,6 +34,7 @@ async function main(configFile: string): Promise<void> {
     host: '127.0.0.1',
     port: config.apiPort,
     network: new BridgeNetwork(config.network),
+    proxyFactsFile: config.proxyFactsFile,
     log,
     ...(builds ? { pendingTemplates: (known) => builds.resolver(known) } : {}),
   });

@@ -65,6 +65,8 @@ export interface PlatformOnHostOptions {
   domain?: string;
   /** See PlatformOptions.teams (the benchmark's single-tenant peer). */
   teams?: boolean;
+  /** The JSON file the dashboard reads the proxy's addresses from. */
+  proxyFactsFile?: string;
   healthTimeoutMs?: number;
   readyTimeoutMs?: number;
   log?: (line: string) => void;
@@ -155,6 +157,7 @@ export async function startPlatformOnHost(options: PlatformOnHostOptions): Promi
       ...(options.teams !== undefined ? { teams: options.teams } : {}),
       apiKeyFile: options.apiKeyFile,
       domain: options.domain,
+      proxyFactsFile: options.proxyFactsFile,
       healthTimeoutMs: options.healthTimeoutMs,
       readyTimeoutMs: options.readyTimeoutMs,
       log,

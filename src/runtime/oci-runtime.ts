@@ -18,8 +18,8 @@ import { CHILD_OOM_SCORE_ADJ_ENV } from '../contract/child-oom';
 import { AGENT_OOM_SCORE_ADJ, CHILD_OOM_SCORE_ADJ } from './oom';
 import { hostSandboxResolvConf } from './network/host-resolvers';
 import { renderHosts } from './sandbox-etc';
-import type { RuntimeChoice, SandboxNetwork, SandboxRuntime, SandboxSpec, SandboxStatus } from './types';
-import { readSandboxUsage, type SandboxUsage } from './usage';
+import type { RuntimeChoice, SandboxNetwork, SandboxRuntime, SandboxSpec, SandboxStatus, SandboxUsage } from './types';
+import { readSandboxUsage } from './usage';
 import { findExecutable } from './which';
 import { sleep } from '../util/poll';
 

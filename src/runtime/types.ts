@@ -4,9 +4,19 @@
  * implemented in src/runtime; the platform never calls an OCI runtime or mounts anything itself.
  */
 
-import type { SandboxUsage } from './usage';
-
-export type { SandboxUsage };
+/** What a sandbox uses right now (usage.ts reads it from its cgroup and upper dir). */
+export interface SandboxUsage {
+  /** CPU time used since the sandbox started, in microseconds (all its processes). */
+  cpuUsageUsec: number;
+  /** Memory in use, without the page cache the kernel can drop (inactive file pages). */
+  memoryUsedBytes: number;
+  /** Page cache (file-backed memory). */
+  memoryCacheBytes: number;
+  /** Bytes of files the sandbox wrote (its upper dir), by allocated blocks. */
+  diskUsedBytes: number;
+  /** Size of the file system its writes go to. */
+  diskTotalBytes: number;
+}
 
 /** Which OCI runtime CLI drives containers; `auto` picks what works with this host's cgroup layout. */
 export type RuntimeChoice = 'crun' | 'runc' | 'auto';

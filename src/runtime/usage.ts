@@ -6,19 +6,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { CgroupMount } from './cgroup-layout';
-
-export interface SandboxUsage {
-  /** CPU time used since the sandbox started, in microseconds (all its processes). */
-  cpuUsageUsec: number;
-  /** Memory in use, without the page cache the kernel can drop (inactive file pages). */
-  memoryUsedBytes: number;
-  /** Page cache (file-backed memory). */
-  memoryCacheBytes: number;
-  /** Bytes of files the sandbox wrote (its upper dir), by allocated blocks. */
-  diskUsedBytes: number;
-  /** Size of the file system its writes go to. */
-  diskTotalBytes: number;
-}
+import type { SandboxUsage } from './types';
 
 /** `key value` lines (memory.stat, cpu.stat) as numbers. */
 export function parseKeyValues(text: string): Map<string, number> {
