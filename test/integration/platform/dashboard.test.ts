@@ -62,12 +62,12 @@ afterAll(async () => {
   if (stateDir) fs.rmSync(stateDir, { recursive: true, force: true });
 });
 
-test('sign in: a wrong key is refused, the API key opens the dashboard with the proxy addresses', async () => {
+test('sign in: a wrong key is refused, an admin API key opens the dashboard with the proxy addresses', async () => {
   await page.goto(`${platform.url}/dashboard`);
   await page.fill('#key', 'not-the-key');
   await page.click('button[type=submit]');
   await page.waitForSelector('#login-error');
-  expect(await page.textContent('#login-error')).toContain('not an API key');
+  expect(await page.textContent('#login-error')).toContain('not an admin API key');
   const denied = await page.evaluate(async () => (await fetch('/dashboard/api/state')).status);
   expect(denied).toBe(401);
 

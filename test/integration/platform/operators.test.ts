@@ -154,6 +154,25 @@ test('metrics: a busy sandbox shows the CPU it used (near its limit when the hos
   const bad = await fetch(`${opts.apiUrl}/sandboxes/${s.sandboxId}/metrics?start=yesterday`, { headers: { 'x-api-key': opts.apiKey } });
   expect(bad.status).toBe(400);
   expect(((await bad.json()) as { message: string }).message).toContain('"start"');
+
+  // Another team's key: the sandbox, its metrics and its log are unknown (404), and the list form leaves it out.
+  const admin = (path: string, body: unknown) =>
+    fetch(`${opts.apiUrl}${path}`, {
+      method: 'POST',
+      headers: { 'x-api-key': opts.apiKey, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    }).then((r) => r.json() as Promise<Record<string, string>>);
+  await admin('/admin/teams', { name: 'other' });
+  const other = (await admin('/admin/keys', { team: 'other', name: 'other-ci' })).key as string;
+  await expect(sdk.static('getMetrics', s.sandboxId, { ...opts, apiKey: other })).rejects.toMatchObject({
+    sdkName: 'SandboxNotFoundError',
+  });
+  const theirLog = await fetch(`${opts.apiUrl}/sandboxes/${s.sandboxId}/logs`, { headers: { 'x-api-key': other } });
+  expect(theirLog.status).toBe(404);
+  const theirList = await fetch(`${opts.apiUrl}/sandboxes/metrics?sandbox_ids=${s.sandboxId}`, { headers: { 'x-api-key': other } });
+  expect(await theirList.json()).toEqual({ sandboxes: {} });
+  expect((await fetch(`${opts.apiUrl}/metrics`, { headers: { 'x-api-key': other } })).status).toBe(403);
+
   await sdk.call(s.sandboxId, 'kill');
   await expect(sdk.static('getMetrics', s.sandboxId, opts)).rejects.toMatchObject({ sdkName: 'SandboxNotFoundError' });
 });
