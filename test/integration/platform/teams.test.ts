@@ -158,6 +158,23 @@ test('20 creates at once against a quota of 5: exactly 5 sandboxes, 15 answers 4
   await admin('team', 'quota', 'alpha', '--sandboxes', 'none');
 });
 
+test("the team's longest timeout bounds creates, connects and setTimeout (429 naming it); shorter ones work", async () => {
+  await admin('team', 'quota', 'beta', '--max-timeout', '60');
+  const long = await api(beta.key, 'POST', '/v2/sandboxes', { templateID: 'base', timeout: 120 });
+  expect(long.status).toBe(429);
+  expect((long.body as { message: string }).message).toContain(
+    'the longest sandbox timeout (maxTimeoutSeconds) is 60 seconds for this team; 120 seconds were asked for',
+  );
+  // Left out, a create asks for the default 300 seconds: also beyond.
+  expect((await api(beta.key, 'POST', '/v2/sandboxes', { templateID: 'base' })).status).toBe(429);
+  const { sandboxId } = await sdk.create('base', { ...opts(beta.key), timeoutMs: 30_000 });
+  expect(await outcome(sdk.static('setTimeout', sandboxId, 120_000, opts(beta.key)))).toBe('RateLimitError');
+  await sdk.static('setTimeout', sandboxId, 45_000, opts(beta.key));
+  expect((await api(beta.key, 'POST', `/v2/sandboxes/${sandboxId}/connect`, { timeout: 600 })).status).toBe(429);
+  expect(await sdk.static('kill', sandboxId, opts(beta.key))).toBe(true);
+  await admin('team', 'quota', 'beta', '--max-timeout', 'none');
+});
+
 test('a public template is startable by the other team, which can neither rebuild, change nor delete it', async () => {
   const context = await mkdtemp(join(stateDir, 'ctx-'));
   const built = succeeded(await sdkBuild(platform.url, 'slow', 'alpha-tools', context, undefined, false, alpha.key));
