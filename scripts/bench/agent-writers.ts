@@ -15,7 +15,7 @@ import { parseArgs } from 'node:util';
 import { fromJson, toJsonString } from '@bufbuild/protobuf';
 import { Accounts } from '../../src/agent/accounts';
 import { describeEntry, type EntryContext } from '../../src/agent/filesystem/entry';
-import { ListDirResponseSchema } from '../../src/agent/gen/filesystem_pb';
+import { ListDirResponseSchema } from '../../src/contract/gen/filesystem_pb';
 import { JsonChunks } from '../../src/agent/filesystem/json-chunks';
 
 function entriesOf(dir: string, ctx: EntryContext): string[] {

@@ -14,8 +14,8 @@ import {
   universalResponseToNodeResponse,
 } from '@connectrpc/connect-node';
 import type { AgentServices } from './call-context';
-import { Filesystem } from './gen/filesystem_pb';
-import { Process } from './gen/process_pb';
+import { Filesystem } from '../contract/gen/filesystem_pb';
+import { Process } from '../contract/gen/process_pb';
 import { closeStdin } from './process/close-stdin';
 import { connect } from './process/connect';
 import { list } from './process/list';

@@ -5,7 +5,7 @@
 import { request } from 'node:http';
 import { createClient } from '@connectrpc/connect';
 import { createConnectTransport } from '@connectrpc/connect-node';
-import { Process } from '../agent/gen/process_pb';
+import { Process } from '../contract/gen/process_pb';
 import { brandNames } from '../contract/brand';
 
 export interface SandboxTarget {

@@ -2,7 +2,7 @@
 import * as fs from 'node:fs';
 import { fromJson } from '@bufbuild/protobuf';
 import { describeEntry, type EntryContext } from './entry';
-import { type EntryInfo, EntryInfoSchema } from '../gen/filesystem_pb';
+import { type EntryInfo, EntryInfoSchema } from '../../contract/gen/filesystem_pb';
 import { baseName } from '../paths';
 
 export function entryMessage(p: Buffer, ctx: EntryContext): EntryInfo | undefined {

@@ -4,7 +4,7 @@ import { Code, ConnectError, type HandlerContext } from '@connectrpc/connect';
 import { bytesToText } from '../bytes-text';
 import type { AgentServices } from '../call-context';
 import { fsError } from '../errors';
-import { type MakeDirRequest, type MakeDirResponse, MakeDirResponseSchema } from '../gen/filesystem_pb';
+import { type MakeDirRequest, type MakeDirResponse, MakeDirResponseSchema } from '../../contract/gen/filesystem_pb';
 import { entryMessage } from './entry-message';
 import { makeDirsAs } from './ownership';
 import { pathOf, userOf } from './request-user';

@@ -5,7 +5,7 @@ import type { HandlerContext } from '@connectrpc/connect';
 import { bytesToText } from '../bytes-text';
 import type { AgentServices } from '../call-context';
 import { fsError } from '../errors';
-import { type MoveRequest, type MoveResponse, MoveResponseSchema } from '../gen/filesystem_pb';
+import { type MoveRequest, type MoveResponse, MoveResponseSchema } from '../../contract/gen/filesystem_pb';
 import { entryMessage } from './entry-message';
 import { makeDirsAs, parentOf } from './ownership';
 import { pathOf, userOf } from './request-user';

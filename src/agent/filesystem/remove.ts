@@ -8,7 +8,7 @@ import type { HandlerContext } from '@connectrpc/connect';
 import { bytesToText } from '../bytes-text';
 import type { AgentServices } from '../call-context';
 import { fsError } from '../errors';
-import { type RemoveRequest, type RemoveResponse, RemoveResponseSchema } from '../gen/filesystem_pb';
+import { type RemoveRequest, type RemoveResponse, RemoveResponseSchema } from '../../contract/gen/filesystem_pb';
 import { pathOf, userOf } from './request-user';
 
 export async function remove(svc: AgentServices, req: RemoveRequest, ctx: HandlerContext): Promise<RemoveResponse> {

@@ -5,7 +5,7 @@
  */
 import { type DescMessage, fromJson, type MessageShape } from '@bufbuild/protobuf';
 import { AgentError } from '../errors';
-import { ListDirRequestSchema, StatRequestSchema } from '../gen/filesystem_pb';
+import { ListDirRequestSchema, StatRequestSchema } from '../../contract/gen/filesystem_pb';
 import { Code } from '@connectrpc/connect';
 
 export const statRequestSchema = StatRequestSchema;

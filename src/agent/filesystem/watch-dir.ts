@@ -16,7 +16,7 @@ import {
   type WatchDirRequest,
   type WatchDirResponse,
   WatchDirResponseSchema,
-} from '../gen/filesystem_pb';
+} from '../../contract/gen/filesystem_pb';
 import { entryMessage } from './entry-message';
 import { pathOf, userOf } from './request-user';
 import { DirWatch, type WatchEvent } from './watch';

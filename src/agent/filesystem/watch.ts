@@ -8,7 +8,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { EventType } from '../gen/filesystem_pb';
+import { EventType } from '../../contract/gen/filesystem_pb';
 import { isUploadTemp, wasJustReplaced } from './upload-trace';
 
 export interface WatchEvent {

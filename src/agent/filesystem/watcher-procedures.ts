@@ -12,7 +12,7 @@ import {
   type RemoveWatcherRequest,
   type RemoveWatcherResponse,
   RemoveWatcherResponseSchema,
-} from '../gen/filesystem_pb';
+} from '../../contract/gen/filesystem_pb';
 import { eventMessage, watchedDir } from './watch-dir';
 
 export function createWatcher(svc: AgentServices, req: CreateWatcherRequest, ctx: HandlerContext): CreateWatcherResponse {

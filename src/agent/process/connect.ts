@@ -2,7 +2,7 @@
 import { create } from '@bufbuild/protobuf';
 import type { HandlerContext } from '@connectrpc/connect';
 import { keepaliveMs, type AgentServices } from '../call-context';
-import { type ConnectRequest, type ConnectResponse, ConnectResponseSchema } from '../gen/process_pb';
+import { type ConnectRequest, type ConnectResponse, ConnectResponseSchema } from '../../contract/gen/process_pb';
 import { processEvents, startEvent } from './event-stream';
 
 export async function* connect(svc: AgentServices, req: ConnectRequest, ctx: HandlerContext): AsyncGenerator<ConnectResponse> {

@@ -4,7 +4,7 @@
  * deadline). The reader is detached in every case; the process is not touched.
  */
 import { create } from '@bufbuild/protobuf';
-import { type ProcessEvent, ProcessEventSchema } from '../gen/process_pb';
+import { type ProcessEvent, ProcessEventSchema } from '../../contract/gen/process_pb';
 import type { ManagedProcess } from './managed-process';
 import type { ProcessOutput } from './subscriber';
 

@@ -1,7 +1,7 @@
 /** Process.List: every running process the agent started, with the config it was started with (clients need it). */
 import { create } from '@bufbuild/protobuf';
 import type { AgentServices } from '../call-context';
-import { type ListResponse, ListResponseSchema } from '../gen/process_pb';
+import { type ListResponse, ListResponseSchema } from '../../contract/gen/process_pb';
 
 export function list(svc: AgentServices): ListResponse {
   return create(ListResponseSchema, {

@@ -1,6 +1,6 @@
 /** The processes the agent started and that are still running, by pid; tags select them too. */
 import { ConnectError, Code } from '@connectrpc/connect';
-import type { ProcessSelector } from '../gen/process_pb';
+import type { ProcessSelector } from '../../contract/gen/process_pb';
 import type { ManagedProcess } from './managed-process';
 
 export class ProcessRegistry {

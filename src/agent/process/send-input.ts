@@ -8,7 +8,7 @@ import {
   type SendInputRequest,
   type SendInputResponse,
   SendInputResponseSchema,
-} from '../gen/process_pb';
+} from '../../contract/gen/process_pb';
 
 export async function sendInput(svc: AgentServices, req: SendInputRequest): Promise<SendInputResponse> {
   await deliver(svc, req.process, req.input);

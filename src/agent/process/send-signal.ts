@@ -2,7 +2,7 @@
 import { create } from '@bufbuild/protobuf';
 import { Code, ConnectError } from '@connectrpc/connect';
 import type { AgentServices } from '../call-context';
-import { type SendSignalRequest, type SendSignalResponse, SendSignalResponseSchema, Signal } from '../gen/process_pb';
+import { type SendSignalRequest, type SendSignalResponse, SendSignalResponseSchema, Signal } from '../../contract/gen/process_pb';
 
 export function sendSignal(svc: AgentServices, req: SendSignalRequest): SendSignalResponse {
   const sig = req.signal === Signal.SIGKILL ? 'SIGKILL' : req.signal === Signal.SIGTERM ? 'SIGTERM' : undefined;

@@ -10,7 +10,7 @@ import { Code, ConnectError, type HandlerContext } from '@connectrpc/connect';
 import { timerDelay } from '../../contract/connect-timeout';
 import { requestUser } from '../auth';
 import { callTimeoutMs, keepaliveMs, type AgentServices } from '../call-context';
-import { type StartRequest, type StartResponse, StartResponseSchema } from '../gen/process_pb';
+import { type StartRequest, type StartResponse, StartResponseSchema } from '../../contract/gen/process_pb';
 import { planLaunch } from './launch';
 import { ManagedProcess } from './managed-process';
 import { processEvents, startEvent } from './event-stream';

@@ -2,7 +2,12 @@
 import { create } from '@bufbuild/protobuf';
 import { Code, ConnectError } from '@connectrpc/connect';
 import type { AgentServices } from '../call-context';
-import { type ProcessSelector, type StreamInputRequest, type StreamInputResponse, StreamInputResponseSchema } from '../gen/process_pb';
+import {
+  type ProcessSelector,
+  type StreamInputRequest,
+  type StreamInputResponse,
+  StreamInputResponseSchema,
+} from '../../contract/gen/process_pb';
 import { deliver } from './send-input';
 
 export async function streamInput(svc: AgentServices, requests: AsyncIterable<StreamInputRequest>): Promise<StreamInputResponse> {

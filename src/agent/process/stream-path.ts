@@ -18,7 +18,7 @@ import { allocEnvelope, ENVELOPE_HEAD_BYTES, encodeEnvelope, END_STREAM_FLAG, sp
 import { type AgentServices, deadlineKey } from '../call-context';
 import { readBody } from '../connect-protocol';
 import { AgentError } from '../errors';
-import { ConnectRequestSchema, type ProcessEvent, ProcessEventSchema, Process, StartRequestSchema } from '../gen/process_pb';
+import { ConnectRequestSchema, type ProcessEvent, ProcessEventSchema, Process, StartRequestSchema } from '../../contract/gen/process_pb';
 import { connect } from './connect';
 import { start } from './start';
 

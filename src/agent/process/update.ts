@@ -6,7 +6,7 @@ import { execFile } from 'node:child_process';
 import { create } from '@bufbuild/protobuf';
 import { Code, ConnectError } from '@connectrpc/connect';
 import type { AgentServices } from '../call-context';
-import { type UpdateRequest, type UpdateResponse, UpdateResponseSchema } from '../gen/process_pb';
+import { type UpdateRequest, type UpdateResponse, UpdateResponseSchema } from '../../contract/gen/process_pb';
 
 export async function update(svc: AgentServices, req: UpdateRequest): Promise<UpdateResponse> {
   const proc = svc.processes.find(req.process);

@@ -1,5 +1,5 @@
 /**
- * `npm run codegen`: src/agent/proto/*.proto -> src/agent/gen/*_pb.ts. The .proto files are parsed by
+ * `npm run codegen`: src/agent/proto/*.proto -> src/contract/gen/*_pb.ts. The .proto files are parsed by
  * proto-parser.ts and the descriptors are handed, as protoc would hand them, to the protoc-gen-es plugin
  * (a devDependency) over its stdin; its answer is written as is. `generate()` is also what the drift test runs.
  */
@@ -22,7 +22,7 @@ function repoRoot(): string {
 }
 
 export const PROTO_DIR = path.join(repoRoot(), 'src/agent/proto');
-export const GEN_DIR = path.join(repoRoot(), 'src/agent/gen');
+export const GEN_DIR = path.join(repoRoot(), 'src/contract/gen');
 export const PROTO_FILES = ['filesystem.proto', 'process.proto'];
 const PLUGIN_OPTIONS = 'target=ts,import_extension=none';
 
@@ -30,7 +30,7 @@ function pluginPath(): string {
   return path.join(path.dirname(require.resolve('@bufbuild/protoc-gen-es/package.json')), 'bin', 'protoc-gen-es');
 }
 
-/** The generated files, by name under src/agent/gen. */
+/** The generated files, by name under src/contract/gen. */
 export function generate(): Map<string, string> {
   const files = PROTO_FILES.map((name) => parseProto(fs.readFileSync(path.join(PROTO_DIR, name), 'utf8'), name));
   const request = create(CodeGeneratorRequestSchema, {

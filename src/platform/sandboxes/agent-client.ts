@@ -1,9 +1,11 @@
 /**
  * The platform's client for the agent in a sandbox (envd's surface): `GET /health`, `POST /init`, and
- * `process.Process/Start` over the Connect protocol with JSON (one request envelope; a stream of envelopes back,
- * the last one flagged end-of-stream).
+ * `process.Process/Start` through the generated Connect client with JSON, as the E2B SDK calls it.
  */
-import { encodeEnvelope, END_STREAM_FLAG, splitEnvelopes } from '../../contract/connect-envelope';
+import { ConnectError, createClient } from '@connectrpc/connect';
+import { createConnectTransport } from '@connectrpc/connect-node';
+import { codeToString } from '@connectrpc/connect/protocol-connect';
+import { Process } from '../../contract/gen/process_pb';
 import { ACCESS_TOKEN_HEADER } from '../../contract/headers';
 import { sleep } from '../../util/poll';
 
@@ -45,7 +47,8 @@ export interface RunningProcess {
 
 const OUTPUT_TAIL_BYTES = 2048;
 
-export class AgentError extends Error {}
+/** A call to the agent that failed: the agent's answer or why there was none. */
+export class AgentCallError extends Error {}
 
 function authHeaders(token: string | undefined, user?: string): Record<string, string> {
   const headers: Record<string, string> = {};
@@ -80,7 +83,7 @@ export class AgentClient {
     while (true) {
       signal?.throwIfAborted();
       const left = deadline - Date.now();
-      if (left <= 0) throw new AgentError(`the agent at ${this.baseUrl} did not answer GET /health within ${timeoutMs} ms (${last})`);
+      if (left <= 0) throw new AgentCallError(`the agent at ${this.baseUrl} did not answer GET /health within ${timeoutMs} ms (${last})`);
       try {
         const res = await fetch(`${this.baseUrl}/health`, {
           signal: AbortSignal.any([AbortSignal.timeout(Math.min(1000, left)), ...(signal ? [signal] : [])]),
@@ -109,9 +112,9 @@ export class AgentClient {
         signal: AbortSignal.timeout(timeoutMs),
       });
     } catch (err) {
-      throw new AgentError(`POST /init to the agent at ${this.baseUrl} failed: ${(err as Error).message}`);
+      throw new AgentCallError(`POST /init to the agent at ${this.baseUrl} failed: ${(err as Error).message}`);
     }
-    if (!res.ok) throw new AgentError(`the agent refused POST /init: ${await describeFailure(res)}`);
+    if (!res.ok) throw new AgentCallError(`the agent refused POST /init: ${await describeFailure(res)}`);
     await res.body?.cancel().catch(() => {});
   }
 
@@ -130,7 +133,7 @@ export class AgentClient {
       throw err;
     });
     done.then(
-      () => rejectStarted(new AgentError('the process stream ended before its start event')),
+      () => rejectStarted(new AgentCallError('the process stream ended before its start event')),
       () => {},
     );
     return { started, done, abort: () => controller.abort() };
@@ -148,71 +151,28 @@ export class AgentClient {
   }
 
   private async follow(token: string, spec: ProcessSpec, signal: AbortSignal, onStart: (pid: number) => void): Promise<ProcessResult> {
-    const process: Record<string, unknown> = { cmd: spec.cmd, args: spec.args };
-    if (spec.envs && Object.keys(spec.envs).length > 0) process.envs = spec.envs;
-    if (spec.cwd) process.cwd = spec.cwd;
-    const message: Record<string, unknown> = { process };
-    if (spec.tag) message.tag = spec.tag;
-    const res = await fetch(`${this.baseUrl}/process.Process/Start`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/connect+json',
-        'connect-protocol-version': '1',
-        ...authHeaders(token, spec.user),
-      },
-      body: encodeEnvelope(0, Buffer.from(JSON.stringify(message))),
-      signal,
-    });
-    if (res.status !== 200) throw new AgentError(`the agent refused process.Process/Start: ${await describeFailure(res)}`);
-    if (!res.body) throw new AgentError('the agent answered process.Process/Start without a body');
+    const client = createClient(Process, createConnectTransport({ baseUrl: this.baseUrl, httpVersion: '1.1', useBinaryFormat: false }));
+    const request = {
+      process: { cmd: spec.cmd, args: spec.args, envs: spec.envs ?? {}, ...(spec.cwd ? { cwd: spec.cwd } : {}) },
+      ...(spec.tag ? { tag: spec.tag } : {}),
+    };
     let tail = Buffer.alloc(0);
     let result: ProcessResult | undefined;
-    for await (const frame of readEnvelopes(res.body)) {
-      if (frame.flags & END_STREAM_FLAG) {
-        const end = frame.json as { error?: { code?: string; message?: string } };
-        if (end.error) throw new AgentError(`process.Process/Start failed: ${end.error.code ?? 'unknown'}: ${end.error.message ?? ''}`);
-        break;
-      }
-      const event = (frame.json as { event?: Record<string, Record<string, unknown>> }).event ?? {};
-      if (event.start) onStart(Number(event.start.pid));
-      if (event.data) {
-        for (const stream of ['stdout', 'stderr', 'pty'] as const) {
-          const data = event.data[stream];
-          if (typeof data !== 'string') continue;
-          const bytes = Buffer.from(data, 'base64');
-          tail = Buffer.concat([tail, bytes]).subarray(-OUTPUT_TAIL_BYTES);
-          spec.onOutput?.(stream, bytes.toString('utf8'));
+    try {
+      for await (const { event } of client.start(request, { signal, headers: authHeaders(token, spec.user) })) {
+        const e = event?.event;
+        if (e?.case === 'start') onStart(e.value.pid);
+        if (e?.case === 'data' && e.value.output.case) {
+          tail = Buffer.concat([tail, e.value.output.value]).subarray(-OUTPUT_TAIL_BYTES);
+          spec.onOutput?.(e.value.output.case, Buffer.from(e.value.output.value).toString('utf8'));
         }
+        if (e?.case === 'end') result = { exitCode: e.value.exitCode, error: e.value.error, outputTail: '' };
       }
-      if (event.end) {
-        result = {
-          exitCode: Number(event.end.exitCode ?? 0),
-          error: typeof event.end.error === 'string' ? event.end.error : undefined,
-          outputTail: '',
-        };
-      }
+    } catch (err) {
+      const e = ConnectError.from(err);
+      throw new AgentCallError(`process.Process/Start failed: ${codeToString(e.code)}: ${e.rawMessage}`);
     }
-    if (!result) throw new AgentError('the process stream ended without an end event');
+    if (!result) throw new AgentCallError('the process stream ended without an end event');
     return { ...result, outputTail: tail.toString('utf8') };
   }
-}
-
-/** Splits a Connect stream into envelopes, however the bytes are chunked. */
-export async function* readEnvelopes(body: AsyncIterable<Uint8Array>): AsyncGenerator<{ flags: number; json: unknown }> {
-  let buffered: Buffer = Buffer.alloc(0);
-  for await (const chunk of body) {
-    const { frames, rest } = splitEnvelopes(Buffer.concat([buffered, chunk]));
-    buffered = rest;
-    for (const frame of frames) {
-      const text = frame.message.toString('utf8');
-      let json: unknown;
-      try {
-        json = JSON.parse(text);
-      } catch {
-        throw new AgentError(`the agent sent a stream message that is not JSON: ${text.slice(0, 100)}`);
-      }
-      yield { flags: frame.flags, json };
-    }
-  }
-  if (buffered.length > 0) throw new AgentError('the process stream was cut inside a message');
 }

@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import * as zlib from 'node:zlib';
 import { Code, ConnectError } from '@connectrpc/connect';
 import { timestampDate } from '@bufbuild/protobuf/wkt';
-import { FileType } from '../../../src/agent/gen/filesystem_pb';
+import { FileType } from '../../../src/contract/gen/filesystem_pb';
 import {
   type AgentProcess,
   basic,

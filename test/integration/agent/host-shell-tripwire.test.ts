@@ -5,7 +5,7 @@
  */
 import { createClient } from '@connectrpc/connect';
 import { createConnectTransport } from '@connectrpc/connect-node';
-import { Process } from '../../../src/agent/gen/process_pb';
+import { Process } from '../../../src/contract/gen/process_pb';
 import { TRIPWIRE_STATUS } from '../../helpers/host-shell-tripwire';
 import { startHostAgent } from './helpers/common';
 

@@ -12,7 +12,7 @@ import { createConnectTransport } from '@connectrpc/connect-node';
 import { MemoryCatalog } from '../../../src/catalog/memory';
 import { DEFAULT_AGENT_PORT } from '../../../src/contract/agent-port';
 import { startGateway, type RunningGateway } from '../../../src/gateway';
-import { Process } from '../../../src/agent/gen/process_pb';
+import { Process } from '../../../src/contract/gen/process_pb';
 import { cleanupLeftovers } from '../../../src/runtime/cleanup';
 import { createSandboxHostNetwork, type SandboxHostNetwork } from '../../../src/runtime/network/host-network';
 import { createOciRuntime, type OciSandboxRuntime } from '../../../src/runtime/oci-runtime';

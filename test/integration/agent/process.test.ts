@@ -6,7 +6,7 @@ import * as fs from 'node:fs';
 import * as http from 'node:http';
 import { Code, ConnectError, createClient, type Client } from '@connectrpc/connect';
 import { createConnectTransport } from '@connectrpc/connect-node';
-import { Process, type ProcessEvent, Signal } from '../../../src/agent/gen/process_pb';
+import { Process, type ProcessEvent, Signal } from '../../../src/contract/gen/process_pb';
 import { type AgentProcess, startHostAgent, tempDir } from './helpers/common';
 
 let agent: AgentProcess;

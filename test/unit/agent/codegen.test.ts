@@ -1,10 +1,10 @@
-/** The generated code in src/agent/gen is exactly what `npm run codegen` makes from src/agent/proto today. */
+/** The generated code in src/contract/gen is exactly what `npm run codegen` makes from src/agent/proto today. */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { GEN_DIR, generate } from '../../../src/agent/proto/codegen';
 import { parseProto } from '../../../src/agent/proto/proto-parser';
 
-test('src/agent/gen matches the .proto files (run `npm run codegen` after editing them)', () => {
+test('src/contract/gen matches the .proto files (run `npm run codegen` after editing them)', () => {
   const generated = generate();
   expect([...generated.keys()].sort()).toEqual(fs.readdirSync(GEN_DIR).sort());
   for (const [name, content] of generated) {

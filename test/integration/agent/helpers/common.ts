@@ -6,7 +6,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { createClient, type Client } from '@connectrpc/connect';
 import { createConnectTransport } from '@connectrpc/connect-node';
-import { Filesystem } from '../../../../src/agent/gen/filesystem_pb';
+import { Filesystem } from '../../../../src/contract/gen/filesystem_pb';
 import { hostAgentEnv, underTripwire } from '../../../helpers/host-shell-tripwire';
 import { CLI } from '../../../helpers/cli';
 
