@@ -4,6 +4,8 @@
  * implemented in src/runtime; the platform never calls an OCI runtime or mounts anything itself.
  */
 
+import type { EgressPolicy } from './network/egress-policy';
+
 /** What a sandbox uses right now (usage.ts reads it from its cgroup and upper dir). */
 export interface SandboxUsage {
   /** CPU time used since the sandbox started, in microseconds (all its processes). */
@@ -36,6 +38,11 @@ export interface SandboxNetwork {
   detach(sandboxID: string): Promise<void>;
   /** Attachments that exist now (found from the system, so they survive a platform restart). */
   list(): Promise<Map<string, NetworkAttachment>>;
+  /**
+   * Replaces the egress policy of an attached sandbox (undefined or empty: none), enforced outside the sandbox. A
+   * network without it cannot enforce egress rules, and the platform refuses them.
+   */
+  setEgressPolicy?(sandboxID: string, policy: EgressPolicy | undefined): Promise<void>;
 }
 
 /** How to start one sandbox. */

@@ -16,6 +16,8 @@ export interface SandboxRecord {
   envdAccessToken: string;
   /** Set when its ports are not public (`network.allowPublicTraffic: false`): calls to them carry this token. */
   trafficAccessToken?: string;
+  /** Its egress rules as asked for (canonical CIDRs); the network enforces them (egressPolicyOf). */
+  egress?: { allowOut?: string[]; denyOut?: string[]; allowInternetAccess?: boolean };
   state: RecordState;
   /** ISO-8601 UTC. */
   startedAt: string;

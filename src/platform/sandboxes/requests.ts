@@ -1,6 +1,6 @@
 /** The bodies and query of the sandbox endpoints, as E2B clients send them, validated at the edge. */
 import { z } from 'zod';
-import { networkSchema } from './network-requests';
+import { allowInternetAccessSchema, networkSchema, networkUpdateSchema } from './network-requests';
 import { unsupported } from './unsupported-field';
 
 /** Seconds: E2B's default for a new sandbox and for connect. */
@@ -37,9 +37,7 @@ export const newSandboxSchema = z.object({
   autoResume: z
     .object({ enabled: z.boolean({ message: 'expected true or false' }) }, { message: 'expected {"enabled": true|false}' })
     .optional(),
-  allow_internet_access: z
-    .literal(true, { message: 'turning internet access off is not supported by this platform; leave it out or send true' })
-    .optional(),
+  allow_internet_access: allowInternetAccessSchema,
   secure: z.boolean().optional(),
   network: networkSchema.optional(),
   /** Tool servers: validated against the MCP catalog by checkSandboxMcp, which never echoes secret values. */
@@ -115,3 +113,6 @@ export function queryObject(query: URLSearchParams): Record<string, string | str
   }
   return out;
 }
+
+export { networkUpdateSchema };
+export type NetworkUpdate = z.output<typeof networkUpdateSchema>;

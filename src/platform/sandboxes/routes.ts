@@ -2,6 +2,7 @@
 import { checkSandboxMcp } from './mcp-check';
 import { listAllSandboxes, listSandboxes } from './list';
 import {
+  networkUpdateSchema,
   connectSchema,
   legacyListQuerySchema,
   listQuerySchema,
@@ -108,6 +109,17 @@ export function sandboxRoutes(service: SandboxService, view: ViewContext): Route
       handler: async (req) => {
         const body = validate(setTimeoutSchema, req.body, 'body');
         await service.setTimeout(req.params.sandboxID, body.timeout);
+        return { status: 204 };
+      },
+    },
+    {
+      // Replaces the sandbox's egress rules (Sandbox.updateNetwork); what the body leaves out is cleared.
+      method: 'PUT',
+      path: '/sandboxes/:sandboxID/network',
+      auth: 'api-key',
+      handler: async (req) => {
+        const body = validate(networkUpdateSchema, orEmpty(req.body), 'body');
+        await service.updateNetwork(req.params.sandboxID, body);
         return { status: 204 };
       },
     },

@@ -15,7 +15,8 @@ import type { SignedUrlQuery } from '../../contract/file-signature';
 import { findSigner, type SignedUrlOwner } from './signer';
 import { LineSplitter, LogWriter, logEntry, type SandboxLogEntry, type SandboxLogLevel, type SandboxLogs } from './logs';
 import type { SandboxRecord } from './record';
-import type { NewSandbox } from './requests';
+import { egressPolicyOf } from './network-requests';
+import type { NewSandbox, NetworkUpdate } from './requests';
 import type { SandboxStore } from './store';
 import { ApiError } from '../http/types';
 import type { TemplateForSandbox, TemplateResolver } from './template-resolver';
@@ -139,9 +140,46 @@ export class SandboxService {
     return new AgentClient(`http://${record.address}:${record.agentPort}`);
   }
 
+  private checkCanEnforce(egress: SandboxRecord['egress']): void {
+    if (egressPolicyOf(egress, egress?.allowInternetAccess) !== undefined && !this.o.network.setEgressPolicy) {
+      throw new ApiError(
+        400,
+        "egress rules (allowOut, denyOut, allow_internet_access: false) cannot be enforced by this platform's sandbox network",
+      );
+    }
+  }
+
+  private async enforceEgress(record: SandboxRecord): Promise<void> {
+    const policy = egressPolicyOf(record.egress, record.egress?.allowInternetAccess);
+    if (policy !== undefined || record.egress !== undefined) await this.o.network.setEgressPolicy?.(record.sandboxID, policy);
+  }
+
+  /** `PUT /sandboxes/{id}/network`: the whole egress configuration replaced, on a running or paused sandbox. */
+  updateNetwork(sandboxID: string, update: NetworkUpdate): Promise<SandboxRecord> {
+    return this.lock.run(sandboxID, async () => {
+      const record = await this.get(sandboxID);
+      const egress = {
+        ...(update.allowOut ? { allowOut: update.allowOut } : {}),
+        ...(update.denyOut ? { denyOut: update.denyOut } : {}),
+        ...(update.allow_internet_access !== undefined ? { allowInternetAccess: update.allow_internet_access } : {}),
+      };
+      this.checkCanEnforce(egress);
+      record.egress = egress;
+      await this.enforceEgress(record);
+      await this.o.store.put(record);
+      return record;
+    });
+  }
+
   /** Resolves once the agent answers, was initialised, and the template's ready command succeeded. */
   async create(request: NewSandbox, teamID: string = DEFAULT_TEAM_ID): Promise<SandboxRecord> {
     if (this.closed) throw new ApiError(503, 'the platform is shutting down');
+    const egress = {
+      ...(request.network?.allowOut ? { allowOut: request.network.allowOut } : {}),
+      ...(request.network?.denyOut ? { denyOut: request.network.denyOut } : {}),
+      ...(request.allow_internet_access !== undefined ? { allowInternetAccess: request.allow_internet_access } : {}),
+    };
+    this.checkCanEnforce(egress);
     const template = await this.o.templates.resolve(request.templateID, teamID);
     if (!template) {
       throw new ApiError(
@@ -159,6 +197,7 @@ export class SandboxService {
       buildID: template.buildID,
       envdAccessToken: newEnvdAccessToken(sandboxID),
       ...(request.network?.allowPublicTraffic === false ? { trafficAccessToken: newAccessToken() } : {}),
+      ...(Object.keys(egress).length > 0 ? { egress } : {}),
       state: 'creating',
       startedAt: iso(now),
       endAt: iso(now + request.timeout * 1000),
@@ -212,6 +251,8 @@ export class SandboxService {
     const id = record.sandboxID;
     const step = (name: string) => clock.step(name);
     const network = await this.o.network.attach(id);
+    // Before the sandbox runs: nothing of it ever leaves without its rules.
+    await this.enforceEgress(record);
     step('network');
     // Not stored yet: a crash from here on leaves a `creating` record, removed by ID on the next start.
     record.address = network.address;
@@ -513,6 +554,8 @@ export class SandboxService {
         record.address = attached.address;
         await this.o.store.put(record);
       }
+      // The rules live in the network namespace and survive a restart; loading them again costs little and repairs.
+      await this.enforceEgress(record);
       await this.publish(record);
       if (record.state === 'running') this.deadlines.arm(id, Date.parse(record.endAt));
       kept.push(id);

@@ -32,7 +32,12 @@ export function sandboxDetail(record: SandboxRecord, ctx: ViewContext) {
     ...common(record, ctx),
     envdAccessToken: record.envdAccessToken,
     trafficAccessToken: record.trafficAccessToken ?? null,
-    allowInternetAccess: true,
+    allowInternetAccess: record.egress?.allowInternetAccess !== false,
+    network: {
+      ...(record.egress?.allowOut ? { allowOut: record.egress.allowOut } : {}),
+      ...(record.egress?.denyOut ? { denyOut: record.egress.denyOut } : {}),
+      allowPublicTraffic: record.trafficAccessToken === undefined,
+    },
   };
 }
 

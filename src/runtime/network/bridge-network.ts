@@ -13,6 +13,7 @@ import { exec, execOk } from '../../util/exec';
 import { checkSandboxID } from '../instance';
 import { nameserversOf } from '../sandbox-etc';
 import type { NetworkAttachment, SandboxNetwork } from '../types';
+import { policyScript, type EgressPolicy } from './egress-policy';
 import { attachPortScript, detachPortScript, guardScript } from './guard-rules';
 import { hostSandboxResolvConf } from './host-resolvers';
 import { firstFreeAddress, parseSubnet, type Subnet } from './ipv4';
@@ -153,6 +154,17 @@ export class BridgeNetwork implements SandboxNetwork {
     return { netnsPath: `${NETNS_DIR}/${ns}`, address };
   }
 
+  async setEgressPolicy(sandboxID: string, policy: EgressPolicy | undefined): Promise<void> {
+    const ns = this.netnsName(sandboxID);
+    const address = (await this.ports()).get(ns);
+    if (address === undefined)
+      throw new Error(`sandbox ${sandboxID} is not attached to ${this.options.bridgeNamespace}/${this.options.bridge}`);
+    await this.guard();
+    await execOk(['ip', 'netns', 'exec', this.options.bridgeNamespace, 'sh', '-s'], {
+      input: policyScript(bridgePortName(ns), address, policy),
+    });
+  }
+
   private async detachNs(ns: string, address?: string): Promise<void> {
     const o = this.options;
     const port = bridgePortName(ns);
@@ -162,8 +174,10 @@ export class BridgeNetwork implements SandboxNetwork {
       if (shown.code === 0)
         known = parseAlias((JSON.parse(shown.stdout.trim() || '[]') as Array<{ ifalias?: string }>)[0]?.ifalias)?.address;
     }
-    if (fs.existsSync(`${NETNS_DIR}/${o.bridgeNamespace}`))
-      await exec(['ip', 'netns', 'exec', o.bridgeNamespace, 'sh', '-s'], { input: detachPortScript(port, known, o.bridge) });
+    if (fs.existsSync(`${NETNS_DIR}/${o.bridgeNamespace}`)) {
+      const policy = known === undefined ? '' : policyScript(port, known, undefined).replace(/exit 0\n$/, '');
+      await exec(['ip', 'netns', 'exec', o.bridgeNamespace, 'sh', '-s'], { input: policy + detachPortScript(port, known, o.bridge) });
+    }
     if (fs.existsSync(`${NETNS_DIR}/${ns}`)) await execOk(['ip', 'netns', 'del', ns]);
   }
 

@@ -24,6 +24,8 @@ export interface NetworkRig {
   stateDir: string;
   /** Runs a shell command in a sandbox through the SDK: exit code and output, never a throw for a non-zero exit. */
   sh(sandboxID: string, command: string, timeoutMs?: number): Promise<{ exitCode: number; stdout: string; stderr: string }>;
+  /** Stops the platform and the gateway (sandboxes keep running) and starts both again on the same state. */
+  restart(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -51,7 +53,9 @@ export async function startRig(options: Partial<PlatformOnHostOptions> = {}): Pr
   const gateway = await startGateway({ catalog: platform.catalog });
   const sdk = await SdkDriver.start();
   const opts = { apiKey: platform.apiKey, apiUrl: platform.url, sandboxUrl: `http://127.0.0.1:${gateway.port}` };
-  return {
+  const start = () =>
+    startPlatformOnHost({ stateDir, agent, network: net.network, log: (line) => process.stderr.write(`platform: ${line}\n`), ...options });
+  const rig: NetworkRig = {
     platform,
     net,
     internet,
@@ -72,15 +76,25 @@ export async function startRig(options: Partial<PlatformOnHostOptions> = {}): Pr
         return { exitCode: detail.exitCode, stdout: detail.stdout ?? '', stderr: detail.stderr ?? '' };
       }
     },
+    async restart() {
+      await rig.gateway.close();
+      await rig.platform.close();
+      rig.platform = await start();
+      rig.gateway = await startGateway({ catalog: rig.platform.catalog });
+      rig.opts.apiUrl = rig.platform.url;
+      rig.opts.apiKey = rig.platform.apiKey;
+      rig.opts.sandboxUrl = `http://127.0.0.1:${rig.gateway.port}`;
+    },
     async close() {
       await sdk.close();
-      await gateway.close();
-      await platform.close({ killSandboxes: true });
+      await rig.gateway.close();
+      await rig.platform.close({ killSandboxes: true });
       internet.close();
       await net.close();
       fs.rmSync(stateDir, { recursive: true, force: true });
     },
   };
+  return rig;
 }
 
 /** The WebSocket/HTTP echo server script (test/helpers/ws-echo-server.js), to write into a sandbox. */

@@ -1,3 +1,4 @@
+import { egressPolicyOf, networkUpdateSchema } from '../../../../src/platform/sandboxes/network-requests';
 import { connectSchema, newSandboxSchema, setTimeoutSchema } from '../../../../src/platform/sandboxes/requests';
 
 describe('newSandboxSchema', () => {
@@ -25,17 +26,43 @@ describe('newSandboxSchema', () => {
   it('refuses features it does not provide rather than ignoring them', () => {
     const r = newSandboxSchema.safeParse({
       templateID: 'x',
-      network: { denyOut: ['0.0.0.0/0'] },
-      allow_internet_access: false,
+      network: { egressProxy: { address: 'proxy.example.com:1080' } },
       volumeMounts: [{ name: 'v', path: '/v' }],
     });
     expect(r.success).toBe(false);
     const messages = r.success ? [] : r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
     expect(messages).toEqual([
-      expect.stringMatching(/^allow_internet_access: turning internet access off is not supported/),
-      'network.denyOut: egress deny rules are not supported by this platform; leave them out',
+      'network.egressProxy: egress proxies are not supported by this platform; leave them out',
       'volumeMounts: volume mounts are not supported by this platform; leave them out',
     ]);
+  });
+
+  it('takes egress rules as the SDK sends them, canonical, and names each bad entry', () => {
+    const ok = newSandboxSchema.parse({
+      templateID: 'x',
+      allow_internet_access: false,
+      network: { allowOut: ['1.1.1.1', '8.8.8.9/24'], denyOut: ['0.0.0.0/0'] },
+    });
+    expect(ok.network).toEqual({ allowOut: ['1.1.1.1/32', '8.8.8.0/24'], denyOut: ['0.0.0.0/0'] });
+    expect(egressPolicyOf(ok.network, ok.allow_internet_access)).toEqual({
+      allowOut: ['1.1.1.1/32', '8.8.8.0/24'],
+      denyOut: ['0.0.0.0/0'],
+    });
+    expect(egressPolicyOf(undefined, false)).toEqual({ allowOut: [], denyOut: ['0.0.0.0/0'] });
+    expect(egressPolicyOf({}, true)).toBeUndefined();
+    const bad = newSandboxSchema.safeParse({
+      templateID: 'x',
+      network: { allowOut: ['1.1.1.1', '300.1.1.1', 'example.com'], denyOut: ['10.0.0.0/33', 'example.com'] },
+    });
+    const messages = bad.success ? [] : bad.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
+    expect(messages).toEqual([
+      expect.stringMatching(/^network\.allowOut\.1: expected an IPv4 address or CIDR/),
+      expect.stringMatching(/^network\.allowOut\.2: domain names in allowOut are not supported/),
+      expect.stringMatching(/^network\.denyOut\.0: expected an IPv4 address or CIDR/),
+      'network.denyOut.1: domain names are not supported for deny rules; deny addresses or CIDRs',
+    ]);
+    expect(networkUpdateSchema.safeParse({ denyOut: ['0.0.0.0/0'], allowOut: ['1.1.1.1'] }).success).toBe(true);
+    expect(networkUpdateSchema.safeParse({ allowPublicTraffic: false }).success).toBe(false);
   });
 
   it('takes network.allowPublicTraffic and refuses an unknown network key by name', () => {
