@@ -57,14 +57,22 @@ export async function* start(svc: AgentServices, req: StartRequest, ctx: Handler
 
   const ms = callTimeoutMs(ctx);
   const delay = ms === undefined ? undefined : timerDelay(ms);
+  const reason = `the process ran past the call's Connect-Timeout-Ms (${ms} ms) and was killed`;
+  let expired = false;
   const timer =
     delay === undefined
       ? undefined
-      : setTimeout(() => proc.signal('SIGKILL', `the process ran past the call's Connect-Timeout-Ms (${ms} ms) and was killed`), delay);
+      : setTimeout(() => {
+          expired = true;
+          proc.signal('SIGKILL', reason);
+        }, delay);
   void proc.exited.then(() => clearTimeout(timer));
 
   yield create(StartResponseSchema, { event: startEvent(proc.pid) });
   for await (const event of processEvents(proc, keepaliveMs(ctx), ctx.signal)) {
+    // Past the deadline the call itself fails, as the protocol says, whichever of the kill's end event and the
+    // client's own timer comes first.
+    if (expired) throw new ConnectError(reason, Code.DeadlineExceeded);
     yield create(StartResponseSchema, { event });
   }
 }

@@ -187,10 +187,18 @@ test('pty: output comes as pty data from a terminal of the requested size; Updat
   expect(o.end?.exitCode).toBe(0);
 });
 
-test('Connect-Timeout-Ms ends a process that runs past it; a deadline beyond any timer does not end it at once', async () => {
-  const o = await collect(client.start({ process: { cmd: '/bin/sleep', args: ['30'] } }, { headers: { 'connect-timeout-ms': '500' } }));
-  expect(o.end).toMatchObject({ exited: false, status: 'signal: killed' });
-  expect(o.end?.error).toMatch(/Connect-Timeout-Ms \(500 ms\)/);
+test('Connect-Timeout-Ms kills a process that runs past it and fails the call; a deadline beyond any timer does not end it at once', async () => {
+  let pid = 0;
+  const late = await collect(
+    client.start({ process: { cmd: '/bin/sleep', args: ['30'] } }, { headers: { 'connect-timeout-ms': '500' } }),
+    (e) => {
+      if (e.event.case === 'start') pid = e.event.value.pid;
+    },
+  ).catch((err: unknown) => ConnectError.from(err));
+  expect(late).toMatchObject({ code: Code.DeadlineExceeded });
+  expect((late as ConnectError).rawMessage).toMatch(/Connect-Timeout-Ms \(500 ms\)/);
+  for (let i = 0; i < 100 && fs.existsSync(`/proc/${pid}`); i++) await new Promise((r) => setTimeout(r, 50));
+  expect(pid > 0 && !fs.existsSync(`/proc/${pid}`)).toBe(true); // killed, not left running
   const far = await collect(
     client.start({ process: { cmd: '/bin/echo', args: ['ok'] } }, { headers: { 'connect-timeout-ms': '4294967296' } }),
   );
