@@ -30,6 +30,10 @@ import { DEFAULT_STORE_PREFIX } from './sandboxes/store';
 import { BASE_TEMPLATE_ID } from './sandboxes/base-template';
 import { PlatformMetrics } from './prometheus';
 import { dashboardRoutes, type DashboardTemplates } from './dashboard/routes';
+import type { PausedPolicy } from './sandboxes/paused-policy';
+import { SnapshotService } from './snapshots/service';
+import { snapshotRoutes, withSnapshotDeletes } from './snapshots/routes';
+import { SnapshotStore } from './snapshots/store';
 
 export { ApiError, type Route } from './http/types';
 export type { TemplateForSandbox, TemplateResolver } from './sandboxes/template-resolver';
@@ -102,6 +106,8 @@ export interface PlatformOptions {
   teams?: boolean;
   /** The JSON file the dashboard reads the proxy's addresses from (dashboard/proxy-facts.ts). */
   proxyFactsFile?: string;
+  /** When memory-paused sandboxes move to disk, and how long paused ones are kept (paused-policy.ts). */
+  paused?: PausedPolicy;
 }
 
 export interface FleetOptions {
@@ -198,6 +204,12 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
     if (templates) resolvers.push(templates.resolver);
 
     const sandboxStore = new SandboxStore(redis);
+    // Snapshots resolve first: their IDs are random and their names are the caller's to choose.
+    let snapshots: SnapshotService | undefined;
+    resolvers.unshift({
+      resolve: (ref, teamID) => (snapshots as SnapshotService).resolver().resolve(ref, teamID),
+      names: () => (snapshots as SnapshotService).resolver().names(),
+    });
     const sandboxes = new SandboxService({
       store: sandboxStore,
       ...(tenancy ? { quotas: teams.ledger } : {}),
@@ -211,6 +223,7 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
       healthTimeoutMs: options.healthTimeoutMs,
       readyTimeoutMs: options.readyTimeoutMs,
       log,
+      ...(options.paused ? { paused: options.paused } : {}),
       ...(options.fleet ? { hostID: options.fleet.hostID } : {}),
       logs: new SandboxLogs(redis, DEFAULT_STORE_PREFIX),
       observer: metrics,
@@ -221,6 +234,7 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
     const usage = new UsageSampler({ read: (id) => runtime.usage?.(id), sandboxes: () => sandboxes.all(), log });
     usage.start();
     cleanups.push(() => usage.stop());
+    snapshots = new SnapshotService(new SnapshotStore(redis), sandboxes, join(options.stateDir, 'snapshots'));
     const { kept, removed } = await sandboxes.reconcile();
     if (kept.length + removed.length > 0) log(`found ${kept.length} sandbox(es) again, removed ${removed.length} dead or half-made`);
     const alive = new Set(kept.map((id) => `sandbox:${id}`));
@@ -229,14 +243,19 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
 
     const view = { domain: options.domain ?? null, clientID: 'sandbox-kit' };
     // The metrics list before GET /sandboxes/:sandboxID, which would otherwise take it.
-    const ownRoutes = [...metricsRoutes(sandboxes, usage), ...sandboxRoutes(sandboxes, view), ...logsRoutes(sandboxes)];
+    const ownRoutes = [
+      ...metricsRoutes(sandboxes, usage),
+      ...sandboxRoutes(sandboxes, view),
+      ...logsRoutes(sandboxes),
+      ...snapshotRoutes(snapshots, sandboxes, view, join(options.stateDir, 'forks')),
+    ];
     let routes = tenancy ? teamScopedSandboxRoutes(ownRoutes, (id) => sandboxStore.get(id)) : ownRoutes;
     let registry: HostRegistry | undefined;
     if (options.fleet && shared) {
       const fleet = options.fleet;
       const resolver = firstResolver(resolvers);
       const self = new HostRegistry(shared, { hostID: fleet.hostID, apiUrl: fleet.apiUrl, capacity: fleet.capacity }, async () => ({
-        sandboxes: (await sandboxes.all()).length,
+        sandboxes: await sandboxes.running(),
         templates: await resolver.names(),
         accepting: true,
       }));
@@ -273,7 +292,7 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
           ...(templates?.dashboard ? { templates: templates.dashboard } : {}),
           proxyFactsFile: options.proxyFactsFile,
         }),
-        ...(templates?.routes ?? []),
+        ...withSnapshotDeletes(templates?.routes ?? [], snapshots),
         ...(tenancy ? teamRoutes({ ...teams, holdings }) : []),
       ],
       apiKeys,

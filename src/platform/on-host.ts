@@ -72,6 +72,8 @@ export interface PlatformOnHostOptions {
   log?: (line: string) => void;
   /** See PlatformOptions.pendingTemplates. */
   pendingTemplates?: PlatformOptions['pendingTemplates'];
+  /** See PlatformOptions.paused. */
+  paused?: PlatformOptions['paused'];
 }
 
 export interface PlatformOnHost extends RunningPlatform {
@@ -162,6 +164,7 @@ export async function startPlatformOnHost(options: PlatformOnHostOptions): Promi
       readyTimeoutMs: options.readyTimeoutMs,
       log,
       pendingTemplates: options.pendingTemplates,
+      ...(options.paused ? { paused: options.paused } : {}),
       ...(fleet ? { fleet } : {}),
       templates: mountTemplates({
         executor: createStepExecutor({

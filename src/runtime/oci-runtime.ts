@@ -20,6 +20,7 @@ import { hostSandboxResolvConf } from './network/host-resolvers';
 import { renderHosts } from './sandbox-etc';
 import type { RuntimeChoice, SandboxNetwork, SandboxRuntime, SandboxSpec, SandboxStatus, SandboxUsage } from './types';
 import { readSandboxUsage } from './usage';
+import { copyChanges } from './filesystem-changes';
 import { findExecutable } from './which';
 import { sleep } from '../util/poll';
 
@@ -138,12 +139,21 @@ export class OciSandboxRuntime implements SandboxRuntime {
     if (problems.length > 0) throw new Error(`cannot create sandbox ${id}: ${problems.join('; ')}`);
 
     const p = sandboxPaths(this.paths, id);
-    if (fs.existsSync(p.bundle)) throw new Error(`cannot create sandbox ${id}: it already exists (${p.bundle})`);
+    if (spec.restart) {
+      if (!this.hasChanges(id)) throw new Error(`cannot restart sandbox ${id}: its filesystem changes are gone (${p.upper})`);
+      if (await this.cli.state(id)) throw new Error(`cannot restart sandbox ${id}: it still has a container`);
+    } else if (fs.existsSync(p.bundle)) throw new Error(`cannot create sandbox ${id}: it already exists (${p.bundle})`);
     this.inFlight++;
     let counted = true;
     try {
       fs.mkdirSync(this.paths.dataDir, { recursive: true, mode: 0o700 });
-      fs.mkdirSync(p.bundle, { mode: 0o700 });
+      if (spec.restart) {
+        // The overlay's work dir and the mount point are scratch; only the upper dir carries the sandbox's files.
+        for (const d of [p.work, p.rootfs, p.pidFile]) fs.rmSync(d, { recursive: true, force: true });
+      } else {
+        fs.mkdirSync(p.bundle, { mode: 0o700 });
+        if (spec.changesFrom !== undefined) await copyChanges(spec.changesFrom, p.upper);
+      }
       for (const d of [p.rootfs, p.work, path.join(p.upper, 'etc')]) fs.mkdirSync(d, { recursive: true, mode: 0o755 });
       const hostname = spec.hostname ?? id;
       fs.writeFileSync(path.join(p.upper, 'etc', 'hostname'), `${hostname}\n`);
@@ -189,10 +199,30 @@ export class OciSandboxRuntime implements SandboxRuntime {
     } catch (err) {
       this.inFlight--;
       counted = false;
-      await this.removeTraces(id).catch(() => undefined);
+      // A failed restart keeps the sandbox's files for another try (or its kill).
+      await (spec.restart ? this.removeContainer(id) : this.removeTraces(id)).catch(() => undefined);
       throw err;
     } finally {
       if (counted) this.inFlight--;
+    }
+  }
+
+  async stop(sandboxID: string): Promise<void> {
+    await this.removeContainer(checkSandboxID(sandboxID));
+  }
+
+  hasChanges(sandboxID: string): boolean {
+    return fs.statSync(sandboxPaths(this.paths, checkSandboxID(sandboxID)).upper, { throwIfNoEntry: false })?.isDirectory() === true;
+  }
+
+  async copyChanges(sandboxID: string, target: string): Promise<void> {
+    const id = checkSandboxID(sandboxID);
+    const running = (await this.cli.state(id))?.status === 'running';
+    if (running) await this.cli.pause(id);
+    try {
+      await copyChanges(sandboxPaths(this.paths, id).upper, target);
+    } finally {
+      if (running) await this.cli.resume(id);
     }
   }
 
@@ -210,14 +240,22 @@ export class OciSandboxRuntime implements SandboxRuntime {
     if (this.options.network) await this.options.network.detach(id);
   }
 
-  /** The container (processes, runtime state), its cgroups, its directory; the instance's parent cgroup when idle. */
-  private async removeTraces(id: string): Promise<void> {
+  /** The container (processes, runtime state) and its cgroups; the instance's parent cgroup when idle. */
+  private async removeContainer(id: string): Promise<void> {
     await this.cli.remove(id);
     this.consoleLogs.unwatch(sandboxPaths(this.paths, id).log);
     const left = await removeCgroupPatiently(cgroupsPathOf(this.paths, id));
-    fs.rmSync(sandboxPaths(this.paths, id).bundle, { recursive: true, force: true });
     if (this.inFlight === 0 && this.containerCount() === 0) removeCgroup(this.paths.cgroupParent);
     if (left.length > 0) throw new Error(`sandbox ${id}: cgroups still in use after kill: ${left.join(', ')}`);
+  }
+
+  /** The container, its cgroups and its directory. */
+  private async removeTraces(id: string): Promise<void> {
+    try {
+      await this.removeContainer(id);
+    } finally {
+      fs.rmSync(sandboxPaths(this.paths, id).bundle, { recursive: true, force: true });
+    }
   }
 
   /** Containers in this instance's runtime state (one directory each), without a CLI call. */

@@ -63,6 +63,10 @@ export interface SandboxSpec {
   accessToken?: string;
   /** Hostname inside the sandbox; default the sandbox ID. */
   hostname?: string;
+  /** Start again from the filesystem changes `stop` kept (pause to disk, then resume). */
+  restart?: boolean;
+  /** A directory made by `copyChanges`: a copy of it becomes the new sandbox's own changes (fork). */
+  changesFrom?: string;
 }
 
 export type ContainerState = 'running' | 'paused' | 'stopped';
@@ -83,6 +87,18 @@ export interface SandboxRuntime {
    * is left behind (mount, upper dir, cgroup, runtime state).
    */
   create(spec: SandboxSpec): Promise<SandboxStatus>;
+  /**
+   * Ends every process and frees the sandbox's memory and cgroups, keeping its filesystem changes for a later
+   * create with `restart` (pause to disk). A memory checkpoint (CRIU) would be taken here, when one is available.
+   */
+  stop(sandboxID: string): Promise<void>;
+  /** Whether the sandbox's filesystem changes are kept (running, paused, or stopped by `stop`). */
+  hasChanges(sandboxID: string): boolean;
+  /**
+   * Copies the sandbox's filesystem changes to `target` (a new directory), as they are at this moment: a running
+   * sandbox is frozen for the copy and thawed after it. The copy is a valid read-only layer and upper dir.
+   */
+  copyChanges(sandboxID: string, target: string): Promise<void>;
   /** Freezes every process of the sandbox (cgroup freezer). */
   pause(sandboxID: string): Promise<void>;
   resume(sandboxID: string): Promise<void>;

@@ -31,6 +31,8 @@ export interface SandboxRecord {
   templateEnvs: Record<string, string>;
   /** On timeout: pause (true) or kill (false). */
   autoPause: boolean;
+  /** false: the timeout's pause goes to disk (the SDK's `onTimeout: {action: 'pause', keepMemory: false}`). */
+  autoPauseMemory?: false;
   /** A paused sandbox is resumed by the gateway on the first request. */
   autoResume: boolean;
   /** Its address on the sandbox network, once attached. */
@@ -38,7 +40,17 @@ export interface SandboxRecord {
   agentPort: number;
   defaultUser: string;
   defaultWorkdir?: string;
+  /** The template's layers, start and ready commands as they were at create: a reboot, a snapshot and a fork reuse them. */
+  layers?: string[];
+  startCmd?: string;
+  readyCmd?: string;
+  /** Of a paused sandbox: frozen in memory, or stopped with only its filesystem kept (pause to disk). */
+  pausedTo?: PauseKind;
+  /** ISO-8601 UTC: when it was paused (for the move to disk and the retention). */
+  pausedAt?: string;
 }
+
+export type PauseKind = 'memory' | 'disk';
 
 /** Public states: what the API and the catalog know. */
 export type SandboxState = Exclude<RecordState, 'creating'>;

@@ -47,23 +47,25 @@ export const newSandboxSchema = z.object({
 });
 export type NewSandbox = z.output<typeof newSandboxSchema>;
 
+const memory = z.boolean({ message: 'expected true (keep memory) or false (only the filesystem)' }).optional();
+
 export const connectSchema = z.object({
   timeout: timeout.default(DEFAULT_TIMEOUT_SECONDS),
-  memory: z.literal(true, { message: 'resuming without memory (reboot) is not supported; leave "memory" out' }).optional(),
+  /** false: a paused sandbox is rebooted from its files (the SDK's `onResume: 'reboot'`). */
+  memory,
 });
 
 /** The legacy resume call (`POST /sandboxes/{id}/resume`), which the gateway uses for auto-resume. */
 export const resumeSchema = z.object({
   timeout: timeout.default(DEFAULT_TIMEOUT_SECONDS),
   autoPause: z.boolean({ message: 'expected true or false' }).optional(),
-  memory: z.literal(true, { message: 'resuming without memory (reboot) is not supported; leave "memory" out' }).optional(),
+  memory,
 });
 
 export const setTimeoutSchema = z.object({ timeout });
 
-export const pauseSchema = z.object({
-  memory: z.literal(true, { message: 'pausing without memory is not supported; leave "memory" out' }).optional(),
-});
+/** `memory: false` pauses to disk: processes end, memory is freed, the filesystem stays. */
+export const pauseSchema = z.object({ memory });
 
 export const LIST_STATES = ['running', 'paused'] as const;
 export const DEFAULT_LIST_LIMIT = 100;

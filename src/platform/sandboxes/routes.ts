@@ -38,7 +38,7 @@ export function sandboxRoutes(service: SandboxService, view: ViewContext): Route
   };
   const connect: Route['handler'] = async (req) => {
     const body = validate(connectSchema, orEmpty(req.body), 'body');
-    const { record, resumed } = await service.connect(req.params.sandboxID, body.timeout);
+    const { record, resumed } = await service.connect(req.params.sandboxID, body.timeout, { reboot: body.memory === false });
     return { status: resumed ? 201 : 200, body: sandboxDetail(record, view) };
   };
   return [
@@ -88,7 +88,11 @@ export function sandboxRoutes(service: SandboxService, view: ViewContext): Route
       auth: 'api-key',
       handler: async (req) => {
         const body = validate(resumeSchema, orEmpty(req.body), 'body');
-        const { record } = await service.connect(req.params.sandboxID, body.timeout, { mustBePaused: true, autoPause: body.autoPause });
+        const { record } = await service.connect(req.params.sandboxID, body.timeout, {
+          mustBePaused: true,
+          autoPause: body.autoPause,
+          reboot: body.memory === false,
+        });
         return { status: 201, body: sandboxDetail(record, view) };
       },
     },
@@ -97,8 +101,8 @@ export function sandboxRoutes(service: SandboxService, view: ViewContext): Route
       path: '/sandboxes/:sandboxID/pause',
       auth: 'api-key',
       handler: async (req) => {
-        validate(pauseSchema, orEmpty(req.body), 'body');
-        await service.pause(req.params.sandboxID);
+        const body = validate(pauseSchema, orEmpty(req.body), 'body');
+        await service.pause(req.params.sandboxID, body.memory === false ? 'disk' : 'memory');
         return { status: 204 };
       },
     },

@@ -14,7 +14,8 @@ import { newAccessToken, newEnvdAccessToken, newSandboxID } from './ids';
 import type { SignedUrlQuery } from '../../contract/file-signature';
 import { findSigner, type SignedUrlOwner } from './signer';
 import { LineSplitter, LogWriter, logEntry, type SandboxLogEntry, type SandboxLogLevel, type SandboxLogs } from './logs';
-import type { SandboxRecord } from './record';
+import { DEFAULT_PAUSED_POLICY, nextPausedEvent, type PausedPolicy } from './paused-policy';
+import type { PauseKind, SandboxRecord } from './record';
 import { egressPolicyOf } from './network-requests';
 import type { NewSandbox, NetworkUpdate } from './requests';
 import type { SandboxStore } from './store';
@@ -46,6 +47,15 @@ export interface SandboxServiceOptions {
   logs?: SandboxLogs;
   /** Told how long each operation and each of its phases took (the Prometheus histograms). */
   observer?: SandboxObserver;
+  /** When a memory-paused sandbox moves to disk, and how long a paused one is kept. */
+  paused?: PausedPolicy;
+}
+
+/** A sandbox made from another's files (a fork, or a snapshot's layers) rather than from a template by name. */
+export interface SandboxOrigin {
+  template: TemplateForSandbox;
+  /** A copy of filesystem changes (runtime copyChanges) that becomes the new sandbox's own. */
+  changesFrom?: string;
 }
 
 export type TimedOperation = 'create' | 'resume' | 'pause';
@@ -106,6 +116,7 @@ export class SandboxService {
   private readonly log: (line: string) => void;
   private readonly now: () => number;
   private readonly logWriter: LogWriter | undefined;
+  private readonly paused: PausedPolicy;
   private closed = false;
 
   constructor(private readonly o: SandboxServiceOptions) {
@@ -114,6 +125,7 @@ export class SandboxService {
     this.readyTimeoutMs = o.readyTimeoutMs ?? DEFAULT_READY_TIMEOUT_MS;
     this.log = o.log ?? (() => {});
     this.now = o.now ?? Date.now;
+    this.paused = o.paused ?? DEFAULT_PAUSED_POLICY;
     this.deadlines = new Deadlines((id) => void this.expire(id), this.now);
     this.logWriter = o.logs ? new LogWriter(o.logs, (err) => this.log(`sandbox log: ${err.message}`)) : undefined;
   }
@@ -172,7 +184,7 @@ export class SandboxService {
   }
 
   /** Resolves once the agent answers, was initialised, and the template's ready command succeeded. */
-  async create(request: NewSandbox, teamID: string = DEFAULT_TEAM_ID): Promise<SandboxRecord> {
+  async create(request: NewSandbox, teamID: string = DEFAULT_TEAM_ID, origin?: SandboxOrigin): Promise<SandboxRecord> {
     if (this.closed) throw new ApiError(503, 'the platform is shutting down');
     const egress = {
       ...(request.network?.allowOut ? { allowOut: request.network.allowOut } : {}),
@@ -180,7 +192,7 @@ export class SandboxService {
       ...(request.allow_internet_access !== undefined ? { allowInternetAccess: request.allow_internet_access } : {}),
     };
     this.checkCanEnforce(egress);
-    const template = await this.o.templates.resolve(request.templateID, teamID);
+    const template = origin?.template ?? (await this.o.templates.resolve(request.templateID, teamID));
     if (!template) {
       throw new ApiError(
         404,
@@ -207,10 +219,14 @@ export class SandboxService {
       envVars: request.envVars,
       templateEnvs: template.envs,
       autoPause: request.autoPause,
+      ...(request.autoPauseMemory === false ? { autoPauseMemory: false } : {}),
       autoResume: request.autoResume?.enabled ?? false,
       agentPort: this.agentPort,
       defaultUser: template.user,
       defaultWorkdir: template.workdir,
+      layers: template.layers,
+      ...(template.startCmd !== undefined ? { startCmd: template.startCmd } : {}),
+      ...(template.readyCmd !== undefined ? { readyCmd: template.readyCmd } : {}),
     };
     const id = record.sandboxID;
     // Before anything is made: beyond a quota, the 429 leaves nothing behind.
@@ -224,7 +240,7 @@ export class SandboxService {
         const clock = new PhaseClock('create', this.o.observer);
         this.note(id, 'info', `creating the sandbox from template ${template.alias ?? template.templateID} (build ${template.buildID})`);
         try {
-          await this.bringUp(record, template, abort.signal, clock);
+          await this.bringUp(record, template, abort.signal, clock, origin?.changesFrom);
           clock.done('ok');
           const steps = clock.took.join(', ');
           this.note(id, 'info', `sandbox ready in ${this.now() - t0} ms (${steps})`);
@@ -247,7 +263,13 @@ export class SandboxService {
   }
 
   /** Each step is timed on `clock`. */
-  private async bringUp(record: SandboxRecord, template: TemplateForSandbox, signal: AbortSignal, clock: PhaseClock): Promise<void> {
+  private async bringUp(
+    record: SandboxRecord,
+    template: TemplateForSandbox,
+    signal: AbortSignal,
+    clock: PhaseClock,
+    changesFrom?: string,
+  ): Promise<void> {
     const id = record.sandboxID;
     const step = (name: string) => clock.step(name);
     const network = await this.o.network.attach(id);
@@ -264,6 +286,7 @@ export class SandboxService {
       cpuCount: template.cpuCount,
       network,
       accessToken: record.envdAccessToken,
+      ...(changesFrom !== undefined ? { changesFrom } : {}),
     });
     step('container');
     signal.throwIfAborted();
@@ -397,19 +420,29 @@ export class SandboxService {
     return this.o.store.all();
   }
 
-  /** 409 when it is already paused. */
-  pause(sandboxID: string): Promise<SandboxRecord> {
+  /**
+   * Freezes it in memory, or (`disk`) stops its processes and keeps only its files, which frees its memory and CPU;
+   * a memory-paused sandbox can still be moved to disk. 409 when it is already paused that way.
+   */
+  pause(sandboxID: string, kind: PauseKind = 'memory'): Promise<SandboxRecord> {
     return this.lock.run(sandboxID, async () => {
       const record = await this.get(sandboxID);
-      if (record.state === 'paused') throw new ApiError(409, `sandbox ${JSON.stringify(sandboxID)} is already paused`);
+      if (record.state === 'paused' && (kind === 'memory' || record.pausedTo === 'disk'))
+        throw new ApiError(409, `sandbox ${JSON.stringify(sandboxID)} is already paused`);
+      if (kind === 'disk') {
+        await this.stopToDisk(record);
+        return record;
+      }
       const clock = new PhaseClock('pause', this.o.observer);
       try {
         await this.o.runtime.pause(sandboxID);
         clock.step('freeze');
         record.state = 'paused';
+        record.pausedTo = 'memory';
+        record.pausedAt = iso(this.now());
         await this.o.store.put(record);
         await this.o.catalog.setState(sandboxID, 'paused');
-        this.deadlines.clear(sandboxID);
+        this.armPaused(record);
         clock.step('store+catalog');
       } catch (err) {
         clock.done('error');
@@ -421,6 +454,57 @@ export class SandboxService {
     });
   }
 
+  /** Its processes end and its memory is freed; its filesystem changes stay with the runtime. Under the lock. */
+  private async stopToDisk(record: SandboxRecord): Promise<void> {
+    const id = record.sandboxID;
+    if (record.layers === undefined)
+      throw new ApiError(409, `sandbox ${JSON.stringify(id)} was created by an older platform and can only be paused in memory`);
+    this.startCommands.get(id)?.abort();
+    this.startCommands.delete(id);
+    if (record.state !== 'paused') record.pausedAt = iso(this.now());
+    await this.o.runtime.stop(id);
+    await this.o.network.detach(id);
+    record.state = 'paused';
+    record.pausedTo = 'disk';
+    await this.o.store.put(record);
+    await this.o.catalog.setState(id, 'paused');
+    this.armPaused(record);
+    this.log(`sandbox ${id} paused to disk`);
+  }
+
+  private armPaused(record: SandboxRecord): void {
+    this.deadlines.arm(record.sandboxID, nextPausedEvent(record, this.paused).atMs);
+  }
+
+  /** What the template gave this sandbox, for its reboot, a snapshot or a fork. */
+  templateOf(record: SandboxRecord): TemplateForSandbox {
+    if (record.layers === undefined)
+      throw new ApiError(409, `sandbox ${JSON.stringify(record.sandboxID)} was created by an older platform: its files cannot be copied`);
+    return {
+      templateID: record.templateID,
+      ...(record.alias !== undefined ? { alias: record.alias } : {}),
+      buildID: record.buildID ?? '',
+      layers: record.layers,
+      memoryMB: record.memoryMB,
+      cpuCount: record.cpuCount,
+      ...(record.startCmd !== undefined ? { startCmd: record.startCmd } : {}),
+      ...(record.readyCmd !== undefined ? { readyCmd: record.readyCmd } : {}),
+      envs: record.templateEnvs,
+      user: record.defaultUser,
+      ...(record.defaultWorkdir !== undefined ? { workdir: record.defaultWorkdir } : {}),
+    };
+  }
+
+  /** Copies the sandbox's filesystem changes as they are now to `target` (a new directory); it keeps its state. */
+  copyChanges(sandboxID: string, target: string): Promise<SandboxRecord> {
+    return this.lock.run(sandboxID, async () => {
+      const record = await this.get(sandboxID);
+      this.templateOf(record);
+      await this.o.runtime.copyChanges(sandboxID, target);
+      return record;
+    });
+  }
+
   /**
    * Resumes a paused sandbox (resumed: true), or extends a running one's time when `timeout` reaches further
    * (resumed: false). Either way it then lives at least `timeoutSeconds` from now.
@@ -428,7 +512,7 @@ export class SandboxService {
   connect(
     sandboxID: string,
     timeoutSeconds: number,
-    options: { mustBePaused?: boolean; autoPause?: boolean } = {},
+    options: { mustBePaused?: boolean; autoPause?: boolean; reboot?: boolean } = {},
   ): Promise<{ record: SandboxRecord; resumed: boolean }> {
     return this.lock.run(sandboxID, async () => {
       const record = await this.get(sandboxID);
@@ -444,20 +528,29 @@ export class SandboxService {
       }
       const clock = new PhaseClock('resume', this.o.observer);
       try {
-        await this.o.runtime.resume(sandboxID);
-        clock.step('thaw');
-        const agent = this.agentFor(record);
-        await agent.waitForHealth(this.healthTimeoutMs).catch((err: Error) => {
-          throw new ApiError(500, `sandbox ${JSON.stringify(sandboxID)} was resumed but its agent does not answer: ${err.message}`);
-        });
-        clock.step('agent');
-        await agent.init(this.initRequest(record), record.envdAccessToken);
-        clock.step('init');
+        // A reboot drops what a memory-paused sandbox held in RAM and starts it from its files.
+        if (options.reboot && record.pausedTo !== 'disk') await this.stopToDisk(record);
+        if (record.pausedTo === 'disk') {
+          await this.reboot(record);
+          clock.step('reboot');
+        } else {
+          await this.o.runtime.resume(sandboxID);
+          clock.step('thaw');
+          const agent = this.agentFor(record);
+          await agent.waitForHealth(this.healthTimeoutMs).catch((err: Error) => {
+            throw new ApiError(500, `sandbox ${JSON.stringify(sandboxID)} was resumed but its agent does not answer: ${err.message}`);
+          });
+          clock.step('agent');
+          await agent.init(this.initRequest(record), record.envdAccessToken);
+          clock.step('init');
+        }
         record.state = 'running';
+        delete record.pausedTo;
+        delete record.pausedAt;
         record.endAt = iso(wanted);
         if (options.autoPause !== undefined) record.autoPause = options.autoPause;
         await this.o.store.put(record);
-        await this.o.catalog.setState(sandboxID, 'running');
+        await this.publish(record);
         this.deadlines.arm(sandboxID, wanted);
         clock.step('store+catalog');
       } catch (err) {
@@ -468,6 +561,39 @@ export class SandboxService {
       this.note(sandboxID, 'info', 'sandbox resumed');
       return { record, resumed: true };
     });
+  }
+
+  /**
+   * Starts a disk-paused sandbox again from its files: a network attachment, a container over its kept changes,
+   * the agent's init with its token and env vars, the template's start command. A failure leaves it paused on disk.
+   */
+  private async reboot(record: SandboxRecord): Promise<void> {
+    const id = record.sandboxID;
+    const template = this.templateOf(record);
+    try {
+      const network = await this.o.network.attach(id);
+      record.address = network.address;
+      await this.enforceEgress(record);
+      await this.o.runtime.create({
+        sandboxID: id,
+        layers: template.layers,
+        memoryMB: template.memoryMB,
+        cpuCount: template.cpuCount,
+        network,
+        accessToken: record.envdAccessToken,
+        restart: true,
+      });
+      const agent = this.agentFor(record);
+      await agent.waitForHealth(this.healthTimeoutMs);
+      await agent.init(this.initRequest(record), record.envdAccessToken);
+      if (template.startCmd !== undefined) await this.runStartCommand(record, template, agent, new AbortController().signal);
+    } catch (err) {
+      this.startCommands.get(id)?.abort();
+      this.startCommands.delete(id);
+      await this.o.runtime.stop(id).catch(() => undefined);
+      await this.o.network.detach(id).catch(() => undefined);
+      throw new ApiError(500, `sandbox ${JSON.stringify(id)} could not be started again from its files: ${(err as Error).message}`);
+    }
   }
 
   /** Moves the end to `timeoutSeconds` from now (earlier or later). */
@@ -505,18 +631,19 @@ export class SandboxService {
     this.log(`sandbox ${id} removed (${why})`);
   }
 
-  /** The end time came: pause (auto-pause) or kill. */
+  /** The end time came: pause (auto-pause) or kill; of a paused sandbox: its move to disk, or its retention. */
   private async expire(sandboxID: string): Promise<void> {
     if (this.closed) return;
     try {
       const record = await this.o.store.get(sandboxID);
+      if (record?.state === 'paused') return await this.pausedTimer(sandboxID);
       if (record?.state !== 'running') return;
       if (Date.parse(record.endAt) > this.now()) {
         this.deadlines.arm(sandboxID, Date.parse(record.endAt));
         return;
       }
       if (record.autoPause) {
-        await this.pause(sandboxID);
+        await this.pause(sandboxID, record.autoPauseMemory === false ? 'disk' : 'memory');
         this.log(`sandbox ${sandboxID} paused: its timeout passed`);
       } else {
         await this.lock.run(sandboxID, async () => {
@@ -528,6 +655,17 @@ export class SandboxService {
     } catch (err) {
       this.log(`sandbox ${sandboxID}: acting on its timeout failed: ${(err as Error).message}`);
     }
+  }
+
+  private async pausedTimer(sandboxID: string): Promise<void> {
+    await this.lock.run(sandboxID, async () => {
+      const record = await this.o.store.get(sandboxID);
+      if (record?.state !== 'paused') return;
+      const next = nextPausedEvent(record, this.paused);
+      if (next.atMs > this.now()) return this.armPaused(record);
+      if (next.action === 'kill') return this.destroy(record, 'it was paused longer than the retention');
+      await this.stopToDisk(record);
+    });
   }
 
   /**
@@ -544,6 +682,18 @@ export class SandboxService {
       const id = record.sandboxID;
       const container = byID.get(id);
       const attached = attachments.get(id);
+      // A paused sandbox whose container is gone (a host reboot) still has its files: it is paused on disk now.
+      if (record.state === 'paused' && !container && record.layers !== undefined && this.o.runtime.hasChanges(id)) {
+        if (record.pausedTo !== 'disk') {
+          record.pausedTo = 'disk';
+          await this.o.store.put(record);
+        }
+        if (attached) await this.o.network.detach(id);
+        await this.publish(record);
+        this.armPaused(record);
+        kept.push(id);
+        continue;
+      }
       if (record.state === 'creating' || !container || container.state === 'stopped' || !attached || attached.address === '') {
         await this.destroy(record, record.state === 'creating' ? 'the platform stopped during its create' : 'it was no longer running');
         removed.push(id);
@@ -558,6 +708,7 @@ export class SandboxService {
       await this.enforceEgress(record);
       await this.publish(record);
       if (record.state === 'running') this.deadlines.arm(id, Date.parse(record.endAt));
+      else this.armPaused(record);
       kept.push(id);
     }
     const known = new Set(kept);
@@ -578,11 +729,20 @@ export class SandboxService {
     return { kept, removed };
   }
 
-  /** Kills every sandbox (the local system's shutdown). */
+  /** The local system's shutdown: running sandboxes are killed, paused ones kept on disk for the next start. */
   async killAll(): Promise<void> {
     for (const record of await this.o.store.all()) {
-      await this.lock.run(record.sandboxID, () => this.destroy(record, 'the platform shut down'));
+      await this.lock.run(record.sandboxID, async () => {
+        if (record.state === 'paused' && record.layers !== undefined) {
+          if (record.pausedTo !== 'disk') await this.stopToDisk(record);
+        } else await this.destroy(record, 'the platform shut down');
+      });
     }
+  }
+
+  /** Sandboxes that hold memory and CPU now (a host's capacity counts these). */
+  async running(): Promise<number> {
+    return (await this.o.store.all()).filter((r) => r.pausedTo !== 'disk').length;
   }
 
   /** Stops timers and creates under way; sandboxes keep running for the next start to find. */

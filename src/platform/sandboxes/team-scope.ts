@@ -14,6 +14,7 @@ const TIMEOUT_ROUTES: Record<string, number | undefined> = {
   'POST /v2/sandboxes/:sandboxID/connect': DEFAULT_TIMEOUT_SECONDS,
   'POST /sandboxes/:sandboxID/resume': DEFAULT_TIMEOUT_SECONDS,
   'POST /sandboxes/:sandboxID/timeout': undefined,
+  'POST /sandboxes/:sandboxID/fork': DEFAULT_TIMEOUT_SECONDS,
 };
 
 /** 429 when the body asks for longer than the team's longest sandbox timeout. */

@@ -110,6 +110,12 @@ export class FakeHost {
       pause: (id) => this.pause(id),
       resume: (id) => this.resume(id),
       kill: (id) => this.kill(id),
+      // The fake has no filesystem: a stopped sandbox is simply gone, and there is nothing to copy.
+      stop: (id) => this.kill(id),
+      hasChanges: () => false,
+      copyChanges: async () => {
+        throw new Error('the fake host has no filesystem to copy');
+      },
       status: (id) => this.status(id),
       list: async () => [...this.sandboxes.entries()].map(([sandboxID, s]) => ({ sandboxID, state: s.state, pid: 1 })),
     };

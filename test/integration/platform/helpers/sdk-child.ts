@@ -14,7 +14,8 @@ const { Sandbox, Template, waitForFile } = require(process.env.SDK_PACKAGE ?? 'e
 type Call =
   | { id: number; op: 'create'; template: string; opts: Record<string, unknown> }
   | { id: number; op: 'connect'; sandboxId: string; opts: Record<string, unknown> }
-  | { id: number; op: 'list'; opts: Record<string, unknown>; pages: number }
+  | { id: number; op: 'list'; method?: 'list' | 'listSnapshots'; opts: Record<string, unknown>; pages: number }
+  | { id: number; op: 'fork'; sandboxId: string; opts: Record<string, unknown> }
   | { id: number; op: 'static'; method: string; args: unknown[] }
   | { id: number; op: 'call'; sandboxId: string; path: string; args: unknown[] }
   | { id: number; op: 'build'; alias: string; runCmd: string; opts: Record<string, unknown> }
@@ -36,7 +37,7 @@ async function handle(call: Call): Promise<unknown> {
       return { sandboxId: sbx.sandboxId };
     }
     case 'list': {
-      const listed = Sandbox.list(call.opts) as unknown;
+      const listed = (call.method === 'listSnapshots' ? Sandbox.listSnapshots(call.opts) : Sandbox.list(call.opts)) as unknown;
       // 1.x: a promise of every running sandbox; 2.x: a paginator.
       if (listed instanceof Promise) return [{ items: await listed, hasNext: false }];
       const paginator = listed as ReturnType<typeof Sandbox.list>;
@@ -45,6 +46,15 @@ async function handle(call: Call): Promise<unknown> {
         pages.push({ items: await paginator.nextItems(), hasNext: paginator.hasNext });
       }
       return pages;
+    }
+    case 'fork': {
+      const sbx = sandboxes.get(call.sandboxId);
+      if (!sbx) throw new Error(`the driver holds no sandbox ${call.sandboxId}`);
+      return (await sbx.fork(call.opts)).map((fork) => {
+        if (fork instanceof Error) return { error: `${fork.constructor.name}: ${fork.message}` };
+        sandboxes.set(fork.sandboxId, fork);
+        return { sandboxId: fork.sandboxId };
+      });
     }
     case 'static': {
       const fn = (Sandbox as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>)[call.method];

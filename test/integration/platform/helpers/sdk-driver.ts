@@ -81,8 +81,17 @@ export class SdkDriver {
     return this.send({ op: 'connect', sandboxId, opts }) as Promise<{ sandboxId: string }>;
   }
 
-  list(opts: Record<string, unknown>, pages = 1): Promise<Array<{ items: Array<Record<string, unknown>>; hasNext: boolean }>> {
-    return this.send({ op: 'list', opts, pages }) as Promise<Array<{ items: Array<Record<string, unknown>>; hasNext: boolean }>>;
+  list(
+    opts: Record<string, unknown>,
+    pages = 1,
+    method: 'list' | 'listSnapshots' = 'list',
+  ): Promise<Array<{ items: Array<Record<string, unknown>>; hasNext: boolean }>> {
+    return this.send({ op: 'list', method, opts, pages }) as Promise<Array<{ items: Array<Record<string, unknown>>; hasNext: boolean }>>;
+  }
+
+  /** sandbox.fork(opts): the new sandboxes are held here too; a fork that failed is its error's text. */
+  fork(sandboxId: string, opts: Record<string, unknown>): Promise<Array<{ sandboxId?: string; error?: string }>> {
+    return this.send({ op: 'fork', sandboxId, opts }) as Promise<Array<{ sandboxId?: string; error?: string }>>;
   }
 
   /** Template.build of Debian with one RUN step, named `alias`. */

@@ -88,9 +88,12 @@ describe('newSandboxSchema', () => {
 });
 
 describe('connect and timeout bodies', () => {
-  it('connect defaults to 300 s and refuses a reboot-style resume', () => {
+  it('connect defaults to 300 s; memory is true or false (a reboot from the files), nothing else', () => {
     expect(connectSchema.parse({})).toEqual({ timeout: 300 });
-    expect(connectSchema.safeParse({ memory: false }).success).toBe(false);
+    expect(connectSchema.parse({ memory: false })).toEqual({ timeout: 300, memory: false });
+    expect(connectSchema.safeParse({ memory: 'no' }).error?.issues[0]?.message).toBe(
+      'expected true (keep memory) or false (only the filesystem)',
+    );
   });
 
   it('setTimeout needs the timeout', () => {

@@ -1,0 +1,250 @@
+/**
+ * Persistence on the real runtime, driven by the unmodified E2B SDK: pause to disk (processes and cgroups gone,
+ * files kept, resumed with the same ID, token and env vars by connect, by the gateway's auto-resume and after a
+ * platform restart), the move of a memory-paused sandbox to disk and the retention, snapshots (create from one,
+ * list, delete) and fork. Root only; one link into the root namespace on a /24 of its own.
+ */
+import * as fs from 'node:fs';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startGateway, type RunningGateway } from '../../../src/gateway';
+import { instancePaths } from '../../../src/runtime/instance';
+import { startPlatformOnHost, type PlatformOnHost } from '../../../src/platform/on-host';
+import type { AgentPayload } from '../../../src/runtime/agent-payload';
+import { baseRootfs, freshAgentPayload, ROOTFS_TIMEOUT_MS, tracesOf } from '../runtime/helpers/common';
+import { SdkDriver } from './helpers/sdk-driver';
+
+jest.setTimeout(180_000);
+
+/** Short enough to watch both happen in a test; the tests that resume do so well within the retention. */
+const PAUSED = { toDiskAfterMs: 3_000, retentionMs: 10_000 };
+
+let stateDir: string;
+let agent: AgentPayload;
+let platform: PlatformOnHost;
+let gateway: RunningGateway;
+let sdk: SdkDriver;
+let opts: { apiKey: string; apiUrl: string; sandboxUrl: string };
+
+async function start(): Promise<void> {
+  platform = await startPlatformOnHost({
+    stateDir,
+    agent,
+    paused: PAUSED,
+    log: (line) => process.stderr.write(`platform: ${line}\n`),
+  });
+  gateway = await startGateway({
+    catalog: platform.catalog,
+    resumeSandbox: async (id) => void (await platform.sandboxes.connect(id, 300)),
+  });
+  opts = { apiKey: platform.apiKey, apiUrl: platform.url, sandboxUrl: `http://127.0.0.1:${gateway.port}` };
+}
+
+beforeAll(async () => {
+  await baseRootfs();
+  stateDir = await mkdtemp(join(tmpdir(), 'skp-'));
+  agent = await freshAgentPayload(join(stateDir, 'bundle'));
+  await start();
+  sdk = await SdkDriver.start();
+}, ROOTFS_TIMEOUT_MS);
+
+afterAll(async () => {
+  await sdk?.close();
+  await gateway?.close();
+  // Shutdown keeps paused sandboxes on disk for the next start: these are removed first.
+  for (const record of (await platform?.sandboxes.all()) ?? []) await platform.sandboxes.kill(record.sandboxID).catch(() => {});
+  await platform?.close({ killSandboxes: true });
+  if (stateDir) fs.rmSync(stateDir, { recursive: true, force: true });
+});
+
+function traces(sandboxID: string): string[] {
+  const paths = instancePaths(platform.instance, platform.runtimeName, { dataRoot: join(stateDir, 'runtime') });
+  return tracesOf({
+    instance: platform.instance,
+    sandboxID,
+    stateDir: paths.stateDir,
+    dataDir: paths.dataDir,
+    netns: `${platform.instance}-${sandboxID}`,
+  });
+}
+
+async function token(sandboxID: string): Promise<string> {
+  const res = await fetch(`${opts.apiUrl}/sandboxes/${sandboxID}`, { headers: { 'x-api-key': opts.apiKey } });
+  return ((await res.json()) as { envdAccessToken: string }).envdAccessToken;
+}
+
+async function run(sandboxID: string, cmd: string): Promise<string> {
+  return (await sdk.call<{ stdout: string }>(sandboxID, 'commands.run', cmd)).stdout;
+}
+
+async function until(what: string, check: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/** Of a disk-paused sandbox only its directory (its files) is left: no process, cgroup, runtime state or netns. */
+function onlyFilesLeft(sandboxID: string): void {
+  const left = traces(sandboxID);
+  expect(left).toHaveLength(1);
+  expect(left[0]).toMatch(/^sandbox dir /);
+}
+
+test('pause to disk frees the processes and cgroups; connect starts it again with its files, token and env vars', async () => {
+  const s = await sdk.create('base', { ...opts, envs: { GREETING: 'hello' } });
+  await sdk.call(s.sandboxId, 'files.write', '/home/user/note.txt', 'kept on disk');
+  const before = await token(s.sandboxId);
+  expect(traces(s.sandboxId).some((t) => t.startsWith('cgroup '))).toBe(true);
+
+  expect(await sdk.call(s.sandboxId, 'pause', { keepMemory: false })).toBe(true);
+  onlyFilesLeft(s.sandboxId);
+  expect(await sdk.call<{ state: string }>(s.sandboxId, 'getInfo')).toMatchObject({ state: 'paused' });
+  expect(await sdk.call(s.sandboxId, 'pause', { keepMemory: false })).toBe(false);
+
+  await sdk.connect(s.sandboxId, opts);
+  expect(await token(s.sandboxId)).toBe(before);
+  expect(await sdk.call(s.sandboxId, 'files.read', '/home/user/note.txt')).toBe('kept on disk');
+  expect(await run(s.sandboxId, 'echo "$GREETING from $(whoami)"')).toBe('hello from user\n');
+  expect(await sdk.call(s.sandboxId, 'kill')).toBe(true);
+  expect(traces(s.sandboxId)).toEqual([]);
+});
+
+test('a disk-paused sandbox with autoResume is started again by its first request through the gateway', async () => {
+  const s = await sdk.create('base', { ...opts, lifecycle: { onTimeout: 'pause', autoResume: true } });
+  await sdk.call(s.sandboxId, 'files.write', '/home/user/a.txt', 'A');
+  expect(await sdk.call(s.sandboxId, 'pause', { keepMemory: false })).toBe(true);
+  onlyFilesLeft(s.sandboxId);
+  const entries = await sdk.call<Array<{ name: string }>>(s.sandboxId, 'files.list', '/home/user');
+  expect(entries.map((e) => e.name)).toContain('a.txt');
+  expect((await sdk.call<{ state: string }>(s.sandboxId, 'getInfo')).state).toBe('running');
+  expect(await sdk.call(s.sandboxId, 'kill')).toBe(true);
+});
+
+test('a memory-paused sandbox moves to disk after the configured time, and connect with onResume reboot starts it', async () => {
+  const s = await sdk.create('base', opts);
+  await sdk.call(s.sandboxId, 'files.write', '/home/user/m.txt', 'M');
+  expect(await sdk.call(s.sandboxId, 'pause')).toBe(true);
+  expect(traces(s.sandboxId).some((t) => t.startsWith('cgroup '))).toBe(true);
+  await until('the move to disk', async () => (await platform.sandboxes.get(s.sandboxId)).pausedTo === 'disk');
+  onlyFilesLeft(s.sandboxId);
+  await sdk.connect(s.sandboxId, { ...opts, onResume: 'reboot' });
+  expect(await sdk.call(s.sandboxId, 'files.read', '/home/user/m.txt')).toBe('M');
+  expect(await sdk.call(s.sandboxId, 'kill')).toBe(true);
+});
+
+test('a paused sandbox is killed once the retention has passed', async () => {
+  const s = await sdk.create('base', opts);
+  expect(await sdk.call(s.sandboxId, 'pause', { keepMemory: false })).toBe(true);
+  await until(
+    'the retention',
+    async () => (await platform.sandboxes.all()).every((r) => r.sandboxID !== s.sandboxId),
+    PAUSED.retentionMs + 15_000,
+  );
+  await expect(sdk.call(s.sandboxId, 'getInfo')).rejects.toMatchObject({ sdkName: 'SandboxNotFoundError' });
+  expect(traces(s.sandboxId)).toEqual([]);
+});
+
+test('a disk-paused sandbox outlives a stop and start of the platform', async () => {
+  const s = await sdk.create('base', opts);
+  await sdk.call(s.sandboxId, 'files.write', '/home/user/r.txt', 'restart');
+  expect(await sdk.call(s.sandboxId, 'pause', { keepMemory: false })).toBe(true);
+  await gateway.close();
+  await platform.close();
+  await start();
+  expect(await sdk.call<{ state: string }>(s.sandboxId, 'getInfo', opts)).toMatchObject({ state: 'paused' });
+  await sdk.connect(s.sandboxId, opts);
+  expect(await sdk.call(s.sandboxId, 'files.read', '/home/user/r.txt')).toBe('restart');
+  expect(await sdk.static('kill', s.sandboxId, opts)).toBe(true);
+});
+
+test('a snapshot freezes the files of a running sandbox; a sandbox made from it starts with them', async () => {
+  const s = await sdk.create('base', opts);
+  await sdk.call(s.sandboxId, 'files.write', '/home/user/before.txt', 'in the snapshot');
+  const snap = await sdk.call<{ snapshotId: string; names: string[] }>(s.sandboxId, 'createSnapshot', { name: 'persist-test' });
+  expect(snap.names).toEqual(['persist-test:default']);
+  // The source runs on; what it writes now is not in the snapshot.
+  await sdk.call(s.sandboxId, 'files.write', '/home/user/after.txt', 'later');
+  await run(s.sandboxId, 'rm /home/user/before.txt');
+
+  const listed = await sdk.list({ ...opts, sandboxId: s.sandboxId }, 1, 'listSnapshots');
+  expect(listed[0].items).toEqual([snap]);
+
+  for (const ref of [snap.snapshotId, 'persist-test']) {
+    const c = await sdk.create(ref, opts);
+    expect(await sdk.call(c.sandboxId, 'files.read', '/home/user/before.txt')).toBe('in the snapshot');
+    expect(await run(c.sandboxId, 'test -e /home/user/after.txt && echo yes || echo no')).toBe('no\n');
+    // In use: deleting it is refused, and it stays usable.
+    await expect(sdk.static('deleteSnapshot', snap.snapshotId, opts)).rejects.toThrow(/in use by sandbox/);
+    expect(await sdk.call(c.sandboxId, 'kill')).toBe(true);
+  }
+  expect(await sdk.static('deleteSnapshot', snap.snapshotId, opts)).toBe(true);
+  expect(await sdk.static('deleteSnapshot', snap.snapshotId, opts)).toBe(false);
+  await expect(sdk.create(snap.snapshotId, opts)).rejects.toThrow(/not found/);
+  expect(await sdk.call(s.sandboxId, 'kill')).toBe(true);
+});
+
+test('fork 3: each fork starts from the source files with its own ID and token, and then they diverge', async () => {
+  const s = await sdk.create('base', { ...opts, envs: { GREETING: 'forked' } });
+  await sdk.call(s.sandboxId, 'files.write', '/home/user/shared.txt', 'from the source');
+  const forks = await sdk.fork(s.sandboxId, { count: 3 });
+  expect(forks.every((f) => f.sandboxId !== undefined)).toBe(true);
+  const ids = forks.map((f) => f.sandboxId as string);
+  expect(new Set([s.sandboxId, ...ids]).size).toBe(4);
+  const tokens = await Promise.all([s.sandboxId, ...ids].map(token));
+  expect(new Set(tokens).size).toBe(4);
+  for (const [i, id] of ids.entries()) {
+    expect(await sdk.call(id, 'files.read', '/home/user/shared.txt')).toBe('from the source');
+    expect(await run(id, 'echo $GREETING')).toBe('forked\n');
+    await sdk.call(id, 'files.write', '/home/user/shared.txt', `fork ${i}`);
+  }
+  for (const [i, id] of ids.entries()) expect(await sdk.call(id, 'files.read', '/home/user/shared.txt')).toBe(`fork ${i}`);
+  expect(await sdk.call(s.sandboxId, 'files.read', '/home/user/shared.txt')).toBe('from the source');
+  for (const id of [s.sandboxId, ...ids]) expect(await sdk.call(id, 'kill')).toBe(true);
+});
+
+test('bad input: fork count 0 or over the quota, unknown sandbox or snapshot: a clear 4xx and nothing made', async () => {
+  const s = await sdk.create('base', opts);
+  const before = (await platform.sandboxes.all()).length;
+  await expect(sdk.fork(s.sandboxId, { count: 0 })).rejects.toThrow(/count.*expected a whole number of forks from 1 to 10/);
+  await expect(sdk.fork(s.sandboxId, { count: 11 })).rejects.toThrow(/at most 10 forks per call/);
+  await expect(sdk.static('fork', 'nosuchsandbox', { ...opts, count: 1 })).rejects.toMatchObject({ sdkName: 'SandboxNotFoundError' });
+  await expect(sdk.static('createSnapshot', 'nosuchsandbox', opts)).rejects.toMatchObject({ sdkName: 'SandboxNotFoundError' });
+  await expect(sdk.create('nosuchsnapshot:default', opts)).rejects.toThrow(/template "nosuchsnapshot:default" not found/);
+  await expect(sdk.call(s.sandboxId, 'createSnapshot', { name: '../escape' })).rejects.toThrow(/name.*expected 1 to 128/);
+  expect((await platform.sandboxes.all()).length).toBe(before);
+  expect((await sdk.list(opts, 1, 'listSnapshots'))[0].items).toEqual([]);
+  expect(await sdk.call(s.sandboxId, 'kill')).toBe(true);
+});
+
+async function admin(method: string, path: string, body: unknown): Promise<Record<string, unknown>> {
+  const res = await fetch(`${opts.apiUrl}${path}`, {
+    method,
+    headers: { 'x-api-key': opts.apiKey, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  expect(res.status).toBeLessThan(300);
+  return (await res.json()) as Record<string, unknown>;
+}
+
+test("teams: a fork beyond the team's sandbox quota makes none; another team's snapshots and sandboxes are unknown", async () => {
+  await admin('POST', '/admin/teams', { name: 'persist-small', quotas: { sandboxes: 2 } });
+  const key = (await admin('POST', '/admin/keys', { team: 'persist-small', name: 'k' })).key as string;
+  const small = { ...opts, apiKey: key };
+  const s = await sdk.create('base', small);
+  await expect(sdk.fork(s.sandboxId, { count: 2 })).rejects.toThrow(/quota exceeded.*none was kept/);
+  expect((await sdk.list(small))[0].items.map((i) => i.sandboxId)).toEqual([s.sandboxId]);
+
+  const mine = await sdk.create('base', opts);
+  const snap = await sdk.call<{ snapshotId: string }>(mine.sandboxId, 'createSnapshot');
+  expect((await sdk.list(small, 1, 'listSnapshots'))[0].items).toEqual([]);
+  await expect(sdk.create(snap.snapshotId, small)).rejects.toThrow(/not found/);
+  expect(await sdk.static('deleteSnapshot', snap.snapshotId, small)).toBe(false);
+  await expect(sdk.static('fork', mine.sandboxId, { ...small, count: 1 })).rejects.toMatchObject({ sdkName: 'SandboxNotFoundError' });
+  await expect(sdk.static('createSnapshot', mine.sandboxId, small)).rejects.toMatchObject({ sdkName: 'SandboxNotFoundError' });
+
+  expect(await sdk.static('deleteSnapshot', snap.snapshotId, opts)).toBe(true);
+  for (const id of [s.sandboxId, mine.sandboxId]) expect(await sdk.static('kill', id, opts)).toBe(true);
+});
