@@ -132,7 +132,10 @@ afterAll(async () => {
   }
   const socket = join(stateDir, 'redis', 'redis.sock');
   if (fs.existsSync(socket)) {
-    const redis = new Redis({ path: socket, lazyConnect: true, retryStrategy: () => null });
+    // The platform's Redis wants its password (kept beside its socket).
+    const passwordFile = join(stateDir, 'redis', 'password');
+    const password = fs.existsSync(passwordFile) ? fs.readFileSync(passwordFile, 'utf8').trim() : undefined;
+    const redis = new Redis({ path: socket, lazyConnect: true, retryStrategy: () => null, ...(password ? { password } : {}) });
     redis.on('error', () => {});
     await redis
       .connect()
