@@ -189,7 +189,17 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
 
     const catalog = options.catalog ?? new MemoryCatalog();
     let sandboxesRef: SandboxService | undefined;
-    const metrics = new PlatformMetrics(async () => (sandboxesRef ? sandboxesRef.all() : []));
+    const metrics = new PlatformMetrics(
+      async () => (sandboxesRef ? sandboxesRef.all() : []),
+      async () =>
+        Promise.all(
+          (await teams.store.teams()).map(async (t) => ({
+            team: t.name,
+            used: await teams.ledger.usage(t.teamID),
+            limits: { ...t.quotas },
+          })),
+        ),
+    );
     const ctx: PlatformContext = {
       redis,
       teams,

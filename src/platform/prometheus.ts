@@ -1,7 +1,7 @@
 /**
  * The platform's Prometheus metrics (prom-client, one registry per platform): sandboxes by state and template
  * (counted from the store at scrape time), how long creates, resumes and pauses take and each of their phases,
- * template builds by outcome and their durations. Served at `GET /metrics` with an admin API key (`X-API-Key`, or
+ * template builds by outcome and their durations, and what each team holds of its quotas. Served at `GET /metrics` with an admin API key (`X-API-Key`, or
  * `Authorization: Bearer <key>` as Prometheus sends `authorization.credentials`).
  */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
@@ -20,6 +20,13 @@ export interface CountedSandbox {
   alias?: string;
 }
 
+/** One team's held quotas now, and its limits (null or absent: none). */
+export interface TeamQuotaUse {
+  team: string;
+  used: Record<string, number>;
+  limits: Record<string, number | null | undefined>;
+}
+
 export class PlatformMetrics implements SandboxObserver {
   readonly registry = new Registry();
   private readonly operations: Histogram<'operation' | 'outcome'>;
@@ -27,7 +34,7 @@ export class PlatformMetrics implements SandboxObserver {
   private readonly builds: Counter<'outcome'>;
   private readonly buildSeconds: Histogram<'outcome'>;
 
-  constructor(sandboxes: () => Promise<CountedSandbox[]>) {
+  constructor(sandboxes: () => Promise<CountedSandbox[]>, teams: () => Promise<TeamQuotaUse[]> = async () => []) {
     new Gauge({
       name: 'sandboxkit_sandboxes',
       help: 'Sandboxes of this platform by state and template (name, or ID when it has none).',
@@ -36,6 +43,27 @@ export class PlatformMetrics implements SandboxObserver {
       async collect() {
         this.reset();
         for (const s of await sandboxes()) this.inc({ state: s.state, template: s.alias ?? s.templateID });
+      },
+    });
+    new Gauge({
+      name: 'sandboxkit_team_quota_used',
+      help: 'What each team holds of its quotas now (sandboxes, vcpus, memoryMiB, builds, templateBytes).',
+      labelNames: ['team', 'quota'],
+      registers: [this.registry],
+      async collect() {
+        this.reset();
+        for (const t of await teams()) for (const [quota, value] of Object.entries(t.used)) this.set({ team: t.team, quota }, value);
+      },
+    });
+    new Gauge({
+      name: 'sandboxkit_team_quota_limit',
+      help: "Each team's quota limits (a quota without a limit is not listed).",
+      labelNames: ['team', 'quota'],
+      registers: [this.registry],
+      async collect() {
+        this.reset();
+        for (const t of await teams())
+          for (const [quota, value] of Object.entries(t.limits)) if (typeof value === 'number') this.set({ team: t.team, quota }, value);
       },
     });
     this.operations = new Histogram({

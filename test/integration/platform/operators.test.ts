@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { startGateway, type RunningGateway } from '../../../src/gateway';
+import { DEFAULT_TEAM_NAME } from '../../../src/platform/teams/model';
 import { startPlatformOnHost, type PlatformOnHost } from '../../../src/platform/on-host';
 import { baseRootfs, freshAgentPayload, ROOTFS_TIMEOUT_MS } from '../runtime/helpers/common';
 import { SdkDriver } from './helpers/sdk-driver';
@@ -264,6 +265,8 @@ test('Prometheus: the platform and the gateway expose metrics that parse and mov
   await promtool(gatewayAfter);
   expect(creates(after)).toBe(creates(before) + 1);
   expect(running(after)).toBe(running(before) + 1);
+  const held = (text: string) => valueOf(text, 'sandboxkit_team_quota_used', { team: DEFAULT_TEAM_NAME, quota: 'sandboxes' });
+  expect(held(after)).toBe(held(before) + 1);
   for (const phase of ['network', 'container', 'agent', 'init', 'store+catalog'])
     expect(valueOf(after, 'sandboxkit_sandbox_phase_seconds_count', { operation: 'create', phase })).toBeGreaterThan(0);
   expect(valueOf(after, 'sandboxkit_template_builds_total', { outcome: 'ready' })).toBeGreaterThanOrEqual(2);
