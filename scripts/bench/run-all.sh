@@ -28,3 +28,6 @@ bash scripts/bench/team-check.sh
 echo
 echo "== metrics: CPU per sandbox per metrics sample at 50 running sandboxes vs reading two cgroup counters =="
 bash scripts/bench/metrics-sampling.sh
+echo
+echo "== sandboxes: what the hardening (user namespace, seccomp) costs at create and per command =="
+bash scripts/bench/hardening.sh

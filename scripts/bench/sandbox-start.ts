@@ -31,6 +31,7 @@ import { cleanupLeftovers } from '../../src/runtime/cleanup';
 import { removeCgroup } from '../../src/runtime/cgroups';
 import { containerNofile } from '../../src/runtime/host-limits';
 import { createSandboxHostNetwork, type SandboxHostNetwork } from '../../src/runtime/network/host-network';
+import { STAGED_ROOTFS, stagedBind } from '../../src/runtime/oci-cli';
 import { renderOciConfig } from '../../src/runtime/oci-config';
 import { createOciRuntime, type OciSandboxRuntime } from '../../src/runtime/oci-runtime';
 import type { NetworkAttachment, RuntimeChoice } from '../../src/runtime/types';
@@ -124,9 +125,10 @@ function floorColumn(env: Env): Column {
       const dir = path.join(env.scratch, 'floor', id);
       const cgroupsPath = `/sandbox-kit-${env.rt.paths.instance}-floor/${id}`;
       const t0 = performance.now();
-      for (const d of ['rootfs', 'upper', 'work']) fs.mkdirSync(path.join(dir, d), { recursive: true });
+      for (const d of ['upper', 'work']) fs.mkdirSync(path.join(dir, d), { recursive: true });
+      const nodeBind = payloadBinds(payload).filter((b) => b.target.endsWith('/node'));
       const config = renderOciConfig({
-        rootfs: path.join(dir, 'rootfs'),
+        rootfs: STAGED_ROOTFS,
         args: [`${PAYLOAD_DIR}/node`, '-e', server],
         env: {},
         cwd: '/',
@@ -138,14 +140,18 @@ function floorColumn(env: Env): Column {
         cpuCount: 1,
         pidsLimit: 4096,
         cgroupsPath,
-        binds: payloadBinds(payload).filter((b) => b.target.endsWith('/node')),
+        binds: nodeBind.map((b, i) => ({ ...b, source: stagedBind(i) })),
         nofile: containerNofile(20_000),
+        hardened: false,
       });
       fs.writeFileSync(path.join(dir, 'config.json'), JSON.stringify(config));
       const code = await env.rt.cli.runDetached(
         id,
         dir,
-        { lower: [env.rootfs], upper: path.join(dir, 'upper'), work: path.join(dir, 'work'), target: path.join(dir, 'rootfs') },
+        {
+          overlay: { lower: [env.rootfs], upper: path.join(dir, 'upper'), work: path.join(dir, 'work'), target: STAGED_ROOTFS },
+          binds: nodeBind.map((b) => b.source),
+        },
         path.join(dir, 'log'),
         path.join(dir, 'pid'),
       );

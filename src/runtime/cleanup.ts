@@ -11,7 +11,9 @@ import { exec } from '../util/exec';
 import { DEFAULT_STATE_ROOT, instancePaths } from './instance';
 import { OciCli } from './oci-cli';
 import type { SandboxNetwork } from './types';
-import { STEPS_SUFFIX } from './step-executor';
+import { NETNS_DIR } from './network/bridge-network';
+import { STEPS_SUFFIX, stepNetnsName } from './step-executor';
+import { removeUserNamespace } from './userns';
 import { findExecutable } from './which';
 import { sleep } from '../util/poll';
 
@@ -82,6 +84,23 @@ export async function cleanupLeftovers(options: CleanupOptions): Promise<Cleanup
     await exec(['umount', '-l', m]);
     report.mounts.push(m);
     say(`cleanup: unmounted ${m}`);
+  }
+
+  // Build steps' network namespaces (with the egress relay in each) and their user namespaces.
+  const stepPrefix = stepNetnsName(options.instance, '');
+  for (const ns of fs.existsSync(NETNS_DIR) ? fs.readdirSync(NETNS_DIR).filter((n) => n.startsWith(stepPrefix)) : []) {
+    const nsPids = (await exec(['ip', 'netns', 'pids', ns])).stdout.split('\n').filter(Boolean);
+    for (const pid of nsPids) {
+      try {
+        process.kill(Number(pid), 'SIGKILL');
+      } catch {
+        // gone
+      }
+    }
+    await exec(['ip', 'netns', 'del', ns]);
+    await removeUserNamespace(ns);
+    report.networks.push(ns);
+    say(`cleanup: removed build step namespace ${ns}`);
   }
 
   if (options.network) {

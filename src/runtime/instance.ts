@@ -33,7 +33,7 @@ export interface InstancePaths {
   instance: string;
   /** The OCI runtime's --root. */
   stateDir: string;
-  /** One directory per sandbox: config.json, rootfs (mount point), upper, work, console.log. */
+  /** One directory per sandbox: config.json, upper, work, console.log. */
   dataDir: string;
   /** Parent cgroup of every sandbox of this instance, relative to each hierarchy's root. */
   cgroupParent: string;
@@ -56,7 +56,6 @@ export function instancePaths(
 export interface SandboxPaths {
   bundle: string;
   config: string;
-  rootfs: string;
   upper: string;
   work: string;
   log: string;
@@ -68,7 +67,6 @@ export function sandboxPaths(p: InstancePaths, id: string): SandboxPaths {
   return {
     bundle,
     config: path.join(bundle, 'config.json'),
-    rootfs: path.join(bundle, 'rootfs'),
     upper: path.join(bundle, 'upper'),
     work: path.join(bundle, 'work'),
     log: path.join(bundle, 'console.log'),

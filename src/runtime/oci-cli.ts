@@ -28,16 +28,44 @@ export function overlayOptions(o: OverlayMount): string {
   return `lowerdir=${o.lower.join(':')},upperdir=${o.upper},workdir=${o.work}`;
 }
 
+/**
+ * Where a container's root file system and bind sources are mounted for the runtime, in the call's private mount
+ * namespace only (a tmpfs of its own there, so every call sees just its own). A container in a user namespace
+ * mounts as that namespace's root, which may not search the kit's or a caller's private directories: here every
+ * path is searchable, whatever the real ones are.
+ */
+export const STAGE_DIR = '/run/sandbox-kit-stage';
+export const STAGED_ROOTFS = `${STAGE_DIR}/rootfs`;
+
+/** The staged path of the i-th bind source. */
+export function stagedBind(i: number): string {
+  return `${STAGE_DIR}/b${i}`;
+}
+
 export interface PrivateNamespaceSetup {
   overlay?: OverlayMount;
   hideUnified: boolean;
+  /** Stage the overlay at STAGED_ROOTFS (its target must be that) and these bind sources at stagedBind(i). */
+  stage?: { binds: string[] };
 }
 
 /** argv running `argv` in a private mount namespace after the given mounts; `argv` itself when none is needed. */
 export function inPrivateMountNamespace(setup: PrivateNamespaceSetup, argv: string[]): string[] {
-  if (!setup.overlay && !setup.hideUnified) return argv;
+  if (!setup.overlay && !setup.hideUnified && !setup.stage) return argv;
   const steps: string[] = [];
   const args: string[] = [];
+  if (setup.stage) {
+    if (setup.overlay && setup.overlay.target !== STAGED_ROOTFS) throw new Error(`a staged overlay must target ${STAGED_ROOTFS}`);
+    steps.push(`mkdir -p ${STAGE_DIR}`, `mount -t tmpfs -o mode=711,size=64k sandbox-kit-stage ${STAGE_DIR}`, `mkdir ${STAGED_ROOTFS}`);
+    setup.stage.binds.forEach((source, i) => {
+      steps.push(
+        `if [ -d "$1" ]; then mkdir ${stagedBind(i)}; else touch ${stagedBind(i)}; fi`,
+        `mount --bind "$1" ${stagedBind(i)}`,
+        'shift',
+      );
+      args.push(source);
+    });
+  }
   if (setup.overlay) {
     steps.push('mount -t overlay sandbox-kit -o "$1" "$2"', 'shift 2');
     args.push(overlayOptions(setup.overlay), setup.overlay.target);
@@ -88,10 +116,17 @@ export class OciCli {
    * `run --detach` with the root file system mounted first (one process chain, one spawn). Output of the runtime
    * and of the container goes to `logFile`. Resolves to the runtime's exit code.
    */
-  runDetached(id: string, bundle: string, overlay: OverlayMount, logFile: string, pidFile: string, timeoutMs = 30_000): Promise<number> {
+  runDetached(
+    id: string,
+    bundle: string,
+    staged: { overlay: OverlayMount; binds: string[] },
+    logFile: string,
+    pidFile: string,
+    timeoutMs = 30_000,
+  ): Promise<number> {
     fs.mkdirSync(this.stateDir, { recursive: true, mode: 0o700 });
     const argv = inPrivateMountNamespace(
-      { overlay, hideUnified: this.selection.hideUnified },
+      { overlay: staged.overlay, stage: { binds: staged.binds }, hideUnified: this.selection.hideUnified },
       this.argv(['run', '--detach', '--pid-file', pidFile, '--bundle', bundle, id]),
     );
     const fd = fs.openSync(logFile, 'a', 0o600);

@@ -11,6 +11,7 @@
  *   namespace is the platform's, not the template's: a step must not change its filtering).
  * - `hardened: false` drops the seccomp profile: only for the benchmark that measures what the hardening costs.
  */
+import type { IdMapping } from './id-shift';
 import { renderSeccomp, type SeccompProfile } from './seccomp';
 
 export const DEFAULT_CAPABILITIES = [
@@ -65,6 +66,11 @@ export interface ContainerConfigInput {
   nofile: number;
   /** oom_score_adj of the container's first process (see oom.ts). */
   oomScoreAdj?: number;
+  /**
+   * The container's user namespace (id-shift.ts, userns.ts): joined by path (it owns the sandbox's network
+   * namespace) or new; uid/gid 0..size-1 inside are base.. on the host. Absent only for the benchmark's peer.
+   */
+  userns?: { path?: string; mapping: IdMapping };
   /** 'build': without NET_ADMIN and NET_RAW. Default 'sandbox'. */
   role?: 'sandbox' | 'build';
   /** Default true; false only to measure the hardening's cost. */
@@ -105,6 +111,11 @@ function checkInput(input: ContainerConfigInput): void {
   if (problems.length > 0) throw new Error(`invalid container config: ${problems.join('; ')}`);
 }
 
+function idMappings(m: IdMapping) {
+  const one = [{ containerID: 0, hostID: m.base, size: m.size }];
+  return { uidMappings: one, gidMappings: one };
+}
+
 export function renderOciConfig(input: ContainerConfigInput): OciConfig {
   checkInput(input);
   const caps: string[] = input.role === 'build' ? [...BUILD_CAPABILITIES] : [...DEFAULT_CAPABILITIES];
@@ -117,6 +128,7 @@ export function renderOciConfig(input: ContainerConfigInput): OciConfig {
     { type: 'uts' },
     { type: 'cgroup' },
   ];
+  if (input.userns) namespaces.unshift(input.userns.path ? { type: 'user', path: input.userns.path } : { type: 'user' });
   if (input.netnsPath !== undefined) namespaces.push({ type: 'network', path: input.netnsPath });
   else if (input.privateNetwork) namespaces.push({ type: 'network' });
 
@@ -146,7 +158,10 @@ export function renderOciConfig(input: ContainerConfigInput): OciConfig {
       },
       { destination: '/dev/shm', type: 'tmpfs', source: 'shm', options: ['nosuid', 'noexec', 'nodev', 'mode=1777', 'size=65536k'] },
       { destination: '/dev/mqueue', type: 'mqueue', source: 'mqueue', options: ['nosuid', 'noexec', 'nodev'] },
-      { destination: '/sys', type: 'sysfs', source: 'sysfs', options: ['nosuid', 'noexec', 'nodev', 'ro'] },
+      // A user namespace may mount sysfs only over a network namespace it owns; else the host's is bound read-only.
+      input.userns && input.netnsPath === undefined && !input.privateNetwork
+        ? { destination: '/sys', type: 'bind', source: '/sys', options: ['rbind', 'nosuid', 'noexec', 'nodev', 'ro'] }
+        : { destination: '/sys', type: 'sysfs', source: 'sysfs', options: ['nosuid', 'noexec', 'nodev', 'ro'] },
       { destination: '/sys/fs/cgroup', type: 'cgroup', source: 'cgroup', options: ['nosuid', 'noexec', 'nodev', 'relatime', 'ro'] },
       ...input.binds.map((b) => ({
         destination: b.target,
@@ -156,6 +171,7 @@ export function renderOciConfig(input: ContainerConfigInput): OciConfig {
       })),
     ],
     linux: {
+      ...(input.userns ? idMappings(input.userns.mapping) : {}),
       cgroupsPath: input.cgroupsPath,
       namespaces,
       resources: {

@@ -9,10 +9,20 @@ import { AGENT_TOKEN_ENV, agentArgv, checkAgentPayload, defaultAgentPayload, pay
 import { classifyCgroupLayout, readCgroupFacts, selectRuntime, type CgroupLayoutInfo } from './cgroup-layout';
 import { hostCgroupMounts, removeCgroup } from './cgroups';
 import type { CgroupMount } from './cgroup-layout';
+import {
+  AdmissionError,
+  admissionProblem,
+  committedBy,
+  DEFAULT_ADMISSION,
+  hostCapacity,
+  type AdmissionLimits,
+  type Resources,
+} from './admission';
 import { ConsoleLogCap, DEFAULT_CONSOLE_LOG_BYTES } from './console-log';
 import { containerNofile } from './host-limits';
+import { DEFAULT_ID_MAPPING, shiftedLayer, type IdMapping } from './id-shift';
 import { cgroupsPathOf, checkInstanceName, checkSandboxID, instancePaths, sandboxPaths, type InstancePaths } from './instance';
-import { OciCli, type OciState } from './oci-cli';
+import { OciCli, STAGED_ROOTFS, stagedBind, type OciState } from './oci-cli';
 import { renderOciConfig } from './oci-config';
 import { CHILD_OOM_SCORE_ADJ_ENV } from '../contract/child-oom';
 import { AGENT_OOM_SCORE_ADJ, CHILD_OOM_SCORE_ADJ } from './oom';
@@ -43,10 +53,16 @@ export interface OciRuntimeOptions {
   nofile?: number;
   /** resolv.conf of the sandboxes; default: the host's, without loopback servers. */
   resolvConf?: string;
+  /** Overcommit of the host's memory and CPUs (admission.ts); default memory 1, CPUs 4. */
+  admission?: Partial<AdmissionLimits>;
+  /** The capacity admission compares with; default this host's memory and CPUs. */
+  capacity?: Resources;
   /** Cap of each sandbox's console log (console-log.ts); default 1 MiB. */
   consoleLogBytes?: number;
-  /** Default true: the seccomp profile (seccomp.ts). false only for the benchmark measuring its cost. */
+  /** Default true: user namespace and seccomp profile. false only for the benchmark measuring their cost. */
   hardened?: boolean;
+  /** Host ids of the sandboxes' user namespaces (id-shift.ts); default 100000, 65536 of them. */
+  idMapping?: IdMapping;
   /** When given, kill() also detaches the sandbox's network (idempotent). */
   network?: SandboxNetwork;
 }
@@ -99,6 +115,10 @@ export class OciSandboxRuntime implements SandboxRuntime {
   private readonly nofile: number;
   private readonly resolvConf: string;
   private readonly consoleLogs: ConsoleLogCap;
+  private readonly admission: AdmissionLimits;
+  private readonly capacity: Resources;
+  /** Requests admitted whose config.json is not written yet. */
+  private readonly pending: Resources = { memoryMB: 0, cpuCount: 0 };
   private inFlight = 0;
   /** Read once: the hierarchies do not change while the platform runs. */
   private mounts: CgroupMount[] | undefined;
@@ -112,6 +132,8 @@ export class OciSandboxRuntime implements SandboxRuntime {
     this.payload = options.agent ?? defaultAgentPayload();
     checkAgentPayload(this.payload);
     this.consoleLogs = new ConsoleLogCap(options.consoleLogBytes ?? DEFAULT_CONSOLE_LOG_BYTES);
+    this.admission = { ...DEFAULT_ADMISSION, ...options.admission };
+    this.capacity = options.capacity ?? hostCapacity();
     // Sandboxes of an earlier run of this instance keep their cap after a restart.
     for (const entry of fs.existsSync(paths.dataDir) ? fs.readdirSync(paths.dataDir) : []) {
       const log = sandboxPaths(paths, entry).log;
@@ -143,24 +165,36 @@ export class OciSandboxRuntime implements SandboxRuntime {
       if (!this.hasChanges(id)) throw new Error(`cannot restart sandbox ${id}: its filesystem changes are gone (${p.upper})`);
       if (await this.cli.state(id)) throw new Error(`cannot restart sandbox ${id}: it still has a container`);
     } else if (fs.existsSync(p.bundle)) throw new Error(`cannot create sandbox ${id}: it already exists (${p.bundle})`);
+    const hardened = this.options.hardened !== false;
+    const mapping = this.options.idMapping ?? DEFAULT_ID_MAPPING;
+    const request = { memoryMB: spec.memoryMB, cpuCount: spec.cpuCount };
+    const problem = admissionProblem(request, this.committed(id), this.capacity, this.admission);
+    if (problem) throw new AdmissionError(`cannot create sandbox ${id}: ${problem}`);
+    this.pending.memoryMB += request.memoryMB;
+    this.pending.cpuCount += request.cpuCount;
     this.inFlight++;
     let counted = true;
     try {
+      const layers = hardened ? await Promise.all(spec.layers.map((l) => shiftedLayer(l, mapping))) : spec.layers;
       fs.mkdirSync(this.paths.dataDir, { recursive: true, mode: 0o700 });
       if (spec.restart) {
         // The overlay's work dir and the mount point are scratch; only the upper dir carries the sandbox's files.
-        for (const d of [p.work, p.rootfs, p.pidFile]) fs.rmSync(d, { recursive: true, force: true });
+        for (const d of [p.work, p.pidFile]) fs.rmSync(d, { recursive: true, force: true });
       } else {
         fs.mkdirSync(p.bundle, { mode: 0o700 });
         if (spec.changesFrom !== undefined) await copyChanges(spec.changesFrom, p.upper);
       }
-      for (const d of [p.rootfs, p.work, path.join(p.upper, 'etc')]) fs.mkdirSync(d, { recursive: true, mode: 0o755 });
+      for (const d of [p.work, path.join(p.upper, 'etc')]) fs.mkdirSync(d, { recursive: true, mode: 0o755 });
       const hostname = spec.hostname ?? id;
       fs.writeFileSync(path.join(p.upper, 'etc', 'hostname'), `${hostname}\n`);
       fs.writeFileSync(path.join(p.upper, 'etc', 'hosts'), renderHosts(hostname, spec.network.address));
       fs.writeFileSync(path.join(p.upper, 'etc', 'resolv.conf'), this.resolvConf);
+      if (hardened)
+        for (const f of ['', 'etc', 'etc/hostname', 'etc/hosts', 'etc/resolv.conf'])
+          fs.lchownSync(path.join(p.upper, f), mapping.base, mapping.base);
+      const binds = payloadBinds(this.payload);
       const config = renderOciConfig({
-        rootfs: p.rootfs,
+        rootfs: STAGED_ROOTFS,
         args: agentArgv(this.agentPort, [
           ...(spec.accessToken !== undefined ? ['--token-env', AGENT_TOKEN_ENV] : []),
           ...(spec.agentArgs ?? []),
@@ -179,16 +213,17 @@ export class OciSandboxRuntime implements SandboxRuntime {
         cpuCount: spec.cpuCount,
         pidsLimit: this.pidsLimit,
         cgroupsPath: cgroupsPathOf(this.paths, id),
-        binds: payloadBinds(this.payload),
+        binds: binds.map((b, i) => ({ ...b, source: stagedBind(i) })),
         nofile: this.nofile,
         oomScoreAdj: AGENT_OOM_SCORE_ADJ,
-        hardened: this.options.hardened !== false,
+        hardened,
+        ...(hardened ? { userns: { ...(spec.network.usernsPath ? { path: spec.network.usernsPath } : {}), mapping } } : {}),
       });
       fs.writeFileSync(p.config, JSON.stringify(config));
       const code = await this.cli.runDetached(
         id,
         p.bundle,
-        { lower: spec.layers, upper: p.upper, work: p.work, target: p.rootfs },
+        { overlay: { lower: layers, upper: p.upper, work: p.work, target: STAGED_ROOTFS }, binds: binds.map((b) => b.source) },
         p.log,
         p.pidFile,
       );
@@ -204,6 +239,8 @@ export class OciSandboxRuntime implements SandboxRuntime {
       throw err;
     } finally {
       if (counted) this.inFlight--;
+      this.pending.memoryMB -= request.memoryMB;
+      this.pending.cpuCount -= request.cpuCount;
     }
   }
 
@@ -224,6 +261,22 @@ export class OciSandboxRuntime implements SandboxRuntime {
     } finally {
       if (running) await this.cli.resume(id);
     }
+  }
+
+  /** What the sandboxes of this instance hold (their config.json) plus the requests being created; `except` (a restart) not. */
+  private committed(except: string): Resources {
+    const sum = { ...this.pending };
+    for (const entry of fs.existsSync(this.paths.dataDir) ? fs.readdirSync(this.paths.dataDir) : []) {
+      if (entry === except) continue;
+      try {
+        const c = committedBy(JSON.parse(fs.readFileSync(sandboxPaths(this.paths, entry).config, 'utf8')));
+        sum.memoryMB += c.memoryMB;
+        sum.cpuCount += c.cpuCount;
+      } catch {
+        // not a sandbox dir, or one being removed
+      }
+    }
+    return sum;
   }
 
   pause(sandboxID: string): Promise<void> {

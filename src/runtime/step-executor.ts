@@ -1,9 +1,9 @@
 /**
  * Template build steps as one-shot foreground containers: the layers so far below, the new (empty) layer directory
- * as the overlay's upper dir, the host network and the host's /etc/resolv.conf (builds need the Debian mirror; the
- * platform's proxy variables go along, see build-proxy-env.ts).
- * With network 'none' the step gets a network namespace of its own with only loopback (a template's start and ready
- * check, which may listen anywhere or change firewall rules). The overlay is mounted in the runtime call's private mount namespace, so nothing stays mounted afterwards. The
+ * as the overlay's upper dir, in a user namespace. With network 'egress' the step gets a network namespace of its
+ * own (owned by its user namespace) whose only way out is the platform's build egress proxy (build-egress.ts): the
+ * Debian mirror and registries, never the host's loopback, private ranges or metadata. With 'none' it gets one with
+ * only loopback (a template's start and ready check, which may listen anywhere or change firewall rules). The overlay is mounted in the runtime call's private mount namespace, so nothing stays mounted afterwards. The
  * container's stdout and stderr are pipes: every process of the step dies with its PID namespace when the step's
  * first process exits, so the pipes always reach EOF.
  *
@@ -20,9 +20,14 @@ import { classifyCgroupLayout, readCgroupFacts } from './cgroup-layout';
 import { removeCgroup } from './cgroups';
 import { containerNofile } from './host-limits';
 import { checkInstanceName, instancePaths, type InstancePaths } from './instance';
+import { DEFAULT_ID_MAPPING, shiftedLayer, shiftTree, type IdMapping } from './id-shift';
 import { lookupAccount } from './layer-accounts';
+import { BUILD_PROXY_PORT, RELAY_SCRIPT, startBuildEgress, type BuildEgress } from './build-egress';
+import { NETNS_DIR } from './network/bridge-network';
+import { createNamespacePair, removeUserNamespace } from './userns';
+import { exec, execOk } from '../util/exec';
 import { CHILD_OOM_SCORE_ADJ } from './oom';
-import { inPrivateMountNamespace, OciCli } from './oci-cli';
+import { inPrivateMountNamespace, OciCli, STAGED_ROOTFS, stagedBind } from './oci-cli';
 import { renderOciConfig, type BindMount } from './oci-config';
 import { resolveRuntimeBinary, DEFAULT_NOFILE, DEFAULT_PIDS_LIMIT } from './oci-runtime';
 import type { RuntimeChoice, StepExecutor, StepRun } from './types';
@@ -38,8 +43,10 @@ export interface StepExecutorOptions {
   stateRoot?: string;
   /** Scratch space (bundle, mount point); the overlay work dir always goes beside the layer dir. */
   dataRoot?: string;
-  /** Proxy variables for steps on the host network (build-proxy-env.ts); a step's own ENV wins. */
+  /** The platform's own proxy variables (build-proxy-env.ts): the build egress proxy goes on through that proxy. */
   proxyEnv?: Record<string, string>;
+  /** Host ids of the steps' user namespace (id-shift.ts); the layers they make are owned by them. */
+  idMapping?: IdMapping;
 }
 
 /** The components of `target` (relative, top-down) missing from the merged view: mount points the runtime will make. */
@@ -67,12 +74,59 @@ function removeStubs(upper: string, rels: string[]): void {
   }
 }
 
+/** A step's network namespace (with its user namespace beside it): `skb-<instance>-<step id>`. */
+export function stepNetnsName(instance: string, id: string): string {
+  return `skb-${instance}-${id.replace(/^step-/, '')}`;
+}
+
+/** The proxy variables a step with egress gets: the relay in its own namespace. */
+export function stepProxyEnv(): Record<string, string> {
+  const url = `http://127.0.0.1:${BUILD_PROXY_PORT}`;
+  return {
+    http_proxy: url,
+    https_proxy: url,
+    HTTP_PROXY: url,
+    HTTPS_PROXY: url,
+    no_proxy: 'localhost,127.0.0.1',
+    NO_PROXY: 'localhost,127.0.0.1',
+  };
+}
+
+/** Starts the relay inside the namespace; resolves once it listens, to a function that stops it. */
+function startRelay(netnsPath: string, socketPath: string): Promise<() => void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(
+      'nsenter',
+      [`--net=${netnsPath}`, '--', process.execPath, '-e', RELAY_SCRIPT, socketPath, String(BUILD_PROXY_PORT)],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    let err = '';
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    child.on('error', reject);
+    child.on('exit', (code) => reject(new Error(`the build egress relay exited (${code}): ${err.trim()}`)));
+    child.stdout.once('data', () => resolve(() => child.kill('SIGKILL')));
+  });
+}
+
 export class OciStepExecutor implements StepExecutor {
+  private egress: Promise<BuildEgress> | undefined;
+
   constructor(
     private readonly cli: OciCli,
     private readonly paths: InstancePaths,
     private readonly proxyEnv: Record<string, string> = {},
+    private readonly mapping: IdMapping = DEFAULT_ID_MAPPING,
   ) {}
+
+  /** The build egress proxy, started with the first step that needs it (one per executor). */
+  private startEgress(): Promise<BuildEgress> {
+    const upstream = this.proxyEnv.https_proxy ?? this.proxyEnv.HTTPS_PROXY ?? this.proxyEnv.http_proxy ?? this.proxyEnv.HTTP_PROXY;
+    fs.mkdirSync(this.paths.stateDir, { recursive: true, mode: 0o700 });
+    this.egress ??= startBuildEgress({ socketPath: path.join(this.paths.stateDir, 'egress.sock'), ...(upstream ? { upstream } : {}) });
+    return this.egress;
+  }
 
   async run(step: StepRun): Promise<number> {
     const problems: string[] = [];
@@ -83,53 +137,65 @@ export class OciStepExecutor implements StepExecutor {
     if (!layerStat?.isDirectory()) problems.push(`layerDir ${step.layerDir} is not a directory`);
     else if (fs.readdirSync(step.layerDir).length > 0) problems.push(`layerDir ${step.layerDir} is not empty`);
     if (step.argv.length === 0) problems.push('argv is empty');
-    if (step.network !== 'host' && step.network !== 'none')
-      problems.push(`network ${JSON.stringify(step.network)}: expected 'host' or 'none'`);
+    if (step.network !== 'egress' && step.network !== 'none')
+      problems.push(`network ${JSON.stringify(step.network)}: expected 'egress' or 'none'`);
     for (const b of step.binds ?? []) if (!fs.existsSync(b.source)) problems.push(`bind source ${b.source} does not exist`);
     if (problems.length > 0) throw new Error(`cannot run build step: ${problems.join('; ')}`);
     const account = lookupAccount(step.layers, step.user);
+    const layers = await Promise.all(step.layers.map((l) => shiftedLayer(l, this.mapping)));
+    // The new layer's root is the step's "/" over the lower layers' one: root inside owns it.
+    fs.lchownSync(step.layerDir, this.mapping.base, this.mapping.base);
+    for (const b of step.binds ?? []) if (b.adopt) shiftTree(b.source, this.mapping);
 
     const id = `step-${randomBytes(6).toString('hex')}`;
+    const withEgress = step.network === 'egress';
+    const netns = withEgress ? stepNetnsName(this.paths.instance, id) : undefined;
     const scratch = path.join(this.paths.dataDir, id);
-    const rootfs = path.join(scratch, 'rootfs');
     // The work dir must be on the upper dir's file system.
     const work = path.join(path.dirname(path.resolve(step.layerDir)), `.${path.basename(step.layerDir)}.work-${id}`);
-    const binds: BindMount[] = [
-      ...(step.network === 'host' ? [{ source: '/etc/resolv.conf', target: '/etc/resolv.conf', readonly: true }] : []),
-      ...(step.binds ?? []).map((b) => ({ source: path.resolve(b.source), target: b.target, readonly: true })),
-    ];
+    const binds: BindMount[] = [...(step.binds ?? []).map((b) => ({ source: path.resolve(b.source), target: b.target, readonly: true }))];
     const stubs = binds.flatMap((b) => newPaths(step.layers, step.layerDir, b.target));
     const cgroupsPath = `/${this.paths.cgroupParent}/${id}`;
-    fs.mkdirSync(rootfs, { recursive: true, mode: 0o700 });
+    fs.mkdirSync(scratch, { recursive: true, mode: 0o700 });
     fs.mkdirSync(work, { mode: 0o700 });
+    let stopRelay: (() => void) | undefined;
     try {
+      let usernsPath: string | undefined;
+      if (netns) {
+        const egress = await this.startEgress();
+        usernsPath = (await createNamespacePair(netns, this.mapping)).usernsPath;
+        await execOk(['ip', '-n', netns, 'link', 'set', 'lo', 'up']);
+        stopRelay = await startRelay(`${NETNS_DIR}/${netns}`, egress.socketPath);
+      }
       const config = renderOciConfig({
-        rootfs,
+        rootfs: STAGED_ROOTFS,
         args: step.argv,
-        env: { HOME: account.home, ...(step.network === 'host' ? this.proxyEnv : {}), ...step.env },
+        env: { HOME: account.home, ...(withEgress ? stepProxyEnv() : {}), ...step.env },
         // A workdir that does not exist yet would be created by the runtime inside the layer: start in / then.
         cwd: step.workdir && newPaths(step.layers, step.layerDir, step.workdir).length === 0 ? step.workdir : '/',
         uid: account.uid,
         gid: account.gid,
         additionalGids: account.additionalGids,
         hostname: 'build',
-        privateNetwork: step.network === 'none',
+        ...(netns ? { netnsPath: `${NETNS_DIR}/${netns}` } : { privateNetwork: true }),
         memoryBytes: step.memoryMB * 1024 * 1024,
         cpuCount: step.cpuCount,
         pidsLimit: DEFAULT_PIDS_LIMIT,
         cgroupsPath,
-        binds,
+        binds: binds.map((b, i) => ({ ...b, source: stagedBind(i) })),
         nofile: containerNofile(DEFAULT_NOFILE),
         oomScoreAdj: CHILD_OOM_SCORE_ADJ,
         // A step with egress must not change the filtering of the namespace it is given; the start check's own
         // loopback-only namespace is the template's to configure (the transparent proxy's iptables).
-        role: step.network === 'none' ? 'sandbox' : 'build',
+        role: withEgress ? 'build' : 'sandbox',
+        userns: { ...(usernsPath ? { path: usernsPath } : {}), mapping: this.mapping },
       });
       fs.writeFileSync(path.join(scratch, 'config.json'), JSON.stringify(config));
       fs.mkdirSync(this.paths.stateDir, { recursive: true, mode: 0o700 });
       const argv = inPrivateMountNamespace(
         {
-          overlay: { lower: step.layers, upper: path.resolve(step.layerDir), work, target: rootfs },
+          overlay: { lower: layers, upper: path.resolve(step.layerDir), work, target: STAGED_ROOTFS },
+          stage: { binds: binds.map((b) => b.source) },
           hideUnified: this.cli.selection.hideUnified,
         },
         this.cli.argv(['run', '--bundle', scratch, id]),
@@ -171,6 +237,11 @@ export class OciStepExecutor implements StepExecutor {
       });
     } finally {
       await this.cli.remove(id).catch(() => undefined);
+      stopRelay?.();
+      if (netns) {
+        await exec(['ip', 'netns', 'del', netns]);
+        await removeUserNamespace(netns);
+      }
       removeCgroup(cgroupsPath);
       fs.rmSync(scratch, { recursive: true, force: true });
       fs.rmSync(work, { recursive: true, force: true });
@@ -186,5 +257,5 @@ export function createStepExecutor(options: StepExecutorOptions): OciStepExecuto
   const paths = instancePaths(options.instance, cli.name, { stateRoot: options.stateRoot, dataRoot: options.dataRoot });
   // Own state dir and scratch: build steps never show up in the sandbox runtime's list().
   const stepPaths = { ...paths, stateDir: `${paths.stateDir}${STEPS_SUFFIX}`, dataDir: path.join(paths.dataDir, `.steps`) };
-  return new OciStepExecutor(new OciCli(cli, binary, stepPaths.stateDir), stepPaths, options.proxyEnv);
+  return new OciStepExecutor(new OciCli(cli, binary, stepPaths.stateDir), stepPaths, options.proxyEnv, options.idMapping);
 }

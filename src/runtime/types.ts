@@ -29,6 +29,8 @@ export interface NetworkAttachment {
   netnsPath: string;
   /** The sandbox's address on the sandbox network: the gateway and the platform reach the agent here. */
   address: string;
+  /** The user namespace that owns the network namespace (userns.ts); the container joins it. */
+  usernsPath?: string;
 }
 
 /** Gives each sandbox a network namespace on a bridge (the lab's sandbox host, or the host itself on AWS). */
@@ -123,13 +125,22 @@ export interface StepRun {
   workdir: string;
   env: Record<string, string>;
   /** Read-only host paths bound into the step (a COPY's extracted files), host path -> container path. */
-  binds?: Array<{ source: string; target: string }>;
+  binds?: Array<{
+    source: string;
+    target: string;
+    /**
+     * The step's root is not the host's: a source the platform made for this step (a COPY's extracted files) is
+     * handed to it (owned by its mapped ids), so every file is readable whatever its mode. Others stay as they are.
+     */
+    adopt?: boolean;
+  }>;
   /**
-   * Template build steps use the host network (they need the Debian mirror). 'none': a network namespace of the
-   * step's own with only loopback, for the build's final start/ready check (a start command may listen on any port
-   * or change firewall rules, which must never touch the host's).
+   * 'egress': a network namespace of the step's own whose only way out is the platform's build egress proxy
+   * (build-egress.ts; http_proxy and https_proxy are set): the Debian mirror and package registries, never
+   * loopback, private or link-local addresses. 'none': a namespace of the step's own with only loopback, for the
+   * build's final start/ready check (a start command may listen on any port or change firewall rules).
    */
-  network: 'host' | 'none';
+  network: 'egress' | 'none';
   memoryMB: number;
   cpuCount: number;
   timeoutMs: number;

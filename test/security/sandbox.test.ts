@@ -81,6 +81,13 @@ describe.each(['crun', 'runc'] as const)('%s', (runtimeName) => {
     await cleanupLeftovers({ instance, ...roots(), network: hostNet.network });
   });
 
+  test('root inside is an unprivileged host id: a user namespace over the shifted range', async () => {
+    const r = await asRoot('cat /proc/self/uid_map /proc/self/gid_map; touch /root/made-inside');
+    expect(r.stdout.split('\n').map((l) => l.trim().split(/\s+/).join(' '))).toEqual(['0 100000 65536', '0 100000 65536', '']);
+    expect(fs.readFileSync(`/proc/${pid}/status`, 'utf8')).toMatch(/^Uid:\s+100000\s/m);
+    expect(fs.statSync(path.join(rt.paths.dataDir, id, 'upper', 'root', 'made-inside')).uid).toBe(100000);
+  });
+
   test('a seccomp filter is on; key rings, BPF, userfaultfd, perf, io_uring answer EPERM', async () => {
     const r = await asRoot(`grep -E '^(Seccomp|NoNewPrivs):' /proc/self/status; perl -e '${syscallProbe}'`);
     expect(r.stdout.split('\n')).toEqual(['NoNewPrivs:\t0', 'Seccomp:\t2', ...Object.keys(SYSCALL).map((name) => `${name} 1`), '']);
@@ -137,11 +144,30 @@ describe.each(['crun', 'runc'] as const)('%s', (runtimeName) => {
 
   test('a console flood through /proc/1/fd/1 leaves the host-side log within its cap', async () => {
     const log = path.join(rt.paths.dataDir, id, 'console.log');
+    // crun hands the log to the sandbox's root (the write succeeds and is cut); runc leaves it the host's (refused).
     const r = await asRoot('head -c 64M /dev/zero | tr "\\0" x > /proc/1/fd/1; echo "flood $?"');
-    expect(r.stdout).toBe('flood 0\n');
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(fs.statSync(log).size).toBeLessThanOrEqual(CONSOLE_CAP);
-    expect(fs.readFileSync(log, 'utf8').includes('[console log over 65536 bytes: earlier output dropped]\n')).toBe(true);
+    if (runtimeName === 'crun') {
+      expect(r.stdout).toBe('flood 0\n');
+      expect(fs.readFileSync(log, 'utf8').includes('[console log over 65536 bytes: earlier output dropped]\n')).toBe(true);
+    } else {
+      expect(r.stdout).toBe('flood 1\n');
+      expect(r.stderr).toMatch(/Permission denied/);
+    }
+  });
+
+  test('a sandbox asking for more than the host has is refused by name; nothing is made', async () => {
+    const network = await hostNet.network.attach('big1');
+    try {
+      await expect(rt.create({ sandboxID: 'big1', layers: [rootfs], memoryMB: 65536 * 16, cpuCount: 1, network })).rejects.toThrow(
+        /^cannot create sandbox big1: the host cannot take this sandbox: memory: 1048576 MB asked, the host has \d+ MB$/,
+      );
+      expect(fs.existsSync(path.join(rt.paths.dataDir, 'big1'))).toBe(false);
+      expect((await rt.list()).map((s) => s.sandboxID)).toEqual([id]);
+    } finally {
+      await hostNet.network.detach('big1');
+    }
   });
 
   test('legitimate uses: a setuid program, chown, files owned by the sandbox user, NET_ADMIN in its own namespace', async () => {
@@ -157,5 +183,6 @@ describe.each(['crun', 'runc'] as const)('%s', (runtimeName) => {
       'user',
     );
     expect(user.stdout).toBe('user\n1000\n0\n');
+    expect(fs.statSync(path.join(rt.paths.dataDir, id, 'upper', 'tmp', 'mine')).uid).toBe(101000);
   });
 });

@@ -6,6 +6,7 @@
 import { DEFAULT_AGENT_PORT } from '../../contract/agent-port';
 import { hashAccessToken } from '../../contract/access-token';
 import type { WritableCatalog } from '../../catalog/types';
+import { AdmissionError } from '../../runtime/admission';
 import type { SandboxNetwork, SandboxRuntime } from '../../runtime/types';
 import { AgentClient, type ProcessResult, type RunningProcess } from './agent-client';
 import { Deadlines } from './deadlines';
@@ -249,6 +250,7 @@ export class SandboxService {
           clock.done('error');
           await this.destroy(record, 'its create failed');
           if (err instanceof ApiError) throw err;
+          if (err instanceof AdmissionError) throw new ApiError(429, err.message);
           if (abort.signal.aborted) throw new ApiError(503, 'the platform shut down while the sandbox was being created');
           throw new ApiError(
             500,

@@ -92,7 +92,7 @@ interface LayerRun {
   argv: string[];
   user: string;
   /** Mounts made just before the run (COPY's unpacked files); their mount points are removed from the layer after. */
-  mounts?: () => Promise<Array<{ source: string; target: string }>>;
+  mounts?: () => Promise<Array<{ source: string; target: string; adopt?: boolean }>>;
 }
 
 type StepHandlers = { [K in PlannedStep['kind']]: (ctx: StepContext, step: Extract<PlannedStep, { kind: K }>) => Promise<void> };
@@ -290,7 +290,7 @@ export class BuildRunner {
           user: 'root',
           mounts: async () => {
             context = await extractArchive(archive, this.o.scratchDir);
-            return [{ source: context, target: COPY_CONTEXT_MOUNT }];
+            return [{ source: context, target: COPY_CONTEXT_MOUNT, adopt: true }];
           },
         });
       } finally {
@@ -318,7 +318,7 @@ export class BuildRunner {
     const layerDir = join(this.o.layersDir, `${key.slice(0, 24)}-${randomBytes(4).toString('hex')}`);
     await mkdir(layerDir, { recursive: true, mode: 0o755 });
     const user = run.user;
-    let mounts: Array<{ source: string; target: string }> = [];
+    let mounts: Array<{ source: string; target: string; adopt?: boolean }> = [];
     let code: number;
     try {
       mounts = run.mounts ? await run.mounts() : [];
@@ -331,7 +331,7 @@ export class BuildRunner {
         workdir: state.workdir,
         env: { HOME: home, USER: user, ...state.envs },
         binds: mounts,
-        network: 'host',
+        network: 'egress',
         memoryMB: build.memoryMB,
         cpuCount: build.cpuCount,
         timeoutMs: this.o.stepTimeoutMs,

@@ -10,8 +10,10 @@
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import { exec, execOk } from '../../util/exec';
+import { DEFAULT_ID_MAPPING, type IdMapping } from '../id-shift';
 import { checkSandboxID } from '../instance';
 import { nameserversOf } from '../sandbox-etc';
+import { createNamespacePair, existingUsernsPath, removeUserNamespace } from '../userns';
 import type { NetworkAttachment, SandboxNetwork } from '../types';
 import { policyScript, type EgressPolicy } from './egress-policy';
 import { attachPortScript, detachPortScript, guardScript } from './guard-rules';
@@ -41,6 +43,11 @@ export interface BridgeNetworkOptions {
   dnsResolvers?: string[];
   /** Networks of the host (a VPC) sandboxes may not reach, on top of private and link-local space. */
   hostNetworks?: string[];
+  /**
+   * The ids of the user namespace that owns each sandbox's network namespace (userns.ts); default the kit's. null: a
+   * plain network namespace, only for the benchmark that measures what the hardening costs.
+   */
+  idMapping?: IdMapping | null;
 }
 
 /** The root side's link into a sandbox-host namespace (the lab's and the standalone one both name it so). */
@@ -124,8 +131,11 @@ export class BridgeNetwork implements SandboxNetwork {
     if (!address) throw new Error(`no free address left on ${o.subnet} for sandbox ${sandboxID}`);
     const port = bridgePortName(ns);
     const mac = macFor(address);
+    const attachment: NetworkAttachment = { netnsPath: `${NETNS_DIR}/${ns}`, address };
     try {
-      await execOk(['ip', 'netns', 'add', ns]);
+      // The sandbox's user namespace owns its network namespace: its root may configure that one only.
+      if (o.idMapping === null) await execOk(['ip', 'netns', 'add', ns]);
+      else attachment.usernsPath = (await createNamespacePair(ns, o.idMapping ?? DEFAULT_ID_MAPPING)).usernsPath;
       await execOk(['ip', '-n', o.bridgeNamespace, '-b', '-'], {
         input: [
           `link add ${port} type veth peer name eth0 address ${mac} netns ${ns}`,
@@ -151,7 +161,7 @@ export class BridgeNetwork implements SandboxNetwork {
       await this.detachNs(ns, address);
       throw new Error(`cannot attach sandbox ${sandboxID} to ${o.bridgeNamespace}/${o.bridge}: ${(err as Error).message}`);
     }
-    return { netnsPath: `${NETNS_DIR}/${ns}`, address };
+    return attachment;
   }
 
   async setEgressPolicy(sandboxID: string, policy: EgressPolicy | undefined): Promise<void> {
@@ -179,6 +189,7 @@ export class BridgeNetwork implements SandboxNetwork {
       await exec(['ip', 'netns', 'exec', o.bridgeNamespace, 'sh', '-s'], { input: policy + detachPortScript(port, known, o.bridge) });
     }
     if (fs.existsSync(`${NETNS_DIR}/${ns}`)) await execOk(['ip', 'netns', 'del', ns]);
+    await removeUserNamespace(ns);
   }
 
   async detach(sandboxID: string): Promise<void> {
@@ -190,7 +201,9 @@ export class BridgeNetwork implements SandboxNetwork {
     for (const [ns, address] of await this.ports()) {
       if (!ns.startsWith(this.options.netnsPrefix)) continue;
       const id = ns.slice(this.options.netnsPrefix.length);
-      if (fs.existsSync(`${NETNS_DIR}/${ns}`)) result.set(id, { netnsPath: `${NETNS_DIR}/${ns}`, address });
+      const usernsPath = existingUsernsPath(ns);
+      if (fs.existsSync(`${NETNS_DIR}/${ns}`))
+        result.set(id, { netnsPath: `${NETNS_DIR}/${ns}`, address, ...(usernsPath ? { usernsPath } : {}) });
     }
     // Namespaces whose bridge port is gone (half-made by a crash) are attachments too, so cleanup finds them.
     for (const name of fs.existsSync(NETNS_DIR) ? fs.readdirSync(NETNS_DIR) : []) {

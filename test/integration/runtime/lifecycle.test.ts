@@ -8,7 +8,6 @@ import * as path from 'node:path';
 import { DEFAULT_AGENT_PORT } from '../../../src/contract/agent-port';
 import type { AgentPayload } from '../../../src/runtime/agent-payload';
 import { cleanupLeftovers } from '../../../src/runtime/cleanup';
-import { exec } from '../../../src/util/exec';
 import { createSandboxHostNetwork, openSandboxHostNetwork, type SandboxHostNetwork } from '../../../src/runtime/network/host-network';
 import { createOciRuntime, type OciSandboxRuntime } from '../../../src/runtime/oci-runtime';
 import { CHILD_OOM_SCORE_ADJ } from '../../../src/runtime/oom';
@@ -71,15 +70,19 @@ describe.each(['crun', 'runc'] as const)('%s', (runtimeName) => {
       ...(pid ? { pid } : {}),
     });
 
+  const addresses = new Map<string, string>();
+
   async function start(id: string, memoryMB = 256) {
     const network = await hostNet.network.attach(id);
     const status = await rt.create({ sandboxID: id, layers: [rootfs], memoryMB, cpuCount: 1, network });
     expect(await waitForHealth(network.address, port)).toBe(204);
+    addresses.set(id, network.address);
     return { network, status };
   }
 
+  /** A script as root through the agent (runc 1.1 cannot `exec` into a container that joined its user namespace). */
   async function inside(id: string, script: string) {
-    return exec(rt.cli.execArgv(id, ['/bin/sh', '-c', script]), { timeoutMs: 60_000 });
+    return agentRun(addresses.get(id)!, port, '/bin/sh', ['-c', script], 'root');
   }
 
   test('create runs the agent under tini with the limits, the network namespace and the /etc files; kill leaves nothing', async () => {

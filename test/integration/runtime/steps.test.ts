@@ -1,7 +1,7 @@
 /**
  * Template build steps as one-shot crun/runc containers over real layers: live output lines, exit codes, the user
  * and workdir, binds, timeouts, whiteouts of a layer taking effect below the next step, and nothing left mounted.
- * Root only; touches no network namespace (steps use the host network).
+ * Root only; each step with egress gets network namespaces of its own.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -68,7 +68,7 @@ describe.each(['crun', 'runc'] as const)('%s', (runtimeName) => {
       user: 'root',
       workdir: '/',
       env: {},
-      network: 'host',
+      network: 'egress',
       memoryMB: 512,
       cpuCount: 1,
       timeoutMs: 30_000,
@@ -108,17 +108,11 @@ describe.each(['crun', 'runc'] as const)('%s', (runtimeName) => {
     expect(fs.readdirSync(next)).toEqual([]);
   });
 
-  test("the platform's proxy variables reach host-network steps, under the step's own ENV, and no private-network step", async () => {
-    const proxied = createStepExecutor({
-      instance,
-      runtime: runtimeName,
-      ...roots(),
-      proxyEnv: { http_proxy: 'http://192.0.2.1:3128', no_proxy: 'localhost' },
-    });
+  test('steps with egress get the build proxy (under their own ENV); a private-network step gets none', async () => {
     const print = 'echo "$(printenv http_proxy || echo unset) $(printenv no_proxy || echo unset)"';
-    const seen = async (network: 'host' | 'none', env: Record<string, string>) => {
+    const seen = async (network: 'egress' | 'none', env: Record<string, string>) => {
       const lines: string[] = [];
-      const code = await proxied.run({
+      const code = await steps.run({
         layers: [rootfs],
         layerDir: newLayer(),
         argv: ['/bin/bash', '-c', print],
@@ -133,13 +127,14 @@ describe.each(['crun', 'runc'] as const)('%s', (runtimeName) => {
       });
       return { code, lines };
     };
-    expect(await seen('host', {})).toEqual({ code: 0, lines: ['http://192.0.2.1:3128 localhost'] });
-    expect(await seen('host', { no_proxy: '*' })).toEqual({ code: 0, lines: ['http://192.0.2.1:3128 *'] });
+    expect(await seen('egress', {})).toEqual({ code: 0, lines: ['http://127.0.0.1:3128 localhost,127.0.0.1'] });
+    expect(await seen('egress', { no_proxy: '*' })).toEqual({ code: 0, lines: ['http://127.0.0.1:3128 *'] });
     expect(await seen('none', {})).toEqual({ code: 0, lines: ['unset unset'] });
   });
 
   test('lines reach onLine while the step runs', async () => {
     const signal = fs.mkdtempSync(path.join(scratch, 'signal-'));
+    fs.chmodSync(signal, 0o755); // the step's root is not the host's: the bind must be readable by others
     const layer = newLayer();
     let release: () => void = () => undefined;
     const firstSeen = new Promise<void>((r) => (release = r));
@@ -152,7 +147,7 @@ describe.each(['crun', 'runc'] as const)('%s', (runtimeName) => {
       workdir: '/',
       env: {},
       binds: [{ source: signal, target: '/signal' }],
-      network: 'host',
+      network: 'egress',
       memoryMB: 256,
       cpuCount: 1,
       timeoutMs: 20_000,
@@ -168,7 +163,7 @@ describe.each(['crun', 'runc'] as const)('%s', (runtimeName) => {
     expect(fs.existsSync(path.join(layer, 'signal'))).toBe(false); // the bind's mount point is not part of the layer
   });
 
-  test('user, workdir, env, host network and binds', async () => {
+  test("user, workdir, env, binds; an egress step's network namespace is its own", async () => {
     const ctx = fs.mkdtempSync(path.join(scratch, 'ctx-'));
     fs.chmodSync(ctx, 0o755); // the step's user reads it
     fs.writeFileSync(path.join(ctx, 'hello.txt'), 'from the context\n');
@@ -192,8 +187,9 @@ describe.each(['crun', 'runc'] as const)('%s', (runtimeName) => {
       '/home/user',
       'hi there',
       'from the context',
-      fs.readlinkSync('/proc/self/ns/net'),
+      expect.stringMatching(/^net:\[\d+\]$/),
     ]);
+    expect(lines.at(-1)?.[1]).not.toBe(fs.readlinkSync('/proc/self/ns/net'));
     expect(fs.existsSync(path.join(layer, 'ctx'))).toBe(false);
   });
 

@@ -1,0 +1,162 @@
+/**
+ * What the sandbox hardening costs: create -> first agent call (GET /health 204, then a Stat) and a
+ * `commands.run('true')` round trip (Process.Start of /bin/true to its end event), p50/p95, with the hardening on
+ * (user namespace made with the network namespace, shifted layers, seccomp) and off (a plain network namespace, the
+ * unshifted base, no user namespace, no seccomp), per runtime, in one run; the columns take turns sample by sample.
+ * Root only; makes one link into the root namespace (the standalone sandbox network).
+ *
+ *   node dist/scripts/bench/hardening.js [--samples 30] [--runtimes crun,runc]
+ */
+import { randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as http from 'node:http';
+import * as path from 'node:path';
+import { parseArgs } from 'node:util';
+import { bundle, bundleEntries } from '../bundle';
+import { DEFAULT_AGENT_PORT } from '../../src/contract/agent-port';
+import { MmdebstrapImages } from '../../src/runtime/base-images';
+import { cleanupLeftovers } from '../../src/runtime/cleanup';
+import { BridgeNetwork } from '../../src/runtime/network/bridge-network';
+import { createSandboxHostNetwork } from '../../src/runtime/network/host-network';
+import { createOciRuntime, type OciSandboxRuntime } from '../../src/runtime/oci-runtime';
+import type { RuntimeChoice } from '../../src/runtime/types';
+
+const PORT = DEFAULT_AGENT_PORT;
+
+function log(msg: string): void {
+  process.stderr.write(`hardening: ${msg}\n`);
+}
+
+function post(url: string, body: Buffer | string, contentType: string, timeoutMs = 5000): Promise<{ status: number; body: Buffer }> {
+  return new Promise((resolve) => {
+    const req = http.request(
+      url,
+      { method: 'POST', agent: false, timeout: timeoutMs, headers: { 'content-type': contentType, 'connect-protocol-version': '1' } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks) }));
+      },
+    );
+    req.on('timeout', () => req.destroy());
+    req.on('error', () => resolve({ status: -1, body: Buffer.alloc(0) }));
+    req.end(body);
+  });
+}
+
+function health(address: string): Promise<number> {
+  return new Promise((resolve) => {
+    const req = http.get(`http://${address}:${PORT}/health`, { agent: false, timeout: 1000 }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('timeout', () => req.destroy());
+    req.on('error', () => resolve(-1));
+  });
+}
+
+async function firstCall(address: string): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while ((await health(address)) !== 204) {
+    if (Date.now() > deadline) throw new Error(`no answer from ${address}`);
+    await new Promise((r) => setTimeout(r, 2));
+  }
+  const stat = await post(`http://${address}:${PORT}/filesystem.Filesystem/Stat`, '{"path":"/"}', 'application/json');
+  if (stat.status !== 200) throw new Error(`Stat answered ${stat.status}`);
+}
+
+/** Process.Start of /bin/true over Connect streaming, to the end of the stream (what commands.run('true') waits for). */
+async function runTrue(address: string): Promise<void> {
+  const json = Buffer.from(JSON.stringify({ process: { cmd: '/bin/true', args: [] } }));
+  const frame = Buffer.alloc(5 + json.length);
+  frame.writeUInt32BE(json.length, 1);
+  json.copy(frame, 5);
+  const r = await post(`http://${address}:${PORT}/process.Process/Start`, frame, 'application/connect+json');
+  if (r.status !== 200 || !r.body.includes('"end"')) throw new Error(`run true answered ${r.status}: ${r.body.toString().slice(0, 200)}`);
+}
+
+interface Column {
+  name: string;
+  rt: OciSandboxRuntime;
+  network: BridgeNetwork;
+}
+
+function percentile(sorted: number[], q: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+}
+
+async function main(): Promise<number> {
+  const { values } = parseArgs({
+    options: { samples: { type: 'string', default: '30' }, runtimes: { type: 'string', default: 'crun,runc' } },
+  });
+  const samples = Number(values.samples);
+  const runtimes = values.runtimes!.split(',') as RuntimeChoice[];
+  const instance = `hard${randomBytes(2).toString('hex')}`;
+  const rootfs = await new MmdebstrapImages().rootfs('debian:bookworm', (l) => log(l));
+  await bundle(bundleEntries().find((e) => e.name === 'agent')!);
+  const scratch = fs.mkdtempSync('/var/tmp/sk-bench-hardening-');
+  const net = await createSandboxHostNetwork(instance);
+  const base = net.network as unknown as BridgeNetwork;
+  const columns: Column[] = [];
+  const roots = { stateRoot: path.join(scratch, 'state'), dataRoot: path.join(scratch, 'data') };
+  try {
+    for (const [i, runtime] of runtimes.entries()) {
+      for (const hardened of [true, false]) {
+        const name = `${runtime} ${hardened ? 'hardened' : 'off'}`;
+        const network = new BridgeNetwork({
+          ...base.options,
+          netnsPrefix: `${instance}-${i}${hardened ? 'h' : 'o'}-`,
+          idMapping: hardened ? undefined : null,
+        });
+        const rt = createOciRuntime({ instance: `${instance}${i}${hardened ? 'h' : 'o'}`, runtime, ...roots, network, hardened });
+        columns.push({ name, rt, network });
+      }
+    }
+    const create: number[][] = columns.map(() => []);
+    const run: number[][] = columns.map(() => []);
+    log(`warming up (the first hardened create shifts the base once); ${samples} samples per column`);
+    for (let i = -1; i < samples; i++) {
+      for (const [k, c] of columns.entries()) {
+        const id = `s${i < 0 ? 'w' : i}`;
+        const t0 = performance.now();
+        const network = await c.network.attach(id);
+        await c.rt.create({ sandboxID: id, layers: [rootfs], memoryMB: 512, cpuCount: 1, network });
+        await firstCall(network.address);
+        const t1 = performance.now();
+        await runTrue(network.address);
+        const t2 = performance.now();
+        if (i >= 0) {
+          create[k]!.push(t1 - t0);
+          run[k]!.push(t2 - t1);
+        }
+        await c.rt.kill(id);
+      }
+    }
+    console.log(`\nhardening cost, ${samples} samples per cell (create -> first agent call; commands.run('true'))\n`);
+    console.log(
+      '| runtime | create p50 / p95, on | create p50 / p95, off | on / off (p50) | run true p50 / p95, on | run true p50 / p95, off | on / off (p50) |',
+    );
+    console.log('|---|---|---|---|---|---|---|');
+    for (let k = 0; k < columns.length; k += 2) {
+      const [cOn, cOff, rOn, rOff] = [create[k]!, create[k + 1]!, run[k]!, run[k + 1]!].map((a) => a.sort((x, y) => x - y));
+      const cell = (a: number[]) => `${percentile(a, 0.5).toFixed(1)} / ${percentile(a, 0.95).toFixed(1)} ms`;
+      const ratio = (a: number[], b: number[]) => `${(percentile(a, 0.5) / percentile(b, 0.5)).toFixed(2)}x`;
+      console.log(
+        `| ${columns[k]!.rt.name} | ${cell(cOn!)} | ${cell(cOff!)} | ${ratio(cOn!, cOff!)} | ${cell(rOn!)} | ${cell(rOff!)} | ${ratio(rOn!, rOff!)} |`,
+      );
+    }
+  } finally {
+    for (const c of columns) await cleanupLeftovers({ instance: c.rt.paths.instance, ...roots, network: c.network });
+    await net.close();
+    fs.rmSync(scratch, { recursive: true, force: true });
+  }
+  return 0;
+}
+
+main().then(
+  (code) => (process.exitCode = code),
+  (err: unknown) => {
+    console.error(`hardening: ${err instanceof Error ? err.message : String(err)}`);
+    process.exitCode = 1;
+  },
+);
