@@ -4,7 +4,6 @@
  * from the namespace prefix when there is not (a run killed before it wrote its state), and only ever touches the
  * named lab.
  */
-import { removeUserNamespace } from '../runtime/userns';
 import { existsSync, rmSync } from 'node:fs';
 import { hostLinkName, labDir, namespacePrefix } from './names';
 import { sleep } from '../util/poll';
@@ -98,7 +97,6 @@ export async function removeLab(lab: string, base?: string): Promise<RemovedLab>
     if (result.code !== 0 && (await listNamespaces()).includes(ns)) {
       throw new Error(`cannot delete namespace ${ns}: ${result.stderr.trim()}`);
     }
-    await removeUserNamespace(ns); // a sandbox's network namespace has its user namespace beside it
   }
   if (leftovers.stateDir) rmSync(labDir(lab, base), { recursive: true, force: true });
   return { namespaces: leftovers.namespaces, processes, hostLink: leftovers.hostLink, stateDir: leftovers.stateDir };

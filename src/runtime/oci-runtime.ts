@@ -21,6 +21,7 @@ import {
 import { ConsoleLogCap, DEFAULT_CONSOLE_LOG_BYTES } from './console-log';
 import { containerNofile } from './host-limits';
 import { DEFAULT_ID_MAPPING, shiftedLayer, type IdMapping } from './id-shift';
+import { releaseUserNamespace } from './userns';
 import { cgroupsPathOf, checkInstanceName, checkSandboxID, instancePaths, sandboxPaths, type InstancePaths } from './instance';
 import { OciCli, STAGED_ROOTFS, stagedBind, type OciState } from './oci-cli';
 import { renderOciConfig } from './oci-config';
@@ -229,6 +230,8 @@ export class OciSandboxRuntime implements SandboxRuntime {
       );
       if (code !== 0) throw new Error(`${this.name} could not start sandbox ${id} (exit ${code}): ${tail(p.log) || 'no output'}`);
       this.consoleLogs.watch(p.log);
+      // The container holds its user namespace now (so does the network namespace): the name is no longer needed.
+      if (spec.network.usernsPath) await releaseUserNamespace(spec.network.usernsPath);
       const pid = Number(fs.readFileSync(p.pidFile, 'utf8').trim());
       return { sandboxID: id, state: 'running', ...(pid > 0 ? { pid } : {}) };
     } catch (err) {

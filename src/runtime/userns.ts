@@ -4,7 +4,7 @@
  * interfaces and firewall (the transparent proxy template's iptables), and nothing else's. The container joins both
  * by path. Made by a short-lived `unshare -U -n` process whose maps the kit writes from outside (as root of the
  * host's user namespace, so no setuid helper is needed); the network namespace is named like any other
- * (`ip netns attach`), the user namespace is bind-mounted at `USERNS_DIR/<name>`.
+ * (`ip netns attach`), the user namespace is bind-mounted at `USERNS_DIR/<name>` until the container has joined it.
  */
 import * as fs from 'node:fs';
 import { exec } from '../util/exec';
@@ -41,11 +41,18 @@ export async function createNamespacePair(name: string, m: IdMapping): Promise<{
 }
 
 /** Removes the user namespace's mount and file (the network namespace goes with `ip netns del`). Idempotent. */
-export async function removeUserNamespace(name: string): Promise<void> {
-  const p = usernsPathOf(name);
-  if (!fs.existsSync(p)) return;
-  await exec(['umount', p]);
-  fs.rmSync(p, { force: true });
+export function removeUserNamespace(name: string): Promise<void> {
+  return releaseUserNamespace(usernsPathOf(name));
+}
+
+/**
+ * Drops the name of a user namespace (its bind mount and file). Once a container joined it, the container and the
+ * network namespace hold it: nothing of it is left to clean up after them.
+ */
+export async function releaseUserNamespace(usernsPath: string): Promise<void> {
+  if (!fs.existsSync(usernsPath)) return;
+  await exec(['umount', usernsPath]);
+  fs.rmSync(usernsPath, { force: true });
 }
 
 /** The user namespace bound for `name`, when there is one. */
