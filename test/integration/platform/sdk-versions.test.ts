@@ -2,6 +2,8 @@
  * Every E2B SDK line people have in their lockfiles, each the unmodified npm package (installed side by side under
  * an alias in package.json), against one real platform and gateway: the journey of an application (create from
  * base, commands, files, list, setTimeout, kill), plus pause/connect and a template build where the line has them.
+ * 1.x knows only E2B_DOMAIN: it reaches the same gateway over TLS on a test domain (tls-domain.ts), the gateway
+ * carrying `api.{domain}` to the platform API as on a host with a DNS zone and a load balancer.
  * Root only, like sdk-real.test.ts (one link into the root network namespace on a /24 of its own).
  */
 import * as fs from 'node:fs';
@@ -14,16 +16,20 @@ import { startPlatformOnHost, type PlatformOnHost } from '../../../src/platform/
 import { baseRootfs, freshAgentPayload, ROOTFS_TIMEOUT_MS } from '../runtime/helpers/common';
 import { SdkDriver } from './helpers/sdk-driver';
 import { SDK_LINES, type SdkLine } from './helpers/sdk-lines';
+import { startTlsDomain, type TlsDomain } from './helpers/tls-domain';
 
 jest.setTimeout(240_000);
 
 /** A key of the form earlier releases made: SDKs 2.27 to 2.45 refuse it before sending, the others send it. */
 const OLD_FORM_KEY = 'sk_AnEarlierReleasesKey0123456789';
+/** A name under the reserved `.test` TLD: only the SDK processes' preloaded resolver knows it. */
+const TEST_DOMAIN = 'sdk-compat.test';
 
 let stateDir: string;
 let platform: PlatformOnHost;
 let gateway: RunningGateway;
-let opts: { apiKey: string; apiUrl: string; sandboxUrl: string };
+let tlsDomain: TlsDomain;
+let urlOpts: { apiKey: string; apiUrl: string; sandboxUrl: string };
 const drivers = new Map<string, SdkDriver>();
 
 beforeAll(async () => {
@@ -39,15 +45,20 @@ beforeAll(async () => {
     apiKeyFile,
     log: (line) => process.stderr.write(`platform: ${line}\n`),
   });
+  const api = new URL(platform.url);
   gateway = await startGateway({
     catalog: platform.catalog,
+    domain: TEST_DOMAIN,
+    apiUpstream: { host: api.hostname, port: Number(api.port) },
     resumeSandbox: async (id) => void (await platform.sandboxes.connect(id, 300)),
   });
-  opts = { apiKey: key, apiUrl: platform.url, sandboxUrl: `http://127.0.0.1:${gateway.port}` };
+  tlsDomain = await startTlsDomain(TEST_DOMAIN, gateway.port);
+  urlOpts = { apiKey: key, apiUrl: platform.url, sandboxUrl: `http://127.0.0.1:${gateway.port}` };
 }, ROOTFS_TIMEOUT_MS);
 
 afterAll(async () => {
   for (const d of drivers.values()) await d.close();
+  await tlsDomain?.close();
   await gateway?.close();
   await platform?.close({ killSandboxes: true });
   if (stateDir) fs.rmSync(stateDir, { recursive: true, force: true });
@@ -58,20 +69,35 @@ async function sandboxesOf(line: SdkLine): Promise<string[]> {
   return (await platform.sandboxes.all()).filter((r) => r.metadata.line === line.version).map((r) => r.sandboxID);
 }
 
+/** How a line reports an API error of this status: its class for it, or (1.x) SandboxError naming the status. */
+function apiError(line: SdkLine, status: 401 | 404, classes: RegExp): Record<string, unknown> {
+  return line.apiErrorClasses
+    ? { sdkName: expect.stringMatching(classes) }
+    : { sdkName: 'SandboxError', message: expect.stringContaining(`${status}: `) };
+}
+
+/** The options a line's calls carry: the URLs (2.x), or only the key, E2B_DOMAIN saying where (1.x). */
+function optsFor(line: SdkLine): Record<string, string> {
+  return line.connection === 'urls' ? urlOpts : { apiKey: urlOpts.apiKey };
+}
+
 /** A line's SDK in a process configured as the docs tell users: E2B_API_KEY, E2B_API_URL, E2B_SANDBOX_URL (2.x; 2.10's
- * pause reads only these, not the options the sandbox was made with). */
+ * pause reads only these, not the options the sandbox was made with), or E2B_DOMAIN on a host that resolves and
+ * trusts the domain (1.x). */
 async function driver(line: SdkLine, env: Record<string, string> = {}): Promise<SdkDriver> {
   const name = `${line.pkg} ${JSON.stringify(env)}`;
   let d = drivers.get(name);
   if (!d) {
-    d = await SdkDriver.start({ E2B_API_KEY: opts.apiKey, E2B_API_URL: opts.apiUrl, E2B_SANDBOX_URL: opts.sandboxUrl, ...env }, line.pkg);
+    const where = line.connection === 'urls' ? { E2B_API_URL: urlOpts.apiUrl, E2B_SANDBOX_URL: urlOpts.sandboxUrl } : tlsDomain.env;
+    d = await SdkDriver.start({ E2B_API_KEY: urlOpts.apiKey, ...where, ...env }, line.pkg);
     drivers.set(name, d);
   }
   return d;
 }
 
-describe.each(SDK_LINES.filter((l) => l.connection === 'urls'))('e2b $version', (line) => {
+describe.each(SDK_LINES)('e2b $version', (line) => {
   test('the journey: create from base, commands, files, list, setTimeout, kill', async () => {
+    const opts = optsFor(line);
     const sdk = await driver(line);
     const s = await sdk.create('base', { ...opts, metadata: { line: line.version }, envs: { LINE: line.version } });
     const run = await sdk.call<{ stdout: string; exitCode: number }>(s.sandboxId, 'commands.run', 'echo "$LINE as $(whoami) in $PWD"');
@@ -96,15 +122,14 @@ describe.each(SDK_LINES.filter((l) => l.connection === 'urls'))('e2b $version', 
     }
 
     expect(await sdk.static('kill', s.sandboxId, opts)).toBe(true);
-    // The line's own class for a 404 (2.10 names it NotFoundError).
-    await expect(sdk.static('getInfo', s.sandboxId, opts)).rejects.toMatchObject({
-      sdkName: expect.stringMatching(/^(Sandbox)?NotFoundError$/),
-    });
+    // The line's own error for a 404 (2.10 names it NotFoundError).
+    await expect(sdk.static('getInfo', s.sandboxId, opts)).rejects.toMatchObject(apiError(line, 404, /^(Sandbox)?NotFoundError$/));
     expect(await sandboxesOf(line)).toEqual([]);
   });
 
   if (line.build) {
     test('a template build, and a sandbox from it', async () => {
+      const opts = optsFor(line);
       const sdk = await driver(line);
       const alias = `compat-${line.pkg}`;
       await sdk.build(alias, `echo ${line.version} | sudo tee /etc/built-by`, { apiKey: opts.apiKey, apiUrl: opts.apiUrl });
@@ -115,6 +140,7 @@ describe.each(SDK_LINES.filter((l) => l.connection === 'urls'))('e2b $version', 
   }
 
   test('a key of the earlier form: sent and accepted where the line does not check it, refused client-side where it does', async () => {
+    const opts = optsFor(line);
     const sdk = await driver(line);
     const attempt = sdk.create('base', { ...opts, apiKey: OLD_FORM_KEY });
     if (line.checksKeyForm) {
@@ -132,10 +158,11 @@ describe.each(SDK_LINES.filter((l) => l.connection === 'urls'))('e2b $version', 
       expect(await unchecked.static('kill', s.sandboxId, opts)).toBe(true);
     }
     // A wrong key in the right form: the platform's 401, the same for every line.
-    await expect(sdk.create('base', { ...opts, apiKey: newApiKey() })).rejects.toMatchObject({ sdkName: 'AuthenticationError' });
+    await expect(sdk.create('base', { ...opts, apiKey: newApiKey() })).rejects.toMatchObject(apiError(line, 401, /^AuthenticationError$/));
   });
 
   test('a field the platform does not honour is refused with the same message as for the newest line; nothing is left', async () => {
+    const opts = optsFor(line);
     const sdk = await driver(line);
     await expect(sdk.create('base', { ...opts, metadata: { line: line.version }, allowInternetAccess: false })).rejects.toThrow(
       'turning internet access off is not supported by this platform',
@@ -146,12 +173,12 @@ describe.each(SDK_LINES.filter((l) => l.connection === 'urls'))('e2b $version', 
 
 test('base carries what code written for E2B expects: python3 with pip, node, git, and sudo for user without a password', async () => {
   const sdk = await driver(SDK_LINES.find((l) => l.pkg === 'e2b') as SdkLine);
-  const s = await sdk.create('base', opts);
+  const s = await sdk.create('base', urlOpts);
   const probe = await sdk.call<{ stdout: string }>(
     s.sandboxId,
     'commands.run',
     'python3 -c "print(6*7)"; pip --version | cut -d" " -f1; node -e "console.log(process.version.startsWith(\'v\'))"; git --version | cut -d" " -f1-2; sudo -n whoami',
   );
   expect(probe.stdout.split('\n')).toEqual(['42', 'pip', 'true', 'git version', 'root', '']);
-  expect(await sdk.static('kill', s.sandboxId, opts)).toBe(true);
+  expect(await sdk.static('kill', s.sandboxId, urlOpts)).toBe(true);
 });

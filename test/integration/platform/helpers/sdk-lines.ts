@@ -18,6 +18,8 @@ export interface SdkLine {
   checksKeyForm: boolean;
   /** E2B_VALIDATE_API_KEY=false turns that check off. */
   keyCheckOptOut: boolean;
+  /** An API error is a class per status (NotFoundError, AuthenticationError); 1.x throws SandboxError(`{status}: ...`). */
+  apiErrorClasses: boolean;
   /**
    * `urls`: E2B_API_URL / E2B_SANDBOX_URL (2.x). `domain`: 1.x knows only E2B_DOMAIN (HTTPS to `api.<domain>` and
    * `<port>-<id>.<domain>`); its E2B_DEBUG mode never calls the API (it fakes the sandbox and talks to one envd on
@@ -33,11 +35,18 @@ const versionOf = (pkg: string) =>
 const line = (pkg: string, has: Omit<SdkLine, 'pkg' | 'version'>): SdkLine => ({ pkg, version: versionOf(pkg), ...has });
 
 export const SDK_LINES: readonly SdkLine[] = [
-  line('e2b-1-13', { build: false, checksKeyForm: false, keyCheckOptOut: false, connection: 'domain' }),
-  line('e2b-2-10', { pause: 'betaPause', build: true, checksKeyForm: false, keyCheckOptOut: false, connection: 'urls' }),
-  line('e2b-2-27', { pause: 'pause', build: true, checksKeyForm: true, keyCheckOptOut: false, connection: 'urls' }),
-  line('e2b-2-39', { pause: 'pause', build: true, checksKeyForm: true, keyCheckOptOut: true, connection: 'urls' }),
-  line('e2b-2-45', { pause: 'pause', build: true, checksKeyForm: true, keyCheckOptOut: true, connection: 'urls' }),
-  line('e2b-2-46', { pause: 'pause', build: true, checksKeyForm: false, keyCheckOptOut: false, connection: 'urls' }),
-  line('e2b', { pause: 'pause', build: true, checksKeyForm: false, keyCheckOptOut: false, connection: 'urls' }),
+  line('e2b-1-13', { build: false, checksKeyForm: false, keyCheckOptOut: false, apiErrorClasses: false, connection: 'domain' }),
+  line('e2b-2-10', {
+    pause: 'betaPause',
+    build: true,
+    checksKeyForm: false,
+    keyCheckOptOut: false,
+    apiErrorClasses: true,
+    connection: 'urls',
+  }),
+  line('e2b-2-27', { pause: 'pause', build: true, checksKeyForm: true, keyCheckOptOut: false, apiErrorClasses: true, connection: 'urls' }),
+  line('e2b-2-39', { pause: 'pause', build: true, checksKeyForm: true, keyCheckOptOut: true, apiErrorClasses: true, connection: 'urls' }),
+  line('e2b-2-45', { pause: 'pause', build: true, checksKeyForm: true, keyCheckOptOut: true, apiErrorClasses: true, connection: 'urls' }),
+  line('e2b-2-46', { pause: 'pause', build: true, checksKeyForm: false, keyCheckOptOut: false, apiErrorClasses: true, connection: 'urls' }),
+  line('e2b', { pause: 'pause', build: true, checksKeyForm: false, keyCheckOptOut: false, apiErrorClasses: true, connection: 'urls' }),
 ];
