@@ -11,11 +11,12 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { startGateway, type RunningGateway } from '../../../src/gateway';
+import type { RunningGateway } from '../../../src/gateway';
 import { DEFAULT_TEAM_NAME } from '../../../src/platform/teams/model';
-import { startPlatformOnHost, type PlatformOnHost } from '../../../src/platform/on-host';
+import type { PlatformOnHost } from '../../../src/platform/on-host';
 import { baseRootfs, freshAgentPayload, ROOTFS_TIMEOUT_MS } from '../runtime/helpers/common';
 import { SdkDriver } from './helpers/sdk-driver';
+import { startPlatformAndGateway } from './helpers/platform-and-gateway';
 
 jest.setTimeout(600_000);
 
@@ -33,14 +34,15 @@ beforeAll(async () => {
   await baseRootfs();
   stateDir = await mkdtemp(join(tmpdir(), 'skops-'));
   const agent = await freshAgentPayload(join(stateDir, 'bundle'));
-  platform = await startPlatformOnHost({ stateDir, agent, log: (line) => process.stderr.write(`platform: ${line}\n`) });
-  gateway = await startGateway({
-    catalog: platform.catalog,
-    domain: DOMAIN,
-    signedUrlOwner: (q) => platform.sandboxes.signedUrlOwner(q),
-    metricsPort: 0,
-  });
-  opts = { apiKey: platform.apiKey, apiUrl: platform.url, sandboxUrl: `http://127.0.0.1:${gateway.port}` };
+  // No auto-resume: the metrics test reads a paused sandbox as paused.
+  ({ platform, gateway, opts } = await startPlatformAndGateway(stateDir, agent, {
+    gateway: {
+      domain: DOMAIN,
+      signedUrlOwner: (q) => platform.sandboxes.signedUrlOwner(q),
+      metricsPort: 0,
+      resumeSandbox: undefined,
+    },
+  }));
   sdk = await SdkDriver.start();
 }, ROOTFS_TIMEOUT_MS);
 

@@ -8,12 +8,12 @@ import * as fs from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startGateway, type RunningGateway } from '../../../src/gateway';
-import { instancePaths } from '../../../src/runtime/instance';
-import { startPlatformOnHost, type PlatformOnHost } from '../../../src/platform/on-host';
+import type { RunningGateway } from '../../../src/gateway';
+import type { PlatformOnHost } from '../../../src/platform/on-host';
 import type { AgentPayload } from '../../../src/runtime/agent-payload';
-import { baseRootfs, freshAgentPayload, ROOTFS_TIMEOUT_MS, tracesOf } from '../runtime/helpers/common';
+import { baseRootfs, freshAgentPayload, ROOTFS_TIMEOUT_MS } from '../runtime/helpers/common';
 import { SdkDriver } from './helpers/sdk-driver';
+import { startPlatformAndGateway, sandboxTraces } from './helpers/platform-and-gateway';
 
 jest.setTimeout(180_000);
 
@@ -28,17 +28,7 @@ let sdk: SdkDriver;
 let opts: { apiKey: string; apiUrl: string; sandboxUrl: string };
 
 async function start(): Promise<void> {
-  platform = await startPlatformOnHost({
-    stateDir,
-    agent,
-    paused: PAUSED,
-    log: (line) => process.stderr.write(`platform: ${line}\n`),
-  });
-  gateway = await startGateway({
-    catalog: platform.catalog,
-    resumeSandbox: async (id) => void (await platform.sandboxes.connect(id, 300)),
-  });
-  opts = { apiKey: platform.apiKey, apiUrl: platform.url, sandboxUrl: `http://127.0.0.1:${gateway.port}` };
+  ({ platform, gateway, opts } = await startPlatformAndGateway(stateDir, agent, { platform: { paused: PAUSED } }));
 }
 
 beforeAll(async () => {
@@ -58,16 +48,7 @@ afterAll(async () => {
   if (stateDir) fs.rmSync(stateDir, { recursive: true, force: true });
 });
 
-function traces(sandboxID: string): string[] {
-  const paths = instancePaths(platform.instance, platform.runtimeName, { dataRoot: join(stateDir, 'runtime') });
-  return tracesOf({
-    instance: platform.instance,
-    sandboxID,
-    stateDir: paths.stateDir,
-    dataDir: paths.dataDir,
-    netns: `${platform.instance}-${sandboxID}`,
-  });
-}
+const traces = (sandboxID: string): string[] => sandboxTraces(platform, stateDir, sandboxID);
 
 async function token(sandboxID: string): Promise<string> {
   const res = await fetch(`${opts.apiUrl}/sandboxes/${sandboxID}`, { headers: { 'x-api-key': opts.apiKey } });

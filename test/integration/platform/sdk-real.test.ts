@@ -7,11 +7,11 @@ import * as fs from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startGateway, type RunningGateway } from '../../../src/gateway';
-import { instancePaths } from '../../../src/runtime/instance';
-import { startPlatformOnHost, type PlatformOnHost } from '../../../src/platform/on-host';
-import { baseRootfs, freshAgentPayload, ROOTFS_TIMEOUT_MS, tracesOf } from '../runtime/helpers/common';
+import type { RunningGateway } from '../../../src/gateway';
+import type { PlatformOnHost } from '../../../src/platform/on-host';
+import { baseRootfs, freshAgentPayload, ROOTFS_TIMEOUT_MS } from '../runtime/helpers/common';
 import { SdkDriver } from './helpers/sdk-driver';
+import { startPlatformAndGateway, sandboxTraces } from './helpers/platform-and-gateway';
 
 jest.setTimeout(180_000);
 
@@ -25,12 +25,7 @@ beforeAll(async () => {
   await baseRootfs();
   stateDir = await mkdtemp(join(tmpdir(), 'skp-'));
   const agent = await freshAgentPayload(join(stateDir, 'bundle'));
-  platform = await startPlatformOnHost({ stateDir, agent, log: (line) => process.stderr.write(`platform: ${line}\n`) });
-  gateway = await startGateway({
-    catalog: platform.catalog,
-    resumeSandbox: async (id) => void (await platform.sandboxes.connect(id, 300)),
-  });
-  opts = { apiKey: platform.apiKey, apiUrl: platform.url, sandboxUrl: `http://127.0.0.1:${gateway.port}` };
+  ({ platform, gateway, opts } = await startPlatformAndGateway(stateDir, agent));
   sdk = await SdkDriver.start();
 }, ROOTFS_TIMEOUT_MS);
 
@@ -41,16 +36,7 @@ afterAll(async () => {
   if (stateDir) fs.rmSync(stateDir, { recursive: true, force: true });
 });
 
-function traces(sandboxID: string): string[] {
-  const paths = instancePaths(platform.instance, platform.runtimeName, { dataRoot: join(stateDir, 'runtime') });
-  return tracesOf({
-    instance: platform.instance,
-    sandboxID,
-    stateDir: paths.stateDir,
-    dataDir: paths.dataDir,
-    netns: `${platform.instance}-${sandboxID}`,
-  });
-}
+const traces = (sandboxID: string): string[] => sandboxTraces(platform, stateDir, sandboxID);
 
 /** One ListDir through the gateway, as the SDK sends it (E2B's routing headers), without the SDK. */
 async function listDirStatus(sandboxID: string, token: string): Promise<number> {

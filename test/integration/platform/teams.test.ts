@@ -9,16 +9,17 @@ import * as fs from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startGateway, type RunningGateway } from '../../../src/gateway';
-import { startPlatformOnHost, type PlatformOnHost } from '../../../src/platform/on-host';
+import type { RunningGateway } from '../../../src/gateway';
+import type { PlatformOnHost } from '../../../src/platform/on-host';
 import { baseRootfs, freshAgentPayload, ROOTFS_TIMEOUT_MS } from '../runtime/helpers/common';
+import { CLI } from '../../helpers/cli';
 import { SdkCallError, SdkDriver } from './helpers/sdk-driver';
+import { startPlatformAndGateway } from './helpers/platform-and-gateway';
 import { sdkBuild, succeeded } from './templates/helpers/sdk-run';
 
 jest.setTimeout(300_000);
 
 const ROOT = join(__dirname, '..', '..', '..');
-const CLI = join(ROOT, 'dist', 'src', 'cli', 'main.js');
 const E2B_CLI = join(ROOT, 'node_modules', '@e2b', 'cli', 'dist', 'index.js');
 
 let stateDir: string;
@@ -74,11 +75,7 @@ beforeAll(async () => {
   await baseRootfs();
   stateDir = await mkdtemp(join(tmpdir(), 'skt-'));
   const agent = await freshAgentPayload(join(stateDir, 'bundle'));
-  platform = await startPlatformOnHost({ stateDir, agent, log: (line) => process.stderr.write(`platform: ${line}\n`) });
-  gateway = await startGateway({
-    catalog: platform.catalog,
-    resumeSandbox: async (id) => void (await platform.sandboxes.connect(id, 300)),
-  });
+  ({ platform, gateway } = await startPlatformAndGateway(stateDir, agent));
   sdk = await SdkDriver.start();
   const makeTeam = async (name: string) => {
     const team = JSON.parse(await admin('team', 'create', name, '--json')) as { teamID: string };
