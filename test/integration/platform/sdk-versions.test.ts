@@ -161,11 +161,23 @@ describe.each(SDK_LINES)('e2b $version', (line) => {
     await expect(sdk.create('base', { ...opts, apiKey: newApiKey() })).rejects.toMatchObject(apiError(line, 401, /^AuthenticationError$/));
   });
 
+  test('allowInternetAccess: false reaches the platform from every line: the sandbox holds a deny of everything', async () => {
+    const opts = optsFor(line);
+    const sdk = await driver(line);
+    const s = await sdk.create('base', { ...opts, metadata: { line: line.version }, allowInternetAccess: false });
+    const record = (await platform.sandboxes.all()).find((r) => r.sandboxID === s.sandboxId);
+    expect(record?.egress?.allowInternetAccess).toBe(false);
+    expect(await sdk.static('kill', s.sandboxId, opts)).toBe(true);
+    expect(await sandboxesOf(line)).toEqual([]);
+  });
+});
+
+describe.each(SDK_LINES.filter((l) => l.volumeMounts))('e2b $version', (line) => {
   test('a field the platform does not honour is refused with the same message as for the newest line; nothing is left', async () => {
     const opts = optsFor(line);
     const sdk = await driver(line);
-    await expect(sdk.create('base', { ...opts, metadata: { line: line.version }, allowInternetAccess: false })).rejects.toThrow(
-      'turning internet access off is not supported by this platform',
+    await expect(sdk.create('base', { ...opts, metadata: { line: line.version }, volumeMounts: { '/data': 'scratch' } })).rejects.toThrow(
+      'volume mounts are not supported by this platform',
     );
     expect(await sandboxesOf(line)).toEqual([]);
   });

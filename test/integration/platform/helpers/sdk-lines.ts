@@ -26,6 +26,8 @@ export interface SdkLine {
    * localhost without a token), so no platform can serve it.
    */
   connection: 'urls' | 'domain';
+  /** Sends `volumeMounts` (2.27 on), a field this platform refuses: the matrix's probe of an unhonoured field. */
+  volumeMounts: boolean;
 }
 
 const ROOT = join(__dirname, '..', '..', '..', '..');
@@ -35,7 +37,14 @@ const versionOf = (pkg: string) =>
 const line = (pkg: string, has: Omit<SdkLine, 'pkg' | 'version'>): SdkLine => ({ pkg, version: versionOf(pkg), ...has });
 
 export const SDK_LINES: readonly SdkLine[] = [
-  line('e2b-1-13', { build: false, checksKeyForm: false, keyCheckOptOut: false, apiErrorClasses: false, connection: 'domain' }),
+  line('e2b-1-13', {
+    build: false,
+    checksKeyForm: false,
+    keyCheckOptOut: false,
+    apiErrorClasses: false,
+    connection: 'domain',
+    volumeMounts: false,
+  }),
   line('e2b-2-10', {
     pause: 'betaPause',
     build: true,
@@ -43,10 +52,51 @@ export const SDK_LINES: readonly SdkLine[] = [
     keyCheckOptOut: false,
     apiErrorClasses: true,
     connection: 'urls',
+    volumeMounts: false,
   }),
-  line('e2b-2-27', { pause: 'pause', build: true, checksKeyForm: true, keyCheckOptOut: false, apiErrorClasses: true, connection: 'urls' }),
-  line('e2b-2-39', { pause: 'pause', build: true, checksKeyForm: true, keyCheckOptOut: true, apiErrorClasses: true, connection: 'urls' }),
-  line('e2b-2-45', { pause: 'pause', build: true, checksKeyForm: true, keyCheckOptOut: true, apiErrorClasses: true, connection: 'urls' }),
-  line('e2b-2-46', { pause: 'pause', build: true, checksKeyForm: false, keyCheckOptOut: false, apiErrorClasses: true, connection: 'urls' }),
-  line('e2b', { pause: 'pause', build: true, checksKeyForm: false, keyCheckOptOut: false, apiErrorClasses: true, connection: 'urls' }),
+  line('e2b-2-27', {
+    pause: 'pause',
+    build: true,
+    checksKeyForm: true,
+    keyCheckOptOut: false,
+    apiErrorClasses: true,
+    connection: 'urls',
+    volumeMounts: true,
+  }),
+  line('e2b-2-39', {
+    pause: 'pause',
+    build: true,
+    checksKeyForm: true,
+    keyCheckOptOut: true,
+    apiErrorClasses: true,
+    connection: 'urls',
+    volumeMounts: true,
+  }),
+  line('e2b-2-45', {
+    pause: 'pause',
+    build: true,
+    checksKeyForm: true,
+    keyCheckOptOut: true,
+    apiErrorClasses: true,
+    connection: 'urls',
+    volumeMounts: true,
+  }),
+  line('e2b-2-46', {
+    pause: 'pause',
+    build: true,
+    checksKeyForm: false,
+    keyCheckOptOut: false,
+    apiErrorClasses: true,
+    connection: 'urls',
+    volumeMounts: true,
+  }),
+  line('e2b', {
+    pause: 'pause',
+    build: true,
+    checksKeyForm: false,
+    keyCheckOptOut: false,
+    apiErrorClasses: true,
+    connection: 'urls',
+    volumeMounts: true,
+  }),
 ];
