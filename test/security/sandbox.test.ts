@@ -122,26 +122,6 @@ describe.each(['crun', 'runc'] as const)('%s', (runtimeName) => {
     expect(r.stdout).toBe(`${CHILD_OOM_SCORE_ADJ}\nlower 1\n`);
   });
 
-  test('a fork bomb stops at the pids limit; the agent keeps answering', async () => {
-    // Only shell builtins once the bomb runs (a fork would fail): a fifo read is the sleep.
-    const r = await asRoot(
-      [
-        'mkfifo /tmp/wait; exec 3<>/tmp/wait',
-        "setsid bash -c 'bomb() { bomb | bomb & }; bomb' 2>/dev/null &",
-        'group=$!',
-        'read -t 3 -u 3',
-        'for f in /sys/fs/cgroup/pids/pids.current /sys/fs/cgroup/pids.current; do [ -e $f ] && read n < $f && echo $n; done',
-        'for i in $(seq 1 20); do kill -KILL -- -$group 2>/dev/null; read -t 0.2 -u 3; done; true',
-      ].join('\n'),
-    );
-    const current = Number(r.stdout.trim().split('\n')[0]);
-    expect(current).toBeGreaterThan(PIDS_LIMIT / 2);
-    expect(current).toBeLessThanOrEqual(PIDS_LIMIT);
-    expect(limitsOf(pid).pids).toBe(String(PIDS_LIMIT));
-    expect(await waitForHealth(address, port, 20_000)).toBe(204);
-    expect((await asRoot('echo alive')).stdout).toBe('alive\n');
-  });
-
   test('a console flood through /proc/1/fd/1 leaves the host-side log within its cap', async () => {
     const log = path.join(rt.paths.dataDir, id, 'console.log');
     // crun hands the log to the sandbox's root (the write succeeds and is cut); runc leaves it the host's (refused).
@@ -184,5 +164,26 @@ describe.each(['crun', 'runc'] as const)('%s', (runtimeName) => {
     );
     expect(user.stdout).toBe('user\n1000\n0\n');
     expect(fs.statSync(path.join(rt.paths.dataDir, id, 'upper', 'tmp', 'mine')).uid).toBe(101000);
+  });
+
+  // Last in this sandbox: what the bomb leaves (processes still being reaped) must not starve the tests after it.
+  test('a fork bomb stops at the pids limit; the agent keeps answering', async () => {
+    // Only shell builtins once the bomb runs (a fork would fail): a fifo read is the sleep.
+    const r = await asRoot(
+      [
+        'mkfifo /tmp/wait; exec 3<>/tmp/wait',
+        "setsid bash -c 'bomb() { bomb | bomb & }; bomb' 2>/dev/null &",
+        'group=$!',
+        'read -t 3 -u 3',
+        'for f in /sys/fs/cgroup/pids/pids.current /sys/fs/cgroup/pids.current; do [ -e $f ] && read n < $f && echo $n; done',
+        'for i in $(seq 1 20); do kill -KILL -- -$group 2>/dev/null; read -t 0.2 -u 3; done; true',
+      ].join('\n'),
+    );
+    const current = Number(r.stdout.trim().split('\n')[0]);
+    expect(current).toBeGreaterThan(PIDS_LIMIT / 2);
+    expect(current).toBeLessThanOrEqual(PIDS_LIMIT);
+    expect(limitsOf(pid).pids).toBe(String(PIDS_LIMIT));
+    expect(await waitForHealth(address, port, 20_000)).toBe(204);
+    expect((await asRoot('echo alive')).stdout).toBe('alive\n');
   });
 });

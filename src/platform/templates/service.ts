@@ -296,7 +296,10 @@ export class TemplateService {
     const templates = (await this.store.listTemplates()).filter((t) => wanted === undefined || teamOf(t) === wanted);
     const listed: ListedTemplate[] = [];
     for (const t of templates) {
-      const ready = (await resolveRef(this.store, teamOf(t), t.templateID))?.build;
+      // The default tag's build, or (a template built only under other tags) its newest ready one.
+      const ready =
+        (await resolveRef(this.store, teamOf(t), t.templateID))?.build ??
+        (t.readyBuildID !== undefined ? await this.store.getBuild(t.readyBuildID) : undefined);
       listed.push({
         templateID: t.templateID,
         buildID: ready?.buildID ?? '',

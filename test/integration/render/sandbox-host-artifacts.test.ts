@@ -21,6 +21,7 @@ function inputs(role: SandboxHostInputs['role']): SandboxHostInputs {
     hostNetworks: ['10.0.0.0/16'],
     catalog: 'redis://catalog.example:6379/0',
     resumeUrl: 'http://api.example:3001',
+    ...(role === 'single' ? {} : { catalogPassword: 'integration-test-redis-auth-token' }),
   };
 }
 

@@ -108,7 +108,8 @@ test('COPY places uploaded files Dockerfile-style with owner and mode; the statu
   expect(start.headers.get('content-length')).toBe('0');
   expect(await waitDone(templateID, buildID)).toBe('ready');
 
-  const t = await platform.service.resolve('copy-rules');
+  // Built as copy-rules:v1: the name alone means its default tag, which this build does not carry.
+  const t = await platform.service.resolve('copy-rules:v1');
   const probe = await runIn(platform, t!, 'cd /opt && find conf txt renamed.cfg | sort | xargs stat -c "%n %a %U"');
   expect(probe.out.split('\n')).toEqual([
     'conf 755 user',
