@@ -77,6 +77,19 @@ const metadataQuery = z
   .transform((s) => Object.fromEntries(new URLSearchParams(s)))
   .optional();
 
+/** A list's page size in a query string (sandboxes, snapshots): 1 to MAX_LIST_LIMIT, DEFAULT_LIST_LIMIT when absent. */
+export const listLimitSchema = z
+  .string()
+  .regex(/^[0-9]{1,4}$/, { message: `expected a whole number from 1 to ${MAX_LIST_LIMIT}` })
+  .transform(Number)
+  .pipe(
+    z
+      .number()
+      .min(1, { message: `expected a whole number from 1 to ${MAX_LIST_LIMIT}` })
+      .max(MAX_LIST_LIMIT, { message: `expected a whole number from 1 to ${MAX_LIST_LIMIT}` }),
+  )
+  .default(DEFAULT_LIST_LIMIT);
+
 /** `GET /v2/sandboxes` query: arrays come comma-separated; metadata is itself a URL-encoded `k=v&k2=v2`. */
 export const listQuerySchema = z.object({
   state: z
@@ -86,17 +99,7 @@ export const listQuerySchema = z.object({
     .optional(),
   metadata: metadataQuery,
   template: z.string().min(1).optional(),
-  limit: z
-    .string()
-    .regex(/^[0-9]{1,4}$/, { message: `expected a whole number from 1 to ${MAX_LIST_LIMIT}` })
-    .transform(Number)
-    .pipe(
-      z
-        .number()
-        .min(1, { message: `expected a whole number from 1 to ${MAX_LIST_LIMIT}` })
-        .max(MAX_LIST_LIMIT, { message: `expected a whole number from 1 to ${MAX_LIST_LIMIT}` }),
-    )
-    .default(DEFAULT_LIST_LIMIT),
+  limit: listLimitSchema,
   nextToken: z.string().min(1).optional(),
   startedAfter: z.iso.datetime({ offset: true, message: 'expected an RFC 3339 time, e.g. 2026-01-01T00:00:00Z' }).optional(),
   order: z.enum(['asc', 'desc'], { message: 'expected asc or desc' }).default('desc'),

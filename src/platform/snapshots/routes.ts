@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import type { Route } from '../http/types';
 import { validate } from '../http/validate';
-import { DEFAULT_LIST_LIMIT, DEFAULT_TIMEOUT_SECONDS, MAX_LIST_LIMIT, MAX_TIMEOUT_SECONDS, queryObject } from '../sandboxes/requests';
+import { DEFAULT_TIMEOUT_SECONDS, listLimitSchema, MAX_TIMEOUT_SECONDS, queryObject } from '../sandboxes/requests';
 import type { SandboxService } from '../sandboxes/service';
 import { sandboxDetail, type ViewContext } from '../sandboxes/view';
 import { forkSandbox } from './fork';
@@ -38,17 +38,7 @@ export const forkSchema = z.object({
 export const snapshotListSchema = z.object({
   sandboxID: z.string().min(1).optional(),
   name: z.string().min(1).optional(),
-  limit: z
-    .string()
-    .regex(/^[0-9]{1,4}$/, { message: `expected a whole number from 1 to ${MAX_LIST_LIMIT}` })
-    .transform(Number)
-    .pipe(
-      z
-        .number()
-        .min(1, { message: `expected a whole number from 1 to ${MAX_LIST_LIMIT}` })
-        .max(MAX_LIST_LIMIT),
-    )
-    .default(DEFAULT_LIST_LIMIT),
+  limit: listLimitSchema,
   nextToken: z.string().min(1).optional(),
 });
 
