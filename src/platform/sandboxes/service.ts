@@ -7,7 +7,7 @@ import { DEFAULT_AGENT_PORT } from '../../contract/agent-port';
 import { hashAccessToken } from '../../contract/access-token';
 import type { WritableCatalog } from '../../catalog/types';
 import { AdmissionError } from '../../runtime/admission';
-import type { SandboxNetwork, SandboxRuntime } from '../../runtime/types';
+import type { SandboxNetwork, SandboxRuntime, SandboxSpec } from '../../runtime/types';
 import { AgentClient, type ProcessResult, type RunningProcess } from './agent-client';
 import { Deadlines } from './deadlines';
 import { KeyedLock } from './keyed-lock';
@@ -282,12 +282,7 @@ export class SandboxService {
     record.address = network.address;
     signal.throwIfAborted();
     await this.o.runtime.create({
-      sandboxID: id,
-      layers: template.layers,
-      memoryMB: template.memoryMB,
-      cpuCount: template.cpuCount,
-      network,
-      accessToken: record.envdAccessToken,
+      ...containerSpec(record, template, network),
       ...(changesFrom !== undefined ? { changesFrom } : {}),
     });
     step('container');
@@ -576,15 +571,7 @@ export class SandboxService {
       const network = await this.o.network.attach(id);
       record.address = network.address;
       await this.enforceEgress(record);
-      await this.o.runtime.create({
-        sandboxID: id,
-        layers: template.layers,
-        memoryMB: template.memoryMB,
-        cpuCount: template.cpuCount,
-        network,
-        accessToken: record.envdAccessToken,
-        restart: true,
-      });
+      await this.o.runtime.create({ ...containerSpec(record, template, network), restart: true });
       const agent = this.agentFor(record);
       await agent.waitForHealth(this.healthTimeoutMs);
       await agent.init(this.initRequest(record), record.envdAccessToken);
@@ -766,4 +753,20 @@ function isProcessResult(value: unknown): value is ProcessResult {
 function tail(output: string): string {
   const text = output.trim().split('\n').slice(-5).join(' | ');
   return text ? `; last output: ${text.slice(-500)}` : '';
+}
+
+/** What the runtime is given for a sandbox, on create and on a reboot from disk alike. */
+function containerSpec(
+  record: SandboxRecord,
+  template: { layers: string[]; memoryMB: number; cpuCount: number },
+  network: SandboxSpec['network'],
+): SandboxSpec {
+  return {
+    sandboxID: record.sandboxID,
+    layers: template.layers,
+    memoryMB: template.memoryMB,
+    cpuCount: template.cpuCount,
+    network,
+    accessToken: record.envdAccessToken,
+  };
 }
