@@ -16,6 +16,10 @@ packages=(
   crun                # the sandbox runtime (OCI)
   runc                # the drop-in runtime, and the one that handles hybrid cgroups natively
   mmdebstrap          # base root filesystems for templates, from the Debian mirror
+  skopeo              # pulls template base images from OCI registries (the distribution API, digest checks)
+  umoci               # unpacks image layers with the sandboxes' id mapping; builds the test images
+  docker-registry     # the lab's OCI registry in the image tests and the pull benchmark
+  apache2-utils       # htpasswd: the lab registry's password file
   tini                # tini-static: PID 1 of every sandbox, reaps what the agent's children leave
   chromium            # the dashboard's browser test (driven by playwright-core)
   prometheus          # promtool: tests check the platform's and the gateway's /metrics with Prometheus's own parser

@@ -14,3 +14,12 @@ export { cleanupLeftovers, type CleanupOptions, type CleanupReport } from './cle
 export { MmdebstrapImages, debianSuite, BASE_PACKAGES, DEFAULT_USER, type MmdebstrapImagesOptions } from './base-images';
 export { createStepExecutor, OciStepExecutor, TIMED_OUT_EXIT_CODE, type StepExecutorOptions } from './step-executor';
 export { buildProxyEnv, PROXY_VARIABLES } from './build-proxy-env';
+export {
+  pullImage,
+  resolveImage,
+  ImagePullError,
+  type ImageConfig,
+  type PulledImage,
+  type PullOptions,
+  type RegistryCredentials,
+} from './images';

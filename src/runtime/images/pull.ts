@@ -1,0 +1,237 @@
+/**
+ * `pullImage(reference, options)`: an OCI image from any registry that speaks the distribution API, as read-only
+ * overlayfs layers owned by the user namespace's ids, plus its config. The one entry point for everything that
+ * starts from an image (the template builder, MCP servers run from images).
+ *
+ * Store layout under `storeDir` (shared by every image and every caller):
+ *   blobs/sha256/<hex>                 compressed blobs as skopeo verified and stored them (reused by later pulls)
+ *   layers/<base>-<size>/sha256-<hex>  one unpacked layer per uncompressed digest (diff_id), shared between images
+ *   images/<digest>-<os>-<arch>.json   what a pulled image is: its config, so a repeat pull needs only the registry's digest
+ *   tmp/                               one-layer layouts and half-unpacked layers; removed as they finish
+ * A layer directory that exists is complete (unpacked under a temporary name, then renamed into place), so a pull that
+ * fails, or two that race, leave nothing half-written.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { DEFAULT_ID_MAPPING, type IdMapping } from '../id-shift';
+import { type ImageConfig, parseImageConfig } from './image-config';
+import { blobPath, type LayerBlob, unpackLayer } from './layer-unpack';
+import { canonicalReference, type ImageReference, parseImageReference } from './reference';
+import {
+  copyArgv,
+  hostPlatform,
+  ImagePullError,
+  inspectArgv,
+  type RegistryCredentials,
+  runSkopeo,
+  type SkopeoContext,
+  writeAuthFile,
+} from './skopeo';
+
+export interface PullOptions {
+  /** Where blobs and unpacked layers are kept (see the file comment); the same for every caller that shares layers. */
+  storeDir: string;
+  credentials?: RegistryCredentials;
+  /** Registries (`host[:port]`) where plain HTTP is allowed besides loopback ones. */
+  insecureRegistries?: readonly string[];
+  /** The ids the layers are owned by (default the kit's range, 100000:65536). */
+  mapping?: IdMapping;
+  /** Default: this host's (linux/amd64 here). */
+  platform?: { os: string; architecture: string };
+  onLine?: (line: string) => void;
+  /** Per registry operation and per layer unpack (default 15 min). */
+  timeoutMs?: number;
+}
+
+export interface ResolvedImage {
+  /** `registry/repository:tag` or `@digest`, as pulled. */
+  reference: string;
+  /** The digest the registry answered for the reference (a multi-platform index's, when it is one). */
+  digest: string;
+  os: string;
+  architecture: string;
+}
+
+export interface PulledImage extends ResolvedImage {
+  /** Unpacked read-only layers, topmost first (as overlayfs's lowerdir and a template's layers list them). */
+  layers: string[];
+  config: ImageConfig;
+}
+
+interface ImageRecord {
+  config: string;
+  layers: Array<Omit<LayerBlob, 'diffId'>>;
+}
+
+function contextOf(reference: string, o: PullOptions): SkopeoContext {
+  const parsed = parseImageReference(reference);
+  if (!parsed.ok) throw new ImagePullError('invalid', parsed.message);
+  return {
+    ref: parsed.ref,
+    shown: reference,
+    ...(o.credentials ? { credentials: o.credentials } : {}),
+    insecureRegistries: o.insecureRegistries ?? [],
+    platform: o.platform ?? hostPlatform(),
+    scratchDir: path.join(o.storeDir, 'tmp'),
+    timeoutMs: o.timeoutMs ?? 15 * 60_000,
+  };
+}
+
+function transportOf(ref: ImageReference, digest?: string): string {
+  return `docker://${digest ? `${ref.registry}/${ref.repository}@${digest}` : canonicalReference(ref)}`;
+}
+
+async function withAuthFile<T>(ctx: SkopeoContext, fn: (authFile: string | undefined) => Promise<T>): Promise<T> {
+  const authFile = writeAuthFile(ctx);
+  try {
+    return await fn(authFile);
+  } finally {
+    if (authFile) fs.rmSync(authFile, { force: true });
+  }
+}
+
+async function inspectWith(ctx: SkopeoContext, authFile: string | undefined): Promise<ResolvedImage> {
+  const out = await runSkopeo(ctx, inspectArgv(ctx, transportOf(ctx.ref), authFile, ['--no-tags']));
+  const info = JSON.parse(out) as { Digest?: string; Os?: string; Architecture?: string };
+  const os = info.Os ?? '';
+  const architecture = info.Architecture ?? '';
+  if (os !== ctx.platform.os || architecture !== ctx.platform.architecture)
+    throw new ImagePullError(
+      'platform',
+      `image ${JSON.stringify(ctx.shown)} is for ${os}/${architecture}; this host runs ${ctx.platform.os}/${ctx.platform.architecture} and cannot run it`,
+    );
+  if (!info.Digest) throw new ImagePullError('other', `registry ${ctx.ref.registry} answered no digest for ${JSON.stringify(ctx.shown)}`);
+  return { reference: canonicalReference(ctx.ref), digest: info.Digest, os, architecture };
+}
+
+/**
+ * Asks the registry what `reference` is now (one request round, nothing stored): its digest and platform. Fails with
+ * an ImagePullError for bad credentials, an unknown repository or tag, an image of another platform.
+ */
+export async function resolveImage(reference: string, o: PullOptions): Promise<ResolvedImage> {
+  const ctx = contextOf(reference, o);
+  return withAuthFile(ctx, (authFile) => inspectWith(ctx, authFile));
+}
+
+function sha256(data: Buffer | string): string {
+  return `sha256:${createHash('sha256').update(data).digest('hex')}`;
+}
+
+/** Reads a blob and checks it against its digest. */
+function verifiedBlob(blobDir: string, digest: string): Buffer {
+  const data = fs.readFileSync(blobPath(blobDir, digest));
+  if (sha256(data) !== digest) throw new ImagePullError('digest', `stored blob ${digest} does not match its digest`);
+  return data;
+}
+
+/** Copies the image's manifest, config and missing blobs in (skopeo verifies each); returns what the image is. */
+async function copyImage(ctx: SkopeoContext, authFile: string | undefined, digest: string, storeDir: string): Promise<ImageRecord> {
+  const blobDir = path.join(storeDir, 'blobs');
+  const layout = path.join(storeDir, 'tmp', `pull-${randomBytes(6).toString('hex')}`);
+  fs.mkdirSync(blobDir, { recursive: true, mode: 0o700 });
+  try {
+    await runSkopeo(ctx, copyArgv(ctx, transportOf(ctx.ref, digest), authFile, layout, blobDir));
+    const index = JSON.parse(fs.readFileSync(path.join(layout, 'index.json'), 'utf8')) as { manifests: Array<{ digest: string }> };
+    const manifestDigest = index.manifests[0]?.digest;
+    if (!manifestDigest) throw new ImagePullError('other', `the copy of ${JSON.stringify(ctx.shown)} has no manifest`);
+    const manifest = JSON.parse(verifiedBlob(blobDir, manifestDigest).toString('utf8')) as {
+      config: { digest: string };
+      layers: Array<{ digest: string; mediaType: string; size: number }>;
+    };
+    const config = verifiedBlob(blobDir, manifest.config.digest).toString('utf8');
+    return { config, layers: manifest.layers.map(({ digest: d, mediaType, size }) => ({ digest: d, mediaType, size })) };
+  } finally {
+    fs.rmSync(layout, { recursive: true, force: true });
+  }
+}
+
+function layerDirOf(storeDir: string, m: IdMapping, diffId: string): string {
+  return path.join(storeDir, 'layers', `${m.base}-${m.size}`, diffId.replace(':', '-'));
+}
+
+/** The image's record when it was pulled before and every layer of it is still unpacked. */
+function cachedRecord(recordFile: string, storeDir: string, m: IdMapping): { record: ImageRecord; config: ImageConfig } | undefined {
+  try {
+    const record = JSON.parse(fs.readFileSync(recordFile, 'utf8')) as ImageRecord;
+    const config = parseImageConfig(record.config);
+    return config.diffIds.every((d) => fs.existsSync(layerDirOf(storeDir, m, d))) ? { record, config } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** One layer unpacked into its content-addressed place (once: a layer already there is reused). */
+async function ensureLayer(ctx: SkopeoContext, o: PullOptions, blob: LayerBlob, label: string, platform: ResolvedImage): Promise<string> {
+  const m = o.mapping ?? DEFAULT_ID_MAPPING;
+  const log = o.onLine ?? (() => undefined);
+  const dir = layerDirOf(o.storeDir, m, blob.diffId);
+  if (fs.existsSync(dir)) {
+    log(`${label}: cached`);
+    return dir;
+  }
+  const started = Date.now();
+  const blobDir = path.join(o.storeDir, 'blobs');
+  const tmp = path.join(o.storeDir, 'tmp');
+  const staging = path.join(tmp, `layer-${randomBytes(6).toString('hex')}`);
+  fs.mkdirSync(path.dirname(dir), { recursive: true, mode: 0o755 });
+  try {
+    await unpackLayer(blob, { blobDir, target: staging, scratch: tmp, mapping: m, platform, timeoutMs: ctx.timeoutMs });
+  } catch (err) {
+    // A blob that fails umoci's digest check is dropped, so the next pull fetches it again.
+    if (/digest|checksum|hash/i.test((err as Error).message)) fs.rmSync(blobPath(blobDir, blob.digest), { force: true });
+    throw new ImagePullError('invalid', `image ${JSON.stringify(ctx.shown)}: ${(err as Error).message}`);
+  }
+  try {
+    fs.renameSync(staging, dir);
+  } catch {
+    // Another pull placed the same layer meanwhile: theirs is as good as ours.
+    fs.rmSync(staging, { recursive: true, force: true });
+  }
+  log(`${label}: unpacked (${(blob.size / 1e6).toFixed(1)} MB compressed, ${((Date.now() - started) / 1000).toFixed(1)} s)`);
+  return dir;
+}
+
+/**
+ * Pulls `reference` (anything `docker pull` takes) into the store and returns its layers and config. A layer already
+ * unpacked (by any image) is reused as it is; an image already pulled at the same digest costs one registry round.
+ */
+export async function pullImage(reference: string, o: PullOptions): Promise<PulledImage> {
+  const ctx = contextOf(reference, o);
+  const m = o.mapping ?? DEFAULT_ID_MAPPING;
+  const log = o.onLine ?? (() => undefined);
+  fs.mkdirSync(path.join(o.storeDir, 'tmp'), { recursive: true, mode: 0o700 });
+  return withAuthFile(ctx, async (authFile) => {
+    const resolved = await inspectWith(ctx, authFile);
+    log(`image ${reference}: ${resolved.reference} is ${resolved.digest} (${resolved.os}/${resolved.architecture})`);
+    const recordFile = path.join(o.storeDir, 'images', `${resolved.digest.replace(':', '-')}-${resolved.os}-${resolved.architecture}.json`);
+    let known = cachedRecord(recordFile, o.storeDir, m);
+    if (!known) {
+      const record = await copyImage(ctx, authFile, resolved.digest, o.storeDir);
+      const config = parseImageConfig(record.config);
+      if (config.os !== resolved.os || config.architecture !== resolved.architecture)
+        throw new ImagePullError(
+          'platform',
+          `image ${JSON.stringify(reference)} is for ${config.os}/${config.architecture}; this host runs ${resolved.os}/${resolved.architecture}`,
+        );
+      if (config.diffIds.length !== record.layers.length)
+        throw new ImagePullError(
+          'invalid',
+          `image ${JSON.stringify(reference)}: its config lists ${config.diffIds.length} layers, its manifest ${record.layers.length}`,
+        );
+      known = { record, config };
+    }
+    const { record, config } = known;
+    const layers: string[] = [];
+    for (const [i, blob] of record.layers.entries()) {
+      const diffId = config.diffIds[i] ?? '';
+      const label = `layer ${i + 1}/${record.layers.length} ${diffId.slice(0, 19)}`;
+      layers.unshift(await ensureLayer(ctx, o, { ...blob, diffId }, label, resolved));
+    }
+    fs.mkdirSync(path.dirname(recordFile), { recursive: true, mode: 0o700 });
+    const recordTmp = `${recordFile}.${randomBytes(4).toString('hex')}.tmp`;
+    fs.writeFileSync(recordTmp, JSON.stringify(record));
+    fs.renameSync(recordTmp, recordFile);
+    return { ...resolved, layers, config };
+  });
+}
