@@ -20,12 +20,21 @@ list     the catalog's servers: name, description, properties (type, required, s
 check    validates an mcp config (the \`mcp\` option of Sandbox.create) and lists every problem; exit 0 valid, 1 not
 --catalog F adds a larger catalog file to the built-in one (or set $SANDBOX_KIT_MCP_CATALOG).`;
 
+/** How a server runs, in one phrase: `image mcp/time`, `npm @scope/pkg@1.0`, `remote https://...`, `command x`. */
+function runsOf(entry: Catalog[string]): string {
+  if ('image' in entry.run) return `image ${entry.run.image.ref}`;
+  if ('remote' in entry.run) return `remote ${entry.run.remote.url}`;
+  if ('npm' in entry.run) return `npm ${entry.run.npm.package}${entry.run.npm.version ? `@${entry.run.npm.version}` : ''}`;
+  return `command ${entry.run.command.join(' ')}`;
+}
+
 /** The catalog as a user sees it: what each server takes, never how secret values are stored. */
 export function describeCatalog(catalog: Catalog) {
   return Object.entries(catalog).map(([name, entry]) => ({
     name,
     description: entry.description,
     aliases: entry.aliases ?? [],
+    runs: runsOf(entry),
     properties: Object.entries(entry.properties).map(([prop, p]) => ({
       name: prop,
       type: p.type,

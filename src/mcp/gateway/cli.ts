@@ -7,6 +7,7 @@ import { MCP_GATEWAY_PORT, MCP_TOKEN_ENV, MCP_TOKEN_FILE } from '../../contract/
 import { loadCatalog } from '../catalog/load';
 import type { Catalog } from '../catalog/schema';
 import { formatMcpIssues, validateMcpConfig, type ValidMcpConfig } from '../config/validate';
+import { DEFAULT_IMAGES_DIR } from '../launch/image-dir';
 import { DEFAULT_SERVERS_DIR } from '../launch/resolve-bin';
 import { pullServers } from './pull';
 import { type GatewayStatus, startMcpGateway } from './server';
@@ -32,6 +33,7 @@ options:
   --token-file F       where the token is written (default ${MCP_TOKEN_FILE})
   --state-dir D        private dir for logs, per-server dirs and config files (default ${DEFAULT_STATE_DIR})
   --servers-dir D      dir whose node_modules holds the npm servers (default ${DEFAULT_SERVERS_DIR}); repeatable
+  --images-dir D       dir holding the image servers' filesystems (default ${DEFAULT_IMAGES_DIR}); repeatable
   --catalog F          a larger catalog file, added to the built-in one (or $SANDBOX_KIT_MCP_CATALOG)
   --wait-ms N          how long the launcher waits for the servers (default 50000)`;
 
@@ -43,6 +45,7 @@ const OPTIONS = {
   'token-file': { type: 'string' },
   'state-dir': { type: 'string' },
   'servers-dir': { type: 'string', multiple: true },
+  'images-dir': { type: 'string', multiple: true },
   catalog: { type: 'string' },
   'wait-ms': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
@@ -112,6 +115,7 @@ async function serve(values: Values): Promise<number> {
     port: integer('port', values.port, MCP_GATEWAY_PORT),
     host: values.host,
     serversDirs: values['servers-dir'] ?? [DEFAULT_SERVERS_DIR],
+    imagesDirs: values['images-dir'] ?? [DEFAULT_IMAGES_DIR],
     stateDir,
   });
   const status = await gateway.settled;
@@ -154,6 +158,7 @@ async function launch(values: Values, self: string[]): Promise<number> {
   const args = ['serve', '--config-file', configFile, '--token-file', tokenFile, '--state-dir', stateDir, '--port', String(port)];
   if (values.host !== undefined) args.push('--host', values.host);
   for (const dir of values['servers-dir'] ?? []) args.push('--servers-dir', dir);
+  for (const dir of values['images-dir'] ?? []) args.push('--images-dir', dir);
   if (values.catalog !== undefined) args.push('--catalog', values.catalog);
   const logFile = path.join(stateDir, 'gateway.log');
   const log = fs.openSync(logFile, 'a', 0o600);

@@ -23,13 +23,22 @@ function errorResult(text: string): CallToolResult {
   return { isError: true, content: [{ type: 'text', text }] };
 }
 
-/** One MCP server per client session, answering tools/list and tools/call from the upstreams. */
-export function createFacade(upstreams: Map<string, Upstream>, version: string): Server {
+/**
+ * One MCP server per client session, answering tools/list and tools/call from the upstreams. A server that could not
+ * even be planned (its package or image is not there) has no tools; a call naming it answers why.
+ */
+export function createFacade(
+  upstreams: Map<string, Upstream>,
+  version: string,
+  unplanned: { name: string; error?: string }[] = [],
+): Server {
   const server = new Server({ name: 'mcp-gateway', version }, { capabilities: { tools: { listChanged: true } } });
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: namespacedTools(upstreams) }));
   server.setRequestHandler(CallToolRequestSchema, async (request) => {
     const split = splitToolName(request.params.name);
     const upstream = split === undefined ? undefined : upstreams.get(split.server);
+    const failed = split === undefined ? undefined : unplanned.find((f) => f.name === split.server);
+    if (failed !== undefined) return errorResult(`server ${failed.name} is failed: ${failed.error}`);
     if (split === undefined || upstream === undefined) {
       return errorResult(
         `unknown tool ${JSON.stringify(request.params.name)}: tools are named <server>${TOOL_SEPARATOR}<tool>; servers: ${[...upstreams.keys()].join(', ')}`,

@@ -8,6 +8,7 @@ import { MCP_GATEWAY_PORT, MCP_PATH } from '../../contract/mcp';
 import type { Catalog } from '../catalog/schema';
 import type { ValidMcpConfig } from '../config/validate';
 import { planLaunches } from '../launch/plan';
+import { DEFAULT_IMAGES_DIR, imageResolver } from '../launch/image-dir';
 import { binResolver } from '../launch/resolve-bin';
 import { createFacade } from './facade';
 import { Upstream, type UpstreamStatus } from './upstream';
@@ -20,6 +21,8 @@ export interface GatewayOptions {
   host?: string;
   /** Directories holding node_modules with the catalog's npm servers, searched in order. */
   serversDirs: string[];
+  /** Directories holding the catalog's OCI images (`<dir>/<key>/rootfs`), searched in order. */
+  imagesDirs?: string[];
   /** A private directory for per-server working dirs and config files. */
   stateDir: string;
   /** The node binary that runs npm servers (default: this process's). */
@@ -104,6 +107,7 @@ export async function startMcpGateway(options: GatewayOptions): Promise<RunningG
   const plans = planLaunches(options.config, options.catalog, {
     node: options.node ?? process.execPath,
     resolveBin: binResolver(options.serversDirs),
+    resolveImage: imageResolver(options.imagesDirs ?? [DEFAULT_IMAGES_DIR]),
     stateDir: options.stateDir,
   });
   for (const plan of plans) {
@@ -153,7 +157,7 @@ export async function startMcpGateway(options: GatewayOptions): Promise<RunningG
       return jsonRpcError(res, status, -32700, `bad request body: ${(err as Error).message}`);
     }
     if (!isInitializeRequest(body)) return jsonRpcError(res, 400, -32000, 'no mcp-session-id header: the first request must be initialize');
-    const facade = createFacade(upstreams, '1');
+    const facade = createFacade(upstreams, '1', failedPlans);
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       // Answer each POST with one JSON body rather than an SSE stream: a quarter of the round-trip time measured

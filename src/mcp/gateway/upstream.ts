@@ -1,7 +1,10 @@
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { LaunchPlan } from '../launch/plan';
 import { Tail } from './tail';
@@ -61,7 +64,7 @@ export class Upstream {
   state: UpstreamState = 'starting';
   tools: Tool[] = [];
   private client?: Client;
-  private transport?: StdioClientTransport;
+  private transport?: Transport & { pid?: number | null };
   private error?: string;
   private readonly stderr = new Tail();
   private restartTimes: number[] = [];
@@ -91,14 +94,7 @@ export class Upstream {
       fs.mkdirSync(plan.cwd, { recursive: true, mode: 0o700 });
       for (const file of plan.files) fs.writeFileSync(file.path, file.content, { mode: 0o600 });
       if (plan.installCmd !== undefined && this.restarts === 0) await runInstall(plan, this.env(), this.options.startTimeoutMs);
-      const transport = new StdioClientTransport({
-        command: plan.command,
-        args: plan.args,
-        env: this.env(),
-        cwd: plan.cwd,
-        stderr: 'pipe',
-      });
-      transport.stderr?.on('data', (chunk: Buffer) => this.stderr.push(chunk));
+      const transport = this.transportFor(plan);
       const client = new Client({ name: 'mcp-gateway', version: '1' });
       this.transport = transport;
       this.client = client;
@@ -115,7 +111,9 @@ export class Upstream {
       client.onclose = () => this.crashed();
       this.state = 'ready';
       this.error = undefined;
-      this.options.log(`${plan.name}: ready, ${tools.length} tools (pid ${transport.pid})`);
+      this.options.log(
+        `${plan.name}: ready, ${tools.length} tools (${plan.remote ? `remote ${new URL(plan.remote.url).host}` : `pid ${transport.pid}`})`,
+      );
     } catch (err) {
       // The server may still be writing why it died: give its stderr a moment to arrive.
       await sleep(100);
@@ -127,6 +125,25 @@ export class Upstream {
       this.options.log(`${plan.name}: ${this.error}${this.stderrNote()}`);
     }
     this.options.onChange();
+  }
+
+  /** A process on stdio, or a vendor's HTTP endpoint (its headers hold the configured secrets; never logged). */
+  private transportFor(plan: LaunchPlan): Transport & { pid?: number | null } {
+    if (plan.remote !== undefined) {
+      const url = new URL(plan.remote.url);
+      const requestInit = { headers: plan.remote.headers };
+      return plan.remote.transport === 'sse'
+        ? new SSEClientTransport(url, {
+            requestInit,
+            eventSourceInit: {
+              fetch: (u, init) => fetch(u, { ...init, headers: { ...plan.remote?.headers, ...(init?.headers as Record<string, string>) } }),
+            },
+          })
+        : new StreamableHTTPClientTransport(url, { requestInit });
+    }
+    const transport = new StdioClientTransport({ command: plan.command, args: plan.args, env: this.env(), cwd: plan.cwd, stderr: 'pipe' });
+    transport.stderr?.on('data', (chunk: Buffer) => this.stderr.push(chunk));
+    return transport;
   }
 
   private stderrNote(): string {

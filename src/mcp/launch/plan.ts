@@ -1,6 +1,8 @@
 import * as path from 'node:path';
 import type { Catalog, CatalogEntry, CatalogProperty } from '../catalog/schema';
 import type { CustomServer, ValidMcpConfig } from '../config/validate';
+import type { ResolvedImage } from './image-dir';
+import { fill, fillArgs, fillRecord } from './template';
 
 /** How to start one server: the process, its extra env, files to write first (0600) and a command to run before. */
 export interface LaunchPlan {
@@ -13,6 +15,8 @@ export interface LaunchPlan {
   cwd: string;
   /** A shell command run to completion before the server starts (custom servers' installCmd). */
   installCmd?: string;
+  /** A server served over HTTP by its vendor: the gateway connects to it instead of starting a process. */
+  remote?: { url: string; transport: 'sse' | 'streamable-http'; headers: Record<string, string> };
 }
 
 export interface PlanOptions {
@@ -22,6 +26,10 @@ export interface PlanOptions {
   resolveBin(pkg: string, bin: string): string;
   /** A private directory (0700) for per-server working dirs and config files. */
   stateDir: string;
+  /** Where an image server's image is: its filesystem and what runs (throws, with the reason, if not there). */
+  resolveImage?(ref: string): ResolvedImage;
+  /** chroot(8), which enters an image's filesystem (the sandbox's root holds CAP_SYS_CHROOT). */
+  chroot?: string;
 }
 
 function asText(value: unknown, separator = ','): string {
@@ -69,8 +77,57 @@ function catalogPlan(name: string, entry: CatalogEntry, values: Record<string, u
     const { package: pkg, bin, args: fixed } = entry.run.npm;
     return { name, command: options.node, args: [options.resolveBin(pkg, bin), ...fixed, ...args], env, files, cwd };
   }
+  if ('image' in entry.run) return imagePlan(name, entry.run.image, values, { args, env, files, cwd }, options);
+  if ('remote' in entry.run) {
+    const { url, transport, headers } = entry.run.remote;
+    const filledUrl = fill(url, values);
+    if (filledUrl === undefined) throw new Error(`the URL ${url} names a property that is not set`);
+    return {
+      name,
+      command: '',
+      args: [],
+      env: {},
+      files: [],
+      cwd,
+      remote: { url: filledUrl, transport, headers: fillRecord(headers, values) },
+    };
+  }
   const [command, ...fixed] = entry.run.command;
   return { name, command, args: [...fixed, ...args], env, files, cwd };
+}
+
+/**
+ * An image server: its entrypoint run inside its own filesystem (chroot) with the image's env, the entry's env and
+ * the configured values; the entry's arguments replace the image's command, as `docker run IMAGE ARGS` does. The
+ * image's working dir is entered through its /bin/sh when it has one.
+ */
+function imagePlan(
+  name: string,
+  run: { ref: string; args: string[]; env: Record<string, string> },
+  values: Record<string, unknown>,
+  delivered: { args: string[]; env: Record<string, string>; files: LaunchPlan['files']; cwd: string },
+  options: PlanOptions,
+): LaunchPlan {
+  if (options.resolveImage === undefined) throw new Error(`image ${run.ref}: this gateway runs no images`);
+  const image = options.resolveImage(run.ref);
+  const imageEnv: Record<string, string> = {};
+  for (const line of image.env) {
+    const eq = line.indexOf('=');
+    if (eq > 0) imageEnv[line.slice(0, eq)] = line.slice(eq + 1);
+  }
+  const configured = [...fillArgs(run.args, values), ...delivered.args];
+  const argv = [...image.entrypoint, ...(run.args.length > 0 || delivered.args.length > 0 ? configured : image.cmd)];
+  if (argv.length === 0) throw new Error(`image ${run.ref} has neither an entrypoint nor a command`);
+  const enter =
+    image.workingDir && image.workingDir !== '/' && image.hasShell ? ['/bin/sh', '-c', 'cd "$0" && exec "$@"', image.workingDir] : [];
+  return {
+    name,
+    command: options.chroot ?? '/usr/sbin/chroot',
+    args: [image.rootfs, ...enter, ...argv],
+    env: { ...imageEnv, ...fillRecord(run.env, values), ...delivered.env },
+    files: delivered.files,
+    cwd: delivered.cwd,
+  };
 }
 
 function customPlan(name: string, server: CustomServer, options: PlanOptions): LaunchPlan {

@@ -10,8 +10,23 @@ describe('sandbox-kit mcp', () => {
     expect(text.stdout).toContain('  paths: a list of strings');
     expect(text.stdout).toContain('sequentialThinking (also sequentialthinking)');
     const json = sandboxKit(os.tmpdir(), ['mcp', 'list', '--json']);
-    const servers = JSON.parse(json.stdout) as { name: string; properties: { name: string; required: boolean; secret: boolean }[] }[];
-    expect(servers.map((s) => s.name).sort()).toEqual(['everything', 'filesystem', 'memory', 'sequentialThinking']);
+    const servers = JSON.parse(json.stdout) as {
+      name: string;
+      runs: string;
+      properties: { name: string; required: boolean; secret: boolean }[];
+    }[];
+    // The whole public catalog (over 200 servers) with the kit's reference servers.
+    expect(servers.length).toBeGreaterThan(200);
+    expect(servers.map((s) => s.name)).toEqual(
+      expect.arrayContaining(['everything', 'filesystem', 'memory', 'sequentialThinking', 'airtable', 'aks']),
+    );
+    expect(servers.find((s) => s.name === 'airtable')?.properties).toEqual([
+      expect.objectContaining({ name: 'airtableApiKey', required: true, secret: true }),
+      expect.objectContaining({ name: 'nodeenv', required: true, secret: false }),
+    ]);
+    expect(servers.find((s) => s.name === 'airtable')?.runs).toBe('image mcp/airtable-mcp-server');
+    expect(servers.find((s) => s.name === 'filesystem')?.runs).toBe('npm @modelcontextprotocol/server-filesystem@2026.8.31');
+    expect(text.stdout).toContain('airtable: Runs the OCI image mcp/airtable-mcp-server');
     expect(servers.find((s) => s.name === 'filesystem')?.properties).toEqual([
       expect.objectContaining({ name: 'paths', required: true, secret: false }),
     ]);

@@ -6,11 +6,13 @@ import { builtinCatalog, CatalogError, loadCatalog, parseCatalog } from '../../.
 const entry = { description: 'A server.', run: { command: ['srv'] } };
 
 describe('the catalog document', () => {
-  test('the built-in catalog holds the reference servers, each runnable from npm', () => {
+  test('the built-in catalog holds the reference servers, each runnable from npm, in place of the public entries of their names', () => {
     const catalog = builtinCatalog();
-    expect(Object.keys(catalog).sort()).toEqual(['everything', 'filesystem', 'memory', 'sequentialThinking']);
-    for (const e of Object.values(catalog)) expect('npm' in e.run).toBe(true);
+    for (const name of ['everything', 'filesystem', 'memory', 'sequentialThinking']) expect('npm' in catalog[name].run).toBe(true);
     expect(catalog.filesystem.properties.paths).toMatchObject({ type: 'string[]', required: true, via: { kind: 'args' } });
+    // The SDK's spelling of sequential thinking is the kit's alias, not a second entry.
+    expect(catalog.sequentialthinking).toBeUndefined();
+    expect(catalog.sequentialThinking.aliases).toContain('sequentialthinking');
   });
 
   test('a secret property may not travel in argv', () => {
