@@ -34,6 +34,10 @@ import type { PausedPolicy } from './sandboxes/paused-policy';
 import { SnapshotService } from './snapshots/service';
 import { snapshotRoutes, withSnapshotDeletes } from './snapshots/routes';
 import { SnapshotStore } from './snapshots/store';
+import { VolumeService } from './volumes/service';
+import { VolumeStore } from './volumes/store';
+import { volumeRoutes } from './volumes/routes';
+import { volumeContentRoutes } from './volumes/content-routes';
 
 export { ApiError, type Route } from './http/types';
 export type { TemplateForSandbox, TemplateResolver } from './sandboxes/template-resolver';
@@ -108,6 +112,10 @@ export interface PlatformOptions {
   proxyFactsFile?: string;
   /** When memory-paused sandboxes move to disk, and how long paused ones are kept (paused-policy.ts). */
   paused?: PausedPolicy;
+  /** Where volumes live, a directory each (default <stateDir>/volumes; in a fleet the shared file system's mount). */
+  volumesDir?: string;
+  /** The most one volume may hold (default DEFAULT_VOLUME_MAX_BYTES). */
+  volumeMaxBytes?: number;
 }
 
 export interface FleetOptions {
@@ -220,8 +228,17 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
       resolve: (ref, teamID) => (snapshots as SnapshotService).resolver().resolve(ref, teamID),
       names: () => (snapshots as SnapshotService).resolver().names(),
     });
+    const volumes = new VolumeService({
+      // In a fleet every host mounts the same volumes, so their records live in the shared Redis.
+      store: new VolumeStore(shared ?? redis),
+      sandboxes: () => sandboxStore.all(),
+      dir: options.volumesDir ?? join(options.stateDir, 'volumes'),
+      ...(options.volumeMaxBytes !== undefined ? { maxBytes: options.volumeMaxBytes } : {}),
+      ...(tenancy ? { ledger: teams.ledger } : {}),
+    });
     const sandboxes = new SandboxService({
       store: sandboxStore,
+      volumes,
       ...(tenancy ? { quotas: teams.ledger } : {}),
       runtime: options.runtime,
       network: options.network,
@@ -248,7 +265,8 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
     const { kept, removed } = await sandboxes.reconcile();
     if (kept.length + removed.length > 0) log(`found ${kept.length} sandbox(es) again, removed ${removed.length} dead or half-made`);
     const alive = new Set(kept.map((id) => `sandbox:${id}`));
-    const swept = await teams.ledger.sweepHere((hold) => alive.has(hold));
+    // Stored bytes (templates, snapshots, volumes) are held until what holds them is deleted, not by a running platform.
+    const swept = await teams.ledger.sweepHere((hold) => alive.has(hold) || hold.startsWith('bytes:'));
     if (swept > 0) log(`gave back ${swept} quota hold(s) of sandboxes or builds that a stop cut short`);
 
     const view = { domain: options.domain ?? null, clientID: 'sandbox-kit' };
@@ -303,6 +321,8 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
           proxyFactsFile: options.proxyFactsFile,
         }),
         ...withSnapshotDeletes(templates?.routes ?? [], snapshots),
+        ...volumeRoutes(volumes),
+        ...volumeContentRoutes(volumes),
         ...(tenancy ? teamRoutes({ ...teams, holdings }) : []),
       ],
       apiKeys,

@@ -74,6 +74,10 @@ export interface PlatformOnHostOptions {
   pendingTemplates?: PlatformOptions['pendingTemplates'];
   /** See PlatformOptions.paused. */
   paused?: PlatformOptions['paused'];
+  /** See PlatformOptions.volumesDir. */
+  volumesDir?: string;
+  /** See PlatformOptions.volumeMaxBytes. */
+  volumeMaxBytes?: number;
 }
 
 export interface PlatformOnHost extends RunningPlatform {
@@ -165,6 +169,8 @@ export async function startPlatformOnHost(options: PlatformOnHostOptions): Promi
       log,
       pendingTemplates: options.pendingTemplates,
       ...(options.paused ? { paused: options.paused } : {}),
+      ...(options.volumesDir !== undefined ? { volumesDir: options.volumesDir } : {}),
+      ...(options.volumeMaxBytes !== undefined ? { volumeMaxBytes: options.volumeMaxBytes } : {}),
       ...(fleet ? { fleet } : {}),
       templates: mountTemplates({
         executor: createStepExecutor({

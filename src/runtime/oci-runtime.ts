@@ -193,7 +193,7 @@ export class OciSandboxRuntime implements SandboxRuntime {
       if (hardened)
         for (const f of ['', 'etc', 'etc/hostname', 'etc/hosts', 'etc/resolv.conf'])
           fs.lchownSync(path.join(p.upper, f), mapping.base, mapping.base);
-      const binds = payloadBinds(this.payload);
+      const binds = [...payloadBinds(this.payload), ...(spec.volumes ?? []).map((v) => ({ ...v, readonly: false }))];
       const config = renderOciConfig({
         rootfs: STAGED_ROOTFS,
         args: agentArgv(this.agentPort, [

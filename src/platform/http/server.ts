@@ -43,6 +43,16 @@ function send(res: ServerResponse, reply: ApiResponse): void {
     return;
   }
   const headers: Record<string, string> = { ...reply.headers };
+  if (reply.stream !== undefined) {
+    const { body } = reply.stream;
+    headers['content-type'] = reply.stream.contentType;
+    headers['content-length'] = String(reply.stream.length);
+    res.writeHead(reply.status, headers);
+    body.on('error', () => res.destroy());
+    res.on('close', () => body.destroy());
+    body.pipe(res);
+    return;
+  }
   if (reply.text !== undefined) {
     const payload = typeof reply.text.body === 'string' ? Buffer.from(reply.text.body, 'utf8') : reply.text.body;
     headers['content-type'] = reply.text.contentType;

@@ -4,6 +4,7 @@
  * errors and framing.
  */
 import type { IncomingMessage } from 'node:http';
+import type { Readable } from 'node:stream';
 
 /**
  * `member`: acts on its own team's resources. `admin`: the operator's key (the key file's keys are admins of the
@@ -53,6 +54,8 @@ export interface ApiResponse {
   body?: unknown;
   /** A body that is not JSON (a Prometheus exposition, a page), sent as is. */
   text?: { contentType: string; body: string | Buffer };
+  /** A body streamed as it is read (a file), of a known length. */
+  stream?: { contentType: string; body: Readable; length: number };
   headers?: Record<string, string>;
   /** Answered by another host of a fleet (which audits it there): not audited again here. */
   forwarded?: boolean;

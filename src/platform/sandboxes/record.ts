@@ -3,6 +3,8 @@
  * host, so a platform that dies half-way through a create finds the half-made sandbox on its next start and removes
  * it; the API never shows `creating` sandboxes.
  */
+import type { VolumeMount } from './volume-mounts';
+
 export type RecordState = 'creating' | 'running' | 'paused';
 
 export interface SandboxRecord {
@@ -44,6 +46,8 @@ export interface SandboxRecord {
   layers?: string[];
   startCmd?: string;
   readyCmd?: string;
+  /** Volumes bound read-write into it (kept for its reboot from disk, and so a mounted volume is not destroyed). */
+  volumeMounts?: VolumeMount[];
   /** Of a paused sandbox: frozen in memory, or stopped with only its filesystem kept (pause to disk). */
   pausedTo?: PauseKind;
   /** ISO-8601 UTC: when it was paused (for the move to disk and the retention). */

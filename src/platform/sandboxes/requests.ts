@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { allowInternetAccessSchema, networkSchema, networkUpdateSchema } from './network-requests';
 import { unsupported } from './unsupported-field';
+import { volumeMountsSchema } from './volume-mounts';
 
 /** Seconds: E2B's default for a new sandbox and for connect. */
 export const DEFAULT_TIMEOUT_SECONDS = 300;
@@ -43,7 +44,7 @@ export const newSandboxSchema = z.object({
   /** Tool servers: validated against the MCP catalog by checkSandboxMcp, which never echoes secret values. */
   mcp: z.unknown().optional(),
   iam: unsupported('IAM tokens'),
-  volumeMounts: unsupported('volume mounts'),
+  volumeMounts: volumeMountsSchema.optional(),
 });
 export type NewSandbox = z.output<typeof newSandboxSchema>;
 

@@ -25,6 +25,7 @@ import type { TemplateForSandbox, TemplateResolver } from './template-resolver';
 import { sleep } from '../../util/poll';
 import { DEFAULT_TEAM_ID, teamOf } from '../teams/model';
 import type { QuotaLedger } from '../teams/quotas';
+import type { VolumeMount, VolumeResolver } from './volume-mounts';
 
 export interface SandboxServiceOptions {
   store: SandboxStore;
@@ -50,6 +51,8 @@ export interface SandboxServiceOptions {
   observer?: SandboxObserver;
   /** When a memory-paused sandbox moves to disk, and how long a paused one is kept. */
   paused?: PausedPolicy;
+  /** Finds the team's volumes a create mounts; without it a create with volume mounts is refused. */
+  volumes?: VolumeResolver;
 }
 
 /** A sandbox made from another's files (a fork, or a snapshot's layers) rather than from a template by name. */
@@ -200,6 +203,7 @@ export class SandboxService {
         `template ${JSON.stringify(request.templateID)} not found: no ready template has that ID or alias (the built-in one is "base")`,
       );
     }
+    const volumeMounts = await this.resolveVolumes(request.volumeMounts ?? [], teamID);
     const now = this.now();
     const sandboxID = newSandboxID();
     const record: SandboxRecord = {
@@ -228,6 +232,7 @@ export class SandboxService {
       layers: template.layers,
       ...(template.startCmd !== undefined ? { startCmd: template.startCmd } : {}),
       ...(template.readyCmd !== undefined ? { readyCmd: template.readyCmd } : {}),
+      ...(volumeMounts.length > 0 ? { volumeMounts } : {}),
     };
     const id = record.sandboxID;
     // Before anything is made: beyond a quota, the 429 leaves nothing behind.
@@ -262,6 +267,12 @@ export class SandboxService {
     } finally {
       this.creating.delete(id);
     }
+  }
+
+  private async resolveVolumes(mounts: Array<{ name: string; path: string }>, teamID: string): Promise<VolumeMount[]> {
+    if (mounts.length === 0) return [];
+    if (!this.o.volumes) throw new ApiError(400, 'volumeMounts: this platform has no volume store; leave them out');
+    return this.o.volumes.resolve(mounts, teamID);
   }
 
   /** Each step is timed on `clock`. */
@@ -768,5 +779,6 @@ function containerSpec(
     cpuCount: template.cpuCount,
     network,
     accessToken: record.envdAccessToken,
+    ...(record.volumeMounts?.length ? { volumes: record.volumeMounts.map((m) => ({ source: m.source, target: m.path })) } : {}),
   };
 }

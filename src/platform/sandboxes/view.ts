@@ -23,6 +23,7 @@ function common(record: SandboxRecord, ctx: ViewContext) {
     memoryMB: record.memoryMB,
     metadata: record.metadata,
     lifecycle: { onTimeout: record.autoPause ? 'pause' : 'kill', autoResume: record.autoResume },
+    volumeMounts: (record.volumeMounts ?? []).map((m) => ({ name: m.name, path: m.path })),
   };
 }
 

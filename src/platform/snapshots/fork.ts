@@ -43,6 +43,7 @@ export async function forkSandbox(
                 ...(source.egress?.denyOut ? { denyOut: source.egress.denyOut } : {}),
               },
               ...(source.egress?.allowInternetAccess !== undefined ? { allow_internet_access: source.egress.allowInternetAccess } : {}),
+              ...(source.volumeMounts ? { volumeMounts: source.volumeMounts.map(({ name, path }) => ({ name, path })) } : {}),
             },
             teamOf(source),
             { template, changesFrom: frozen },

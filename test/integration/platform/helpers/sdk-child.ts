@@ -9,7 +9,7 @@ import type * as E2b from 'e2b';
 
 type Sandbox = E2b.Sandbox;
 // Older lines differ in shape (1.x lists into an array, 2.10 pauses with betaPause): callers name what they call.
-const { Sandbox, Template, waitForFile } = require(process.env.SDK_PACKAGE ?? 'e2b') as typeof E2b;
+const { Sandbox, Template, Volume, waitForFile } = require(process.env.SDK_PACKAGE ?? 'e2b') as typeof E2b;
 
 type Call =
   | { id: number; op: 'create'; template: string; opts: Record<string, unknown> }
@@ -18,11 +18,14 @@ type Call =
   | { id: number; op: 'fork'; sandboxId: string; opts: Record<string, unknown> }
   | { id: number; op: 'static'; method: string; args: unknown[] }
   | { id: number; op: 'call'; sandboxId: string; path: string; args: unknown[] }
+  | { id: number; op: 'volume'; method: string; args: unknown[] }
+  | { id: number; op: 'volume-call'; volumeId: string; method: string; args: unknown[] }
   | { id: number; op: 'build'; alias: string; runCmd: string; opts: Record<string, unknown> }
   | { id: number; op: 'template'; method: string; args: unknown[] }
   | { id: number; op: 'build-start'; name: string; run: string; startCmd: string; opts: Record<string, unknown> };
 
 const sandboxes = new Map<string, Sandbox>();
+const volumes = new Map<string, E2b.Volume>();
 
 async function handle(call: Call): Promise<unknown> {
   switch (call.op) {
@@ -73,6 +76,22 @@ async function handle(call: Call): Promise<unknown> {
       // A Debian template with one RUN step and a start command that is ready once it touched /tmp/started.
       const t = Template().fromDebianImage('bookworm').runCmd(call.run).setStartCmd(call.startCmd, waitForFile('/tmp/started'));
       return Template.build(t, call.name, call.opts);
+    }
+    case 'volume': {
+      // Volume.create and Volume.connect give an instance: held here by its ID for 'volume-call'.
+      const fn = (Volume as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>)[call.method];
+      const value = await fn.apply(Volume, call.args);
+      if (value instanceof Volume) {
+        volumes.set(value.volumeId, value);
+        return { volumeId: value.volumeId, name: value.name };
+      }
+      return value;
+    }
+    case 'volume-call': {
+      const vol = volumes.get(call.volumeId);
+      if (!vol) throw new Error(`the driver holds no volume ${call.volumeId}`);
+      const fn = (vol as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>)[call.method];
+      return fn.apply(vol, call.args);
     }
     case 'call': {
       const sbx = sandboxes.get(call.sandboxId);

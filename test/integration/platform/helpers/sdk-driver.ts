@@ -119,6 +119,16 @@ export class SdkDriver {
     return this.send({ op: 'build-start', name, run, startCmd, opts }) as Promise<{ templateId: string; buildId: string }>;
   }
 
+  /** A static method of Volume, e.g. ('create', 'data', opts); a Volume it gives is held here by its volumeId. */
+  volume<T = unknown>(method: string, ...args: unknown[]): Promise<T> {
+    return this.send({ op: 'volume', method, args }) as Promise<T>;
+  }
+
+  /** A method of a Volume this driver holds, e.g. (volumeId, 'readFile', '/a.txt'). */
+  volumeCall<T = unknown>(volumeId: string, method: string, ...args: unknown[]): Promise<T> {
+    return this.send({ op: 'volume-call', volumeId, method, args }) as Promise<T>;
+  }
+
   /** A method of a sandbox object this driver holds, e.g. (id, 'files.list', '/'). */
   call<T = unknown>(sandboxId: string, path: string, ...args: unknown[]): Promise<T> {
     return this.send({ op: 'call', sandboxId, path, args }) as Promise<T>;

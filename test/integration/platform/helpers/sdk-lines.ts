@@ -26,7 +26,7 @@ export interface SdkLine {
    * localhost without a token), so no platform can serve it.
    */
   connection: 'urls' | 'domain';
-  /** Sends `volumeMounts` (2.27 on), a field this platform refuses: the matrix's probe of an unhonoured field. */
+  /** Sends `volumeMounts` and `network.allowOut` (2.27 on): volumes are mounted, domain names in allowOut refused. */
   volumeMounts: boolean;
 }
 

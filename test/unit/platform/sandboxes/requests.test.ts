@@ -27,13 +27,13 @@ describe('newSandboxSchema', () => {
     const r = newSandboxSchema.safeParse({
       templateID: 'x',
       network: { egressProxy: { address: 'proxy.example.com:1080' } },
-      volumeMounts: [{ name: 'v', path: '/v' }],
+      iam: { role: 'x' },
     });
     expect(r.success).toBe(false);
     const messages = r.success ? [] : r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
     expect(messages).toEqual([
       'network.egressProxy: egress proxies are not supported by this platform; leave them out',
-      'volumeMounts: volume mounts are not supported by this platform; leave them out',
+      'iam: IAM tokens are not supported by this platform; leave them out',
     ]);
   });
 

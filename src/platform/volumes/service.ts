@@ -1,0 +1,183 @@
+/**
+ * Volumes: a directory per volume under the platform's volumes dir (on one host its data root; in a fleet a shared
+ * file system every host mounts at the same path), bound read-write into every sandbox that mounts it, by any
+ * number of sandboxes at once. Owned right inside the sandboxes' user namespace: the root directory is root's
+ * there (host id = the mapping's base) and open to every user (0777), so the default user writes it too. Each
+ * belongs to its team; another team's volume is as unknown as a missing one.
+ */
+import * as fs from 'node:fs';
+import { join } from 'node:path';
+import { accessTokenMatches, hashAccessToken } from '../../contract/access-token';
+import { DEFAULT_USER } from '../../runtime/base-images';
+import { DEFAULT_ID_MAPPING, type IdMapping } from '../../runtime/id-shift';
+import { exec } from '../../util/exec';
+import { ApiError } from '../http/types';
+import { newAccessToken, newSandboxID } from '../sandboxes/ids';
+import type { SandboxRecord } from '../sandboxes/record';
+import type { VolumeMount, VolumeResolver } from '../sandboxes/volume-mounts';
+import { type Caller, mayAct } from '../teams/model';
+import type { QuotaLedger } from '../teams/quotas';
+import { AnchoredTree } from './anchored-fs';
+import type { VolumeRecord, VolumeStore } from './store';
+
+/** What one volume may hold unless the platform is told otherwise: 10 GiB. */
+export const DEFAULT_VOLUME_MAX_BYTES = 10 * 1024 ** 3;
+
+/** Ids the sandboxes see for a host id outside their range (the kernel's overflow id). */
+const OVERFLOW_ID = 65_534;
+
+export interface VolumeServiceOptions {
+  store: VolumeStore;
+  /** Every sandbox record (a mounted volume is not destroyed). */
+  sandboxes: () => Promise<SandboxRecord[]>;
+  /** Parent of the volumes' directories. */
+  dir: string;
+  /** The sandboxes' user namespace range (the runtime's). */
+  idMapping?: IdMapping;
+  /** Per volume: a write through the file API that would take it over this is refused (413). */
+  maxBytes?: number;
+  /** A volume's size (as of its last change through the file API) is held of its team's stored bytes. */
+  ledger?: QuotaLedger;
+  now?: () => number;
+}
+
+export function volumeNotFound(ref: string): ApiError {
+  return new ApiError(404, `volume ${JSON.stringify(ref)} not found`);
+}
+
+export class VolumeService implements VolumeResolver {
+  readonly mapping: IdMapping;
+  readonly maxBytes: number;
+  private readonly now: () => number;
+
+  constructor(private readonly o: VolumeServiceOptions) {
+    this.mapping = o.idMapping ?? DEFAULT_ID_MAPPING;
+    this.maxBytes = o.maxBytes ?? DEFAULT_VOLUME_MAX_BYTES;
+    this.now = o.now ?? Date.now;
+  }
+
+  dirOf(volumeID: string): string {
+    return join(this.o.dir, volumeID);
+  }
+
+  async create(name: string, teamID: string): Promise<VolumeRecord> {
+    const volumeID = newSandboxID();
+    const record: VolumeRecord = { volumeID, name, teamID, createdAt: new Date(this.now()).toISOString(), token: newAccessToken() };
+    fs.mkdirSync(this.o.dir, { recursive: true, mode: 0o700 });
+    const dir = this.dirOf(volumeID);
+    fs.mkdirSync(dir);
+    fs.chownSync(dir, this.mapping.base, this.mapping.base);
+    fs.chmodSync(dir, 0o777);
+    if (!(await this.o.store.add(record))) {
+      fs.rmSync(dir, { recursive: true, force: true });
+      throw new ApiError(409, `this team has a volume named ${JSON.stringify(name)} already: choose another name`);
+    }
+    return record;
+  }
+
+  async list(caller: Caller): Promise<VolumeRecord[]> {
+    return (await this.o.store.all())
+      .filter((r) => mayAct(caller, r.teamID) && !r.destroying)
+      .sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.volumeID.localeCompare(b.volumeID));
+  }
+
+  async get(volumeID: string, caller: Caller): Promise<VolumeRecord> {
+    const record = await this.o.store.get(volumeID);
+    if (!record || record.destroying || !mayAct(caller, record.teamID)) throw volumeNotFound(volumeID);
+    return record;
+  }
+
+  private async mountedBy(volumeID: string): Promise<string[]> {
+    return (await this.o.sandboxes())
+      .filter((s) => s.volumeMounts?.some((m) => m.volumeID === volumeID))
+      .map((s) => s.sandboxID)
+      .sort();
+  }
+
+  /** false when the caller has no such volume; 409, with nothing removed, while a sandbox (running or paused) mounts it. */
+  async destroy(volumeID: string, caller: Caller): Promise<boolean> {
+    const record = await this.o.store.get(volumeID);
+    if (!record || record.destroying || !mayAct(caller, record.teamID)) return false;
+    // Marked first, so no create mounts it between the check and the removal.
+    await this.o.store.put({ ...record, destroying: true });
+    const users = await this.mountedBy(volumeID);
+    if (users.length > 0) {
+      await this.o.store.put(record);
+      throw new ApiError(
+        409,
+        `volume ${JSON.stringify(record.name)} is mounted by sandbox(es) ${users.join(', ')}: kill them first (nothing was removed)`,
+      );
+    }
+    fs.rmSync(this.dirOf(volumeID), { recursive: true, force: true });
+    await this.o.store.delete(record);
+    await this.o.ledger?.release(record.teamID, `bytes:volume:${volumeID}`);
+    return true;
+  }
+
+  /** The team's volumes by name, for a create (VolumeResolver). */
+  async resolve(mounts: Array<{ name: string; path: string }>, teamID: string): Promise<VolumeMount[]> {
+    const out: VolumeMount[] = [];
+    for (const m of mounts) {
+      const record = await this.o.store.byName(teamID, m.name);
+      if (!record || record.destroying) throw new ApiError(404, `volumeMounts: volume ${JSON.stringify(m.name)} not found in this team; create it first`);
+      const source = this.dirOf(record.volumeID);
+      if (!fs.statSync(source, { throwIfNoEntry: false })?.isDirectory())
+        throw new ApiError(500, `volume ${JSON.stringify(m.name)} has no directory at ${source} (is the volumes file system mounted?)`);
+      out.push({ name: m.name, path: m.path, volumeID: record.volumeID, source });
+    }
+    return out;
+  }
+
+  /** The volume a file API call names, when its token is the volume's: 404 unknown, 401 wrong or missing token. */
+  async forToken(volumeID: string, bearer: string | undefined): Promise<{ record: VolumeRecord; tree: AnchoredTree }> {
+    const record = await this.o.store.get(volumeID);
+    if (!record || record.destroying) throw volumeNotFound(volumeID);
+    if (!accessTokenMatches(bearer, hashAccessToken(record.token)))
+      throw new ApiError(401, "send the volume's token (Volume.create or Volume.connect hand it out) as Authorization: Bearer <token>");
+    return { record, tree: new AnchoredTree(this.dirOf(volumeID)) };
+  }
+
+  /** Bytes the volume's files take on disk now (allocated blocks, one file system). */
+  async usage(volumeID: string): Promise<number> {
+    const r = await exec(['du', '-s', '-x', '-B1', this.dirOf(volumeID)], { timeoutMs: 120_000 });
+    const bytes = Number(/^(\d+)/.exec(r.stdout)?.[1]);
+    if (!Number.isFinite(bytes)) throw new Error(`du of volume ${volumeID} failed: ${r.stderr.trim()}`);
+    return bytes;
+  }
+
+  /** Holds `bytes` of the team's stored bytes for the volume (instead of what it held): 429, holding the old amount, when over. */
+  async account(record: VolumeRecord, bytes: number): Promise<void> {
+    const ledger = this.o.ledger;
+    if (!ledger) return;
+    const hold = `bytes:volume:${record.volumeID}` as const;
+    const before = (await this.o.store.get(record.volumeID))?.heldBytes ?? 0;
+    await ledger.release(record.teamID, hold);
+    try {
+      await ledger.reserve(record.teamID, hold, { templateBytes: bytes });
+    } catch (err) {
+      await ledger.reserve(record.teamID, hold, { templateBytes: before }).catch(() => undefined);
+      throw err;
+    }
+    const now = await this.o.store.get(record.volumeID);
+    if (now) await this.o.store.put({ ...now, heldBytes: bytes });
+  }
+
+  /** An id inside the sandboxes (0..size-1) as the host's; 400 outside the range. */
+  hostId(inside: number | undefined, what: 'uid' | 'gid'): number | undefined {
+    if (inside === undefined) return undefined;
+    if (!(Number.isInteger(inside) && inside >= 0 && inside < this.mapping.size))
+      throw new ApiError(400, `${what}: expected a whole number from 0 to ${this.mapping.size - 1} (an id inside the sandboxes)`);
+    return this.mapping.base + inside;
+  }
+
+  /** A host id as the sandboxes see it. */
+  insideId(host: number): number {
+    const inside = host - this.mapping.base;
+    return inside >= 0 && inside < this.mapping.size ? inside : OVERFLOW_ID;
+  }
+
+  /** The owner a file API write gives when the call names none: the sandboxes' default user. */
+  get defaultOwner(): number {
+    return this.mapping.base + DEFAULT_USER.uid;
+  }
+}
