@@ -56,7 +56,9 @@ export const volumeMountsSchema = z
   .array(
     z.object(
       {
-        name: z.string({ message: 'expected the name of a volume of this team' }).min(1, { message: 'expected the name of a volume of this team' }),
+        name: z
+          .string({ message: 'expected the name of a volume of this team' })
+          .min(1, { message: 'expected the name of a volume of this team' }),
         path: mountPath,
       },
       { message: 'expected {"name": <volume name>, "path": <absolute path>}' },
@@ -67,7 +69,8 @@ export const volumeMountsSchema = z
   .superRefine((mounts, ctx) => {
     const paths = mounts.map((m) => m.path);
     const twice = paths.find((p, i) => paths.indexOf(p) !== i);
-    if (twice !== undefined) ctx.addIssue({ code: 'custom', message: `two volumes at ${JSON.stringify(twice)}: one path takes one volume` });
+    if (twice !== undefined)
+      ctx.addIssue({ code: 'custom', message: `two volumes at ${JSON.stringify(twice)}: one path takes one volume` });
   });
 
 /** A mount as a sandbox keeps it: the volume's name (as asked for) and ID, where it appears, its host directory. */

@@ -25,7 +25,8 @@ export class VolumePathError extends Error {
 export function pathComponents(path: string): string[] {
   if (path.includes('\0')) throw new VolumePathError(400, 'path: expected no NUL character');
   const parts = path.split('/').filter((p) => p !== '' && p !== '.');
-  if (parts.includes('..')) throw new VolumePathError(400, `path ${JSON.stringify(path)}: ".." is not allowed; give the path from the volume's root`);
+  if (parts.includes('..'))
+    throw new VolumePathError(400, `path ${JSON.stringify(path)}: ".." is not allowed; give the path from the volume's root`);
   return parts;
 }
 
@@ -39,7 +40,8 @@ const at = (fd: number, name: string) => `/proc/self/fd/${fd}/${name}`;
 function explain(err: unknown, shown: string): Error {
   const code = (err as NodeJS.ErrnoException).code;
   if (code === 'ENOENT') return new VolumePathError(404, `${shown} not found`);
-  if (code === 'ENOTDIR' || code === 'ELOOP') return new VolumePathError(400, `${shown}: a component is not a directory (a file or a symbolic link, which is never followed)`);
+  if (code === 'ENOTDIR' || code === 'ELOOP')
+    return new VolumePathError(400, `${shown}: a component is not a directory (a file or a symbolic link, which is never followed)`);
   if (code === 'EEXIST') return new VolumePathError(409, `${shown} already exists`);
   if (code === 'EISDIR') return new VolumePathError(409, `${shown} is a directory`);
   if (code === 'ENOTEMPTY') return new VolumePathError(409, `${shown} is not empty`);
@@ -234,7 +236,7 @@ export class AnchoredTree {
 
   /** Opens a regular file for reading; 400 for anything else (a directory, a link, a FIFO). */
   openFile(parts: string[]): { fd: number; size: number } {
-    if (parts.length === 0) throw new VolumePathError(400, '/ is the volume\'s root directory, not a file');
+    if (parts.length === 0) throw new VolumePathError(400, "/ is the volume's root directory, not a file");
     return withFd(this.openDir(parts.slice(0, -1)), (dir) => {
       let fd: number;
       try {
@@ -257,7 +259,10 @@ export class AnchoredTree {
     withFd(dir, (d) => {
       let fd: number;
       try {
-        fd = parts.length === 0 ? fs.openSync(this.root, DIR_FLAGS) : fs.openSync(at(d, parts.at(-1) as string), O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+        fd =
+          parts.length === 0
+            ? fs.openSync(this.root, DIR_FLAGS)
+            : fs.openSync(at(d, parts.at(-1) as string), O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
       } catch (err) {
         throw explain(err, shownPath(parts));
       }
@@ -273,7 +278,7 @@ export class AnchoredTree {
 
   /** Removes the entry; a directory with everything in it, each level opened without following a link. */
   remove(parts: string[]): void {
-    if (parts.length === 0) throw new VolumePathError(400, 'the volume\'s root cannot be removed (destroy the volume instead)');
+    if (parts.length === 0) throw new VolumePathError(400, "the volume's root cannot be removed (destroy the volume instead)");
     withFd(this.openDir(parts.slice(0, -1)), (dir) => {
       const name = parts.at(-1) as string;
       let stat: fs.Stats;

@@ -91,7 +91,13 @@ export function volumeContentRoutes(volumes: VolumeService): Route[] {
       handler: async (req) => {
         const { tree } = await open(req);
         const q = validate(pathQuerySchema, queryObject(req.query), 'query');
-        return { status: 200, body: stat(tree, answering(() => pathComponents(q.path))) };
+        return {
+          status: 200,
+          body: stat(
+            tree,
+            answering(() => pathComponents(q.path)),
+          ),
+        };
       },
     },
     {

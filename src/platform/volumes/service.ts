@@ -119,7 +119,8 @@ export class VolumeService implements VolumeResolver {
     const out: VolumeMount[] = [];
     for (const m of mounts) {
       const record = await this.o.store.byName(teamID, m.name);
-      if (!record || record.destroying) throw new ApiError(404, `volumeMounts: volume ${JSON.stringify(m.name)} not found in this team; create it first`);
+      if (!record || record.destroying)
+        throw new ApiError(404, `volumeMounts: volume ${JSON.stringify(m.name)} not found in this team; create it first`);
       const source = this.dirOf(record.volumeID);
       if (!fs.statSync(source, { throwIfNoEntry: false })?.isDirectory())
         throw new ApiError(500, `volume ${JSON.stringify(m.name)} has no directory at ${source} (is the volumes file system mounted?)`);

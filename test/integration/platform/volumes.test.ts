@@ -56,7 +56,11 @@ test('a volume mounted in two sandboxes: written in one, read in the other at on
   const vol = await sdk.volume<{ volumeId: string; name: string }>('create', 'shared-data', opts);
   expect(vol.name).toBe('shared-data');
   expect(await sdk.volume('list', opts)).toContainEqual({ volumeId: vol.volumeId, name: 'shared-data' });
-  expect(await sdk.volume('getInfo', vol.volumeId, opts)).toMatchObject({ volumeId: vol.volumeId, name: 'shared-data', token: expect.any(String) });
+  expect(await sdk.volume('getInfo', vol.volumeId, opts)).toMatchObject({
+    volumeId: vol.volumeId,
+    name: 'shared-data',
+    token: expect.any(String),
+  });
 
   const a = await sdk.create('base', { ...opts, volumeMounts: { '/data': 'shared-data' } });
   const b = await sdk.create('base', { ...opts, volumeMounts: { '/home/user/shared': 'shared-data' } });
@@ -73,7 +77,12 @@ test('a volume mounted in two sandboxes: written in one, read in the other at on
 
   // The file API, with the volume's token.
   expect(await sdk.volumeCall(vol.volumeId, 'readFile', '/a.txt')).toBe('from-a\n');
-  const written = await sdk.volumeCall<{ path: string; size: number; uid: number; type: string }>(vol.volumeId, 'writeFile', '/api.txt', 'from the API');
+  const written = await sdk.volumeCall<{ path: string; size: number; uid: number; type: string }>(
+    vol.volumeId,
+    'writeFile',
+    '/api.txt',
+    'from the API',
+  );
   expect(written).toMatchObject({ path: '/api.txt', size: 12, uid: 1000, type: 'file' });
   expect(await run(a.sandboxId, 'cat /data/api.txt')).toBe('from the API');
   const listed = await sdk.volumeCall<Array<{ path: string; type: string }>>(vol.volumeId, 'list', '/', { depth: 2 });
@@ -155,7 +164,10 @@ test("bad mounts: unknown volume, a relative or system path, another team's volu
 test('a sandbox that plants links and FIFOs in its volume reaches nothing of the host through the file API', async () => {
   const vol = await sdk.volume<{ volumeId: string }>('create', 'hostile', opts);
   const s = await sdk.create('base', { ...opts, volumeMounts: { '/v': 'hostile' } });
-  await run(s.sandboxId, 'ln -s /etc /v/etc && ln -s /etc/passwd /v/passwd && ln -s / /v/root && mkfifo /v/fifo && mkdir /v/d && ln -s /etc /v/d/up');
+  await run(
+    s.sandboxId,
+    'ln -s /etc /v/etc && ln -s /etc/passwd /v/passwd && ln -s / /v/root && mkfifo /v/fifo && mkdir /v/d && ln -s /etc /v/d/up',
+  );
   const hostPasswd = fs.readFileSync('/etc/passwd', 'utf8');
 
   for (const path of ['/passwd', '/etc/passwd', '/root/etc/passwd', '/d/up/passwd', '/../../../../etc/passwd', '/fifo'])
@@ -179,7 +191,9 @@ test('a sandbox that plants links and FIFOs in its volume reaches nothing of the
   expect(fs.statSync('/etc').isDirectory()).toBe(true);
 
   // Without the volume's token nothing is answered.
-  const wrong = await fetch(`${platform.url}/volumecontent/${vol.volumeId}/file?path=%2Fpasswd`, { headers: { authorization: 'Bearer wrong' } });
+  const wrong = await fetch(`${platform.url}/volumecontent/${vol.volumeId}/file?path=%2Fpasswd`, {
+    headers: { authorization: 'Bearer wrong' },
+  });
   expect(wrong.status).toBe(401);
   const none = await fetch(`${platform.url}/volumecontent/${vol.volumeId}/dir?path=%2F`);
   expect(none.status).toBe(401);
