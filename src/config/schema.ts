@@ -104,6 +104,42 @@ const template = z
   })
   .prefault({});
 
+/**
+ * Limits of template builds on a platform host (docs/security.md, Limits): `sandbox-kit platform` takes them as flags
+ * (`--build-deadline-seconds`, ...), rendered from these keys; `up` passes them to its platform.
+ */
+export const buildLimitFields = {
+  deadlineSeconds: integer(60, 86400, 'a time in seconds, an integer from 60 to 86400')
+    .default(3600)
+    .describe(
+      "Deadline of a whole template build from its start (a queued build's wait does not count): the running step is killed and the build fails naming this limit. Each step also has the builder's `stepTimeoutMs`.",
+    ),
+  logLineBytes: integer(256, 1_048_576, 'a size in bytes, an integer from 256 to 1048576')
+    .default(16_384)
+    .describe(
+      'Longest build log line kept: a longer line is cut there and ends with a marker saying how many bytes were cut; the build goes on.',
+    ),
+  logBytes: integer(65_536, 1_073_741_824, 'a size in bytes, an integer from 65536 to 1073741824')
+    .default(8_388_608)
+    .describe(
+      "Log volume kept per build (the steps' output): past it one marker line says the rest is not kept, and the build goes on; the failure reason still carries the failing step's last lines.",
+    ),
+  concurrent: integer(1, 64, 'an integer from 1 to 64')
+    .default(2)
+    .describe(
+      "Template builds running at once on a platform host. More wait, queued in order with status `waiting` and a log line saying so (as E2B's queued builds do); each team's own `builds` quota still answers 429.",
+    ),
+};
+
+export const buildLimitsSchema = z.strictObject(buildLimitFields).prefault({});
+
+/** The build limits when a stack sets none: the schema's defaults. */
+export function defaultBuildLimits(): BuildLimits {
+  return buildLimitsSchema.parse({});
+}
+
+export type BuildLimits = z.output<typeof buildLimitsSchema>;
+
 const agent = z
   .strictObject({
     port: port()
@@ -190,6 +226,7 @@ export const stackConfigSchema = z
     sandboxHost,
     fleet,
     dns,
+    builds: buildLimitsSchema,
     brand: text(/^[A-Z][A-Za-z0-9]{0,31}$/, 'a capitalised word of letters and digits, such as Svc')
       .default('Svc')
       .describe('Header and xattr brand: `Svc` gives Svc-Sandbox-Id and user.svc.*; `E2b` speaks to the E2B SDK.'),

@@ -51,6 +51,7 @@ export async function startService(
     gatewayPort,
     brand: config.brand,
     domain: config.gateway.domain,
+    buildLimits: config.builds,
     templates: {
       statusFile: templateBuildsFile(state),
       ...(choices.extraCaCertsFile ? { extraCaCertsFile: choices.extraCaCertsFile } : {}),

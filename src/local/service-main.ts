@@ -11,6 +11,7 @@ import { startGateway } from '../gateway';
 import { startPlatformOnHost } from '../platform/on-host';
 import { BridgeNetwork, type BridgeNetworkOptions } from '../runtime';
 import { TemplateBuilds } from './template-builds';
+import type { BuildLimits } from '../config';
 
 export interface ServiceConfig {
   stateDir: string;
@@ -23,6 +24,8 @@ export interface ServiceConfig {
   templates?: { statusFile: string; extraCaCertsFile?: string };
   /** Where `up` and `rotate` write the proxy's addresses for the dashboard. */
   proxyFactsFile?: string;
+  /** The stack's template build limits (`builds`). */
+  buildLimits?: BuildLimits;
 }
 
 async function main(configFile: string): Promise<void> {
@@ -35,6 +38,7 @@ async function main(configFile: string): Promise<void> {
     port: config.apiPort,
     network: new BridgeNetwork(config.network),
     proxyFactsFile: config.proxyFactsFile,
+    ...(config.buildLimits ? { buildLimits: config.buildLimits } : {}),
     log,
     ...(builds ? { pendingTemplates: (known) => builds.resolver(known) } : {}),
   });

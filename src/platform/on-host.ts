@@ -32,6 +32,7 @@ import {
 import { subnetCapacity } from '../runtime/network/host-network';
 import { createTemplateService, sandboxValidator, templateRoutes, type TemplateServiceOptions } from './templates';
 import { LOG_PAGE_LIMIT } from './templates/routes';
+import type { BuildLimits } from '../config';
 
 export interface PlatformOnHostOptions {
   stateDir: string;
@@ -78,6 +79,8 @@ export interface PlatformOnHostOptions {
   volumesDir?: string;
   /** See PlatformOptions.volumeMaxBytes. */
   volumeMaxBytes?: number;
+  /** Template builds' deadline, log caps and concurrency (the stack's `builds` keys); default: their defaults. */
+  buildLimits?: Partial<BuildLimits>;
 }
 
 export interface PlatformOnHost extends RunningPlatform {
@@ -183,6 +186,7 @@ export async function startPlatformOnHost(options: PlatformOnHostOptions): Promi
         baseImages,
         // A build is checked by starting a real sandbox from it (the platform exists by the time a build runs).
         validator: sandboxValidator(() => platform?.sandboxes),
+        ...(options.buildLimits ? { limits: options.buildLimits } : {}),
       }),
     });
   } catch (err) {

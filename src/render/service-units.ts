@@ -69,6 +69,14 @@ export function platformCommand(config: StackConfig, options: PlatformServiceOpt
     config.gateway.domain,
     // The sandboxes leave through this host, whose network unit filters and NATs them.
     '--route-out',
+    '--build-deadline-seconds',
+    String(config.builds.deadlineSeconds),
+    '--build-log-line-bytes',
+    String(config.builds.logLineBytes),
+    '--build-log-bytes',
+    String(config.builds.logBytes),
+    '--concurrent-builds',
+    String(config.builds.concurrent),
     ...(options.fleet
       ? [
           '--sandbox-subnet',

@@ -1,9 +1,8 @@
 /**
- * Looks up a user in a stack of layers without mounting it: the topmost layer that has /etc/passwd (or
- * /etc/group) holds the file the container will see. Pure parsing plus that lookup.
+ * Looks up a user in a stack of layers without mounting it: /etc/passwd and /etc/group as the container will see
+ * them (layer-view.ts: symlinks resolved inside the layers, never on the host). Pure parsing plus that lookup.
  */
-import * as fs from 'node:fs';
-import * as path from 'node:path';
+import { readInLayers } from './layer-view';
 
 export interface Account {
   uid: number;
@@ -13,11 +12,7 @@ export interface Account {
 }
 
 function topmost(layers: string[], file: string): string {
-  for (const layer of layers) {
-    const p = path.join(layer, file);
-    if (fs.existsSync(p)) return fs.readFileSync(p, 'utf8');
-  }
-  return '';
+  return readInLayers(layers, file) ?? '';
 }
 
 export function parseAccount(user: string, passwd: string, group: string): Account | undefined {

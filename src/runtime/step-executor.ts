@@ -15,17 +15,18 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { createInterface } from 'node:readline';
 import { classifyCgroupLayout, readCgroupFacts } from './cgroup-layout';
 import { removeCgroup } from './cgroups';
 import { containerNofile } from './host-limits';
 import { checkInstanceName, instancePaths, type InstancePaths } from './instance';
 import { DEFAULT_ID_MAPPING, shiftedLayer, shiftTree, type IdMapping } from './id-shift';
 import { lookupAccount } from './layer-accounts';
+import { existsInLayers, insideTree } from './layer-view';
 import { BUILD_PROXY_PORT, RELAY_SCRIPT, startBuildEgress, type BuildEgress } from './build-egress';
 import { NETNS_DIR } from './network/bridge-network';
 import { createNamespacePair, removeUserNamespace } from './userns';
 import { exec, execOk } from '../util/exec';
+import { BoundedLines } from '../util/bounded-lines';
 import { CHILD_OOM_SCORE_ADJ } from './oom';
 import { inPrivateMountNamespace, OciCli, STAGED_ROOTFS, stagedBind } from './oci-cli';
 import { renderOciConfig, type BindMount } from './oci-config';
@@ -33,6 +34,8 @@ import { resolveRuntimeBinary, DEFAULT_NOFILE, DEFAULT_PIDS_LIMIT } from './oci-
 import type { RuntimeChoice, StepExecutor, StepRun } from './types';
 
 export const TIMED_OUT_EXIT_CODE = 124;
+/** A step's output line is kept up to this many bytes when the caller names no cap (StepRun.maxLineBytes). */
+export const DEFAULT_MAX_LINE_BYTES = 1024 * 1024;
 /** The step executor's runtime state dir is the runtime's plus this suffix. */
 export const STEPS_SUFFIX = '-steps';
 
@@ -51,11 +54,12 @@ export interface StepExecutorOptions {
 
 /** The components of `target` (relative, top-down) missing from the merged view: mount points the runtime will make. */
 function newPaths(layers: string[], upper: string, target: string): string[] {
-  const parts = target.split('/').filter(Boolean);
+  const parts = target.split('/').filter((p) => p !== '' && p !== '.');
+  if (parts.includes('..')) return [target];
   const result: string[] = [];
   for (let i = 1; i <= parts.length; i++) {
     const rel = parts.slice(0, i).join('/');
-    if (![upper, ...layers].some((l) => fs.existsSync(path.join(l, rel)))) result.push(rel);
+    if (!existsInLayers([upper, ...layers], rel)) result.push(rel);
   }
   return result;
 }
@@ -63,6 +67,7 @@ function newPaths(layers: string[], upper: string, target: string): string[] {
 /** Removes, deepest first, those mount points from the layer when they are still empty (an empty file or dir). */
 function removeStubs(upper: string, rels: string[]): void {
   for (const rel of [...new Set(rels)].sort((x, y) => y.split('/').length - x.split('/').length)) {
+    if (!insideTree(upper, rel)) continue; // a step may have made a directory above it a symlink: not ours to follow
     const p = path.join(upper, rel);
     try {
       const st = fs.lstatSync(p);
@@ -220,8 +225,10 @@ export class OciStepExecutor implements StepExecutor {
           ['stdout', child.stdout],
           ['stderr', child.stderr],
         ] as const) {
-          createInterface({ input: stream, crlfDelay: Infinity }).on('line', (line) => step.onLine(name, line));
+          const lines = new BoundedLines(step.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES, (line, cut) => step.onLine(name, line, cut));
+          stream.on('data', (chunk: Buffer) => lines.push(chunk));
           stream.on('close', () => {
+            lines.end();
             open--;
             finish();
           });

@@ -146,8 +146,10 @@ export interface StepRun {
   memoryMB: number;
   cpuCount: number;
   timeoutMs: number;
-  /** Every line of stdout and stderr as it comes. */
-  onLine(stream: 'stdout' | 'stderr', line: string): void;
+  /** Each output line is kept up to this many bytes, the rest counted, never buffered (default 1 MiB). */
+  maxLineBytes?: number;
+  /** Every line of stdout and stderr as it comes; `cutBytes`: how many bytes of a longer line were cut. */
+  onLine(stream: 'stdout' | 'stderr', line: string, cutBytes?: number): void;
 }
 
 export interface StepExecutor {

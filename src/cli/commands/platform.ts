@@ -3,7 +3,7 @@
  * standalone sandbox network, state in a private Redis (or --redis), templates, and the catalog for the gateway.
  * With the in-process catalog it also runs the gateway, since nothing else could read that catalog.
  */
-import { integer, oneOf, text } from '../../config';
+import { buildLimitFields, integer, oneOf, text } from '../../config';
 import { startGateway, type RunningGateway } from '../../gateway';
 import { startPlatformOnHost } from '../../platform/on-host';
 import { DEFAULT_TIMEOUT_SECONDS } from '../../platform/sandboxes/requests';
@@ -38,6 +38,12 @@ options:
                       of 198.19.0.0/16); the first address is their gateway, the last this host's side
   --route-out         let sandboxes out through this host (a sandbox host, whose rules then filter and NAT them)
 
+template builds (the stack's builds.* keys; docs/security.md, Limits):
+  --build-deadline-seconds S  a whole build's deadline (default ${buildLimitFields.deadlineSeconds.parse(undefined)})
+  --build-log-line-bytes N    longest build log line kept; longer ones are cut with a marker (default ${buildLimitFields.logLineBytes.parse(undefined)})
+  --build-log-bytes N         a build's output kept in its log; past it a marker, the build goes on (default ${buildLimitFields.logBytes.parse(undefined)})
+  --concurrent-builds N       builds running at once; more wait in a queue, status waiting (default ${buildLimitFields.concurrent.parse(undefined)})
+
 fleet (with --catalog redis://..., the fleet's shared Redis):
   --host-id ID        this host in the fleet (e.g. its EC2 instance ID); every sandbox's catalog entry names it
   --advertise-url U   where the other hosts reach this API, e.g. http://10.0.1.23:3001
@@ -62,6 +68,10 @@ const FLAGS = {
   'host-id': valueFlag(text(HOST_ID_PATTERN, HOST_ID_RULE).optional()),
   'advertise-url': valueFlag(text(/^http:\/\/[^\s/]+\/?$/, 'an http:// URL of this API, such as http://10.0.1.23:3001').optional()),
   capacity: valueFlag(integer(1, 100_000, 'a number of sandboxes from 1 to 100000').optional()),
+  'build-deadline-seconds': valueFlag(buildLimitFields.deadlineSeconds),
+  'build-log-line-bytes': valueFlag(buildLimitFields.logLineBytes),
+  'build-log-bytes': valueFlag(buildLimitFields.logBytes),
+  'concurrent-builds': valueFlag(buildLimitFields.concurrent),
 };
 
 /** The fleet flags go together, with a shared catalog; every problem at once. */
@@ -110,6 +120,12 @@ export async function run(argv: string[]): Promise<number> {
     domain: flags.domain,
     sandboxSubnet: flags['sandbox-subnet'],
     routeOut: flags['route-out'],
+    buildLimits: {
+      deadlineSeconds: flags['build-deadline-seconds'],
+      logLineBytes: flags['build-log-line-bytes'],
+      logBytes: flags['build-log-bytes'],
+      concurrent: flags['concurrent-builds'],
+    },
     ...(hostID !== undefined && advertise !== undefined
       ? { fleet: { hostID, apiUrl: advertise.replace(/\/$/, ''), redisUrl: flags.catalog, capacity: flags.capacity } }
       : {}),

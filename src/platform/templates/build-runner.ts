@@ -12,15 +12,19 @@ import type { BaseImages, StepExecutor } from '../../runtime/types';
 import type { TemplateForSandbox } from '../sandboxes/template-resolver';
 import { baseKey, stepKey } from './cache-key';
 import { COPY_CONTEXT_MOUNT, renderCopyScript } from './copy-script';
-import { extractArchive } from './files';
+import { extractUpload } from './files';
 import { homeOf, pathExists, userExists } from './layers';
+import { insideTree } from '../../runtime/layer-view';
 import { type BuildBase, type BuildPlan, describeStep, expandEnv, type PlannedStep } from './plan';
 import { shellQuote } from '../../util/shell-quote';
 import type { BuildRecord, TemplateStore } from './store';
 import { resolveRef } from './tags';
+import { BuildLog } from './build-log';
+import { TIMED_OUT_EXIT_CODE } from '../../runtime/step-executor';
 import type { TemplateValidator } from './validate';
 import { teamOf } from '../teams/model';
-import { BASE_STEP, FINALIZE_STEP, type LogEntry, type LogLevel, type StartBuildBody, type Step } from './wire';
+import type { BuildLimits } from '../../config';
+import { BASE_STEP, FINALIZE_STEP, type StartBuildBody, type Step } from './wire';
 
 export interface BuildRunnerOptions {
   store: TemplateStore;
@@ -33,6 +37,8 @@ export interface BuildRunnerOptions {
   scratchDir: string;
   stepTimeoutMs: number;
   readyTimeoutMs: number;
+  /** The whole build's deadline, its log's caps (builds.deadlineSeconds, builds.logLineBytes, builds.logBytes). */
+  limits: Pick<BuildLimits, 'deadlineSeconds' | 'logLineBytes' | 'logBytes'>;
   /** How many of a failing step's last lines the error reason carries. */
   reasonLines?: number;
   /** Told when a build ends, ready or failed, and how long it ran (the Prometheus build metrics). */
@@ -72,11 +78,19 @@ interface State {
   cacheBroken: boolean;
 }
 
-/** What every step handler works on: the build, the state the steps so far left, and where its lines go. */
-interface StepContext {
+/** One run of a build: what every phase of it works on. */
+interface BuildRun {
   build: BuildRecord;
-  state: State;
   log: BuildLog;
+  /** The uploads' sha256 as the service checked them, by files hash. */
+  uploads: ReadonlyMap<string, string>;
+  /** When the whole build must be done (performance.now() time). */
+  deadline: number;
+}
+
+/** What every step handler works on: the build, the state the steps so far left, and where its lines go. */
+interface StepContext extends BuildRun {
+  state: State;
   /** The step's name in the log: '1'..'n', or BASE_STEP. */
   name: string;
   /** Rebuild even when the layer is cached (the build's or the step's force). */
@@ -101,15 +115,17 @@ export class BuildRunner {
   constructor(private readonly o: BuildRunnerOptions) {}
 
   /** Runs a planned build to its end; never rejects (every failure is recorded on the build). */
-  async run(build: BuildRecord, body: StartBuildBody, plan: BuildPlan): Promise<void> {
-    const log = new BuildLog(this.o.store, build.buildID);
+  /** `uploads`: the sha256 of each files hash's upload as the service checked it; its COPY uses exactly those bytes. */
+  async run(build: BuildRecord, body: StartBuildBody, plan: BuildPlan, uploads: ReadonlyMap<string, string> = new Map()): Promise<void> {
+    const log = new BuildLog(this.o.store, build.buildID, { lineBytes: this.o.limits.logLineBytes, totalBytes: this.o.limits.logBytes });
     const started = performance.now();
+    const deadline = started + this.o.limits.deadlineSeconds * 1000;
     const finished = (outcome: 'ready' | 'error') => this.o.onFinished?.(outcome, (performance.now() - started) / 1000);
     try {
       build.status = 'building';
       build.updatedAt = new Date().toISOString();
       await this.o.store.putBuild(build);
-      const result = await this.execute(build, body, plan, log);
+      const result = await this.execute({ build, log, uploads, deadline }, body, plan);
       await log.flush();
       Object.assign(build, result, { status: 'ready', updatedAt: new Date().toISOString() });
       await this.o.store.putBuild(build);
@@ -127,9 +143,9 @@ export class BuildRunner {
       const message = (err as Error).message;
       log.write('error', `Build failed: ${message}`, step);
       await log.flush();
-      const stepLines = step === undefined ? [] : log.entries.filter((e) => e.step === step);
+      const stepLines = step === undefined ? [] : log.lastOf(step, this.o.reasonLines ?? 20);
       build.status = 'error';
-      build.reason = { message, step, logEntries: stepLines.slice(-(this.o.reasonLines ?? 20)) };
+      build.reason = { message, step, logEntries: stepLines };
       build.updatedAt = new Date().toISOString();
       await this.o.store.putBuild(build);
       finished('error');
@@ -138,13 +154,14 @@ export class BuildRunner {
     }
   }
 
-  private async execute(build: BuildRecord, body: StartBuildBody, plan: BuildPlan, log: BuildLog): Promise<Partial<BuildRecord>> {
-    const state = await this.base(build, plan.base, body.force, log);
+  private async execute(run: BuildRun, body: StartBuildBody, plan: BuildPlan): Promise<Partial<BuildRecord>> {
+    const { build, log } = run;
+    const state = await this.base(run, plan.base, body.force);
     const total = plan.steps.length;
     for (const [i, step] of plan.steps.entries()) {
       const name = String(i + 1);
       log.write('info', `[${name}/${total}] ${describeStep(step.step)}`, name);
-      const ctx: StepContext = { build, state, log, name, force: body.force || step.step.force };
+      const ctx: StepContext = { ...run, state, name, force: body.force || step.step.force };
       await (this.handlers[step.kind] as (ctx: StepContext, step: PlannedStep) => Promise<void>)(ctx, step);
     }
 
@@ -166,11 +183,15 @@ export class BuildRunner {
         `Starting the template: ${body.startCmd ?? '(no start command)'}; waiting for: ${body.readyCmd ?? '(nothing)'}`,
         FINALIZE_STEP,
       );
+      const left = this.timeLeft(run, FINALIZE_STEP, 'the start check');
       const result = await this.o.validator.validate(template, {
-        timeoutMs: this.o.readyTimeoutMs,
-        onLine: (line) => log.write('info', line, FINALIZE_STEP),
+        timeoutMs: Math.min(this.o.readyTimeoutMs, left),
+        onLine: (line) => log.output('info', line, FINALIZE_STEP),
       });
-      if (!result.ok) throw new StepFailed(FINALIZE_STEP, result.message);
+      if (!result.ok) {
+        if (performance.now() >= run.deadline) throw this.pastDeadline(FINALIZE_STEP, 'the start check');
+        throw new StepFailed(FINALIZE_STEP, result.message);
+      }
     }
     log.write(
       'info',
@@ -189,7 +210,8 @@ export class BuildRunner {
     };
   }
 
-  private async base(build: BuildRecord, base: BuildBase, force: boolean, log: BuildLog): Promise<State> {
+  private async base(run: BuildRun, base: BuildBase, force: boolean): Promise<State> {
+    const { build, log } = run;
     if (base.kind === 'template') {
       const ready = (await resolveRef(this.o.store, teamOf(build), base.name))?.build;
       if (!ready) throw new StepFailed(BASE_STEP, `base template ${JSON.stringify(base.name)} does not exist or has no ready build`);
@@ -205,7 +227,7 @@ export class BuildRunner {
     }
     log.write('info', `FROM ${base.image}`, BASE_STEP);
     const rootfs = await this.o.baseImages
-      .rootfs(base.image, (line) => log.write('info', line, BASE_STEP))
+      .rootfs(base.image, (line) => log.output('info', line, BASE_STEP))
       .catch((err: Error) => {
         throw new StepFailed(BASE_STEP, `the base root filesystem for ${base.image} could not be made: ${err.message}`);
       });
@@ -218,7 +240,7 @@ export class BuildRunner {
       cacheBroken: force,
     };
     await this.layer(
-      { build, state, log, name: BASE_STEP, force: false },
+      { ...run, state, name: BASE_STEP, force: false },
       {
         label: 'provision',
         cacheAs: { type: 'RUN', args: [PROVISION_SCRIPT, 'root'] },
@@ -278,6 +300,7 @@ export class BuildRunner {
       const archive = file?.path;
       if (!archive)
         throw new StepFailed(ctx.name, `step ${ctx.name} (${describeStep(p.step)}): no files were uploaded for files hash ${p.filesHash}`);
+      const sha256 = ctx.uploads.get(p.filesHash) ?? file.sha256;
       const { state } = ctx;
       const script = renderCopyScript({ src: p.src, dest: p.dest, workdir: state.workdir, owner: p.owner ?? state.user, mode: p.mode });
       let context: string | undefined;
@@ -285,11 +308,11 @@ export class BuildRunner {
         await this.layer(ctx, {
           label: describeStep(p.step),
           // Cached by the bytes received, not only by the hash the client named them with.
-          cacheAs: { ...p.step, filesHash: `${p.filesHash}:${file?.sha256}` },
+          cacheAs: { ...p.step, filesHash: `${p.filesHash}:${sha256}` },
           argv: ['/bin/bash', '-c', script],
           user: 'root',
           mounts: async () => {
-            context = await extractArchive(archive, this.o.scratchDir);
+            context = await extractUpload(archive, this.o.scratchDir, sha256);
             return [{ source: context, target: COPY_CONTEXT_MOUNT, adopt: true }];
           },
         });
@@ -299,11 +322,26 @@ export class BuildRunner {
     },
   };
 
+  /** Milliseconds the build has left before its deadline; past it, the step fails naming the limit. */
+  private timeLeft(run: BuildRun, step: string, label: string): number {
+    const left = Math.floor(run.deadline - performance.now());
+    if (left <= 0) throw this.pastDeadline(step, label);
+    return left;
+  }
+
+  private pastDeadline(step: string, label: string): StepFailed {
+    return new StepFailed(
+      step,
+      `the build ran past its deadline of ${this.o.limits.deadlineSeconds} s (builds.deadlineSeconds); step ${step} (${label}) was stopped`,
+    );
+  }
+
   /**
    * One step that makes a layer: reused from the cache when its key is known and nothing forces a rebuild, else run
    * in a one-shot container into a new layer directory (removed again if the step fails).
    */
-  private async layer({ build, state, log, name, force }: StepContext, run: LayerRun): Promise<void> {
+  private async layer(ctx: StepContext, run: LayerRun): Promise<void> {
+    const { build, state, log, name, force } = ctx;
     const key = stepKey(state.key, run.cacheAs);
     if (!force && !state.cacheBroken) {
       const cached = await this.o.store.getLayer(key);
@@ -320,9 +358,12 @@ export class BuildRunner {
     const user = run.user;
     let mounts: Array<{ source: string; target: string; adopt?: boolean }> = [];
     let code: number;
+    let boundByDeadline = false;
     try {
       mounts = run.mounts ? await run.mounts() : [];
       const home = (await homeOf(state.layers, user)) ?? (user === 'root' ? '/root' : `/home/${user}`);
+      const left = this.timeLeft(ctx, name, run.label);
+      boundByDeadline = left < this.o.stepTimeoutMs;
       code = await this.o.executor.run({
         layers: state.layers,
         layerDir,
@@ -334,56 +375,30 @@ export class BuildRunner {
         network: 'egress',
         memoryMB: build.memoryMB,
         cpuCount: build.cpuCount,
-        timeoutMs: this.o.stepTimeoutMs,
-        onLine: (stream, line) => log.write(stream === 'stderr' ? 'warn' : 'info', line, name),
+        timeoutMs: Math.min(this.o.stepTimeoutMs, left),
+        maxLineBytes: this.o.limits.logLineBytes,
+        onLine: (stream, line, cut) => log.output(stream === 'stderr' ? 'warn' : 'info', line, name, cut),
       });
     } catch (err) {
       await rm(layerDir, { recursive: true, force: true });
+      if (err instanceof StepFailed) throw err;
       throw new StepFailed(name, `step ${name} (${run.label}) could not be run: ${(err as Error).message}`);
     }
     if (code !== 0) {
       await rm(layerDir, { recursive: true, force: true });
+      if (code === TIMED_OUT_EXIT_CODE && boundByDeadline && performance.now() >= ctx.deadline) throw this.pastDeadline(name, run.label);
       await log.flush();
-      const tail = log.entries
-        .filter((e) => e.step === name)
-        .slice(-6)
-        .map((e) => e.message);
+      const tail = log.lastOf(name, 6).map((e) => e.message);
       throw new StepFailed(
         name,
         `step ${name} (${run.label}) failed with exit code ${code}${tail.length > 0 ? `; last output:\n${tail.join('\n')}` : ''}`,
       );
     }
     // Mount targets were created in the layer as mount points; they are not part of the template.
-    for (const m of mounts) await rm(join(layerDir, m.target), { recursive: true, force: true }).catch(() => undefined);
+    for (const m of mounts)
+      if (insideTree(layerDir, m.target)) await rm(join(layerDir, m.target), { recursive: true, force: true }).catch(() => undefined);
     await this.o.store.putLayer(key, { dir: layerDir, createdAt: new Date().toISOString() });
     state.layers = [layerDir, ...state.layers];
     state.key = key;
-  }
-}
-
-/** The build's log: kept in memory for the reason, appended to Redis in order as lines come. */
-class BuildLog {
-  readonly entries: LogEntry[] = [];
-  private chain: Promise<void> = Promise.resolve();
-  private failure: Error | undefined;
-
-  constructor(
-    private readonly store: TemplateStore,
-    private readonly buildID: string,
-  ) {}
-
-  write(level: LogLevel, message: string, step?: string): void {
-    const entry: LogEntry = { timestamp: new Date().toISOString(), level, message, ...(step === undefined ? {} : { step }) };
-    this.entries.push(entry);
-    this.chain = this.chain
-      .then(() => this.store.appendLog(this.buildID, entry))
-      .catch((err: Error) => {
-        this.failure ??= err;
-      });
-  }
-
-  async flush(): Promise<void> {
-    await this.chain;
-    if (this.failure) throw this.failure;
   }
 }

@@ -1,38 +1,28 @@
 /**
- * Reading the merged view of a stack of overlay layers from the host, without mounting: the topmost layer holding a
- * path wins. Whiteouts (character devices 0/0) hide a path, as overlayfs does.
+ * What the builder asks of the merged view of a template's layers (its /etc/passwd, whether a path exists), read
+ * from the host without mounting: src/runtime/layer-view.ts resolves every path, symlinks included, inside the
+ * layers, never on the host.
  */
-import { lstat, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
-
-async function find(layers: string[], path: string): Promise<string | undefined> {
-  for (const layer of layers) {
-    const candidate = join(layer, path);
-    const st = await lstat(candidate).catch(() => undefined);
-    if (!st) continue;
-    if (st.isCharacterDevice() && st.rdev === 0) return undefined;
-    return candidate;
-  }
-  return undefined;
-}
+import { existsInLayers, readInLayers } from '../../runtime/layer-view';
 
 export async function pathExists(layers: string[], path: string): Promise<boolean> {
-  return (await find(layers, path)) !== undefined;
+  return existsInLayers(layers, path);
+}
+
+function passwdLine(layers: string[], user: string): string[] | undefined {
+  const text = readInLayers(layers, 'etc/passwd');
+  return text
+    ?.split('\n')
+    .map((line) => line.split(':'))
+    .find((fields) => fields[0] === user);
 }
 
 /** Whether /etc/passwd of the merged root names `user`. */
 export async function userExists(layers: string[], user: string): Promise<boolean> {
-  const passwd = await find(layers, 'etc/passwd');
-  if (!passwd) return false;
-  const text = await readFile(passwd, 'utf8');
-  return text.split('\n').some((line) => line.split(':')[0] === user);
+  return passwdLine(layers, user) !== undefined;
 }
 
 /** The home directory of `user` in the merged root, from /etc/passwd. */
 export async function homeOf(layers: string[], user: string): Promise<string | undefined> {
-  const passwd = await find(layers, 'etc/passwd');
-  if (!passwd) return undefined;
-  const text = await readFile(passwd, 'utf8');
-  const line = text.split('\n').find((l) => l.split(':')[0] === user);
-  return line?.split(':')[5];
+  return passwdLine(layers, user)?.[5];
 }

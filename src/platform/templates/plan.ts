@@ -53,6 +53,7 @@ function planOne(step: Step): PlannedStep | string {
       const srcProblem = copySourceProblem(src);
       if (srcProblem) return srcProblem;
       if (dest === '') return 'COPY needs a destination as its second argument';
+      if (`${src}${dest}`.includes('\0')) return 'COPY source and destination may not hold a NUL byte';
       if (owner !== '' && !USER_NAME.test(owner)) return `COPY owner ${JSON.stringify(owner)} is not a Unix user name`;
       if (mode !== '' && !/^[0-7]{3,4}$/.test(mode)) return `COPY mode ${JSON.stringify(mode)} is not an octal file mode such as 0644`;
       if (!step.filesHash) return 'COPY has no filesHash; the SDK computes it from the files and uploads them under it';

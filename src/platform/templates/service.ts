@@ -14,14 +14,16 @@ import type { TemplateForSandbox, TemplateResolver } from '../sandboxes/template
 import { type Caller, DEFAULT_TEAM_ID, mayAct, teamOf } from '../teams/model';
 import type { QuotaLedger } from '../teams/quotas';
 import { BuildRunner } from './build-runner';
-import { saveUpload, TooLargeError } from './files';
+import { BuildSlots, SlotsClosed } from './build-slots';
+import { type BuildLimits, defaultBuildLimits } from '../../config';
+import { saveUpload, TooLargeError, UploadRefused, uploadFilesHash } from './files';
 import { newBuildID, newTemplateID } from './ids';
 import { DEFAULT_TAG, parseTemplateRef, splitNameTag } from './names';
 import { refsOf, resolveRef } from './tags';
 import { DEFAULT_KEY_PREFIX, TemplateStore, type BuildRecord, type TemplateRecord } from './store';
 import { checkUpload, signUpload } from './upload-url';
 import { stepValidator, type TemplateValidator } from './validate';
-import { planBuild } from './plan';
+import { type BuildPlan, planBuild } from './plan';
 import type { BuildReason, BuildStatus, CreateTemplateBody, ListedTemplate, LogEntry, StartBuildBody } from './wire';
 
 export interface TemplateServiceOptions {
@@ -44,6 +46,8 @@ export interface TemplateServiceOptions {
   uploadUrlTtlSeconds?: number;
   stepTimeoutMs?: number;
   readyTimeoutMs?: number;
+  /** Deadline, log caps and concurrent builds (the stack's `builds` keys); default: their defaults. */
+  limits?: Partial<BuildLimits>;
   /** Each team's concurrent builds and stored upload bytes are held here (the platform's teams). */
   ledger?: QuotaLedger;
   /** Resources of a template created without cpuCount/memoryMB. */
@@ -94,6 +98,8 @@ export class TemplateService {
   private readonly runner: BuildRunner;
   private readonly secret: Buffer;
   private readonly running = new Set<Promise<void>>();
+  private readonly slots: BuildSlots;
+  private readonly limits: BuildLimits;
   private readonly filesDir: string;
   /** Builds being checked by starting them: resolvable by build ID until the check ends. */
   private readonly checking = new Map<string, TemplateForSandbox>();
@@ -101,6 +107,8 @@ export class TemplateService {
   constructor(private readonly o: TemplateServiceOptions) {
     this.store = new TemplateStore(o.redis, o.keyPrefix ?? DEFAULT_KEY_PREFIX);
     this.secret = o.uploadSecret ?? randomBytes(32);
+    this.limits = { ...defaultBuildLimits(), ...o.limits };
+    this.slots = new BuildSlots(this.limits.concurrent);
     this.filesDir = join(o.dataDir, 'files');
     const scratchDir = join(o.dataDir, 'scratch');
     const inner = o.validator ?? stepValidator(o.executor, scratchDir);
@@ -123,6 +131,7 @@ export class TemplateService {
       scratchDir,
       stepTimeoutMs: o.stepTimeoutMs ?? 20 * 60_000,
       readyTimeoutMs: o.readyTimeoutMs ?? 60_000,
+      limits: this.limits,
       onFinished: o.onBuildFinished,
     });
   }
@@ -232,6 +241,7 @@ export class TemplateService {
       await this.store.putFile(teamID, hash, saved);
     } catch (err) {
       if (err instanceof TooLargeError) throw new ApiError(413, `upload refused: ${err.message}`);
+      if (err instanceof UploadRefused) throw new ApiError(400, `upload refused: ${err.message}; nothing was kept`);
       throw err;
     }
   }
@@ -249,6 +259,7 @@ export class TemplateService {
         409,
         `build ${buildID} of template ${templateID} was already started (status ${build.status}); request a new build with POST /v3/templates`,
       );
+    const pinned = await this.checkUploads(build, planned.plan);
     if (!(await this.store.claimRunning(templateID, buildID))) {
       const other = await this.store.runningBuild(templateID);
       const message = `template ${templateID} already has a build running (${other}); wait for it to finish, then build again`;
@@ -263,11 +274,70 @@ export class TemplateService {
       if (err instanceof ApiError) await this.fail(build, { message: err.message });
       throw err;
     }
-    const job = this.runner
-      .run(build, body, planned.plan)
+    const job = this.whenSlotFree(build)
+      .then(async (release) => {
+        try {
+          await this.runner.run(build, body, planned.plan, pinned);
+        } finally {
+          release();
+        }
+      })
+      .catch(async (err: Error) => {
+        // Only a refused wait gets here (the runner records every failure of its own): the platform is stopping.
+        await this.store.releaseRunning(templateID, buildID);
+        await this.fail(build, { message: err instanceof SlotsClosed ? `${err.message}; build again` : err.message });
+      })
+      .catch(() => undefined)
       .finally(() => this.o.ledger?.release(teamOf(build), hold))
       .finally(() => this.running.delete(job));
     this.running.add(job);
+  }
+
+  /** A slot for the build (builds.concurrent); while it waits, its log says so and how many are ahead of it. */
+  private whenSlotFree(build: BuildRecord): Promise<() => void> {
+    return this.slots.acquire((ahead) => {
+      void this.store
+        .appendLog(build.buildID, {
+          timestamp: new Date().toISOString(),
+          level: 'info',
+          message: `Waiting for a build slot: ${this.slots.running} builds are running on this host, at most ${this.slots.size} at once (builds.concurrent); ${ahead} ${ahead === 1 ? 'build waits' : 'builds wait'} ahead of this one`,
+        })
+        .catch(() => undefined);
+    });
+  }
+
+  /**
+   * Each COPY's upload checked against its files hash (recomputed from the archive with the step's source and
+   * destination, files-hash.ts) before anything runs: a mismatch fails the build with a 400 and the upload is
+   * removed. Answers the sha256 of every upload's bytes as checked: its COPY step uses exactly those bytes.
+   */
+  private async checkUploads(build: BuildRecord, plan: BuildPlan): Promise<Map<string, string>> {
+    const pinned = new Map<string, string>();
+    const teamID = teamOf(build);
+    for (const [i, step] of plan.steps.entries()) {
+      if (step.kind !== 'COPY') continue;
+      const stored = await this.store.getFile(teamID, step.filesHash);
+      if (!stored || !existsSync(stored.path)) continue; // the COPY step says that nothing was uploaded
+      const label = `step ${i + 1} (COPY ${step.src} ${step.dest})`;
+      const refuse = async (why: string): Promise<never> => {
+        await this.removeUpload(teamID, step.filesHash, stored);
+        const message = `${label}: the files uploaded for files hash ${step.filesHash} ${why}; they were removed, upload them again`;
+        await this.fail(build, { message, step: String(i + 1) });
+        throw new ApiError(400, message);
+      };
+      const checked = await uploadFilesHash(stored.path, step.src, step.dest).catch((err: Error) =>
+        err instanceof UploadRefused ? refuse(`are refused: ${err.message}`) : Promise.reject(err),
+      );
+      if (checked.verifiable && checked.hash !== step.filesHash) await refuse(`do not match it (they hash to ${checked.hash})`);
+      pinned.set(step.filesHash, checked.sha256);
+    }
+    return pinned;
+  }
+
+  private async removeUpload(teamID: string, hash: string, stored: { path: string; sha256: string }): Promise<void> {
+    await this.store.deleteFile(teamID, hash);
+    await rm(stored.path, { force: true });
+    await this.o.ledger?.release(teamID, `bytes:upload:${hash}:${stored.sha256}`);
   }
 
   private async fail(build: BuildRecord, reason: BuildReason): Promise<void> {
@@ -462,8 +532,9 @@ export class TemplateService {
     return recovered;
   }
 
-  /** Waits for the builds this instance runs. */
+  /** Refuses the builds still waiting for a slot, then waits for the ones running. */
   async close(): Promise<void> {
+    this.slots.close();
     await Promise.allSettled([...this.running]);
   }
 }
