@@ -5,6 +5,8 @@
  * Debian package from the mirror through the build proxy, and its files are owned by the user namespace's root.
  * Root only; touches no shared network (each step gets namespaces of its own).
  */
+import { execSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
@@ -12,6 +14,10 @@ import * as path from 'node:path';
 import { cleanupLeftovers } from '../../src/runtime/cleanup';
 import { createStepExecutor, type OciStepExecutor } from '../../src/runtime/step-executor';
 import { baseRootfs, ROOTFS_TIMEOUT_MS, uniqueName } from '../integration/runtime/helpers/common';
+import { sdkBuild, succeeded } from '../integration/platform/templates/helpers/sdk-run';
+import { API_KEY, runIn, startTemplatePlatform, type TemplatePlatform } from '../integration/platform/templates/helpers/template-platform';
+import { makeTar, type RawEntry } from '../helpers/tar-writer';
+import { runScript } from '../helpers/node-script';
 
 jest.setTimeout(180_000);
 
@@ -99,4 +105,185 @@ test('a RUN step still installs a Debian package through the build proxy; its fi
   expect(r.out).toMatch(/^jq-1\.6$/m);
   const jq = fs.statSync(path.join(r.layerDir, 'usr/bin/jq'));
   expect([jq.uid, jq.gid]).toEqual([100000, 100000]);
+});
+
+/**
+ * Hostile builds through the template API, driven by the unmodified SDK's `Template` builder (raw HTTP only for
+ * what the SDK never sends: a hostile archive, bytes that do not match their hash), on a template service with small
+ * limits: one build at a time, 1 KiB log lines, 256 KiB of log, a 20 s deadline.
+ */
+describe('hostile builds through the template API', () => {
+  const LIMITS = { concurrent: 1, logLineBytes: 1024, logBytes: 256 * 1024, deadlineSeconds: 20 };
+  let platform: TemplatePlatform;
+  let contexts: string;
+
+  beforeAll(async () => {
+    platform = await startTemplatePlatform({ limits: LIMITS });
+    contexts = fs.mkdtempSync('/var/tmp/sk-security-ctx-');
+  }, ROOTFS_TIMEOUT_MS);
+
+  afterAll(async () => {
+    await platform?.stop();
+    if (contexts) fs.rmSync(contexts, { recursive: true, force: true });
+  });
+
+  function context(files: Record<string, string | { link: string }> = {}): string {
+    const dir = fs.mkdtempSync(path.join(contexts, 'c-'));
+    for (const [name, content] of Object.entries(files)) {
+      fs.mkdirSync(path.dirname(path.join(dir, name)), { recursive: true });
+      if (typeof content === 'string') fs.writeFileSync(path.join(dir, name), content);
+      else fs.symlinkSync(content.link, path.join(dir, name));
+    }
+    return dir;
+  }
+
+  async function api(method: string, p: string, body?: unknown) {
+    const res = await fetch(platform.url + p, {
+      method,
+      headers: { 'X-API-Key': API_KEY, 'Content-Type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    return { status: res.status, body: (text === '' ? {} : JSON.parse(text)) as Record<string, any> };
+  }
+
+  async function storedLog(buildID: string): Promise<string[]> {
+    return (await platform.redis.lrange(`sk:tpl:build:${buildID}:logs`, 0, -1)).map((r) => (JSON.parse(r) as { message: string }).message);
+  }
+
+  test('a log flood is bounded: a 5 MB line is cut with a marker, the volume stops at the cap, the build goes on', async () => {
+    const b = await sdkBuild(platform.url, 'logFlood', 'sec-flood', context());
+    const { buildId } = succeeded(b);
+    const messages = await storedLog(buildId);
+    const bytes = messages.reduce((n, m) => n + Buffer.byteLength(m), 0);
+    // The steps' output within the cap, plus the builder's own few lines.
+    expect(bytes).toBeLessThan(LIMITS.logBytes + 16 * 1024);
+    expect(
+      messages.some((m) =>
+        m.startsWith(`${'x'.repeat(1024)} [... ${5_000_000 - 1024} more bytes cut: lines are kept up to 1024 bytes (builds.logLineBytes)]`),
+      ),
+    ).toBe(true);
+    expect(messages).toContain(
+      `Log limit reached: this build's output past ${LIMITS.logBytes} bytes is not kept (builds.logBytes); the build goes on`,
+    );
+    expect(messages).not.toContain('flood-done');
+    expect(messages.every((m) => Buffer.byteLength(m) <= 1024 + 120)).toBe(true);
+  });
+
+  test('a build past its deadline fails naming the limit; its running step is killed', async () => {
+    const started = Date.now();
+    const b = await sdkBuild(platform.url, 'sleepy', 'sec-deadline', context());
+    expect(b.done).toBeUndefined();
+    expect(b.error?.message).toMatch(/^the build ran past its deadline of 20 s \(builds\.deadlineSeconds\); step (base|1) \(/);
+    expect(Date.now() - started).toBeLessThan(120_000);
+    // The step's container is gone: nothing of it runs on the host any more.
+    expect(execSync('pgrep -f "[s]leep 600 # " || true').toString().trim()).toBe('');
+  });
+
+  test('builds beyond the limit wait in a queue (status waiting, a log line saying so) and then run', async () => {
+    const [first, second] = await Promise.all([
+      sdkBuild(platform.url, 'slow', 'sec-queue-a', context(), 'Waiting for a build slot'),
+      sdkBuild(platform.url, 'slow', 'sec-queue-b', context(), 'Waiting for a build slot'),
+    ]);
+    succeeded(first);
+    succeeded(second);
+    const waited = [first, second].filter((b) => b.logs.some((l) => l.startsWith('Waiting for a build slot')));
+    expect(waited).toHaveLength(1);
+    expect(waited[0]!.logs).toContain(
+      'Waiting for a build slot: 1 builds are running on this host, at most 1 at once (builds.concurrent); 0 builds wait ahead of this one',
+    );
+    expect(waited[0]!.messages.find((m) => m.t === 'probe')).toMatchObject({ status: 'waiting' });
+  });
+
+  test('hostile archives are refused with 400 and nothing is kept: ../, a write through a symlink to /, a hard link out, a device', async () => {
+    const created = await api('POST', '/v3/templates', { name: 'sec-archives', cpuCount: 1, memoryMB: 512 });
+    const { templateID } = created.body as { templateID: string };
+    const canary = `/etc/sk-security-canary-${process.pid}`;
+    const cases: Array<[RawEntry[], string]> = [
+      [[{ name: `../../..${canary}`, data: 'owned' }], 'climbs out of the upload with ..'],
+      [
+        [
+          { name: 'escape', type: '2', linkname: '/' },
+          { name: `escape${canary}`, data: 'owned' },
+        ],
+        'is written through the symlink "escape" of the upload',
+      ],
+      [[{ name: 'shadow', type: '1', linkname: '/etc/shadow' }], 'is a hard link to "/etc/shadow", outside the upload'],
+      [[{ name: 'sda', type: '3' }], 'is a character device'],
+    ];
+    for (const [entries, why] of cases) {
+      const bytes = makeTar(entries, true);
+      const hash = createHash('sha256').update(bytes).digest('hex');
+      const link = await api('GET', `/templates/${templateID}/files/${hash}`);
+      const put = await fetch(link.body.url as string, { method: 'PUT', body: bytes });
+      expect(put.status).toBe(400);
+      expect(((await put.json()) as { message: string }).message).toMatch(
+        new RegExp(`^upload refused: archive entry .*${why.replace(/[.*()[\]"/]/g, '\\$&')}.*; nothing was kept$`),
+      );
+      expect((await api('GET', `/templates/${templateID}/files/${hash}`)).body.present).toBe(false);
+    }
+    expect(fs.existsSync(canary)).toBe(false);
+    const files = path.join(platform.dataDir, 'files');
+    expect(fs.existsSync(files) ? execSync(`find ${files} -type f`).toString() : '').toBe('');
+  });
+
+  test('a symlink to / in a copied tree and a file copied through it stay inside the layer; a link inside the tree works', async () => {
+    const canary = '/etc/sk-canary-through-link';
+    const ctx = context({
+      'tree/data.txt': 'data through a link\n',
+      'tree/link.txt': { link: 'data.txt' },
+      up: { link: '/' },
+      'payload.txt': 'payload\n',
+    });
+    const b = await sdkBuild(platform.url, 'linkTree', 'sec-link-tree', ctx);
+    const { buildId } = succeeded(b);
+    expect(b.logs).toContain('data through a link');
+    expect(b.logs).toContain('payload');
+    expect(fs.existsSync(canary)).toBe(false);
+    expect(buildId).toBeTruthy();
+    const t = await platform.service.resolve('sec-link-tree');
+    const probe = await runIn(platform, t!, `readlink /opt/up; cat /opt/tree/link.txt ${canary}`);
+    expect(probe.out.split('\n')).toEqual(['/', 'data through a link', 'payload']);
+    // On the host the copied file is in the layer of its step, under the layer's own /etc.
+    expect(t!.layers.some((l) => fs.existsSync(path.join(l, canary)))).toBe(true);
+  });
+
+  test("a layer's /etc/passwd made a symlink to a host file is resolved inside the layers, never read on the host", async () => {
+    const ctx = context({ 'host-passwd': 'user:x:4242:4242::/host-secret-home:/bin/sh\n' });
+    const b = await sdkBuild(platform.url, 'passwdToHost', 'sec-passwd', ctx);
+    expect(b.error?.message).toContain('user "user" does not exist in the template\'s /etc/passwd');
+    expect(b.logs.join('\n')).not.toContain('host-secret-home');
+  });
+
+  test('an upload whose bytes do not match its files hash is refused with 400 and removed; the SDK then uploads and builds', async () => {
+    const ctx = context({ 'hello.txt': 'hello\n' });
+    const hashes: Array<Record<string, unknown>> = [];
+    await runScript(
+      path.join(__dirname, '..', 'helpers', 'sdk-files-hashes.ts'),
+      { context: ctx, copies: [{ src: 'hello.txt', dest: '/app/hello.txt' }] },
+      (m) => hashes.push(m),
+    );
+    const hash = (hashes[0]!.hashes as string[])[0]!;
+    // Someone with the team's key puts other bytes under that hash before the build.
+    const created = await api('POST', '/v3/templates', { name: 'sec-hash', cpuCount: 1, memoryMB: 512 });
+    const link = await api('GET', `/templates/${created.body.templateID}/files/${hash}`);
+    const forged = makeTar([{ name: 'hello.txt', data: 'not hello\n' }], true);
+    expect((await fetch(link.body.url as string, { method: 'PUT', body: forged })).status).toBe(201);
+    expect((await api('GET', `/templates/${created.body.templateID}/files/${hash}`)).body.present).toBe(true);
+
+    const refused = await sdkBuild(platform.url, 'copyHello', 'sec-hash', ctx);
+    expect(refused.logs).toContain("Skipping upload of 'hello.txt', already cached");
+    expect(refused.error?.message).toMatch(
+      new RegExp(
+        `^400: step 1 \\(COPY hello\\.txt /app/hello\\.txt\\): the files uploaded for files hash ${hash} do not match it \\(they hash to [0-9a-f]{64}\\); they were removed, upload them again`,
+      ),
+    );
+    expect((await api('GET', `/templates/${created.body.templateID}/files/${hash}`)).body.present).toBe(false);
+
+    const again = await sdkBuild(platform.url, 'copyHello', 'sec-hash', ctx);
+    succeeded(again);
+    expect(again.logs).toContain("Uploaded 'hello.txt'");
+    const probe = await runIn(platform, (await platform.service.resolve('sec-hash'))!, 'cat /app/hello.txt');
+    expect(probe.out).toBe('hello');
+  });
 });

@@ -11,7 +11,7 @@ import { numberField, parseHeader, parsePax, TarReader, type TarEntry } from '..
 import { normalizeMemberName, UploadRefused, UploadRules } from '../../../../src/platform/templates/upload-rules';
 import { Readable } from 'node:stream';
 import { runScript } from '../../../helpers/node-script';
-import { header, makeTar, type RawEntry } from './helpers/tar-writer';
+import { header, makeTar, type RawEntry } from '../../../helpers/tar-writer';
 
 jest.setTimeout(120_000);
 
@@ -224,7 +224,9 @@ describe("the SDK's files hash, recomputed from the archive", () => {
       { src: 'conf', dest: '/etc/conf', files: ['conf', 'conf/x.conf'] },
     ];
     const messages: Array<Record<string, unknown>> = [];
-    const r = await runScript(join(__dirname, 'helpers', 'sdk-hashes.ts'), { context: ctx, copies }, (m) => messages.push(m));
+    const r = await runScript(join(__dirname, '..', '..', '..', 'helpers', 'sdk-files-hashes.ts'), { context: ctx, copies }, (m) =>
+      messages.push(m),
+    );
     expect(r.code).toBe(0);
     const sdk = messages[0]!.hashes as string[];
     expect(sdk).toHaveLength(copies.length);

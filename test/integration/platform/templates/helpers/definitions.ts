@@ -20,6 +20,27 @@ export const DEFINITIONS = {
       .runCmd(['echo about to fail', 'echo on stderr >&2', 'exit 3']),
   neverReady: (context: string) => Template({ fileContextPath: context }).fromDebianImage('bookworm').setStartCmd('sleep 600', 'false'),
   slow: (context: string) => Template({ fileContextPath: context }).fromDebianImage('bookworm').runCmd(`sleep 4 # ${context}`),
+  /** A 5 MB line without an end, then 100000 short lines. */
+  logFlood: (context: string) =>
+    Template({ fileContextPath: context })
+      .fromDebianImage('bookworm')
+      .runCmd(`head -c 5000000 /dev/zero | tr '\\0' x; echo; seq 1 100000; echo flood-done # ${context}`),
+  sleepy: (context: string) => Template({ fileContextPath: context }).fromDebianImage('bookworm').runCmd(`sleep 600 # ${context}`),
+  /** A copied symlink to /, a copied tree with a symlink inside it, then a file copied through the symlink to /. */
+  linkTree: (context: string) =>
+    Template({ fileContextPath: context })
+      .fromDebianImage('bookworm')
+      .copy('up', '/opt/up')
+      .copy('tree', '/opt/tree')
+      .copy('payload.txt', '/opt/up/etc/sk-canary-through-link')
+      .runCmd('cat /opt/tree/link.txt /etc/sk-canary-through-link'),
+  /** /etc/passwd made a symlink to a path that exists on the host (not in the template), then a step as a user. */
+  passwdToHost: (context: string) =>
+    Template({ fileContextPath: context })
+      .fromDebianImage('bookworm')
+      .runCmd(`rm /etc/passwd && ln -s ${context}/host-passwd /etc/passwd`, { user: 'root' })
+      .runCmd('echo HOME=$HOME uid=$(id -u)'),
+  copyHello: (context: string) => Template({ fileContextPath: context }).fromDebianImage('bookworm').copy('hello.txt', '/app/hello.txt'),
 };
 
 export type DefinitionName = keyof typeof DEFINITIONS;

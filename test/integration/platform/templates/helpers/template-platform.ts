@@ -14,6 +14,7 @@ import { startApiServer } from '../../../../../src/platform/http/server';
 import { cleanupLeftovers, createStepExecutor, MmdebstrapImages } from '../../../../../src/runtime';
 import type { BaseImages, StepExecutor, StepRun } from '../../../../../src/runtime/types';
 import { startRedis } from '../../../../helpers/redis';
+import type { BuildLimits } from '../../../../../src/config';
 
 export const API_KEY = 'sk-test-templates';
 
@@ -27,7 +28,9 @@ export interface TemplatePlatform {
   stop(): Promise<void>;
 }
 
-export async function startTemplatePlatform(opts: { readyTimeoutMs?: number; stepTimeoutMs?: number } = {}): Promise<TemplatePlatform> {
+export async function startTemplatePlatform(
+  opts: { readyTimeoutMs?: number; stepTimeoutMs?: number; limits?: Partial<BuildLimits> } = {},
+): Promise<TemplatePlatform> {
   const redisServer = await startRedis();
   const redis = new Redis(redisServer.url, { lazyConnect: false, maxRetriesPerRequest: 2 });
   const dataDir = await mkdtemp(join(tmpdir(), 'sk-templates-'));
@@ -46,6 +49,7 @@ export async function startTemplatePlatform(opts: { readyTimeoutMs?: number; ste
     dataDir,
     readyTimeoutMs: opts.readyTimeoutMs,
     stepTimeoutMs: opts.stepTimeoutMs,
+    limits: opts.limits,
   });
   const server = await startApiServer({ routes: templateRoutes(service), apiKeys: ApiKeys.fromKeys([API_KEY]) });
   return {
