@@ -13,6 +13,8 @@ export interface ForwardTarget {
   port: number;
   /** Request headers this port may not see (lower case): see port-access.ts. */
   dropped: ReadonlySet<string>;
+  /** HTTPS to `host` (its certificate checked against that name): only the platform API behind a TLS listener. */
+  tls?: boolean;
 }
 
 export interface ForwardSettings {
@@ -67,7 +69,7 @@ export function forward(
   const headers = forwardedRequestHeaders(req.rawHeaders, req.headers, settings.via, req.socket.remoteAddress, target.dropped);
   if (framing.kind === 'length') headers.push('content-length', String(framing.length));
   const handler = new ForwardHandler(res, target, settings, callTimeoutMs);
-  const pool = settings.pools.poolFor(target.host, target.port);
+  const pool = settings.pools.poolFor(target.host, target.port, target.tls === true);
   const call: Dispatcher.DispatchOptions = { path: req.url as string, method: req.method as Dispatcher.HttpMethod, headers, body: null };
   if (framing.kind === 'none') {
     pool.dispatch(call, handler);

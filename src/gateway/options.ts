@@ -44,6 +44,35 @@ export const DEFAULT_LIMITS: GatewayLimits = {
   listenBacklog: 4096,
 };
 
+export interface ApiUpstream {
+  host: string;
+  port: number;
+  tls?: boolean;
+}
+
+/**
+ * `--api-upstream`: `HOST:PORT` (plain HTTP), or a URL `http://HOST[:PORT]` / `https://HOST[:PORT]` with no path.
+ * Undefined when the text is none of these.
+ */
+export function parseApiUpstream(text: string): ApiUpstream | undefined {
+  const bare = /^([A-Za-z0-9.-]+):([0-9]{1,5})$/.exec(text);
+  if (bare) return validPort({ host: bare[1], port: Number(bare[2]) });
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return undefined;
+  }
+  const tls = url.protocol === 'https:';
+  if (!tls && url.protocol !== 'http:') return undefined;
+  if (url.username !== '' || url.password !== '' || url.search !== '' || url.hash !== '' || !/^\/?$/.test(url.pathname)) return undefined;
+  if (url.hostname === '' || url.hostname.startsWith('[')) return undefined;
+  const port = url.port === '' ? (tls ? 443 : 80) : Number(url.port);
+  return validPort({ host: url.hostname, port, ...(tls ? { tls: true } : {}) });
+}
+
+const validPort = (u: ApiUpstream): ApiUpstream | undefined => (u.port >= 1 && u.port <= 65535 ? u : undefined);
+
 export interface GatewayOptions {
   catalog: Catalog;
   /** 0 (the default) picks a free port. */
@@ -54,10 +83,12 @@ export interface GatewayOptions {
   /** Domain of the host form `{port}-{sandboxID}.{domain}`. */
   domain?: string;
   /**
-   * The platform API (`HOST:PORT`, plain HTTP), for requests whose Host is `api.{domain}`: the E2B_DOMAIN form sends
-   * API calls to the same name and port as the sandboxes, which behind one TLS listener is this gateway.
+   * The platform API, for requests whose Host is `api.{domain}`: the E2B_DOMAIN form sends API calls to the same name
+   * and port as the sandboxes, which behind one TLS listener is this gateway. Plain HTTP, or HTTPS with `tls` (the
+   * API's certificate is checked against `host`, as any HTTPS client does): a fleet's gateways reach the API through
+   * the load balancer's TLS listener.
    */
-  apiUpstream?: { host: string; port: number };
+  apiUpstream?: ApiUpstream;
   /** Resumes paused sandboxes whose entry has autoResume; without it they answer 502. */
   resumeSandbox?: ResumeSandbox;
   /** Finds the sandbox a signed /files URL without a sandbox ID belongs to; without it such URLs answer 400. */

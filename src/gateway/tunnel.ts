@@ -6,6 +6,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { connect, type Socket } from 'node:net';
+import { connect as tlsConnect } from 'node:tls';
 import { rawErrorFor, upstreamTimedOut, upstreamUnreachable } from './error-response';
 import type { ForwardTarget } from './forward';
 import { forwardedRequestHeaders } from './hop-by-hop';
@@ -26,7 +27,9 @@ export function tunnel(
   target: ForwardTarget,
   settings: { via: string; connectTimeoutMs: number },
 ): void {
-  const upstream = connect({ host: target.host, port: target.port });
+  const upstream = target.tls
+    ? tlsConnect({ host: target.host, port: target.port, servername: target.host })
+    : connect({ host: target.host, port: target.port });
   let connected = false;
   const timer = setTimeout(() => {
     if (client.writable) client.end(rawErrorFor(upstreamTimedOut(target.sandboxID, target.port, settings.connectTimeoutMs)));
@@ -36,7 +39,7 @@ export function tunnel(
   client.setNoDelay(true);
   // A WebSocket may be quiet for long: the HTTP server's idle timeout no longer applies to it.
   client.setTimeout(0);
-  upstream.once('connect', () => {
+  upstream.once(target.tls ? 'secureConnect' : 'connect', () => {
     connected = true;
     clearTimeout(timer);
     upstream.write(upgradeHead(req, target, settings.via));

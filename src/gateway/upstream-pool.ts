@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { Pool } from 'undici';
+import { buildConnector, Pool } from 'undici';
 import { upstreamConnector } from './upstream-socket';
 
 export interface UpstreamPoolSettings {
@@ -29,16 +29,18 @@ export class UpstreamPools {
     this.sweeper.unref();
   }
 
-  poolFor(host: string, port: number): Pool {
-    const key = `${host}:${port}`;
+  /** `tls`: HTTPS, the upstream's certificate checked against `host` (undici's own TLS connector). */
+  poolFor(host: string, port: number, tls = false): Pool {
+    const key = tls ? `tls:${host}:${port}` : `${host}:${port}`;
     let pool = this.pools.get(key);
     if (!pool) {
-      const origin = isIP(host) === 6 ? `http://[${host}]:${port}` : `http://${host}:${port}`;
+      const scheme = tls ? 'https' : 'http';
+      const origin = isIP(host) === 6 ? `${scheme}://[${host}]:${port}` : `${scheme}://${host}:${port}`;
       pool = new Pool(origin, {
         connections: this.settings.maxSocketsPerUpstream,
         // One request per connection at a time: a sandbox service need not support pipelining.
         pipelining: 1,
-        connect: upstreamConnector(this.settings.connectTimeoutMs),
+        connect: tls ? buildConnector({ timeout: this.settings.connectTimeoutMs }) : upstreamConnector(this.settings.connectTimeoutMs),
         headersTimeout: this.settings.upstreamTimeoutMs,
         // Streams (process output, file downloads) may pause for as long as they like; idle clients are bounded by
         // the server side's idle timeout instead.

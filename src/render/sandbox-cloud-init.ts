@@ -187,8 +187,9 @@ export function sandboxHostFiles(config: StackConfig, inputs: SandboxHostInputs)
     const resumeUrl = inputs.role === 'single' ? `http://127.0.0.1:${config.sandboxHost.apiPort}` : inputs.resumeUrl;
     if (!resumeUrl) throw new Error('a fleet-gateway needs the platform API URL it resumes sandboxes through');
     const after = inputs.role === 'single' ? [SANDBOX_UNITS.redis, SANDBOX_UNITS.platform] : [];
-    // A single host's gateway carries `api.{domain}` to the platform beside it: E2B_DOMAIN alone then works.
-    const apiUpstream = inputs.role === 'single' ? `127.0.0.1:${config.sandboxHost.apiPort}` : undefined;
+    // The gateway carries `api.{domain}` to the platform, so E2B_DOMAIN alone works: a single host's is beside it, a
+    // fleet's gateways reach it as they resume sandboxes, through the load balancer (its TLS listener with a domain).
+    const apiUpstream = inputs.role === 'single' ? `127.0.0.1:${config.sandboxHost.apiPort}` : resumeUrl;
     files.push(
       file(
         `${P.units}/${SANDBOX_UNITS.gateway}`,

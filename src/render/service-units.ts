@@ -22,7 +22,7 @@ export interface GatewayServiceOptions {
   catalogPasswordFile: string;
   /** The platform API the gateway resumes paused sandboxes through. */
   resumeUrl: string;
-  /** The platform API as `HOST:PORT` on this host, for requests to `api.{domain}` (a single host; a fleet's is elsewhere). */
+  /** The platform API for requests to `api.{domain}`: `HOST:PORT` on this host, or a fleet's API URL (http(s)://HOST:PORT). */
   apiUpstream?: string;
 }
 

@@ -365,6 +365,40 @@ describe('fleet', () => {
     expect(run.values.sandboxUrl).toBe(`http://${nlb.state.dnsName}:3000`);
   });
 
+  it('with a hosted zone, E2B_DOMAIN alone works: the gateways carry api.{domain} on 443 to the API behind the TLS listener', async () => {
+    const run = await runProgram(
+      { ...FLEET, dns: { zoneId: 'Z0123456789ABCDEFGHIJ' }, gateway: { domain: 'sandbox.example.com' } },
+      PASSWORD,
+    );
+    const gatewayUnit = Buffer.from(resource(run, LT, 'fleet-gateways-lt').inputs.userData as string, 'base64').toString();
+    const execStart = gatewayUnit.split('\n').find((l) => l.includes('ExecStart=') && l.includes(' gateway ')) ?? '';
+    expect(execStart).toContain('--domain sandbox.example.com');
+    expect(execStart).toContain('--api-upstream https://api.sandbox.example.com:3001');
+    // api.{domain} names the load balancer, whose 443 is the gateways' and 3001 the hosts' API, both TLS with the
+    // certificate that covers api.{domain} (the wildcard).
+    const nlb = resource(run, NLB, 'frontend-nlb');
+    const api = run.cloud.resources.find((r) => r.type === RECORD && r.inputs.name === 'api.sandbox.example.com');
+    expect(api?.inputs.aliases).toEqual([{ name: nlb.state.dnsName, zoneId: nlb.state.zoneId, evaluateTargetHealth: true }]);
+    const tg = (role: string) => resource(run, 'aws:lb/targetGroup:TargetGroup', `frontend-${role}-tg`).state.arn;
+    const listeners = run.cloud.resources
+      .filter((r) => r.type === LISTENER)
+      .map((r) => ({
+        port: r.inputs.port,
+        protocol: r.inputs.protocol,
+        to: (r.inputs.defaultActions as { targetGroupArn: string }[])[0].targetGroupArn,
+      }));
+    expect(listeners).toEqual(
+      expect.arrayContaining([
+        { port: 443, protocol: 'TLS', to: tg('gateway') },
+        { port: 3001, protocol: 'TLS', to: tg('api') },
+      ]),
+    );
+    expect(resource(run, 'aws:acm/certificate:Certificate', 'frontend-cert').inputs.subjectAlternativeNames).toEqual([
+      '*.sandbox.example.com',
+    ]);
+    expect(run.values.apiUrl).toBe('https://api.sandbox.example.com:3001');
+  });
+
   it("lets gateways reach the hosts, hosts each other's API, both reach Redis, and the VPC the load-balanced ports", async () => {
     const run = await runProgram(FLEET, PASSWORD);
     const id = (group: string) => resource(run, SG, `sandbox-${group}-sg`).id;

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { DEFAULT_BRAND } from '../../contract/brand';
 import { DEFAULT_LIMITS, startGateway, type GatewayLimits, type RunningGateway } from '../../gateway';
+import { type ApiUpstream, parseApiUpstream } from '../../gateway/options';
 import { openCatalog } from '../../catalog';
 import { platformResumer } from '../../gateway/platform-resumer';
 import { platformSignedUrlOwner } from '../../gateway/signed-url';
@@ -28,7 +29,8 @@ options:
   --resume-url URL            platform API base: auto-resumes paused sandboxes that allow it, and finds the sandbox of a
                               signed /files URL that names none (the E2B_SANDBOX_URL form)
   --api-key-file F            file holding the platform API key for --resume-url
-  --api-upstream HOST:PORT    the platform API (plain HTTP) for requests to api.<domain> (the E2B_DOMAIN form)
+  --api-upstream UPSTREAM     the platform API for requests to api.<domain> (the E2B_DOMAIN form): HOST:PORT (plain
+                              HTTP) or https://HOST[:PORT] (TLS, its certificate checked against HOST)
   --metrics-port P            serve Prometheus metrics (GET /metrics) on this port of --host (0 picks one, printed)
   --max-header-bytes N        largest request head (default ${DEFAULT_LIMITS.maxHeaderBytes})
   --headers-timeout-ms N      time a client has to send its request head (default ${DEFAULT_LIMITS.headersTimeoutMs})
@@ -40,6 +42,7 @@ options:
   --listen-backlog N          queue of accepted-but-not-taken connections (default ${DEFAULT_LIMITS.listenBacklog}; the kernel caps it at net.core.somaxconn)
   --workers N                 gateway processes sharing the port (default 1; above 1 needs a file: or redis:// catalog)`;
 
+const API_UPSTREAM_WHAT = 'the platform API as HOST:PORT (such as 127.0.0.1:3001) or https://HOST[:PORT]';
 const atLeast = (min: number) => integer(min, Number.MAX_SAFE_INTEGER, `an integer of at least ${min}`);
 const word = (what: string) => text(/^\S+$/, what);
 
@@ -58,8 +61,9 @@ const FLAGS = {
   'resume-url': valueFlag(text(/^https?:\/\/\S+$/, 'an http(s) URL').optional()),
   'api-key-file': valueFlag(word('a file path').optional()),
   'api-upstream': valueFlag(
-    text(/^[A-Za-z0-9.-]+:[0-9]{1,5}$/, 'HOST:PORT of the platform API, such as 127.0.0.1:3001')
-      .transform((v) => ({ host: v.slice(0, v.lastIndexOf(':')), port: Number(v.slice(v.lastIndexOf(':') + 1)) }))
+    text(/^\S+$/, API_UPSTREAM_WHAT)
+      .refine((v) => parseApiUpstream(v) !== undefined, { error: `expected ${API_UPSTREAM_WHAT}` })
+      .transform((v) => parseApiUpstream(v) as ApiUpstream)
       .optional(),
   ),
   'metrics-port': valueFlag(integer(0, 65535, 'a port from 0 to 65535 (0 picks a free one)').optional()),

@@ -1,6 +1,11 @@
 import { startGateway, type GatewayOptions, type RunningGateway } from '../../../src/gateway';
 import { MemoryCatalog } from '../../../src/catalog';
-import { call, Cleanup, closedPort, eventually, startUpstream, type Upstream } from './helpers/common';
+import { writeFile } from 'node:fs/promises';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { testCertificates } from '../../helpers/tls-domain';
+import { call, Cleanup, closedPort, eventually, spawnGateway, startUpstream, type Upstream } from './helpers/common';
 
 const TOKEN = 'token-of-sb1';
 const cleanup = new Cleanup();
@@ -66,6 +71,62 @@ describe('gateway routing', () => {
     // Without an API upstream, api.{domain} is no sandbox: the usual 400.
     const plain = await gatewayWith(catalog, { domain: 'example.test' });
     expect((await call(plain.port, { headers: { Host: 'api.example.test' } })).status).toBe(400);
+  });
+
+  it("carries api.{domain} to an HTTPS platform API (a fleet's gateways: the load balancer's TLS listener), trusting only a valid certificate for its name", async () => {
+    const certs = await testCertificates('example.test');
+    cleanup.add(() => certs.close());
+    const seen: { host?: string; servername?: string | false | null; body: string }[] = [];
+    const api = createHttpsServer({ key: certs.key, cert: certs.cert }, (req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        seen.push({
+          host: req.headers.host,
+          servername: (req.socket as import('node:tls').TLSSocket).servername,
+          body: Buffer.concat(chunks).toString(),
+        });
+        res.end(JSON.stringify({ answeredBy: 'platform-api' }));
+      });
+    });
+    await new Promise<void>((resolve) => api.listen(0, '127.0.0.1', resolve));
+    cleanup.add(() => new Promise<void>((resolve) => api.close(() => resolve())));
+    const catalogFile = join(certs.dir, 'catalog.json');
+    await writeFile(catalogFile, '[]');
+    const args = [
+      '--catalog',
+      `file:${catalogFile}`,
+      '--domain',
+      'example.test',
+      '--api-upstream',
+      `https://api.example.test:${(api.address() as AddressInfo).port}`,
+    ];
+    const request = { path: '/sandboxes', headers: { Host: 'api.example.test', 'X-API-Key': 'e2b_00' }, body: '{"templateID":"base"}' };
+
+    // The gateway's host resolves the name (to this machine) and trusts the CA that signed the API's certificate.
+    const trusting = await spawnGateway(args, certs.clientEnv);
+    cleanup.add(() => trusting.stop());
+    const reply = await call(trusting.port, request);
+    expect(reply.status).toBe(200);
+    expect(JSON.parse(reply.body)).toEqual({ answeredBy: 'platform-api' });
+    expect(seen).toEqual([{ host: 'api.example.test', servername: 'api.example.test', body: '{"templateID":"base"}' }]);
+
+    // The same name, but the certificate's CA is not trusted there: refused before a byte of the request is sent.
+    const { NODE_EXTRA_CA_CERTS: _trusted, ...withoutCa } = certs.clientEnv;
+    const untrusting = await spawnGateway(args, withoutCa);
+    cleanup.add(() => untrusting.stop());
+    const refused = await call(untrusting.port, request);
+    expect(refused.status).toBe(502);
+    expect(JSON.parse(refused.body).message).toMatch(/connection failed: [A-Z_]*(CERT|VERIFY)/);
+    expect(seen).toHaveLength(1);
+  });
+
+  it('refuses an --api-upstream that is neither HOST:PORT nor an http(s) URL, saying what it accepts', async () => {
+    for (const bad of ['ftp://api.example.test', 'https://api.example.test/v1', 'api.example.test']) {
+      await expect(spawnGateway(['--catalog', 'memory', '--api-upstream', bad])).rejects.toThrow(
+        'expected the platform API as HOST:PORT (such as 127.0.0.1:3001) or https://HOST[:PORT]',
+      );
+    }
   });
 
   it('routes Svc-Sandbox-Port to another port of the same sandbox host', async () => {

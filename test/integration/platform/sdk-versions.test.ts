@@ -16,7 +16,7 @@ import { startPlatformOnHost, type PlatformOnHost } from '../../../src/platform/
 import { baseRootfs, freshAgentPayload, ROOTFS_TIMEOUT_MS } from '../runtime/helpers/common';
 import { SdkDriver } from './helpers/sdk-driver';
 import { SDK_LINES, type SdkLine } from './helpers/sdk-lines';
-import { startTlsDomain, type TlsDomain } from './helpers/tls-domain';
+import { startTlsDomain, type TlsDomain } from '../../helpers/tls-domain';
 
 jest.setTimeout(240_000);
 

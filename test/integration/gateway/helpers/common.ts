@@ -145,10 +145,11 @@ export interface CliGateway {
   stop(): Promise<number | null>;
 }
 
-/** Runs `sandbox-kit gateway` from the build and waits for its "listening" line. */
-export function spawnGateway(args: string[]): Promise<CliGateway> {
+/** Runs `sandbox-kit gateway` from the build (`env` added to this process's) and waits for its "listening" line. */
+export function spawnGateway(args: string[], env: Record<string, string> = {}): Promise<CliGateway> {
   const child = spawn(process.execPath, [CLI, 'gateway', '--host', '127.0.0.1', '--port', '0', ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...env },
   });
   let output = '';
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
