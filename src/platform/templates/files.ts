@@ -151,7 +151,8 @@ export async function extractUpload(archive: string, parent: string, sha256: str
   try {
     const read = await readUpload(archive, {
       entry: async (e) => {
-        current = e;
+        current = e.skip ? undefined : e;
+        if (e.skip) return; // under a symlink of the upload: the link is kept, nothing is written through it
         const p = join(dir, e.path);
         if (e.kind === 'directory') {
           if (e.path !== '') {

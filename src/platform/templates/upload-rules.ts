@@ -1,10 +1,11 @@
 /**
  * What a COPY upload may hold, entry by entry (docs/security.md, Template builds): regular files, directories,
  * symlinks and hard links, each at a relative path that stays inside the upload. Refused: absolute names, names that
- * climb out with `..`, an entry written through a symlink of the upload (or under one of its files), a hard link to
- * anything but a file earlier in the upload, devices, FIFOs and every other type, and a path given twice. A
- * symlink's target is kept as it is: it is resolved only inside the template's root, in the build step's container.
- * Pure: each entry is checked against what came before it.
+ * climb out with `..`, an entry under one of the upload's files, a hard link to anything but a file earlier in the
+ * upload, devices, FIFOs and every other type, and a path given twice. An entry under one of the upload's symlinks
+ * is never unpacked (`skip`): the SDK lists what a symlinked directory holds (glob follows one link), and the link
+ * itself is kept, so it is written through nothing. A symlink's target is kept as it is: it is resolved only inside
+ * the template's root, in the build step's container. Pure: each entry is checked against what came before it.
  */
 import type { TarEntry } from './tar-reader';
 
@@ -24,6 +25,8 @@ export interface CheckedEntry {
   mode: number;
   size: number;
   mtime: number;
+  /** Under one of the upload's symlinks: counted in its files hash, never unpacked. */
+  skip?: true;
 }
 
 /** A member name as a relative path inside the upload, or why it is refused. */
@@ -68,7 +71,7 @@ export class UploadRules {
     for (let i = 1; i < parts.length; i++) {
       const above = parts.slice(0, i).join('/');
       const k = this.kinds.get(above);
-      if (k === 'symlink') refuse(`is written through the symlink ${show(above)} of the upload (links in an upload are never followed)`);
+      if (k === 'symlink') return { kind, path, target: e.linkname, mode: e.mode, size: e.size, mtime: e.mtime, skip: true };
       if (k === 'file' || k === 'hardlink') refuse(`is under ${show(above)}, which is a file`);
     }
     // Directories an entry implies are directories from now on: no later entry may replace them.

@@ -104,12 +104,12 @@ describe('the upload rules', () => {
     ['a name climbing out', [{ name: '../../etc/x', data: 'x' }], 'archive entry "../../etc/x" climbs out of the upload with ..'],
     ['an absolute name', [{ name: '/etc/x', data: 'x' }], 'archive entry "/etc/x" is an absolute path'],
     [
-      'a file written through a symlink of the upload',
+      'a file under a file',
       [
-        { name: 'escape', type: '2', linkname: '/' },
-        { name: 'escape/etc/x', data: 'x' },
+        { name: 'f', data: 'x' },
+        { name: 'f/g', data: 'y' },
       ],
-      'archive entry "escape/etc/x" is written through the symlink "escape" of the upload',
+      'archive entry "f/g" is under "f", which is a file',
     ],
     [
       'a hard link out of the tree',
@@ -186,6 +186,9 @@ describe('unpacking', () => {
         { name: 'd/root', type: '2', linkname: '/' },
         { name: 'd/rel', type: '2', linkname: 'f' },
         { name: 'h', type: '1', linkname: 'd/f' },
+        // What the SDK lists under a symlinked directory: never written through the link.
+        { name: 'd/root/etc/', type: '5' },
+        { name: 'd/root/etc/x', data: 'through the link' },
       ],
       true,
     );
@@ -198,6 +201,14 @@ describe('unpacking', () => {
     expect(fs.readlinkSync(join(dir, 'd/root'))).toBe('/');
     expect(fs.readlinkSync(join(dir, 'd/rel'))).toBe('f');
     expect(fs.statSync(join(dir, 'h')).ino).toBe(fs.statSync(join(dir, 'd/f')).ino);
+    expect(execFileSync('find', ['.'], { cwd: dir }).toString().trim().split('\n').sort()).toEqual([
+      '.',
+      './d',
+      './d/f',
+      './d/rel',
+      './d/root',
+      './h',
+    ]);
   });
 
   test('bytes that changed since they were checked are not unpacked, and nothing is left', async () => {

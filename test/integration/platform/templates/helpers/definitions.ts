@@ -26,13 +26,12 @@ export const DEFINITIONS = {
       .fromDebianImage('bookworm')
       .runCmd(`head -c 5000000 /dev/zero | tr '\\0' x; echo; seq 1 100000; echo flood-done # ${context}`),
   sleepy: (context: string) => Template({ fileContextPath: context }).fromDebianImage('bookworm').runCmd(`sleep 600 # ${context}`),
-  /** A copied symlink to /, a copied tree with a symlink inside it, then a file copied through the symlink to /. */
+  /** A copied tree with a symlink to / and one inside it, then a file copied through the symlink to /. */
   linkTree: (context: string) =>
     Template({ fileContextPath: context })
       .fromDebianImage('bookworm')
-      .copy('up', '/opt/up')
       .copy('tree', '/opt/tree')
-      .copy('payload.txt', '/opt/up/etc/sk-canary-through-link')
+      .copy('payload.txt', '/opt/tree/up/etc/sk-canary-through-link')
       .runCmd('cat /opt/tree/link.txt /etc/sk-canary-through-link'),
   /** /etc/passwd made a symlink to a path that exists on the host (not in the template), then a step as a user. */
   passwdToHost: (context: string) =>
