@@ -12,8 +12,11 @@ export const DEFAULT_MAX_ENTRIES = 500_000;
 export const DEFAULT_LIST_TIMEOUT_MS = 10_000;
 /** A request is a path and a depth; 64 KiB holds the longest Linux path escaped several times over. */
 export const DEFAULT_MAX_BODY_BYTES = 64 * 1024;
-/** Unsent ListDir answers of all calls together: a quarter of a 1 GiB sandbox at most. */
-export const DEFAULT_MAX_RESPONSE_BYTES = 256 * 1024 * 1024;
+/**
+ * Unsent ListDir answers of all calls together: 32 MiB holds a listing of ~100,000 entries, and keeps the agent's
+ * peak memory near 128 MiB whatever its clients do (docs/agent.md, "Memory").
+ */
+export const DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
 
 export const agentOptionsSchema = z.strictObject({
   port: z.number().int().min(0).max(65535).default(DEFAULT_AGENT_PORT),

@@ -97,6 +97,8 @@ describe('mounts and argv', () => {
       '-s',
       '--',
       '/opt/sandbox-kit/node',
+      '--max-semi-space-size=1',
+      '--max-old-space-size=96',
       '/opt/sandbox-kit/bundle/run.js',
       'agent',
       '--port',
