@@ -40,7 +40,14 @@ function startAgent(nodeFlags: string[]): Promise<RunningAgent> {
   const child = spawn(
     process.execPath,
     [...nodeFlags, BUNDLE_RUN, 'agent', '--host', '127.0.0.1', '--port', '0', '--default-user', os.userInfo().username],
-    { stdio: ['ignore', 'pipe', 'inherit'], env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', HOME: os.tmpdir(), ...(process.env.BENCH_ARENA ? { MALLOC_ARENA_MAX: process.env.BENCH_ARENA } : {}) } },
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+      env: {
+        PATH: '/usr/sbin:/usr/bin:/sbin:/bin',
+        HOME: os.tmpdir(),
+        ...(process.env.BENCH_ARENA ? { MALLOC_ARENA_MAX: process.env.BENCH_ARENA } : {}),
+      },
+    },
   );
   return new Promise((resolve, reject) => {
     let out = '';
@@ -87,9 +94,7 @@ async function oversized(port: number): Promise<void> {
   const body = 16 * MiB;
   await sockets(port, 64, async (s, i) => {
     const chunked = i % 2 === 1;
-    const head = chunked
-      ? 'Transfer-Encoding: chunked\r\n'
-      : `Content-Length: ${body}\r\n`;
+    const head = chunked ? 'Transfer-Encoding: chunked\r\n' : `Content-Length: ${body}\r\n`;
     s.write(
       `POST /filesystem.Filesystem/Stat HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nConnect-Protocol-Version: 1\r\n${head}\r\n`,
     );
