@@ -52,6 +52,8 @@ async function main(configFile: string): Promise<void> {
     port: config.gatewayPort,
     brand: config.brand,
     domain: config.domain,
+    // `api.{domain}` is the platform (E2B_DOMAIN's API name), as on a host with a DNS zone: both stay on loopback.
+    apiUpstream: { host: '127.0.0.1', port: Number(new URL(platform.url).port) },
     signedUrlOwner: (q) => platform.sandboxes.signedUrlOwner(q),
     metricsPort: 0,
   });

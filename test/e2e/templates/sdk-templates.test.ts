@@ -8,6 +8,8 @@ import * as path from 'node:path';
 import type { LocalStatus, UpJson } from '../../../src/local';
 import { cli, requireBuilt, uniqueLabName } from '../../helpers/lab';
 import { runEntry } from '../../helpers/node-script';
+import { startTlsDomain } from '../../helpers/tls-domain';
+import { CODE_INTERPRETER_LINES } from './helpers/code-interpreter-lines';
 
 jest.setTimeout(1_800_000);
 
@@ -16,6 +18,8 @@ const checks = new Map<string, Record<string, any>>();
 const waits: { template: string; message: string }[] = [];
 const created = new Map<string, { stdout: string; createMs: number }>();
 const status: { during?: LocalStatus; after?: LocalStatus } = {};
+/** What each earlier `@e2b/code-interpreter` release did against the same system (code-interpreter-line.ts). */
+const earlier = new Map<string, Record<string, any>>();
 let upErr = '';
 let secondUp: { code: number; ready: boolean; templates: LocalStatus['templates'] } | undefined;
 
@@ -72,6 +76,25 @@ beforeAll(async () => {
   }
   if (checks.size === 0) throw new Error(`the SDK child printed nothing (exit ${run.code}): ${run.stderr}`);
 
+  // The earlier releases, on the template just built: configured by the environment alone, each as its users do.
+  // Those that reach Jupyter only by host name get the E2B_DOMAIN form: TLS on loopback names, as a DNS zone gives.
+  const gatewayPort = Number(new URL(info.sandboxUrl).port);
+  const domain = await startTlsDomain('localhost', gatewayPort);
+  try {
+    for (const line of CODE_INTERPRETER_LINES) {
+      const where = line.connection === 'urls' ? { E2B_API_URL: info.apiUrl!, E2B_SANDBOX_URL: info.sandboxUrl } : domain.env;
+      const ran = await runEntry(path.join(__dirname, 'helpers', 'code-interpreter-line.ts'), {
+        args: [],
+        env: { ...where, E2B_API_KEY: info.apiKey!, SDK_PACKAGE: line.pkg },
+        timeoutMs: 240_000,
+      });
+      const answer = ran.stdout.find((l) => l.startsWith('{'));
+      earlier.set(line.pkg, answer ? JSON.parse(answer) : { ok: false, message: `printed nothing (exit ${ran.code}): ${ran.stderr}` });
+    }
+  } finally {
+    await domain.close();
+  }
+
   // A later up, after down: the platform's kept state serves every step of every template from the layer cache.
   await cli(['down', '--name', name], 120_000);
   const again = await cli(['up', '--name', name, '--gateway-port', '0', '--sandboxes', '1', '--json'], 600_000);
@@ -116,6 +139,13 @@ test('creates from mcp-gateway and code-interpreter-v1 work with no other comman
       ),
     );
 });
+
+test.each(CODE_INTERPRETER_LINES)(
+  '@e2b/code-interpreter $version (on e2b $e2b, by $connection): runCode gives 42 and keeps its state',
+  (line) => {
+    expect(earlier.get(line.pkg)).toMatchObject({ ok: true, answer: '42', state: '22' });
+  },
+);
 
 test("runCode('x = 21\\nx * 2') gives 42 and the state stays for the next call", () => {
   expect(check('answer').text).toBe('42');
