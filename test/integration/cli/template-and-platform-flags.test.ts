@@ -76,6 +76,10 @@ test('sandbox-kit platform: the fleet flags go together and need the shared cata
   expect(bad.code).toBe(2);
   expect(bad.stderr).toContain('--host-id: got "bad id!"; expected 1-63 letters');
   expect(bad.stderr).toContain('--capacity: got "0"');
+  const limits = await runEntry(CLI_SOURCE, { args: ['platform', '--concurrent-builds', '0', '--build-log-bytes', 'lots'] });
+  expect(limits.code).toBe(2);
+  expect(limits.stderr).toContain('--concurrent-builds: got "0"; expected an integer from 1 to 64');
+  expect(limits.stderr).toContain('--build-log-bytes: got "lots"; expected a size in bytes, an integer from 65536 to 1073741824');
 });
 
 test('--template code-interpreter-v1 takes neither proxy nor mcp flags, and needs the API key', async () => {

@@ -1,4 +1,5 @@
 /** The build limits' pure parts: log lines cut, the log volume kept, the queue of builds waiting for a slot. */
+import { loadStackConfig, parseStackConfig } from '../../../../src/config';
 import { BuildLog, cutLine } from '../../../../src/platform/templates/build-log';
 import { BuildSlots, SlotsClosed } from '../../../../src/platform/templates/build-slots';
 import type { TemplateStore } from '../../../../src/platform/templates/store';
@@ -62,4 +63,20 @@ test('builds beyond the slots wait in order, told how many are ahead; closing re
   releaseC();
   expect(slots.running).toBe(0);
   await expect(slots.acquire()).rejects.toThrow('the platform is stopping');
+});
+
+test('the build limits are stack keys: defaults, strings from the CLI, and each bad value named with what it accepts', () => {
+  expect(loadStackConfig({}).builds).toEqual({ deadlineSeconds: 3600, logLineBytes: 16384, logBytes: 8388608, concurrent: 2 });
+  expect(loadStackConfig({ builds: { concurrent: '4', deadlineSeconds: '600' } }).builds).toMatchObject({
+    concurrent: 4,
+    deadlineSeconds: 600,
+  });
+  const result = parseStackConfig({ builds: { deadlineSeconds: 5, logLineBytes: 'big', logBytes: 1, concurrent: 0, parallel: 3 } });
+  expect(result.ok ? [] : result.issues).toEqual([
+    { key: 'sandbox-kit:builds.deadlineSeconds', given: '5', expected: 'a time in seconds, an integer from 60 to 86400' },
+    { key: 'sandbox-kit:builds.logLineBytes', given: '"big"', expected: 'a size in bytes, an integer from 256 to 1048576' },
+    { key: 'sandbox-kit:builds.logBytes', given: '1', expected: 'a size in bytes, an integer from 65536 to 1073741824' },
+    { key: 'sandbox-kit:builds.concurrent', given: '0', expected: 'an integer from 1 to 64' },
+    expect.objectContaining({ key: 'sandbox-kit:builds.parallel' }),
+  ]);
 });
