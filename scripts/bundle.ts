@@ -38,6 +38,8 @@ export function bundleEntries(): BundleEntry[] {
     { name: 'mcp-gateway', entry: 'src/mcp/gateway/main.ts' },
     // The code-interpreter-v1 template's server and the Python bridge it drives the Jupyter kernels with.
     { name: 'code-interpreter', entry: 'src/code-interpreter/main.ts', assets: ['src/code-interpreter/kernel-bridge.py'] },
+    // The egress relay the platform runs in a bridge namespace for sandboxes with domain rules or a proxy.
+    { name: 'egress-relay', entry: 'src/runtime/network/egress-relay/main.ts' },
     // The whole CLI for the sandbox hosts (`platform`, `gateway`, `template build`), installed by their cloud-init.
     { name: 'sandbox-kit', entry: 'src/cli/main.ts' },
   ];

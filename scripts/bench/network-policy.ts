@@ -1,9 +1,11 @@
 /**
- * What egress rules cost. Part 1, the create path: the network step of a create (attach to the sandbox network and
- * load the sandbox's egress policy) for N sandboxes each holding R rules (half allow, half deny) against N sandboxes
- * with none, in the same run, on fresh standalone networks: p50 of each and the ratio. Part 2, throughput: a TCP
- * stream from a sandbox's namespace through the bridge namespace to a sink behind it, for a sandbox with R rules and
- * one with none (the guard applies to both: this is the cost of the policy path), median of the rounds, and the ratio.
+ * What egress rules cost. Part 1, the create path: the network step of a create (attach to the sandbox network with
+ * the sandbox's egress policy, loaded with the attachment's own rules) for N sandboxes each holding R address rules
+ * (half allow, half deny), and N each holding R rules of which half are domain names (their TCP goes through the
+ * egress relay), against N sandboxes with none, in the same run, on fresh standalone networks: p50 of each and the
+ * ratios. Part 2, throughput: a TCP stream from a sandbox's namespace through the bridge namespace to a sink behind
+ * it, for a sandbox with R address rules, one with domain rules (through the relay) and one with none (the guard
+ * applies to all: this is the cost of each policy path), median of the rounds, and the ratios.
  * Root only; makes one link into the root namespace per network.
  *
  *   node dist/scripts/bench/network-policy.js [--sandboxes 200] [--rules 20] [--megabytes 512] [--rounds 3]
@@ -37,29 +39,30 @@ function p50(xs: number[]): number {
   return s[Math.floor(s.length / 2)] as number;
 }
 
-/** R rules that match nothing the benchmark talks to: the cost of walking them, not of refusing. */
-function policy(rules: number): EgressPolicy | undefined {
+/**
+ * R rules that match nothing the benchmark talks to: the cost of walking them, not of refusing. `domains`: the allow
+ * half are domain names, so the sandbox's TCP goes through the egress relay (the sink is not denied: the relay
+ * connects without waiting for a name, which is the path every connection of such a sandbox takes).
+ */
+function policy(rules: number, domains = false): EgressPolicy | undefined {
   if (rules === 0) return undefined;
   const cidr = (i: number) => `198.51.${100 + (i % 100)}.${i % 256}/32`;
   const half = Math.floor(rules / 2);
-  return {
-    allowOut: Array.from({ length: half }, (_, i) => cidr(i)),
-    denyOut: Array.from({ length: rules - half }, (_, i) => cidr(i + 128)),
-  };
+  const denyOut = Array.from({ length: rules - half }, (_, i) => cidr(i + 128));
+  if (domains) return { allowOut: [], allowDomains: Array.from({ length: half }, (_, i) => `host${i}.example.com`), denyOut };
+  return { allowOut: Array.from({ length: half }, (_, i) => cidr(i)), denyOut };
 }
 
-async function createPath(rules: number): Promise<number[]> {
+async function createPath(rules: number, domains = false): Promise<number[]> {
   const net = await createSandboxHostNetwork(`bp${randomBytes(3).toString('hex')}`);
   const took: number[] = [];
   try {
     for (let i = 0; i < N; i++) {
       const id = `s${i}`;
       const t0 = performance.now();
-      await net.network.attach(id);
-      const p = policy(rules);
-      if (p) await net.network.setEgressPolicy?.(id, p);
+      await net.network.attach(id, policy(rules, domains));
       took.push(performance.now() - t0);
-      if ((i + 1) % 50 === 0) log(`${rules} rules: ${i + 1}/${N} attached`);
+      if ((i + 1) % 50 === 0) log(`${rules} rules${domains ? ' (domains)' : ''}: ${i + 1}/${N} attached`);
     }
   } finally {
     await net.close();
@@ -75,7 +78,7 @@ function stream(netns: string): number {
   return Number(execFileSync('ip', ['netns', 'exec', netns, process.execPath, '-e', code], { encoding: 'utf8' }).trim());
 }
 
-async function throughput(): Promise<{ filtered: number; unfiltered: number }> {
+async function throughput(): Promise<{ filtered: number; relayed: number; unfiltered: number }> {
   const name = `bt${randomBytes(3).toString('hex')}`;
   const net = await createSandboxHostNetwork(name);
   const sinkNs = `${name}.sink`;
@@ -89,8 +92,8 @@ async function throughput(): Promise<{ filtered: number; unfiltered: number }> {
     ip('-n', sinkNs, 'link', 'set', 'eth0', 'up');
     ip('-n', sinkNs, 'link', 'set', 'lo', 'up');
     ip('-n', sinkNs, 'route', 'add', net.subnet, 'via', '203.0.113.254');
-    await net.network.attach('filtered');
-    await net.network.setEgressPolicy?.('filtered', policy(R));
+    await net.network.attach('filtered', policy(R));
+    await net.network.attach('relayed', policy(R, true));
     await net.network.attach('plain');
     const started = spawn(
       'ip',
@@ -108,15 +111,19 @@ async function throughput(): Promise<{ filtered: number; unfiltered: number }> {
     );
     sink = started;
     await new Promise<void>((resolve) => started.stdout?.once('data', () => resolve()));
-    const f: number[] = [];
-    const u: number[] = [];
+    const seen: Record<string, number[]> = { filtered: [], relayed: [], plain: [] };
     stream(`${name}-plain`);
+    stream(`${name}-relayed`);
     for (let r = 0; r < ROUNDS; r++) {
-      const order = r % 2 === 0 ? ['filtered', 'plain'] : ['plain', 'filtered'];
-      for (const which of order) (which === 'filtered' ? f : u).push(MB / stream(`${name}-${which}`));
-      log(`round ${r + 1}/${ROUNDS}: filtered ${f.at(-1)?.toFixed(0)} MB/s, unfiltered ${u.at(-1)?.toFixed(0)} MB/s`);
+      const order = ['filtered', 'relayed', 'plain'];
+      for (let k = 0; k < order.length; k++) {
+        const which = order[(k + r) % order.length]!;
+        seen[which]!.push(MB / stream(`${name}-${which}`));
+      }
+      const last = (w: string) => seen[w]!.at(-1)?.toFixed(0);
+      log(`round ${r + 1}/${ROUNDS}: filtered ${last('filtered')} MB/s, relayed ${last('relayed')} MB/s, unfiltered ${last('plain')} MB/s`);
     }
-    return { filtered: p50(f), unfiltered: p50(u) };
+    return { filtered: p50(seen.filtered!), relayed: p50(seen.relayed!), unfiltered: p50(seen.plain!) };
   } finally {
     sink?.kill('SIGKILL');
     await net.close();
@@ -132,16 +139,26 @@ async function main(): Promise<void> {
   log(`create path: ${N} sandboxes with no rules, then ${N} with ${R} rules each`);
   const none = await createPath(0);
   const withRules = await createPath(R);
+  const withDomains = await createPath(R, true);
   const a = p50(none);
   const b = p50(withRules);
+  const c = p50(withDomains);
   log(`throughput: ${MB} MB per stream, ${ROUNDS} rounds`);
   const t = await throughput();
   const result = {
-    createNetworkStepP50Ms: { none: Number(a.toFixed(1)), withRules: Number(b.toFixed(1)), ratio: Number((b / a).toFixed(3)) },
+    createNetworkStepP50Ms: {
+      none: Number(a.toFixed(1)),
+      withRules: Number(b.toFixed(1)),
+      ratio: Number((b / a).toFixed(3)),
+      withDomainRules: Number(c.toFixed(1)),
+      domainRatio: Number((c / a).toFixed(3)),
+    },
     throughputMBps: {
       unfiltered: Math.round(t.unfiltered),
       filtered: Math.round(t.filtered),
       ratio: Number((t.filtered / t.unfiltered).toFixed(3)),
+      relayed: Math.round(t.relayed),
+      relayedRatio: Number((t.relayed / t.unfiltered).toFixed(3)),
     },
     sandboxes: N,
     rules: R,

@@ -57,6 +57,8 @@ export async function startService(
       ...(choices.extraCaCertsFile ? { extraCaCertsFile: choices.extraCaCertsFile } : {}),
     },
     proxyFactsFile: proxyFactsFileOf(state),
+    // The proxy template's sandboxes reach the proxy's ingress address and port, nothing else.
+    stackEgress: { templates: [config.template.alias], proxy: [{ address: lab.ingressEip, port: config.proxy.port }] },
   };
   writeProxyFacts(service.proxyFactsFile as string, { ingress: lab.ingressEip, egress: lab.egressEip, rotatedAt: null });
   const configFile = join(state.dir, 'service.json');

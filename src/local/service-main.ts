@@ -9,6 +9,7 @@
 import { readFileSync } from 'node:fs';
 import { startGateway } from '../gateway';
 import { startPlatformOnHost } from '../platform/on-host';
+import type { StackEgress } from '../platform/sandboxes/service';
 import { BridgeNetwork, type BridgeNetworkOptions } from '../runtime';
 import { TemplateBuilds } from './template-builds';
 import type { BuildLimits } from '../config';
@@ -26,6 +27,8 @@ export interface ServiceConfig {
   proxyFactsFile?: string;
   /** The stack's template build limits (`builds`). */
   buildLimits?: BuildLimits;
+  /** The stack's proxy template and the proxy its sandboxes may reach, and nothing else. */
+  stackEgress?: StackEgress;
 }
 
 async function main(configFile: string): Promise<void> {
@@ -39,6 +42,7 @@ async function main(configFile: string): Promise<void> {
     network: new BridgeNetwork(config.network),
     proxyFactsFile: config.proxyFactsFile,
     ...(config.buildLimits ? { buildLimits: config.buildLimits } : {}),
+    ...(config.stackEgress ? { stackEgress: config.stackEgress } : {}),
     log,
     ...(builds ? { pendingTemplates: (known) => builds.resolver(known) } : {}),
   });

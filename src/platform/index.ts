@@ -12,7 +12,7 @@ import { baseTemplateResolver, firstResolver } from './sandboxes/base-template';
 import { redisClient, startPrivateRedis, type PrivateRedis } from './private-redis';
 import { fleetRoutes } from './fleet/routes';
 import { HostRegistry } from './fleet/registry';
-import { SandboxService } from './sandboxes/service';
+import { SandboxService, type StackEgress } from './sandboxes/service';
 import { sandboxRoutes } from './sandboxes/routes';
 import { SandboxStore } from './sandboxes/store';
 import { startApiServer } from './http/server';
@@ -116,6 +116,8 @@ export interface PlatformOptions {
   volumesDir?: string;
   /** The most one volume may hold (default DEFAULT_VOLUME_MAX_BYTES). */
   volumeMaxBytes?: number;
+  /** The stack's proxy templates and proxy: their sandboxes leave only through it (docs/network.md). */
+  stackEgress?: StackEgress;
 }
 
 export interface FleetOptions {
@@ -251,6 +253,7 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
       readyTimeoutMs: options.readyTimeoutMs,
       log,
       ...(options.paused ? { paused: options.paused } : {}),
+      ...(options.stackEgress ? { stackEgress: options.stackEgress } : {}),
       ...(options.fleet ? { hostID: options.fleet.hostID } : {}),
       logs: new SandboxLogs(redis, DEFAULT_STORE_PREFIX),
       observer: metrics,

@@ -81,6 +81,8 @@ export interface PlatformOnHostOptions {
   volumeMaxBytes?: number;
   /** Template builds' deadline, log caps and concurrency (the stack's `builds` keys); default: their defaults. */
   buildLimits?: Partial<BuildLimits>;
+  /** See PlatformOptions.stackEgress. */
+  stackEgress?: PlatformOptions['stackEgress'];
 }
 
 export interface PlatformOnHost extends RunningPlatform {
@@ -174,6 +176,7 @@ export async function startPlatformOnHost(options: PlatformOnHostOptions): Promi
       ...(options.paused ? { paused: options.paused } : {}),
       ...(options.volumesDir !== undefined ? { volumesDir: options.volumesDir } : {}),
       ...(options.volumeMaxBytes !== undefined ? { volumeMaxBytes: options.volumeMaxBytes } : {}),
+      ...(options.stackEgress ? { stackEgress: options.stackEgress } : {}),
       ...(fleet ? { fleet } : {}),
       templates: mountTemplates({
         executor: createStepExecutor({

@@ -35,7 +35,8 @@ export interface NetworkAttachment {
 
 /** Gives each sandbox a network namespace on a bridge (the lab's sandbox host, or the host itself on AWS). */
 export interface SandboxNetwork {
-  attach(sandboxID: string): Promise<NetworkAttachment>;
+  /** `policy`: the sandbox's egress policy, in place before anything of it can leave (a network that can enforce one). */
+  attach(sandboxID: string, policy?: EgressPolicy): Promise<NetworkAttachment>;
   /** Idempotent: removing what is already gone is not an error. */
   detach(sandboxID: string): Promise<void>;
   /** Attachments that exist now (found from the system, so they survive a platform restart). */

@@ -4,6 +4,8 @@
  * it; the API never shows `creating` sandboxes.
  */
 import type { VolumeMount } from './volume-mounts';
+import type { ProxyTarget } from '../../runtime/network/egress-policy';
+import type { EgressRequest } from './network-requests';
 
 export type RecordState = 'creating' | 'running' | 'paused';
 
@@ -18,8 +20,10 @@ export interface SandboxRecord {
   envdAccessToken: string;
   /** Set when its ports are not public (`network.allowPublicTraffic: false`): calls to them carry this token. */
   trafficAccessToken?: string;
-  /** Its egress rules as asked for (canonical CIDRs); the network enforces them (egressPolicyOf). */
-  egress?: { allowOut?: string[]; denyOut?: string[]; allowInternetAccess?: boolean };
+  /** Its egress rules as asked for (canonical CIDRs and domain names); the network enforces them (egressPolicyOf). */
+  egress?: EgressRequest;
+  /** Made from the stack's proxy template: it reaches only these (the stack's proxy), whatever else is asked. */
+  egressOnlyTo?: ProxyTarget[];
   state: RecordState;
   /** ISO-8601 UTC. */
   startedAt: string;

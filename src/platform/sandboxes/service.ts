@@ -17,7 +17,8 @@ import { findSigner, type SignedUrlOwner } from './signer';
 import { LineSplitter, LogWriter, logEntry, type SandboxLogEntry, type SandboxLogLevel, type SandboxLogs } from './logs';
 import { DEFAULT_PAUSED_POLICY, nextPausedEvent, type PausedPolicy } from './paused-policy';
 import type { PauseKind, SandboxRecord } from './record';
-import { egressPolicyOf } from './network-requests';
+import type { ProxyTarget } from '../../runtime/network/egress-policy';
+import { egressPolicyOf, type EgressRequest } from './network-requests';
 import type { NewSandbox, NetworkUpdate } from './requests';
 import type { SandboxStore } from './store';
 import { ApiError } from '../http/types';
@@ -53,6 +54,15 @@ export interface SandboxServiceOptions {
   paused?: PausedPolicy;
   /** Finds the team's volumes a create mounts; without it a create with volume mounts is refused. */
   volumes?: VolumeResolver;
+  /** The stack's proxy templates, whose sandboxes leave only through the stack's proxy (docs/network.md). */
+  stackEgress?: StackEgress;
+}
+
+export interface StackEgress {
+  /** Aliases (or IDs) of the stack's proxy templates. */
+  templates: string[];
+  /** The stack's proxy server(s): the only destinations of those sandboxes, TCP and UDP. */
+  proxy: ProxyTarget[];
 }
 
 /** A sandbox made from another's files (a fork, or a snapshot's layers) rather than from a template by name. */
@@ -156,17 +166,36 @@ export class SandboxService {
     return new AgentClient(`http://${record.address}:${record.agentPort}`);
   }
 
-  private checkCanEnforce(egress: SandboxRecord['egress']): void {
-    if (egressPolicyOf(egress, egress?.allowInternetAccess) !== undefined && !this.o.network.setEgressPolicy) {
+  private checkCanEnforce(egress: EgressRequest, onlyTo: ProxyTarget[] | undefined): void {
+    if (onlyTo?.length && Object.keys(egress).length > 0) {
       throw new ApiError(
         400,
-        "egress rules (allowOut, denyOut, allow_internet_access: false) cannot be enforced by this platform's sandbox network",
+        "sandboxes of the stack's proxy template leave only through the stack's proxy: egress rules (allowOut, denyOut, egressProxy, allow_internet_access) do not apply to them; leave them out",
+      );
+    }
+    if (egressPolicyOf(egress, onlyTo) !== undefined && !this.o.network.setEgressPolicy) {
+      throw new ApiError(
+        400,
+        "egress rules (allowOut, denyOut, egressProxy, allow_internet_access: false) cannot be enforced by this platform's sandbox network",
       );
     }
   }
 
+  /** The stack's proxy for a sandbox of one of its proxy templates. */
+  private onlyToFor(template: { templateID: string; alias?: string }): ProxyTarget[] | undefined {
+    const s = this.o.stackEgress;
+    if (!s || s.proxy.length === 0) return undefined;
+    return s.templates.includes(template.templateID) || (template.alias !== undefined && s.templates.includes(template.alias))
+      ? s.proxy
+      : undefined;
+  }
+
+  private policyOf(record: SandboxRecord) {
+    return egressPolicyOf(record.egress, record.egressOnlyTo);
+  }
+
   private async enforceEgress(record: SandboxRecord): Promise<void> {
-    const policy = egressPolicyOf(record.egress, record.egress?.allowInternetAccess);
+    const policy = this.policyOf(record);
     if (policy !== undefined || record.egress !== undefined) await this.o.network.setEgressPolicy?.(record.sandboxID, policy);
   }
 
@@ -174,12 +203,13 @@ export class SandboxService {
   updateNetwork(sandboxID: string, update: NetworkUpdate): Promise<SandboxRecord> {
     return this.lock.run(sandboxID, async () => {
       const record = await this.get(sandboxID);
-      const egress = {
+      const egress: EgressRequest = {
         ...(update.allowOut ? { allowOut: update.allowOut } : {}),
         ...(update.denyOut ? { denyOut: update.denyOut } : {}),
         ...(update.allow_internet_access !== undefined ? { allowInternetAccess: update.allow_internet_access } : {}),
+        ...(update.egressProxy ? { egressProxy: update.egressProxy } : {}),
       };
-      this.checkCanEnforce(egress);
+      this.checkCanEnforce(egress, record.egressOnlyTo);
       record.egress = egress;
       await this.enforceEgress(record);
       await this.o.store.put(record);
@@ -190,12 +220,13 @@ export class SandboxService {
   /** Resolves once the agent answers, was initialised, and the template's ready command succeeded. */
   async create(request: NewSandbox, teamID: string = DEFAULT_TEAM_ID, origin?: SandboxOrigin): Promise<SandboxRecord> {
     if (this.closed) throw new ApiError(503, 'the platform is shutting down');
-    const egress = {
+    const egress: EgressRequest = {
       ...(request.network?.allowOut ? { allowOut: request.network.allowOut } : {}),
       ...(request.network?.denyOut ? { denyOut: request.network.denyOut } : {}),
       ...(request.allow_internet_access !== undefined ? { allowInternetAccess: request.allow_internet_access } : {}),
+      ...(request.network?.egressProxy ? { egressProxy: request.network.egressProxy } : {}),
     };
-    this.checkCanEnforce(egress);
+    this.checkCanEnforce(egress, undefined);
     const template = origin?.template ?? (await this.o.templates.resolve(request.templateID, teamID));
     if (!template) {
       throw new ApiError(
@@ -204,6 +235,8 @@ export class SandboxService {
       );
     }
     const volumeMounts = await this.resolveVolumes(request.volumeMounts ?? [], teamID);
+    const onlyTo = this.onlyToFor(template);
+    this.checkCanEnforce(egress, onlyTo);
     const now = this.now();
     const sandboxID = newSandboxID();
     const record: SandboxRecord = {
@@ -215,6 +248,7 @@ export class SandboxService {
       envdAccessToken: newEnvdAccessToken(sandboxID),
       ...(request.network?.allowPublicTraffic === false ? { trafficAccessToken: newAccessToken() } : {}),
       ...(Object.keys(egress).length > 0 ? { egress } : {}),
+      ...(onlyTo ? { egressOnlyTo: onlyTo } : {}),
       state: 'creating',
       startedAt: iso(now),
       endAt: iso(now + request.timeout * 1000),
@@ -285,9 +319,8 @@ export class SandboxService {
   ): Promise<void> {
     const id = record.sandboxID;
     const step = (name: string) => clock.step(name);
-    const network = await this.o.network.attach(id);
-    // Before the sandbox runs: nothing of it ever leaves without its rules.
-    await this.enforceEgress(record);
+    // Before the sandbox runs: nothing of it ever leaves without its rules (loaded with the attachment's own).
+    const network = await this.o.network.attach(id, this.policyOf(record));
     step('network');
     // Not stored yet: a crash from here on leaves a `creating` record, removed by ID on the next start.
     record.address = network.address;
@@ -579,9 +612,8 @@ export class SandboxService {
     const id = record.sandboxID;
     const template = this.templateOf(record);
     try {
-      const network = await this.o.network.attach(id);
+      const network = await this.o.network.attach(id, this.policyOf(record));
       record.address = network.address;
-      await this.enforceEgress(record);
       await this.o.runtime.create({ ...containerSpec(record, template, network), restart: true });
       const agent = this.agentFor(record);
       await agent.waitForHealth(this.healthTimeoutMs);

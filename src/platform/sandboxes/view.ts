@@ -37,6 +37,15 @@ export function sandboxDetail(record: SandboxRecord, ctx: ViewContext) {
     network: {
       ...(record.egress?.allowOut ? { allowOut: record.egress.allowOut } : {}),
       ...(record.egress?.denyOut ? { denyOut: record.egress.denyOut } : {}),
+      // The password stays with the platform, as on E2B.
+      ...(record.egress?.egressProxy
+        ? {
+            egressProxy: {
+              address: record.egress.egressProxy.address,
+              ...(record.egress.egressProxy.username !== undefined ? { username: record.egress.egressProxy.username } : {}),
+            },
+          }
+        : {}),
       allowPublicTraffic: record.trafficAccessToken === undefined,
     },
   };

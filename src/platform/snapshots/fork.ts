@@ -41,6 +41,7 @@ export async function forkSandbox(
                 ...(source.trafficAccessToken !== undefined ? { allowPublicTraffic: false } : {}),
                 ...(source.egress?.allowOut ? { allowOut: source.egress.allowOut } : {}),
                 ...(source.egress?.denyOut ? { denyOut: source.egress.denyOut } : {}),
+                ...(source.egress?.egressProxy ? { egressProxy: source.egress.egressProxy } : {}),
               },
               ...(source.egress?.allowInternetAccess !== undefined ? { allow_internet_access: source.egress.allowInternetAccess } : {}),
               ...(source.volumeMounts ? { volumeMounts: source.volumeMounts.map(({ name, path }) => ({ name, path })) } : {}),

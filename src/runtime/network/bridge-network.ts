@@ -15,7 +15,9 @@ import { checkSandboxID } from '../instance';
 import { nameserversOf } from '../sandbox-etc';
 import { createNamespacePair, existingUsernsPath, removeUserNamespace } from '../userns';
 import type { NetworkAttachment, SandboxNetwork } from '../types';
-import { policyScript, type EgressPolicy } from './egress-policy';
+import { attachPolicyScript, needsRelay, policyScript, type EgressPolicy } from './egress-policy';
+import { removeRelayPolicy, writeRelayPolicy } from './egress-relay/relay-policy';
+import { ensureRelay, relayDir } from './relay-process';
 import { attachPortScript, detachPortScript, guardScript } from './guard-rules';
 import { hostSandboxResolvConf } from './host-resolvers';
 import { firstFreeAddress, parseSubnet, type Subnet } from './ipv4';
@@ -48,6 +50,8 @@ export interface BridgeNetworkOptions {
    * plain network namespace, only for the benchmark that measures what the hardening costs.
    */
   idMapping?: IdMapping | null;
+  /** The egress relay's program (relay-process.ts); default the kit's bundle. */
+  relayProgram?: string;
 }
 
 /** The root side's link into a sandbox-host namespace (the lab's and the standalone one both name it so). */
@@ -98,11 +102,22 @@ export class BridgeNetwork implements SandboxNetwork {
     return result;
   }
 
-  /** Attaches are serialised within this process, so two creates never pick one address. */
-  attach(sandboxID: string): Promise<NetworkAttachment> {
-    const next = this.queue.then(() => this.attachNow(sandboxID));
+  /**
+   * Attaches are serialised within this process, so two creates never pick one address. A policy given here is in
+   * place before the port comes up, loaded with the port's own rules (no second pass).
+   */
+  attach(sandboxID: string, policy?: EgressPolicy): Promise<NetworkAttachment> {
+    const next = this.queue.then(() => this.attachNow(sandboxID, policy));
     this.queue = next.catch(() => undefined);
     return next;
+  }
+
+  private resolvers(): string[] {
+    return this.options.dnsResolvers ?? nameserversOf(hostSandboxResolvConf());
+  }
+
+  private blocked(): string[] {
+    return sandboxBlockedDestinations(this.options.hostNetworks ?? []);
   }
 
   /** Loads the bridge-wide rules once per process (idempotent: a restart loads the same rules again). */
@@ -110,17 +125,31 @@ export class BridgeNetwork implements SandboxNetwork {
     if (this.guarded) return;
     const o = this.options;
     await execOk(['ip', 'netns', 'exec', o.bridgeNamespace, 'sh', '-s'], {
-      input: guardScript({
-        bridge: o.bridge,
-        rootLink: o.rootLink ?? ROOT_LINK,
-        dnsResolvers: o.dnsResolvers ?? nameserversOf(hostSandboxResolvConf()),
-        blocked: sandboxBlockedDestinations(o.hostNetworks ?? []),
-      }),
+      input: guardScript({ bridge: o.bridge, rootLink: o.rootLink ?? ROOT_LINK, dnsResolvers: this.resolvers(), blocked: this.blocked() }),
     });
     this.guarded = true;
   }
 
-  private async attachNow(sandboxID: string): Promise<NetworkAttachment> {
+  /** The relay's side of a policy: its file written (or removed) and the relay running when the policy needs it. */
+  private async prepareRelay(address: string, policy: EgressPolicy | undefined): Promise<void> {
+    const dir = relayDir(this.options.bridgeNamespace);
+    if (!needsRelay(policy)) {
+      removeRelayPolicy(dir, address);
+      return;
+    }
+    const p = policy as EgressPolicy;
+    writeRelayPolicy(dir, address, {
+      allowOut: p.allowOut,
+      denyOut: p.denyOut,
+      allowDomains: p.allowDomains ?? [],
+      ...(p.proxy ? { proxy: p.proxy } : {}),
+      resolvers: this.resolvers(),
+      blocked: this.blocked(),
+    });
+    await ensureRelay(this.options.bridgeNamespace, this.options.relayProgram);
+  }
+
+  private async attachNow(sandboxID: string, policy: EgressPolicy | undefined): Promise<NetworkAttachment> {
     const ns = this.netnsName(sandboxID);
     const o = this.options;
     if (fs.existsSync(`${NETNS_DIR}/${ns}`))
@@ -144,8 +173,11 @@ export class BridgeNetwork implements SandboxNetwork {
           '',
         ].join('\n'),
       });
-      // The port comes up only once its rules are in.
-      await execOk(['ip', 'netns', 'exec', o.bridgeNamespace, 'sh', '-s'], { input: attachPortScript({ port, mac, address }, o.bridge) });
+      await this.prepareRelay(address, policy);
+      // The port comes up only once its rules (and its egress policy) are in.
+      await execOk(['ip', 'netns', 'exec', o.bridgeNamespace, 'sh', '-s'], {
+        input: `set -e\n${attachPolicyScript(port, address, policy)}` + attachPortScript({ port, mac, address }, o.bridge),
+      });
       await execOk(['ip', '-n', ns, '-b', '-'], {
         input: [
           'link set lo up',
@@ -170,6 +202,7 @@ export class BridgeNetwork implements SandboxNetwork {
     if (address === undefined)
       throw new Error(`sandbox ${sandboxID} is not attached to ${this.options.bridgeNamespace}/${this.options.bridge}`);
     await this.guard();
+    await this.prepareRelay(address, policy);
     await execOk(['ip', 'netns', 'exec', this.options.bridgeNamespace, 'sh', '-s'], {
       input: policyScript(bridgePortName(ns), address, policy),
     });
@@ -184,6 +217,7 @@ export class BridgeNetwork implements SandboxNetwork {
       if (shown.code === 0)
         known = parseAlias((JSON.parse(shown.stdout.trim() || '[]') as Array<{ ifalias?: string }>)[0]?.ifalias)?.address;
     }
+    if (known !== undefined) removeRelayPolicy(relayDir(o.bridgeNamespace), known);
     if (fs.existsSync(`${NETNS_DIR}/${o.bridgeNamespace}`)) {
       const policy = known === undefined ? '' : policyScript(port, known, undefined).replace(/exit 0\n$/, '');
       await exec(['ip', 'netns', 'exec', o.bridgeNamespace, 'sh', '-s'], { input: policy + detachPortScript(port, known, o.bridge) });

@@ -1,21 +1,53 @@
 /**
- * A sandbox's egress policy (the E2B SDK's `allowOut` / `denyOut`, `allowInternetAccess: false` being a deny of
- * 0.0.0.0/0), as iptables rules in the bridge namespace, outside the sandbox. Pure.
+ * A sandbox's egress policy (the E2B SDK's `allowOut` / `denyOut` / `egressProxy`, `allowInternetAccess: false`
+ * being a deny of 0.0.0.0/0, and the stack's own proxy for its proxy templates), as iptables rules in the bridge
+ * namespace, outside the sandbox. Pure.
  *
- * Allow beats deny: a destination in `allowOut` returns to the guard (which still drops private and link-local
- * space: an allow rule never opens the host's networks), one in `denyOut` is rejected, anything else returns too.
+ * - Addresses and CIDRs: the sandbox's own filter chain. Allow beats deny: a destination in `allowOut` returns to the
+ *   guard (which still drops private and link-local space: an allow rule never opens the host's networks), one in
+ *   `denyOut` is rejected, anything else returns too.
+ * - Domain names in `allowOut`, and an egress proxy: every new TCP connection of the sandbox is redirected (nat) to
+ *   the egress relay of the bridge namespace (egress-relay/), which decides on the TLS SNI or HTTP Host and the
+ *   address, and connects directly or through the SOCKS5 proxy. UDP keeps to the filter chain.
+ * - `onlyTo` (the stack's proxy): the filter chain passes the proxy's address and port and rejects everything else,
+ *   whatever the lists say.
  * DNS to the sandbox's resolvers passes before any policy (guard-rules.ts).
  */
-import { GUARD_CHAINS } from './guard-rules';
+import { GUARD_CHAINS, RELAY_PORT } from './guard-rules';
+
+/** A SOCKS5 proxy (RFC 1928, with RFC 1929 user and password when given) the sandbox's TCP leaves through. */
+export interface EgressProxy {
+  /** A host name or an IPv4 address. */
+  host: string;
+  port: number;
+  username?: string;
+  password?: string;
+}
+
+/** An address and port a stack-egress sandbox may reach: the stack's Shadowsocks server. */
+export interface ProxyTarget {
+  address: string;
+  port: number;
+}
 
 export interface EgressPolicy {
   /** IPv4 networks as a.b.c.d/n, host bits clear. */
   allowOut: string[];
   denyOut: string[];
+  /** Canonical domain rules (domain-names.ts): allowed by TLS SNI or HTTP Host. */
+  allowDomains?: string[];
+  proxy?: EgressProxy;
+  /** The only destinations: the stack's proxy (every other rule is ignored). */
+  onlyTo?: ProxyTarget[];
 }
 
 export function isEmptyPolicy(p: EgressPolicy | undefined): boolean {
-  return p === undefined || (p.allowOut.length === 0 && p.denyOut.length === 0);
+  return p === undefined || (p.allowOut.length === 0 && p.denyOut.length === 0 && !p.allowDomains?.length && !p.proxy && !p.onlyTo?.length);
+}
+
+/** Whether the sandbox's TCP goes through the relay (a domain rule or a proxy, and not pinned to the stack's proxy). */
+export function needsRelay(p: EgressPolicy | undefined): boolean {
+  return p !== undefined && !p.onlyTo?.length && (!!p.allowDomains?.length || !!p.proxy);
 }
 
 /** `8.8.8.8` or `8.8.8.0/24` as a canonical network (`8.8.8.8/32`, host bits cleared); undefined when it is neither. */
@@ -32,38 +64,78 @@ export function canonicalCidr(text: string): string | undefined {
   return `${[network >>> 24, (network >>> 16) & 255, (network >>> 8) & 255, network & 255].join('.')}/${prefix}`;
 }
 
-/** The sandbox's own chain, named after its bridge port (iptables chain names are short). */
+/** The sandbox's own filter chain, named after its bridge port (iptables chain names are short). */
 export function policyChain(port: string): string {
   return `SKIT-P-${port}`;
 }
 
+/** The sandbox's own nat chain: its TCP to the relay, or nothing. */
+export function redirectChain(port: string): string {
+  return `SKIT-R-${port}`;
+}
+
+const REJECT = '-j REJECT --reject-with icmp-admin-prohibited';
+
+/**
+ * iptables-restore input (--noflush) for both of the sandbox's chains; `jumps`: also the jumps into them (a fresh
+ * attachment, which has none yet).
+ */
+export function policyRestore(port: string, address: string, policy: EgressPolicy, jumps: boolean): string {
+  const chain = policyChain(port);
+  const redirect = redirectChain(port);
+  const filter = policy.onlyTo?.length
+    ? [
+        ...policy.onlyTo.flatMap((t) => ['tcp', 'udp'].map((p) => `-A ${chain} -d ${t.address}/32 -p ${p} --dport ${t.port} -j RETURN`)),
+        `-A ${chain} ${REJECT}`,
+      ]
+    : [...policy.allowOut.map((c) => `-A ${chain} -d ${c} -j RETURN`), ...policy.denyOut.map((c) => `-A ${chain} -d ${c} ${REJECT}`)];
+  return [
+    '*filter',
+    `:${chain} - [0:0]`,
+    ...filter,
+    ...(jumps ? [`-A ${GUARD_CHAINS.policy} -s ${address}/32 -j ${chain}`] : []),
+    'COMMIT',
+    '*nat',
+    `:${redirect} - [0:0]`,
+    ...(needsRelay(policy) ? [`-A ${redirect} -p tcp -j REDIRECT --to-ports ${RELAY_PORT}`] : []),
+    ...(jumps ? [`-A ${GUARD_CHAINS.redirect} -s ${address}/32 -j ${redirect}`] : []),
+    'COMMIT',
+    '',
+  ].join('\n');
+}
+
+/** Shell lines (in the bridge namespace) that load a fresh attachment's policy with its jumps: one process. */
+export function attachPolicyScript(port: string, address: string, policy: EgressPolicy | undefined): string {
+  if (isEmptyPolicy(policy)) return '';
+  return `iptables-restore -w --noflush <<'RULES'
+${policyRestore(port, address, policy as EgressPolicy, true)}RULES
+`;
+}
+
 /**
  * A shell script (run in the bridge namespace) that puts the policy in place for the sandbox at `address`: the
- * chain's rules are replaced in one iptables-restore transaction, so an update never leaves a moment without rules.
- * An empty policy removes the chain and its jump.
+ * chains' rules are replaced in one iptables-restore transaction, so an update never leaves a moment without rules.
+ * An empty policy removes the chains and their jumps.
  */
 export function policyScript(port: string, address: string, policy: EgressPolicy | undefined): string {
   const chain = policyChain(port);
+  const redirect = redirectChain(port);
   const jump = `${GUARD_CHAINS.policy} -s ${address}/32 -j ${chain}`;
+  const natJump = `${GUARD_CHAINS.redirect} -s ${address}/32 -j ${redirect}`;
   if (isEmptyPolicy(policy)) {
     return `while iptables -w -D ${jump} 2>/dev/null; do :; done
+while iptables -w -t nat -D ${natJump} 2>/dev/null; do :; done
 iptables -w -F ${chain} 2>/dev/null
 iptables -w -X ${chain} 2>/dev/null
+iptables -w -t nat -F ${redirect} 2>/dev/null
+iptables -w -t nat -X ${redirect} 2>/dev/null
 exit 0
 `;
   }
-  const p = policy as EgressPolicy;
-  const rules = [
-    '*filter',
-    `:${chain} - [0:0]`,
-    ...p.allowOut.map((c) => `-A ${chain} -d ${c} -j RETURN`),
-    ...p.denyOut.map((c) => `-A ${chain} -d ${c} -j REJECT --reject-with icmp-admin-prohibited`),
-    'COMMIT',
-  ];
   return `set -e
 iptables-restore -w --noflush <<'RULES'
-${rules.join('\n')}
-RULES
+${policyRestore(port, address, policy as EgressPolicy, false)}RULES
 iptables -w -C ${jump} 2>/dev/null || iptables -w -A ${jump}
+iptables -w -t nat -C ${natJump} 2>/dev/null || iptables -w -t nat -A ${natJump}
 `;
 }

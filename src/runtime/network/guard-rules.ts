@@ -11,6 +11,9 @@
  *   to the bridge namespace itself; DNS only to the resolvers the sandboxes are given; then each sandbox's egress
  *   policy (egress-policy.ts); then no private, loopback, link-local or host network; then out. New connections into
  *   sandboxes only from the root side's link (the platform and the gateway).
+ * - nat, for the whole bridge: the hook where a sandbox's TCP is redirected to the egress relay when its policy
+ *   names domains or a proxy (DNS to the resolvers never is), and the one door into the bridge namespace that
+ *   redirect opens (the relay's port, for redirected connections only).
  */
 
 export const GUARD_CHAINS = {
@@ -18,7 +21,17 @@ export const GUARD_CHAINS = {
   input: 'SKIT-IN',
   /** Per-sandbox egress policies hang here (one jump per sandbox with a policy); never flushed by the guard. */
   policy: 'SKIT-POLICY',
+  /** nat PREROUTING: what of the sandboxes' TCP is never redirected (DNS to their resolvers), then SKIT-REDIRECT. */
+  prerouting: 'SKIT-PRE',
+  /** Per-sandbox jumps into their redirect chains (egress-policy.ts); never flushed by the guard. */
+  redirect: 'SKIT-REDIRECT',
 } as const;
+
+/**
+ * The port the egress relay (egress-relay/) listens on in the bridge namespace; only connections redirected there
+ * reach it (a sandbox dialling it itself is dropped like any other call to the bridge namespace).
+ */
+export const RELAY_PORT = 15001;
 
 export interface GuardOptions {
   /** The bridge the sandboxes' ports are on, e.g. sb. */
@@ -33,12 +46,13 @@ export interface GuardOptions {
 
 /** A shell script (run in the bridge namespace) that loads the guard; idempotent, other chains untouched. */
 export function guardScript(o: GuardOptions): string {
-  const { forward: FWD, input: IN, policy: POLICY } = GUARD_CHAINS;
+  const { forward: FWD, input: IN, policy: POLICY, prerouting: PRE, redirect: REDIRECT } = GUARD_CHAINS;
   const rules = [
     '*filter',
     `:${FWD} - [0:0]`,
     `:${IN} - [0:0]`,
     `-A ${IN} -i ${o.bridge} -m conntrack --ctstate ESTABLISHED,RELATED -j ACCEPT`,
+    `-A ${IN} -i ${o.bridge} -p tcp --dport ${RELAY_PORT} -m conntrack --ctstate DNAT -j ACCEPT`,
     `-A ${IN} -i ${o.bridge} -j DROP`,
     `-A ${FWD} -m conntrack --ctstate ESTABLISHED,RELATED -j ACCEPT`,
     `-A ${FWD} -i ${o.bridge} -o ${o.bridge} -j DROP`,
@@ -49,14 +63,21 @@ export function guardScript(o: GuardOptions): string {
     `-A ${FWD} -i ${o.rootLink} -o ${o.bridge} -p tcp -m conntrack --ctstate NEW -j ACCEPT`,
     `-A ${FWD} -o ${o.bridge} -j DROP`,
     'COMMIT',
+    '*nat',
+    `:${PRE} - [0:0]`,
+    ...o.dnsResolvers.map((r) => `-A ${PRE} -i ${o.bridge} -d ${r}/32 -p tcp --dport 53 -j RETURN`),
+    `-A ${PRE} -i ${o.bridge} -j ${REDIRECT}`,
+    'COMMIT',
   ];
   return `set -e
 iptables -w -N ${POLICY} 2>/dev/null || true
+iptables -w -t nat -N ${REDIRECT} 2>/dev/null || true
 iptables-restore -w --noflush <<'RULES'
 ${rules.join('\n')}
 RULES
 iptables -w -C FORWARD -j ${FWD} 2>/dev/null || iptables -w -I FORWARD 1 -j ${FWD}
 iptables -w -C INPUT -j ${IN} 2>/dev/null || iptables -w -I INPUT 1 -j ${IN}
+iptables -w -t nat -C PREROUTING -j ${PRE} 2>/dev/null || iptables -w -t nat -I PREROUTING 1 -j ${PRE}
 sysctl -q -w net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1 net.ipv4.ip_forward=1
 `;
 }

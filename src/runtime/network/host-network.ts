@@ -15,6 +15,7 @@ import { checkInstanceName } from '../instance';
 import type { SandboxNetwork } from '../types';
 import { BridgeNetwork, macFor, NETNS_DIR, ROOT_LINK } from './bridge-network';
 import { intToIp, ipToInt, parseSubnet, type Subnet } from './ipv4';
+import { stopRelay } from './relay-process';
 
 export const STANDALONE_RANGE = '198.19.0.0/16';
 const BRIDGE = 'sb';
@@ -173,6 +174,7 @@ function hostNetworkHandle(name: string, s: Subnet, dnsResolvers?: string[]): Sa
     if (fs.existsSync(`${NETNS_DIR}/${namespace}`)) {
       for (const id of (await network.list()).keys()) await network.detach(id);
     }
+    stopRelay(namespace);
     await exec(['ip', 'link', 'del', rootLinkName(name)]);
     if (fs.existsSync(`${NETNS_DIR}/${namespace}`)) await exec(['ip', 'netns', 'del', namespace]);
   };

@@ -4,6 +4,8 @@
  * internet sees the proxy's egress address: through the SOCKS5 proxy at 127.0.0.1:1080 in local mode, with a plain
  * request in transparent mode. Also the sample template of the SDK test: the copied file, the package and the env,
  * read through the SDK's filesystem and process services. The lab has a host link, one per machine: npm test runs the e2e files one at a time.
+ * The platform knows both as the stack's proxy templates, so their sandboxes leave only through the proxy: root in
+ * one flushing its NAT chain and calling curl --noproxy '*' gets no route out, never the sandbox host's address.
  */
 import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -18,6 +20,7 @@ import { runEntry, runScript } from '../../helpers/node-script';
 import { sdkBuild, succeeded } from '../../integration/platform/templates/helpers/sdk-run';
 import type { ClientMode } from '../../../src/config';
 import { CLI_SOURCE } from '../../helpers/cli';
+import { loadStackConfig } from '../../../src/config';
 
 jest.setTimeout(900_000);
 
@@ -51,6 +54,8 @@ async function up(s: Partial<Stack>, mode: ClientMode): Promise<void> {
     stateDir: join(s.work, 'platform'),
     network,
     readyTimeoutMs: READY_TIMEOUT_MS,
+    // As `sandbox-kit up` does: the proxy templates' sandboxes reach the proxy's ingress address and port only.
+    stackEgress: { templates: [`proxy-${mode}`], proxy: [{ address: lab.ingressEip, port: loadStackConfig({}).proxy.port }] },
     log: (line) => process.stderr.write(`platform: ${line}\n`),
   });
   s.gateway = await startGateway({ catalog: s.platform.catalog });
@@ -131,9 +136,26 @@ describe.each(['local', 'transparent'] as const)('%s mode', (mode) => {
 
     const web = `http://${stack.lab.plan.web}/`;
     const command = mode === 'local' ? `curl -sS --max-time 10 --socks5-hostname 127.0.0.1:1080 ${web}` : `curl -sS --max-time 10 ${web}`;
-    const seen = await inSandbox(stack, alias, [command]);
+    // Then root tries to get around the proxy: the NAT chain flushed (transparent mode's redirect), no proxy asked;
+    // then a plain request after the flush.
+    const bypass = `iptables -t nat -F 2>/dev/null; curl -sS --max-time 5 --noproxy '*' ${web}`;
+    const seen = await inSandbox(stack, alias, [command, bypass, `curl -sS --max-time 5 http://${stack.lab.plan.web}/`]);
     expect(seen.commands[0]).toMatchObject({ exitCode: 0 });
     expect(seen.commands[0]!.stdout.trim()).toBe(stack.lab.egressEip);
+    for (const attempt of seen.commands.slice(1)) {
+      // No route out (curl fails) or, at most, still the egress address; never the sandbox host's own.
+      expect(attempt.stdout).not.toContain(stack.lab.plan.sandboxHostPublic);
+      if (attempt.exitCode === 0) expect(attempt.stdout.trim()).toBe(stack.lab.egressEip);
+    }
+    expect(seen.commands[1]!.exitCode).not.toBe(0);
+    // Its egress is fixed: rules for it are refused, naming why.
+    const ruled = await fetch(`${stack.platform.url}/v2/sandboxes`, {
+      method: 'POST',
+      headers: { 'X-API-Key': stack.platform.apiKey, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ templateID: alias, network: { allowOut: ['1.1.1.1'] } }),
+    });
+    expect(ruled.status).toBe(400);
+    expect(((await ruled.json()) as { message: string }).message).toContain("stack's proxy");
   });
 
   if (mode === 'local') {

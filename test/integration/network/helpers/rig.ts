@@ -29,11 +29,12 @@ export interface NetworkRig {
   close(): Promise<void>;
 }
 
-export async function startRig(options: Partial<PlatformOnHostOptions> = {}): Promise<NetworkRig> {
+/** `prefix` names the rig's namespaces (`<prefix><random>.host`, `.inet`). */
+export async function startRig(options: Partial<PlatformOnHostOptions> = {}, prefix = 'nt'): Promise<NetworkRig> {
   await baseRootfs();
   const stateDir = await mkdtemp(join(tmpdir(), 'skn-'));
   const agent = await freshAgentPayload(join(stateDir, 'bundle'));
-  const name = uniqueName('nt');
+  const name = uniqueName(prefix);
   const net = await openSandboxHostNetwork(name, { dnsResolvers: [INTERNET.resolver] });
   let internet: Internet;
   let platform: PlatformOnHost;

@@ -26,13 +26,13 @@ describe('newSandboxSchema', () => {
   it('refuses features it does not provide rather than ignoring them', () => {
     const r = newSandboxSchema.safeParse({
       templateID: 'x',
-      network: { egressProxy: { address: 'proxy.example.com:1080' } },
+      network: { rules: { 'api.example.com': [{ transform: { headers: { a: 'b' } } }] } },
       iam: { role: 'x' },
     });
     expect(r.success).toBe(false);
     const messages = r.success ? [] : r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
     expect(messages).toEqual([
-      'network.egressProxy: egress proxies are not supported by this platform; leave them out',
+      'network.rules: per-domain transform rules are not supported by this platform; leave them out',
       'iam: IAM tokens are not supported by this platform; leave them out',
     ]);
   });
@@ -41,28 +41,58 @@ describe('newSandboxSchema', () => {
     const ok = newSandboxSchema.parse({
       templateID: 'x',
       allow_internet_access: false,
-      network: { allowOut: ['1.1.1.1', '8.8.8.9/24'], denyOut: ['0.0.0.0/0'] },
+      network: { allowOut: ['1.1.1.1', '8.8.8.9/24', 'API.Example.com', '*.example.org'], denyOut: ['0.0.0.0/0'] },
     });
-    expect(ok.network).toEqual({ allowOut: ['1.1.1.1/32', '8.8.8.0/24'], denyOut: ['0.0.0.0/0'] });
-    expect(egressPolicyOf(ok.network, ok.allow_internet_access)).toEqual({
+    expect(ok.network).toEqual({ allowOut: ['1.1.1.1/32', '8.8.8.0/24', 'api.example.com', '*.example.org'], denyOut: ['0.0.0.0/0'] });
+    expect(egressPolicyOf({ ...ok.network, allowInternetAccess: ok.allow_internet_access })).toEqual({
       allowOut: ['1.1.1.1/32', '8.8.8.0/24'],
+      allowDomains: ['api.example.com', '*.example.org'],
       denyOut: ['0.0.0.0/0'],
     });
-    expect(egressPolicyOf(undefined, false)).toEqual({ allowOut: [], denyOut: ['0.0.0.0/0'] });
-    expect(egressPolicyOf({}, true)).toBeUndefined();
+    expect(egressPolicyOf({ allowInternetAccess: false })).toEqual({ allowOut: [], denyOut: ['0.0.0.0/0'] });
+    expect(egressPolicyOf({ allowInternetAccess: true })).toBeUndefined();
     const bad = newSandboxSchema.safeParse({
       templateID: 'x',
-      network: { allowOut: ['1.1.1.1', '300.1.1.1', 'example.com'], denyOut: ['10.0.0.0/33', 'example.com'] },
+      network: { allowOut: ['1.1.1.1', '300.1.1.1', 'exa_mple.com', '*'], denyOut: ['10.0.0.0/33', 'example.com'] },
     });
     const messages = bad.success ? [] : bad.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
     expect(messages).toEqual([
-      expect.stringMatching(/^network\.allowOut\.1: expected an IPv4 address or CIDR/),
-      expect.stringMatching(/^network\.allowOut\.2: domain names in allowOut are not supported/),
+      expect.stringMatching(/^network\.allowOut\.1: expected an IPv4 address or CIDR .* or a domain name/),
+      expect.stringMatching(/^network\.allowOut\.2: expected an IPv4 address or CIDR .* or a domain name/),
+      expect.stringMatching(/^network\.allowOut\.3: expected an IPv4 address or CIDR .* or a domain name/),
       expect.stringMatching(/^network\.denyOut\.0: expected an IPv4 address or CIDR/),
       'network.denyOut.1: domain names are not supported for deny rules; deny addresses or CIDRs',
     ]);
     expect(networkUpdateSchema.safeParse({ denyOut: ['0.0.0.0/0'], allowOut: ['1.1.1.1'] }).success).toBe(true);
     expect(networkUpdateSchema.safeParse({ allowPublicTraffic: false }).success).toBe(false);
+  });
+
+  it('takes an egress proxy as the SDK sends it, and names what is wrong with a bad one', () => {
+    const ok = newSandboxSchema.parse({
+      templateID: 'x',
+      network: { egressProxy: { address: 'Proxy.example.com:1080', username: 'u', password: 'p' } },
+    });
+    expect(egressPolicyOf(ok.network)).toEqual({
+      allowOut: [],
+      denyOut: [],
+      proxy: { host: 'proxy.example.com', port: 1080, username: 'u', password: 'p' },
+    });
+    expect(newSandboxSchema.parse({ templateID: 'x', network: { egressProxy: null } }).network).toEqual({});
+    const problems = (egressProxy: unknown) => {
+      const r = networkUpdateSchema.safeParse({ egressProxy });
+      return r.success ? [] : r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
+    };
+    expect(problems({ address: 'proxy.example.com' })).toEqual([expect.stringMatching(/^egressProxy\.address: expected host:port/)]);
+    expect(problems({ address: '10.1.2.3:1080' })).toEqual([expect.stringMatching(/^egressProxy\.address: 10\.1\.2\.3 is private space/)]);
+    expect(problems({ address: 'p.example.com:99999' })).toEqual([expect.stringMatching(/^egressProxy\.address: expected host:port/)]);
+    expect(problems({ address: 'p.example.com:1080', password: 'x' })).toEqual(['egressProxy.password: a password needs a username']);
+    expect(problems({ address: 'p.example.com:1080', user: 'x' })).toEqual([expect.stringMatching(/^egressProxy: unknown key "user"/)]);
+  });
+
+  it("pins a sandbox of the stack's proxy template to the stack's proxy, whatever the lists say", () => {
+    const onlyTo = [{ address: '203.0.113.10', port: 8388 }];
+    expect(egressPolicyOf({ allowOut: ['1.1.1.1/32'] }, onlyTo)).toEqual({ allowOut: [], denyOut: [], onlyTo });
+    expect(egressPolicyOf(undefined, onlyTo)).toEqual({ allowOut: [], denyOut: [], onlyTo });
   });
 
   it('takes network.allowPublicTraffic and refuses an unknown network key by name', () => {

@@ -1,0 +1,157 @@
+/**
+ * The egress relay: one process in a bridge namespace, started by the platform (relay-process.ts), that every new
+ * TCP connection of a sandbox whose policy names domains or a proxy is redirected to (egress-policy.ts). For each
+ * connection it finds where the sandbox was going (original-destination.ts) and the sandbox's policy (the file of
+ * its source address, which the bridge pins to the sandbox), waits for the TLS SNI or HTTP Host when the decision
+ * depends on it (first-bytes.ts), decides (relay-policy.ts), and connects directly or through the sandbox's SOCKS5
+ * proxy (socks5.ts). Anything it cannot decide is refused (a reset): no policy file, no tracked destination, a name
+ * that does not resolve to the destination, a proxy that fails. It exits once its namespace is gone.
+ *
+ * Usage: egress-relay --dir DIR --port PORT --netns NAME
+ */
+import * as dns from 'node:dns/promises';
+import { existsSync } from 'node:fs';
+import * as net from 'node:net';
+import { MAX_FIRST_BYTES, nameInFirstBytes } from './first-bytes';
+import { type Endpoint, originalDestination } from './original-destination';
+import { needsName, plan, readRelayPolicy, type RelayPolicy } from './relay-policy';
+import { connectThrough } from './socks5';
+
+const FIRST_BYTES_TIMEOUT_MS = 10_000;
+const CONNECT_TIMEOUT_MS = 15_000;
+
+function option(argv: string[], name: string): string {
+  const i = argv.indexOf(`--${name}`);
+  const value = i >= 0 ? argv[i + 1] : undefined;
+  if (value === undefined) throw new Error(`egress-relay: --${name} is required (usage: egress-relay --dir DIR --port PORT --netns NAME)`);
+  return value;
+}
+
+function log(line: string): void {
+  process.stderr.write(`${new Date().toISOString()} ${line}\n`);
+}
+
+/** Everything the client sends until its first bytes name a host (or cannot), paused afterwards. */
+function firstBytes(client: net.Socket): Promise<{ head: Buffer; name: string | undefined }> {
+  return new Promise((resolve) => {
+    let head = Buffer.alloc(0);
+    let settled = false;
+    const done = (name: string | undefined) => {
+      if (settled) return;
+      settled = true;
+      client.off('data', onData);
+      client.pause();
+      clearTimeout(timer);
+      resolve({ head, name });
+    };
+    const onData = (chunk: Buffer) => {
+      head = Buffer.concat([head, chunk]);
+      const r = nameInFirstBytes(head);
+      if (r.complete) done(r.name);
+      else if (head.length >= MAX_FIRST_BYTES) done(undefined);
+    };
+    const timer = setTimeout(() => done(undefined), FIRST_BYTES_TIMEOUT_MS);
+    client.on('data', onData);
+    client.once('end', () => done(undefined));
+    client.once('close', () => done(undefined));
+  });
+}
+
+function resolverFor(policy: RelayPolicy): dns.Resolver {
+  const r = new dns.Resolver({ timeout: 2000, tries: 2 });
+  if (policy.resolvers.length > 0) r.setServers(policy.resolvers);
+  return r;
+}
+
+async function addressesOf(policy: RelayPolicy, name: string): Promise<string[]> {
+  if (net.isIPv4(name)) return [name];
+  try {
+    return await resolverFor(policy).resolve4(name);
+  } catch {
+    return [];
+  }
+}
+
+async function upstreamFor(policy: RelayPolicy, host: string, port: number): Promise<net.Socket> {
+  const proxy = policy.proxy;
+  if (proxy) {
+    const address = (await addressesOf(policy, proxy.host))[0];
+    if (address === undefined) throw new Error(`the egress proxy's host ${proxy.host} does not resolve`);
+    const refused = plan({ ...policy, allowOut: [], denyOut: [], allowDomains: [] }, { address, port: proxy.port }, undefined);
+    if (refused.action === 'refuse') throw new Error(`the egress proxy ${proxy.host} is at ${address}: private space is never reached`);
+    return connectThrough(proxy, address, host, port, CONNECT_TIMEOUT_MS);
+  }
+  const socket = net.connect({ host, port });
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => socket.destroy(new Error(`connect to ${host}:${port} timed out`)), CONNECT_TIMEOUT_MS);
+    socket.once('connect', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    socket.once('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+  });
+  return socket;
+}
+
+async function handle(client: net.Socket, dir: string, relayPort: number): Promise<void> {
+  client.on('error', () => client.destroy());
+  const source: Endpoint = { address: (client.remoteAddress ?? '').replace(/^::ffff:/, ''), port: client.remotePort ?? 0 };
+  const refuse = (reason: string) => {
+    log(`refused ${source.address}:${source.port}: ${reason}`);
+    if (!client.destroyed) client.resetAndDestroy();
+  };
+  const policy = readRelayPolicy(dir, source.address);
+  if (!policy) return refuse('no egress policy for this address');
+  const destination = await originalDestination(source, relayPort).catch(() => undefined);
+  if (!destination) return refuse('its original destination is not tracked');
+  const { head, name } = needsName(policy, destination) ? await firstBytes(client) : { head: Buffer.alloc(0), name: undefined };
+  const decision = plan(policy, destination, name);
+  if (decision.action === 'refuse') return refuse(decision.reason);
+  if (decision.verifyName !== undefined && !(await addressesOf(policy, decision.verifyName)).includes(destination.address)) {
+    return refuse(`${destination.address} is not an address of ${decision.verifyName} (the name it sent)`);
+  }
+  let upstream: net.Socket;
+  try {
+    upstream = await upstreamFor(policy, decision.host, decision.port);
+  } catch (err) {
+    return refuse(`${decision.host}:${decision.port}: ${(err as Error).message}`);
+  }
+  if (client.destroyed) {
+    upstream.destroy();
+    return;
+  }
+  upstream.on('error', () => {
+    upstream.destroy();
+    client.destroy();
+  });
+  client.on('close', () => upstream.destroy());
+  upstream.on('close', () => client.destroy());
+  if (head.length > 0) upstream.write(head);
+  client.pipe(upstream);
+  upstream.pipe(client);
+}
+
+export function main(argv: string[]): void {
+  const dir = option(argv, 'dir');
+  const port = Number(option(argv, 'port'));
+  const netns = option(argv, 'netns');
+  const server = net.createServer({ pauseOnConnect: false }, (client) => {
+    handle(client, dir, port).catch((err: Error) => {
+      log(`error: ${err.message}`);
+      client.destroy();
+    });
+  });
+  server.listen(port, '0.0.0.0', () => process.stdout.write('ready\n'));
+  setInterval(() => {
+    if (!existsSync(`/run/netns/${netns}`)) process.exit(0);
+  }, 2000).unref();
+  server.on('error', (err) => {
+    log(`cannot listen on ${port}: ${err.message}`);
+    process.exit(1);
+  });
+}
+
+if (require.main === module) main(process.argv.slice(2));

@@ -1,0 +1,124 @@
+/**
+ * Domain names in allowOut and an egress proxy, from the unmodified SDK, enforced outside the sandbox (probes run as
+ * root inside): an allowed name reaches the internet stand-in by HTTPS (SNI) and HTTP (Host), a name not allowed at
+ * the same address does not, an allowed name sent to another address goes nowhere; a sandbox with an egress proxy is
+ * seen from the proxy's address only, and a proxy that refuses it leaves it with no way out. Names: the sandbox picks
+ * the address (curl --resolve, as its own resolver would answer), the relay checks it against the resolver stand-in.
+ */
+import { ROOTFS_TIMEOUT_MS } from '../runtime/helpers/common';
+import { INTERNET, SOCKS } from './helpers/internet';
+import { startRig, type NetworkRig } from './helpers/rig';
+
+jest.setTimeout(240_000);
+
+let rig: NetworkRig;
+beforeAll(async () => {
+  rig = await startRig({}, 'skn');
+}, ROOTFS_TIMEOUT_MS);
+afterAll(async () => rig?.close());
+
+interface Seen {
+  called: string;
+  from: string;
+  host: string;
+  sni: string | null;
+}
+
+/** curl in the sandbox: what the internet stand-in saw, or undefined when the connection went nowhere. */
+async function fetchIn(sandboxID: string, url: string, resolveTo?: string, extra = ''): Promise<Seen | undefined> {
+  const u = new URL(url);
+  const port = u.port || (u.protocol === 'https:' ? '443' : '80');
+  const resolve = resolveTo ? `--resolve ${u.hostname}:${port}:${resolveTo}` : '';
+  const r = await rig.sh(sandboxID, `curl -sk --max-time 5 ${resolve} ${extra} ${url}`);
+  return r.exitCode === 0 && r.stdout.startsWith('{') ? (JSON.parse(r.stdout) as Seen) : undefined;
+}
+
+test('allowOut with domain names: allowed names by SNI and Host, others refused at the same address, no address tricks', async () => {
+  const s = await rig.sdk.create('base', {
+    ...rig.opts,
+    network: { allowOut: ['allowed.skn.test', '*.wild.skn.test'], denyOut: ['0.0.0.0/0'] },
+  });
+  const id = s.sandboxId;
+  const https = await fetchIn(id, 'https://allowed.skn.test/', INTERNET.web);
+  expect(https).toMatchObject({ called: INTERNET.web, sni: 'allowed.skn.test' });
+  expect(await fetchIn(id, 'http://allowed.skn.test/', INTERNET.web)).toMatchObject({ called: INTERNET.web, host: 'allowed.skn.test' });
+  expect(await fetchIn(id, 'https://a.wild.skn.test/', INTERNET.web)).toMatchObject({ sni: 'a.wild.skn.test' });
+
+  // Not allowed, though at the very address the allowed name has; a wildcard does not cover its apex.
+  expect(await fetchIn(id, 'https://other.skn.test/', INTERNET.web)).toBeUndefined();
+  expect(await fetchIn(id, 'http://other.skn.test/', INTERNET.web)).toBeUndefined();
+  expect(await fetchIn(id, 'https://wild.skn.test/', INTERNET.web)).toBeUndefined();
+  expect(await fetchIn(id, `http://${INTERNET.web}/`)).toBeUndefined();
+  // An allowed name sent to an address that is not its own goes nowhere (SNI and Host alike).
+  expect(await fetchIn(id, 'https://allowed.skn.test/', INTERNET.web2)).toBeUndefined();
+  expect(await fetchIn(id, `http://${INTERNET.web2}/`, undefined, "-H 'Host: allowed.skn.test'")).toBeUndefined();
+  // Nor into private space, whatever the name.
+  expect(await fetchIn(id, 'http://allowed.skn.test/', INTERNET.metadata)).toBeUndefined();
+  expect(await fetchIn(id, 'http://meta.skn.test/', INTERNET.metadata)).toBeUndefined();
+
+  const info = await rig.sdk.call<{ network: { allowOut: string[] } }>(id, 'getInfo');
+  expect(info.network.allowOut).toEqual(['allowed.skn.test', '*.wild.skn.test']);
+
+  // The rules outlive a pause and a platform restart.
+  expect(await rig.sdk.call(id, 'pause')).toBe(true);
+  await rig.sdk.connect(id, rig.opts);
+  await rig.restart();
+  await rig.sdk.connect(id, rig.opts);
+  expect(await fetchIn(id, 'https://allowed.skn.test/', INTERNET.web)).toMatchObject({ sni: 'allowed.skn.test' });
+  expect(await fetchIn(id, 'https://other.skn.test/', INTERNET.web)).toBeUndefined();
+
+  // Cleared by an update that leaves them out.
+  await rig.sdk.call(id, 'updateNetwork', {});
+  expect(await fetchIn(id, 'https://other.skn.test/', INTERNET.web)).toMatchObject({ sni: 'other.skn.test' });
+  await rig.sdk.call(id, 'kill');
+});
+
+test("egressProxy: the sandbox's TCP leaves only through the named SOCKS5 proxy; a proxy that refuses leaves no way out", async () => {
+  const proxy = { address: `${SOCKS.address}:${SOCKS.port}`, username: SOCKS.username, password: SOCKS.password };
+  const direct = await rig.sdk.create('base', rig.opts);
+  const proxied = await rig.sdk.create('base', {
+    ...rig.opts,
+    network: { egressProxy: proxy, allowOut: ['allowed.skn.test'], denyOut: [`${INTERNET.web}/32`] },
+  });
+  const directSeen = await fetchIn(direct.sandboxId, `http://${INTERNET.web2}/`);
+  expect(directSeen?.from).not.toBe(SOCKS.address);
+  // Anything not denied, by address, and a denied address by an allowed name (the proxy resolves it): from the proxy.
+  expect(await fetchIn(proxied.sandboxId, `http://${INTERNET.web2}/`)).toMatchObject({ from: SOCKS.address, called: INTERNET.web2 });
+  expect(await fetchIn(proxied.sandboxId, 'https://allowed.skn.test/', INTERNET.web)).toMatchObject({
+    from: SOCKS.address,
+    sni: 'allowed.skn.test',
+  });
+  expect(await fetchIn(proxied.sandboxId, `http://${INTERNET.web}/`)).toBeUndefined();
+  const info = await rig.sdk.call<{ network: { egressProxy?: { address: string; username?: string; password?: string } } }>(
+    proxied.sandboxId,
+    'getInfo',
+  );
+  expect(info.network.egressProxy).toEqual({ address: proxy.address, username: SOCKS.username });
+
+  // A wrong password: the proxy refuses, and nothing goes out directly instead.
+  await rig.sdk.call(proxied.sandboxId, 'updateNetwork', { egressProxy: { ...proxy, password: 'wrong' } });
+  expect(await fetchIn(proxied.sandboxId, `http://${INTERNET.web2}/`)).toBeUndefined();
+  // The update replaces everything: without the proxy the sandbox goes out directly again.
+  await rig.sdk.call(proxied.sandboxId, 'updateNetwork', {});
+  expect((await fetchIn(proxied.sandboxId, `http://${INTERNET.web2}/`))?.from).not.toBe(SOCKS.address);
+  for (const s of [direct, proxied]) await rig.sdk.call(s.sandboxId, 'kill');
+});
+
+test('bad domain rules and proxies get 400 naming the field, and nothing is made', async () => {
+  const before = (await rig.platform.sandboxes.all()).length;
+  const create = async (network: Record<string, unknown>) => {
+    const res = await fetch(`${rig.opts.apiUrl}/v2/sandboxes`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': rig.opts.apiKey },
+      body: JSON.stringify({ templateID: 'base', network }),
+    });
+    return { status: res.status, message: ((await res.json()) as { message: string }).message };
+  };
+  const domain = await create({ allowOut: ['ok.skn.test', 'bad_name.skn.test'] });
+  expect(domain).toMatchObject({ status: 400, message: expect.stringContaining('"network.allowOut.1"') });
+  const deny = await create({ denyOut: ['allowed.skn.test'] });
+  expect(deny).toMatchObject({ status: 400, message: expect.stringContaining('not supported for deny rules') });
+  const proxy = await create({ egressProxy: { address: '10.77.0.1:1080' } });
+  expect(proxy).toMatchObject({ status: 400, message: expect.stringContaining('"network.egressProxy.address"') });
+  expect((await rig.platform.sandboxes.all()).length).toBe(before);
+});
