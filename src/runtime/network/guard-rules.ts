@@ -53,6 +53,8 @@ export function guardScript(o: GuardOptions): string {
     `:${IN} - [0:0]`,
     `-A ${IN} -i ${o.bridge} -m conntrack --ctstate ESTABLISHED,RELATED -j ACCEPT`,
     `-A ${IN} -i ${o.bridge} -p tcp --dport ${RELAY_PORT} -m conntrack --ctstate DNAT -j ACCEPT`,
+    // The relay is for redirected sandbox connections only, not for anything on the namespace's other links.
+    `-A ${IN} -p tcp --dport ${RELAY_PORT} -j DROP`,
     `-A ${IN} -i ${o.bridge} -j DROP`,
     `-A ${FWD} -m conntrack --ctstate ESTABLISHED,RELATED -j ACCEPT`,
     `-A ${FWD} -i ${o.bridge} -o ${o.bridge} -j DROP`,

@@ -5,6 +5,7 @@
  * seen from the proxy's address only, and a proxy that refuses it leaves it with no way out. Names: the sandbox picks
  * the address (curl --resolve, as its own resolver would answer), the relay checks it against the resolver stand-in.
  */
+import { RELAY_PORT } from '../../../src/runtime/network/guard-rules';
 import { ROOTFS_TIMEOUT_MS } from '../runtime/helpers/common';
 import { INTERNET, SOCKS } from './helpers/internet';
 import { startRig, type NetworkRig } from './helpers/rig';
@@ -55,6 +56,8 @@ test('allowOut with domain names: allowed names by SNI and Host, others refused 
   // Nor into private space, whatever the name.
   expect(await fetchIn(id, 'http://allowed.skn.test/', INTERNET.metadata)).toBeUndefined();
   expect(await fetchIn(id, 'http://meta.skn.test/', INTERNET.metadata)).toBeUndefined();
+  // The relay itself is no door: dialled directly, it is the bridge namespace, which takes nothing from sandboxes.
+  expect(await fetchIn(id, `http://${rig.net.gateway}:${RELAY_PORT}/`, undefined, "-H 'Host: allowed.skn.test'")).toBeUndefined();
 
   const info = await rig.sdk.call<{ network: { allowOut: string[] } }>(id, 'getInfo');
   expect(info.network.allowOut).toEqual(['allowed.skn.test', '*.wild.skn.test']);

@@ -17,13 +17,23 @@ describe('egress policy rules', () => {
     expect(needsRelay(domains)).toBe(true);
     expect(policyRestore('vabc', '198.19.2.2', domains, false)).toContain(`-A SKIT-R-vabc -p tcp -j REDIRECT --to-ports ${RELAY_PORT}`);
     expect(needsRelay({ allowOut: [], denyOut: [], proxy: { host: 'p.example.com', port: 1080 } })).toBe(true);
-    const pinned = { allowOut: ['1.1.1.1/32'], denyOut: [], allowDomains: ['example.com'], onlyTo: [{ address: '203.0.113.10', port: 8388 }] };
+    const pinned = {
+      allowOut: ['1.1.1.1/32'],
+      denyOut: [],
+      allowDomains: ['example.com'],
+      onlyTo: [{ address: '203.0.113.10', port: 8388 }],
+    };
     expect(needsRelay(pinned)).toBe(false);
     const rules = policyRestore('vabc', '198.19.2.2', pinned, false);
     expect(rules).toContain('-A SKIT-P-vabc -d 203.0.113.10/32 -p tcp --dport 8388 -j RETURN');
     expect(rules).toContain('-A SKIT-P-vabc -d 203.0.113.10/32 -p udp --dport 8388 -j RETURN');
     expect(rules).not.toContain('1.1.1.1');
-    expect(rules.split('\n').filter((l) => l.startsWith('-A SKIT-P-vabc')).at(-1)).toContain('REJECT');
+    expect(
+      rules
+        .split('\n')
+        .filter((l) => l.startsWith('-A SKIT-P-vabc'))
+        .at(-1),
+    ).toContain('REJECT');
   });
 
   it('replace an update in one transaction and remove both chains for none', () => {
@@ -39,6 +49,7 @@ describe('egress policy rules', () => {
     const accept = guard.findIndex((l) => l.includes(`--dport ${RELAY_PORT} -m conntrack --ctstate DNAT -j ACCEPT`));
     expect(accept).toBeGreaterThan(-1);
     expect(accept).toBeLessThan(guard.indexOf(`-A ${GUARD_CHAINS.input} -i sb -j DROP`));
+    expect(guard.indexOf(`-A ${GUARD_CHAINS.input} -p tcp --dport ${RELAY_PORT} -j DROP`)).toBe(accept + 1);
     expect(guard.indexOf(`-A ${GUARD_CHAINS.prerouting} -i sb -d 10.0.0.2/32 -p tcp --dport 53 -j RETURN`)).toBeLessThan(
       guard.indexOf(`-A ${GUARD_CHAINS.prerouting} -i sb -j ${GUARD_CHAINS.redirect}`),
     );

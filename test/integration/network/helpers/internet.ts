@@ -148,13 +148,39 @@ export async function startInternet(name: string, hostNamespace: string, sandbox
         '',
       ].join('\n'),
     });
-    execFileSync('openssl', [
-      'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=skn.test',
-      '-keyout', join(certDir, 'key.pem'), '-out', join(certDir, 'cert.pem'),
-    ], { stdio: 'ignore' });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-days',
+        '1',
+        '-subj',
+        '/CN=skn.test',
+        '-keyout',
+        join(certDir, 'key.pem'),
+        '-out',
+        join(certDir, 'cert.pem'),
+      ],
+      { stdio: 'ignore' },
+    );
     server = spawn(
       'ip',
-      ['netns', 'exec', namespace, process.execPath, '-e', SERVER, certDir, JSON.stringify(NAMES), INTERNET.resolver, JSON.stringify(SOCKS)],
+      [
+        'netns',
+        'exec',
+        namespace,
+        process.execPath,
+        '-e',
+        SERVER,
+        certDir,
+        JSON.stringify(NAMES),
+        INTERNET.resolver,
+        JSON.stringify(SOCKS),
+      ],
       { stdio: ['ignore', 'pipe', 'inherit'] },
     );
     await new Promise<void>((resolve, reject) => {

@@ -34,7 +34,12 @@ describe('domain rules', () => {
 describe("the relay's decision", () => {
   it('lets an allowed name through to the destination the sandbox chose, checked against the name', () => {
     expect(needsName(base, web)).toBe(true);
-    expect(plan(base, web, 'allowed.example.com')).toEqual({ action: 'connect', host: '203.0.113.1', port: 443, verifyName: 'allowed.example.com' });
+    expect(plan(base, web, 'allowed.example.com')).toEqual({
+      action: 'connect',
+      host: '203.0.113.1',
+      port: 443,
+      verifyName: 'allowed.example.com',
+    });
     expect(plan(base, web, 'x.wild.example.com')).toMatchObject({ action: 'connect', verifyName: 'x.wild.example.com' });
   });
 
