@@ -15,6 +15,13 @@ const S_IFLNK = 0o120000;
 
 export type FilesHashResult = { verifiable: true; hash: string } | { verifiable: false; why: string };
 
+/** Why an archive cannot give this entry's part of the files hash, or undefined when it can. */
+export function notHashable(e: CheckedEntry): string | undefined {
+  if (e.kind === 'directory') return 'it holds directories, whose sizes the archive does not carry';
+  if (e.kind === 'hardlink') return 'it holds hard links, whose bytes the archive stores under another name';
+  return undefined;
+}
+
 /** Feed it the checked entries of an upload and their data, in archive order; `result` says what it came to. */
 export class FilesHasher {
   private readonly hash: Hash;
@@ -26,14 +33,8 @@ export class FilesHasher {
 
   entry(e: CheckedEntry): void {
     if (this.unverifiable) return;
-    if (e.kind === 'directory') {
-      this.unverifiable = 'it holds directories, whose sizes the archive does not carry';
-      return;
-    }
-    if (e.kind === 'hardlink') {
-      this.unverifiable = 'it holds hard links, whose bytes the archive stores under another name';
-      return;
-    }
+    this.unverifiable = notHashable(e);
+    if (this.unverifiable) return;
     this.hash.update(e.path);
     if (e.kind === 'symlink') {
       this.hash.update(String(S_IFLNK | e.mode));

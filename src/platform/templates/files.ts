@@ -12,7 +12,7 @@ import { dirname, join } from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
-import { FilesHasher, type FilesHashResult } from './files-hash';
+import { FilesHasher, type FilesHashResult, notHashable } from './files-hash';
 import { TarFormatError, TarReader, type TarEvent } from './tar-reader';
 import { type CheckedEntry, MAX_UNPACKED_BYTES, UploadRefused, UploadRules } from './upload-rules';
 
@@ -27,6 +27,8 @@ export interface StoredUpload {
   bytes: number;
   /** sha256 of the bytes as received: what its COPY layers are cached by, and what is checked at each use. */
   sha256: string;
+  /** Whether its files hash can be recomputed from it (files-hash.ts): it holds no directory and no hard link. */
+  checkable: boolean;
 }
 
 /** What reading an upload visits: its checked entries, each one's data, each one's end. */
@@ -119,9 +121,14 @@ export async function saveUpload(dir: string, hash: string, body: Readable, maxB
   });
   try {
     await pipeline(body, createWriteStream(partial, { mode: 0o600 }));
-    const read = await readUpload(partial);
+    let checkable = true;
+    const read = await readUpload(partial, {
+      entry: (e) => {
+        if (notHashable(e)) checkable = false;
+      },
+    });
     await rename(partial, final);
-    return { path: final, bytes: read.bytes, sha256: read.sha256 };
+    return { path: final, bytes: read.bytes, sha256: read.sha256, checkable };
   } catch (err) {
     await rm(partial, { force: true });
     throw err;

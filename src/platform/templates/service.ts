@@ -325,6 +325,11 @@ export class TemplateService {
         await this.fail(build, { message, step: String(i + 1) });
         throw new ApiError(400, message);
       };
+      if (stored.checkable === false) {
+        // Its hash cannot be recomputed (files-hash.ts); its COPY unpacks exactly the bytes received, or fails.
+        pinned.set(step.filesHash, stored.sha256);
+        continue;
+      }
       const checked = await uploadFilesHash(stored.path, step.src, step.dest).catch((err: Error) =>
         err instanceof UploadRefused ? refuse(`are refused: ${err.message}`) : Promise.reject(err),
       );

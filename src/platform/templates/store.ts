@@ -54,6 +54,11 @@ export interface StoredFile {
   path: string;
   bytes: number;
   sha256: string;
+  /**
+   * Whether its files hash can be recomputed from it (no directory, no hard link: files-hash.ts); false skips that
+   * read at a build's start. Absent (stored before this was recorded): it is tried.
+   */
+  checkable?: boolean;
 }
 
 /** Which build a tag points at, and since when. */
