@@ -35,16 +35,41 @@ for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 done
 
-if [ ${#missing[@]} -eq 0 ]; then
-  echo "setup-host: all ${#packages[@]} Debian packages present"
+# runsc (gVisor), the strong-isolation runtime. Bookworm's own build (2022-12) answers statx with AT_NO_AUTOMOUNT
+# (bookworm's ls, stat) with EINVAL and has no systrap platform; its backports carry a 2024-07 build without either
+# gap. Backports are pinned low by Debian, so only the package asked for comes from there.
+runsc_min='0.0~20240729'
+runsc_suite=''
+runsc_version=$(dpkg-query -W -f='${Version}' runsc 2>/dev/null || true)
+if [ -z "$runsc_version" ] || dpkg --compare-versions "$runsc_version" lt "$runsc_min"; then
+  codename=$(sed -n 's/^VERSION_CODENAME=//p' /etc/os-release)
+  if [ "$codename" = bookworm ]; then runsc_suite=bookworm-backports; else missing+=(runsc); fi
+fi
+
+if [ ${#missing[@]} -eq 0 ] && [ -z "$runsc_suite" ]; then
+  echo "setup-host: all $((${#packages[@]} + 1)) Debian packages present"
   exit 0
 fi
 if [ "$(id -u)" -ne 0 ]; then
   echo "setup-host: missing packages (${missing[*]}); run as root or install them with apt-get" >&2
   exit 1
 fi
-echo "setup-host: installing ${missing[*]}"
+echo "setup-host: installing ${missing[*]} ${runsc_suite:+runsc/$runsc_suite}"
 export DEBIAN_FRONTEND=noninteractive
+if [ -n "$runsc_suite" ] && ! grep -rqs "$runsc_suite" /etc/apt/sources.list /etc/apt/sources.list.d/; then
+  # The same mirror as the host's own suite (the format's $(...) are apt's, not the shell's).
+  # shellcheck disable=SC2016
+  mirror=$(apt-get indextargets --format '$(REPO_URI) $(RELEASE)' | awk -v s="$codename" '$2 == s { print $1; exit }')
+  [ -n "$mirror" ] || { echo "setup-host: no apt source for $codename found to take $runsc_suite from" >&2; exit 1; }
+  cat >/etc/apt/sources.list.d/sandbox-kit-backports.sources <<EOF
+Types: deb
+URIs: $mirror
+Suites: $runsc_suite
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+EOF
+fi
 apt-get update -qq
-apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+[ ${#missing[@]} -eq 0 ] || apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+[ -z "$runsc_suite" ] || apt-get install -y -qq --no-install-recommends -t "$runsc_suite" runsc >/dev/null
 echo "setup-host: done"

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { cidrList, flag, integer, ipv4, oneOf, openCidrList, port, sshCidrList, text } from './fields';
 import { AEAD_METHODS, CLIENT_MODES, SS_MODES } from './methods';
 import { DEFAULT_AGENT_PORT } from '../contract/agent-port';
+import { DEFAULT_RUNSC_PLATFORM, RUNSC_PLATFORMS, RUNTIME_CHOICES } from '../contract/runtime-choice';
 
 /**
  * The whole stack configuration: the `sandbox-kit:` namespace of Pulumi.<stack>.yaml, one object per key.
@@ -181,6 +182,16 @@ const sandboxHost = z
     generation: integer(0, 1_000_000, 'an integer from 0 to 1000000')
       .default(1)
       .describe('Bump to recreate the sandbox host(s): sandboxes are lost, the template is rebuilt.'),
+    runtime: oneOf(RUNTIME_CHOICES, 'crun, runc, runsc or auto')
+      .default('auto')
+      .describe(
+        "OCI runtime of the sandboxes and template build steps: crun or runc share the host's kernel; runsc (gVisor) gives each sandbox a kernel of its own in user space (docs/runtime.md#runsc); auto takes crun, or runc where crun is missing.",
+      ),
+    runscPlatform: oneOf(RUNSC_PLATFORMS)
+      .default(DEFAULT_RUNSC_PLATFORM)
+      .describe(
+        "How gVisor intercepts the sandbox's system calls when runtime is runsc: systrap (no /dev/kvm needed), ptrace (slowest, works everywhere), kvm (hosts with a usable /dev/kvm: bare metal, not a nested VM).",
+      ),
   })
   .prefault({});
 

@@ -52,6 +52,8 @@ export async function startService(
     brand: config.brand,
     domain: config.gateway.domain,
     buildLimits: config.builds,
+    runtime: config.sandboxHost.runtime,
+    runscPlatform: config.sandboxHost.runscPlatform,
     templates: {
       statusFile: templateBuildsFile(state),
       ...(choices.extraCaCertsFile ? { extraCaCertsFile: choices.extraCaCertsFile } : {}),

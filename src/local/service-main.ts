@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { startGateway } from '../gateway';
 import { startPlatformOnHost } from '../platform/on-host';
 import type { StackEgress } from '../platform/sandboxes/service';
-import { BridgeNetwork, type BridgeNetworkOptions } from '../runtime';
+import { BridgeNetwork, type BridgeNetworkOptions, type RunscPlatform, type RuntimeChoice } from '../runtime';
 import { TemplateBuilds } from './template-builds';
 import type { BuildLimits } from '../config';
 
@@ -29,6 +29,9 @@ export interface ServiceConfig {
   buildLimits?: BuildLimits;
   /** The stack's proxy template and the proxy its sandboxes may reach, and nothing else. */
   stackEgress?: StackEgress;
+  /** The stack's sandboxHost.runtime and sandboxHost.runscPlatform. */
+  runtime?: RuntimeChoice;
+  runscPlatform?: RunscPlatform;
 }
 
 async function main(configFile: string): Promise<void> {
@@ -40,6 +43,8 @@ async function main(configFile: string): Promise<void> {
     host: '127.0.0.1',
     port: config.apiPort,
     network: new BridgeNetwork(config.network),
+    ...(config.runtime ? { runtime: config.runtime } : {}),
+    ...(config.runscPlatform ? { runscPlatform: config.runscPlatform } : {}),
     proxyFactsFile: config.proxyFactsFile,
     ...(config.buildLimits ? { buildLimits: config.buildLimits } : {}),
     ...(config.stackEgress ? { stackEgress: config.stackEgress } : {}),

@@ -1,5 +1,5 @@
 /**
- * The platform on a real host: the OCI runtime (crun or runc), the sandbox network (the lab's, or a standalone
+ * The platform on a real host: the OCI runtime (crun, runc or runsc), the sandbox network (the lab's, or a standalone
  * one), Debian base images, the template builder on the same Redis, and the catalog. This is what
  * `sandbox-kit platform` and the local system start; each room is made here and handed to `startPlatform`.
  */
@@ -16,7 +16,9 @@ import {
   DEFAULT_STATE_ROOT,
   MmdebstrapImages,
   openSandboxHostNetwork,
+  type RunscPlatform,
   type RuntimeChoice,
+  type RuntimeName,
   type SandboxNetwork,
 } from '../runtime';
 import type { AgentPayload } from '../runtime/agent-payload';
@@ -39,6 +41,8 @@ export interface PlatformOnHostOptions {
   host?: string;
   port?: number;
   runtime?: RuntimeChoice;
+  /** With runtime runsc: gVisor's platform (default systrap). */
+  runscPlatform?: RunscPlatform;
   redisUrl?: string;
   /** `redisUrl`'s AUTH password. */
   redisPassword?: string;
@@ -88,7 +92,7 @@ export interface PlatformOnHostOptions {
 export interface PlatformOnHost extends RunningPlatform {
   /** Names everything this platform makes on the host (containers, cgroups, namespaces). */
   instance: string;
-  runtimeName: 'crun' | 'runc';
+  runtimeName: RuntimeName;
   /** The standalone network's subnet, when the platform made its own. */
   subnet?: string;
   /** Stops serving; with killSandboxes also removes every sandbox and the standalone network. */
@@ -134,6 +138,7 @@ export async function startPlatformOnHost(options: PlatformOnHostOptions): Promi
   const runtime = createOciRuntime({
     instance,
     runtime: options.runtime ?? 'auto',
+    ...(options.runscPlatform ? { runscPlatform: options.runscPlatform } : {}),
     stateRoot: options.runtimeStateRoot,
     dataRoot,
     agent: options.agent,
@@ -182,6 +187,7 @@ export async function startPlatformOnHost(options: PlatformOnHostOptions): Promi
         executor: createStepExecutor({
           instance,
           runtime: options.runtime ?? 'auto',
+          ...(options.runscPlatform ? { runscPlatform: options.runscPlatform } : {}),
           stateRoot: options.runtimeStateRoot,
           dataRoot,
           proxyEnv: buildProxyEnv(process.env),

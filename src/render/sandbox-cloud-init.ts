@@ -224,6 +224,10 @@ export function renderSandboxCloudInit(config: StackConfig, inputs: SandboxHostI
     apt: {
       sources: {
         'nodesource.list': { source: `deb [signed-by=$KEY_FILE] ${NODESOURCE_REPOSITORY} nodistro main`, key: NODESOURCE_KEY },
+        // cloud-init's $MIRROR: the image's own Debian mirror.
+        ...(inputs.role !== 'fleet-gateway' && config.sandboxHost.runtime === 'runsc'
+          ? { 'bookworm-backports.list': { source: 'deb $MIRROR bookworm-backports main' } }
+          : {}),
       },
     },
     package_update: true,
@@ -235,6 +239,10 @@ export function renderSandboxCloudInit(config: StackConfig, inputs: SandboxHostI
       `ln -sf ${P.wrapper} /usr/local/bin/sandbox-kit`,
       // The host's Redis requires its password before anything of the kit talks to it.
       ...(inputs.role !== 'fleet-gateway' ? [P.redisAuth, `systemctl restart ${SANDBOX_UNITS.redis}`] : []),
+      // runsc of Debian 12 itself is too old for the kit (docs/runtime.md#runsc): its backports' build is taken.
+      ...(inputs.role !== 'fleet-gateway' && config.sandboxHost.runtime === 'runsc'
+        ? ['DEBIAN_FRONTEND=noninteractive apt-get install -y -t bookworm-backports runsc']
+        : []),
       'systemctl daemon-reload',
       `systemctl enable --now ${sandboxUnits(inputs.role).join(' ')}`,
       ...(inputs.role === 'fleet-host' && inputs.templateInput ? [`${P.buildTemplate} < ${BOOT_TEMPLATE_INPUT}`] : []),

@@ -40,6 +40,13 @@ function line(argv: readonly string[]): string {
   return argv.join(' ');
 }
 
+/** The stack's runtime choice as platform flags; none for the default (auto). */
+function runtimeFlags(config: StackConfig): string[] {
+  const { runtime, runscPlatform } = config.sandboxHost;
+  if (runtime === 'auto') return [];
+  return ['--runtime', runtime, ...(runtime === 'runsc' ? ['--runsc-platform', runscPlatform] : [])];
+}
+
 /**
  * `sandbox-kit platform` as the host runs it: the E2B-compatible API, the runtime and the template builder, with
  * the API key read from its 0600 file, its state and the catalog in Redis (the gateway reads the catalog there).
@@ -77,6 +84,7 @@ export function platformCommand(config: StackConfig, options: PlatformServiceOpt
     String(config.builds.logBytes),
     '--concurrent-builds',
     String(config.builds.concurrent),
+    ...runtimeFlags(config),
     ...(options.fleet
       ? [
           '--sandbox-subnet',

@@ -5,7 +5,7 @@
  * (a tiny tmpfs over it, in a private mount namespace of the runtime call only) turns hybrid into legacy for crun.
  */
 import * as fs from 'node:fs';
-import type { RuntimeChoice } from './types';
+import type { RuntimeChoice, RuntimeName } from './types';
 
 export const CGROUP_ROOT = '/sys/fs/cgroup';
 export const CGROUP_UNIFIED = `${CGROUP_ROOT}/unified`;
@@ -119,14 +119,15 @@ export function readCgroupFacts(): CgroupFacts {
 }
 
 export interface RuntimeSelection {
-  name: 'crun' | 'runc';
+  name: RuntimeName;
   /** Run crun in a private mount namespace with `unified` hidden. */
   hideUnified: boolean;
 }
 
 /**
  * `crun` and `runc` are taken as asked (crun gets `unified` hidden where it needs it); `auto` takes crun (the
- * faster of the two, measured) when it is installed, hiding `unified` on hybrid hosts, and runc otherwise.
+ * faster of the two, measured) when it is installed, hiding `unified` on hybrid hosts, and runc otherwise. runsc
+ * (gVisor) is taken only when asked for.
  */
 export function selectRuntime(
   choice: RuntimeChoice,

@@ -42,8 +42,10 @@ export async function cleanupLeftovers(options: CleanupOptions): Promise<Cleanup
   for (const [name, suffix] of [
     ['crun', ''],
     ['runc', ''],
+    ['runsc', ''],
     ['crun', STEPS_SUFFIX],
     ['runc', STEPS_SUFFIX],
+    ['runsc', STEPS_SUFFIX],
   ] as const) {
     const stateDir = `${instancePaths(options.instance, name, options).stateDir}${suffix}`;
     const binary = findExecutable(name);

@@ -23,3 +23,4 @@ export {
   type PullOptions,
   type RegistryCredentials,
 } from './images';
+export { DEFAULT_RUNSC_PLATFORM, RUNSC_PLATFORMS, type RunscPlatform } from './runsc';

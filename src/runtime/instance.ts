@@ -4,6 +4,7 @@
  */
 import * as path from 'node:path';
 import { SANDBOX_ID_PATTERN } from '../contract/sandbox-id';
+import type { RuntimeName } from './types';
 
 const INSTANCE = /^[a-z][a-z0-9]{0,11}$/;
 
@@ -41,7 +42,7 @@ export interface InstancePaths {
 
 export function instancePaths(
   instance: string,
-  runtimeName: 'crun' | 'runc',
+  runtimeName: RuntimeName,
   roots: { stateRoot?: string; dataRoot?: string } = {},
 ): InstancePaths {
   checkInstanceName(instance);

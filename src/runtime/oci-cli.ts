@@ -1,15 +1,16 @@
 /**
- * Drives one OCI runtime CLI (crun or runc) with the kit's own --root. Calls that need it run inside a private
+ * Drives one OCI runtime CLI (crun, runc or runsc) with the kit's own --root. Calls that need it run inside a private
  * mount namespace (`unshare -m`): there the overlay root filesystem is mounted (the container inherits it and the
  * host's mount table never sees it, so nothing stays mounted once the container is gone) and, for crun on a hybrid
- * host, /sys/fs/cgroup/unified is hidden so crun works in v1 mode. A detached container inherits the CLI's stdio,
+ * host, /sys/fs/cgroup/unified is hidden so crun works in v1 mode; runsc's `run` gets /proc/sys/net hidden (runsc.ts). A detached container inherits the CLI's stdio,
  * so it gets a file, never a pipe.
  */
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import { CGROUP_UNIFIED, type RuntimeSelection } from './cgroup-layout';
 import { exec, type ExecResult } from '../util/exec';
-import type { ContainerState } from './types';
+import { DEFAULT_RUNSC_PLATFORM, HIDE_NET_SYSCTLS, runscFlags, type RunscPlatform } from './runsc';
+import type { ContainerState, RuntimeName } from './types';
 
 export interface OverlayMount {
   /** Read-only layers, topmost first. */
@@ -45,13 +46,15 @@ export function stagedBind(i: number): string {
 export interface PrivateNamespaceSetup {
   overlay?: OverlayMount;
   hideUnified: boolean;
+  /** An empty /proc/sys/net (runsc's `run`, see runsc.ts). */
+  hideNetSysctls?: boolean;
   /** Stage the overlay at STAGED_ROOTFS (its target must be that) and these bind sources at stagedBind(i). */
   stage?: { binds: string[] };
 }
 
 /** argv running `argv` in a private mount namespace after the given mounts; `argv` itself when none is needed. */
 export function inPrivateMountNamespace(setup: PrivateNamespaceSetup, argv: string[]): string[] {
-  if (!setup.overlay && !setup.hideUnified && !setup.stage) return argv;
+  if (!setup.overlay && !setup.hideUnified && !setup.hideNetSysctls && !setup.stage) return argv;
   const steps: string[] = [];
   const args: string[] = [];
   if (setup.stage) {
@@ -71,6 +74,7 @@ export function inPrivateMountNamespace(setup: PrivateNamespaceSetup, argv: stri
     args.push(overlayOptions(setup.overlay), setup.overlay.target);
   }
   if (setup.hideUnified) steps.push(`mount -t tmpfs -o size=4k,mode=755 sandbox-kit-hide ${CGROUP_UNIFIED}`);
+  if (setup.hideNetSysctls) steps.push(HIDE_NET_SYSCTLS);
   steps.push('exec "$@"');
   return ['unshare', '-m', '--propagation', 'private', 'sh', '-ec', steps.join('\n'), 'sh', ...args, ...argv];
 }
@@ -88,18 +92,29 @@ function toState(raw: { id?: string; status?: string; pid?: number }): OciState 
 }
 
 export class OciCli {
+  /** Flags every call carries before the subcommand (runsc's, runsc.ts). */
+  private readonly flags: string[];
+
   constructor(
     readonly selection: RuntimeSelection,
     readonly binary: string,
     readonly stateDir: string,
-  ) {}
+    runscPlatform: RunscPlatform = DEFAULT_RUNSC_PLATFORM,
+  ) {
+    this.flags = selection.name === 'runsc' ? runscFlags(runscPlatform) : [];
+  }
 
-  get name(): 'crun' | 'runc' {
+  get name(): RuntimeName {
     return this.selection.name;
   }
 
+  /** A `run` (foreground or detached) needs more of the private mount namespace than the other calls. */
+  get hideNetSysctlsOnRun(): boolean {
+    return this.selection.name === 'runsc';
+  }
+
   argv(args: string[]): string[] {
-    return [this.binary, '--root', this.stateDir, ...args];
+    return [this.binary, '--root', this.stateDir, ...this.flags, ...args];
   }
 
   private call(args: string[], timeoutMs = 30_000): Promise<ExecResult> {
@@ -126,7 +141,12 @@ export class OciCli {
   ): Promise<number> {
     fs.mkdirSync(this.stateDir, { recursive: true, mode: 0o700 });
     const argv = inPrivateMountNamespace(
-      { overlay: staged.overlay, stage: { binds: staged.binds }, hideUnified: this.selection.hideUnified },
+      {
+        overlay: staged.overlay,
+        stage: { binds: staged.binds },
+        hideUnified: this.selection.hideUnified,
+        hideNetSysctls: this.hideNetSysctlsOnRun,
+      },
       this.argv(['run', '--detach', '--pid-file', pidFile, '--bundle', bundle, id]),
     );
     const fd = fs.openSync(logFile, 'a', 0o600);

@@ -29,7 +29,8 @@ import { CHILD_OOM_SCORE_ADJ_ENV } from '../contract/child-oom';
 import { AGENT_OOM_SCORE_ADJ, CHILD_OOM_SCORE_ADJ } from './oom';
 import { hostSandboxResolvConf } from './network/host-resolvers';
 import { renderHosts } from './sandbox-etc';
-import type { RuntimeChoice, SandboxNetwork, SandboxRuntime, SandboxSpec, SandboxStatus, SandboxUsage } from './types';
+import { joinsUsernsByPath, type RunscPlatform } from './runsc';
+import type { RuntimeChoice, RuntimeName, SandboxNetwork, SandboxRuntime, SandboxSpec, SandboxStatus, SandboxUsage } from './types';
 import { readSandboxUsage } from './usage';
 import { copyChanges } from './filesystem-changes';
 import { findExecutable } from './which';
@@ -42,7 +43,9 @@ export interface OciRuntimeOptions {
   /** Names everything this runtime creates (see instance.ts). */
   instance: string;
   runtime?: RuntimeChoice;
-  /** Path of the CLI; default: `crun` / `runc` from PATH. */
+  /** With runtime runsc: its platform (runsc.ts); default systrap. */
+  runscPlatform?: RunscPlatform;
+  /** Path of the CLI; default: `crun` / `runc` / `runsc` from PATH. */
   binary?: string;
   /** Parent of the per-instance runtime state (--root); default /run/sandbox-kit/runtime. */
   stateRoot?: string;
@@ -78,17 +81,19 @@ export function resolveRuntimeBinary(
   layout: CgroupLayoutInfo,
   binary?: string,
 ): { cli: ReturnType<typeof selectRuntime>; binary: string } {
-  if (!['crun', 'runc', 'auto'].includes(choice)) {
-    throw new Error(`invalid runtime ${JSON.stringify(choice)}: expected crun, runc or auto`);
+  if (!['crun', 'runc', 'runsc', 'auto'].includes(choice)) {
+    throw new Error(`invalid runtime ${JSON.stringify(choice)}: expected crun, runc, runsc or auto`);
   }
-  const found = { crun: installed('crun'), runc: installed('runc') };
+  const found = { crun: installed('crun'), runc: installed('runc'), runsc: choice === 'runsc' ? installed('runsc') : undefined };
   const selection = selectRuntime(choice, layout, { crun: found.crun !== undefined, runc: found.runc !== undefined });
   const path = binary ?? found[selection.name];
   if (path === undefined || findExecutable(path) === undefined) {
     const where = binary ?? `PATH (${process.env.PATH ?? ''})`;
+    const others = { crun: 'runc', runc: 'crun', runsc: 'crun, runc' }[selection.name];
     throw new Error(
       `OCI runtime ${selection.name} not found at ${where}: install the Debian package ${selection.name}` +
-        (choice === 'auto' ? ' (auto found neither crun nor runc)' : `, or choose ${selection.name === 'crun' ? 'runc' : 'crun'} or auto`),
+        (selection.name === 'runsc' ? ' (scripts/setup-host.sh takes it from bookworm-backports on bookworm)' : '') +
+        (choice === 'auto' ? ' (auto found neither crun nor runc)' : `, or choose ${others} or auto`),
     );
   }
   return { cli: selection, binary: path };
@@ -146,7 +151,7 @@ export class OciSandboxRuntime implements SandboxRuntime {
     this.resolvConf = options.resolvConf ?? hostSandboxResolvConf();
   }
 
-  get name(): 'crun' | 'runc' {
+  get name(): RuntimeName {
     return this.cli.name;
   }
 
@@ -218,7 +223,9 @@ export class OciSandboxRuntime implements SandboxRuntime {
         nofile: this.nofile,
         oomScoreAdj: AGENT_OOM_SCORE_ADJ,
         hardened,
-        ...(hardened ? { userns: { ...(spec.network.usernsPath ? { path: spec.network.usernsPath } : {}), mapping } } : {}),
+        ...(hardened
+          ? { userns: { ...(spec.network.usernsPath && joinsUsernsByPath(this.name) ? { path: spec.network.usernsPath } : {}), mapping } }
+          : {}),
       });
       fs.writeFileSync(p.config, JSON.stringify(config));
       const code = await this.cli.runDetached(
@@ -355,5 +362,5 @@ export function createOciRuntime(options: OciRuntimeOptions): OciSandboxRuntime 
   const layout = classifyCgroupLayout(readCgroupFacts());
   const { cli, binary } = resolveRuntimeBinary(options.runtime ?? 'auto', layout, options.binary);
   const paths = instancePaths(options.instance, cli.name, { stateRoot: options.stateRoot, dataRoot: options.dataRoot });
-  return new OciSandboxRuntime(new OciCli(cli, binary, paths.stateDir), paths, options);
+  return new OciSandboxRuntime(new OciCli(cli, binary, paths.stateDir, options.runscPlatform), paths, options);
 }

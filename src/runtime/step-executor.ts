@@ -31,6 +31,7 @@ import { CHILD_OOM_SCORE_ADJ } from './oom';
 import { inPrivateMountNamespace, OciCli, STAGED_ROOTFS, stagedBind } from './oci-cli';
 import { renderOciConfig, type BindMount } from './oci-config';
 import { resolveRuntimeBinary, DEFAULT_NOFILE, DEFAULT_PIDS_LIMIT } from './oci-runtime';
+import { joinsUsernsByPath, type RunscPlatform } from './runsc';
 import type { RuntimeChoice, StepExecutor, StepRun } from './types';
 
 export const TIMED_OUT_EXIT_CODE = 124;
@@ -42,6 +43,8 @@ export const STEPS_SUFFIX = '-steps';
 export interface StepExecutorOptions {
   instance: string;
   runtime?: RuntimeChoice;
+  /** With runtime runsc: its platform (runsc.ts). */
+  runscPlatform?: RunscPlatform;
   binary?: string;
   stateRoot?: string;
   /** Scratch space (bundle, mount point); the overlay work dir always goes beside the layer dir. */
@@ -193,7 +196,7 @@ export class OciStepExecutor implements StepExecutor {
         // A step with egress must not change the filtering of the namespace it is given; the start check's own
         // loopback-only namespace is the template's to configure (the transparent proxy's iptables).
         role: withEgress ? 'build' : 'sandbox',
-        userns: { ...(usernsPath ? { path: usernsPath } : {}), mapping: this.mapping },
+        userns: { ...(usernsPath && joinsUsernsByPath(this.cli.name) ? { path: usernsPath } : {}), mapping: this.mapping },
       });
       fs.writeFileSync(path.join(scratch, 'config.json'), JSON.stringify(config));
       fs.mkdirSync(this.paths.stateDir, { recursive: true, mode: 0o700 });
@@ -202,6 +205,7 @@ export class OciStepExecutor implements StepExecutor {
           overlay: { lower: layers, upper: path.resolve(step.layerDir), work, target: STAGED_ROOTFS },
           stage: { binds: binds.map((b) => b.source) },
           hideUnified: this.cli.selection.hideUnified,
+          hideNetSysctls: this.cli.hideNetSysctlsOnRun,
         },
         this.cli.argv(['run', '--bundle', scratch, id]),
       );
@@ -264,5 +268,10 @@ export function createStepExecutor(options: StepExecutorOptions): OciStepExecuto
   const paths = instancePaths(options.instance, cli.name, { stateRoot: options.stateRoot, dataRoot: options.dataRoot });
   // Own state dir and scratch: build steps never show up in the sandbox runtime's list().
   const stepPaths = { ...paths, stateDir: `${paths.stateDir}${STEPS_SUFFIX}`, dataDir: path.join(paths.dataDir, `.steps`) };
-  return new OciStepExecutor(new OciCli(cli, binary, stepPaths.stateDir), stepPaths, options.proxyEnv, options.idMapping);
+  return new OciStepExecutor(
+    new OciCli(cli, binary, stepPaths.stateDir, options.runscPlatform),
+    stepPaths,
+    options.proxyEnv,
+    options.idMapping,
+  );
 }

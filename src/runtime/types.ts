@@ -1,9 +1,10 @@
 /**
  * The runtime's surface, as the platform and the template builder see it. A sandbox is an OCI container (crun, or
- * runc as a drop-in) over an overlayfs root: read-only layers below, a per-sandbox upper dir. Everything here is
+ * runc as a drop-in, or runsc for gVisor's kernel) over an overlayfs root: read-only layers below, a per-sandbox upper dir. Everything here is
  * implemented in src/runtime; the platform never calls an OCI runtime or mounts anything itself.
  */
 
+import type { RuntimeName } from '../contract/runtime-choice';
 import type { EgressPolicy } from './network/egress-policy';
 
 /** What a sandbox uses right now (usage.ts reads it from its cgroup and upper dir). */
@@ -20,8 +21,11 @@ export interface SandboxUsage {
   diskTotalBytes: number;
 }
 
-/** Which OCI runtime CLI drives containers; `auto` picks what works with this host's cgroup layout. */
-export type RuntimeChoice = 'crun' | 'runc' | 'auto';
+/**
+ * Which OCI runtime CLI drives containers (crun and runc share the host's kernel; runsc is gVisor, runsc.ts); `auto`
+ * picks crun or runc, whichever works with this host's cgroup layout.
+ */
+export type { RuntimeChoice, RuntimeName } from '../contract/runtime-choice';
 
 /** Where a sandbox's network comes from: a network namespace on the sandbox network, made by a SandboxNetwork. */
 export interface NetworkAttachment {
@@ -85,7 +89,7 @@ export interface SandboxStatus {
 
 export interface SandboxRuntime {
   /** Which CLI was chosen, for messages and status. */
-  readonly name: 'crun' | 'runc';
+  readonly name: RuntimeName;
   /**
    * Mounts the root filesystem, writes the bundle and starts the container with the agent as its service (under
    * tini as PID 1). Resolves once the container runs; the caller probes the agent over HTTP. On failure nothing

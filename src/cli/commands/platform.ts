@@ -4,6 +4,7 @@
  * With the in-process catalog it also runs the gateway, since nothing else could read that catalog.
  */
 import { buildLimitFields, integer, oneOf, text } from '../../config';
+import { DEFAULT_RUNSC_PLATFORM, RUNSC_PLATFORMS, RUNTIME_CHOICES } from '../../contract/runtime-choice';
 import { startGateway, type RunningGateway } from '../../gateway';
 import { startPlatformOnHost } from '../../platform/on-host';
 import { DEFAULT_TIMEOUT_SECONDS } from '../../platform/sandboxes/requests';
@@ -23,7 +24,9 @@ the next start with the same --state-dir finds them again and removes what a cra
 options:
   --port P            API listen port (default 0: a free port, printed)
   --host H            API listen address (default 127.0.0.1)
-  --runtime R         crun, runc or auto (default auto: what works with this host's cgroups)
+  --runtime R         crun, runc, runsc or auto (default auto: crun or runc, what works with this host's cgroups);
+                      runsc is gVisor: each sandbox gets a kernel of its own in user space (docs/runtime.md#runsc)
+  --runsc-platform P  how gVisor runs under runsc: systrap (default), ptrace, or kvm where /dev/kvm is usable
   --state-dir D       the platform's own data: Redis, API key file, upper dirs, templates (default ${DEFAULT_STATE_DIR})
   --redis URL         keep state in this Redis instead of a private redis-server in the state dir
   --redis-password-file F     the --redis server's AUTH password, in a file (0600)
@@ -54,7 +57,8 @@ const word = (what: string) => text(/^\S+$/, what);
 const FLAGS = {
   port: valueFlag(integer(0, 65535, 'a port from 0 to 65535 (0 picks a free one)').default(0)),
   host: valueFlag(word('an address to listen on, such as 127.0.0.1').default('127.0.0.1')),
-  runtime: valueFlag(oneOf(['crun', 'runc', 'auto'] as const).default('auto')),
+  runtime: valueFlag(oneOf(RUNTIME_CHOICES).default('auto')),
+  'runsc-platform': valueFlag(oneOf(RUNSC_PLATFORMS).default(DEFAULT_RUNSC_PLATFORM)),
   'state-dir': valueFlag(text(/^\/\S*$/, 'an absolute directory path').default(DEFAULT_STATE_DIR)),
   redis: valueFlag(text(/^rediss?:\/\/\S+$/, 'a redis:// URL').optional()),
   'api-key-file': valueFlag(word('a file path').optional()),
@@ -112,6 +116,7 @@ export async function run(argv: string[]): Promise<number> {
     host: flags.host,
     port: flags.port,
     runtime: flags.runtime,
+    runscPlatform: flags['runsc-platform'],
     redisUrl: flags.redis,
     redisPassword: readSecretFile(flags['redis-password-file']),
     catalogPassword: readSecretFile(flags['catalog-password-file']),

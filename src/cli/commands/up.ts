@@ -1,6 +1,7 @@
 /** `sandbox-kit up`: the whole system on this machine, left running; `status`, `rotate` and `down` take it from there. */
 import { existsSync, readFileSync } from 'node:fs';
 import { formatIssues, integer, loadStackConfig, oneOf, type StackConfig, stackFilePath } from '../../config';
+import { RUNSC_PLATFORMS, RUNTIME_CHOICES } from '../../contract/runtime-choice';
 import { attachLab, whoamiUrl } from '../../lab';
 import { SANDBOX_SOURCES, summaryText, upJson, upLocal } from '../../local';
 import { parseFlags, switchFlag, valueFlag } from '../args';
@@ -8,7 +9,7 @@ import { labModeFlag, labNameFlag, sandboxCountFlag } from '../lab-flags';
 import { DEFAULT_STACK, findProjectDir, loadStack, stackName } from '../stack';
 
 const HELP = `usage: sandbox-kit up [--mode local|transparent] [--sandboxes N] [--gateway-port P] [--stack NAME] [--name NAME] [--json]
-                      [--no-templates] [--no-host-ca-certs]
+                      [--no-templates] [--no-host-ca-certs] [--runtime crun|runc|runsc|auto] [--runsc-platform P]
 
 Brings the whole system up on this machine (root, Debian) and leaves it running: the proxy host, the internet and
 the sandbox network in network namespaces with the real shadowsocks-libev, the platform API and the gateway on
@@ -29,7 +30,10 @@ platform's state, with their layer cache, is kept in /var/lib/sandbox-kit/local 
                   with an agent started in each (no platform, no template)
   --no-templates  do not build mcp-gateway and code-interpreter-v1 (creates from them then fail with 404)
   --no-host-ca-certs  the background-built templates trust Debian's CAs only, not this host's store (by default
-                  they trust it too, so their builds and sandboxes work behind a TLS-inspecting proxy)`;
+                  they trust it too, so their builds and sandboxes work behind a TLS-inspecting proxy)
+  --runtime       crun, runc, runsc (gVisor: a kernel of its own per sandbox) or auto (default: the stack's
+                  sandboxHost.runtime)
+  --runsc-platform  systrap, ptrace or kvm: how gVisor runs under runsc (default: the stack's sandboxHost.runscPlatform)`;
 
 /** The stack's config when the project has Pulumi.<stack>.yaml, else the schema's defaults. */
 function localConfig(stack: string): { config: StackConfig; source: string } {
@@ -56,13 +60,25 @@ export async function run(argv: string[]): Promise<number> {
     'sandboxes-from': valueFlag(oneOf(SANDBOX_SOURCES).default(SANDBOX_SOURCES[0])),
     'no-host-ca-certs': switchFlag(),
     'no-templates': switchFlag(),
+    runtime: valueFlag(oneOf(RUNTIME_CHOICES).optional()),
+    'runsc-platform': valueFlag(oneOf(RUNSC_PLATFORMS).optional()),
   });
   if (help) {
     console.log(HELP);
     return 0;
   }
   const out = values.json ? process.stderr : process.stdout;
-  const { config, source } = localConfig(values.stack);
+  const stack = localConfig(values.stack);
+  const { source } = stack;
+  // The flags win over the stack's sandboxHost.runtime and sandboxHost.runscPlatform.
+  const config: StackConfig = {
+    ...stack.config,
+    sandboxHost: {
+      ...stack.config.sandboxHost,
+      runtime: values.runtime ?? stack.config.sandboxHost.runtime,
+      runscPlatform: values['runsc-platform'] ?? stack.config.sandboxHost.runscPlatform,
+    },
+  };
   out.write(`[config] ${source === 'defaults' ? 'no stack file: using the defaults' : `stack config from ${source}`}\n`);
   const result = await upLocal({
     name: values.name,

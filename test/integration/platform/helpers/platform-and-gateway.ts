@@ -10,6 +10,7 @@ import { startPlatformOnHost, type PlatformOnHost, type PlatformOnHostOptions } 
 import type { AgentPayload } from '../../../../src/runtime/agent-payload';
 import { instancePaths } from '../../../../src/runtime/instance';
 import { tracesOf } from '../../runtime/helpers/common';
+import { testRuntime } from '../../../helpers/test-runtime';
 
 export interface PlatformAndGateway {
   platform: PlatformOnHost;
@@ -26,6 +27,7 @@ export async function startPlatformAndGateway(
   const platform = await startPlatformOnHost({
     stateDir,
     agent,
+    runtime: testRuntime(),
     log: (line) => process.stderr.write(`platform: ${line}\n`),
     ...extra.platform,
   });

@@ -15,6 +15,7 @@ import { cleanupLeftovers, createStepExecutor, MmdebstrapImages } from '../../..
 import type { BaseImages, StepExecutor, StepRun } from '../../../../../src/runtime/types';
 import { startRedis } from '../../../../helpers/redis';
 import type { BuildLimits } from '../../../../../src/config';
+import { testRuntime } from '../../../../helpers/test-runtime';
 
 export const API_KEY = 'sk-test-templates';
 
@@ -40,7 +41,7 @@ export async function startTemplatePlatform(
     stateRoot: join(dataDir, 'runtime-state'),
     dataRoot: join(dataDir, 'runtime-data'),
   };
-  const executor = createStepExecutor(runtime);
+  const executor = createStepExecutor({ ...runtime, runtime: testRuntime() });
   const bases = new MmdebstrapImages();
   const service = await createTemplateService({
     redis,

@@ -1,0 +1,40 @@
+/**
+ * runsc (gVisor) as the sandboxes' runtime: the sandbox's processes talk to gVisor's kernel (the Sentry, a user-space
+ * kernel in Go), never to the host's; the Sentry itself runs under gVisor's own seccomp filter in a user namespace.
+ * The kit drives it like crun and runc (the same bundle, config.json, cgroups, user namespace, network namespace);
+ * what differs is said here.
+ *
+ * - Global flags on every call: the platform (how the Sentry intercepts the sandbox's system calls), the network
+ *   taken from the container's network namespace (`--network=sandbox`: gVisor's own network stack takes over the
+ *   namespace's eth0 with its address and routes; the host's stack no longer answers on it), raw sockets allowed
+ *   (gVisor's iptables, so the transparent proxy template's NAT chain works inside gVisor) and no overlay of its own
+ *   (`--overlay2=none`: writes reach the kit's overlay upper dir, which pause to disk, fork and the disk figures read).
+ * - `run` sees no /proc/sys/net: runsc decides that a network namespace is the host's when
+ *   /proc/sys/net/core/rmem_default exists in it, but kernels since 6.x have that file in every network namespace, so
+ *   every namespace looked like the host's ("cannot run with network enabled in root network namespace"). An empty
+ *   tmpfs over /proc/sys/net in the call's private mount namespace answers the check the way it was meant; runsc
+ *   reads nothing else there.
+ * - The user namespace is a new one with the kit's mapping, not the one that owns the network namespace: runsc's
+ *   gofer cannot join a user namespace by path (setns of a user namespace fails in a multi-threaded Go process).
+ *   Nothing is lost: gVisor's own network stack, not the host's, is what the sandbox's NET_ADMIN configures.
+ * - The spec's seccomp profile is loaded by gVisor inside the sandbox (`--oci-seccomp`), against gVisor's kernel.
+ */
+
+import { DEFAULT_RUNSC_PLATFORM, RUNSC_PLATFORMS, type RunscPlatform, type RuntimeName } from '../contract/runtime-choice';
+
+export { DEFAULT_RUNSC_PLATFORM, RUNSC_PLATFORMS, type RunscPlatform };
+
+/** The flags every runsc call of the kit carries (before the subcommand). */
+export function runscFlags(platform: RunscPlatform = DEFAULT_RUNSC_PLATFORM): string[] {
+  if (!RUNSC_PLATFORMS.includes(platform))
+    throw new Error(`invalid runsc platform ${JSON.stringify(platform)}: expected one of ${RUNSC_PLATFORMS.join(', ')}`);
+  return [`--platform=${platform}`, '--network=sandbox', '--net-raw', '--overlay2=none'];
+}
+
+/** Mounted over /proc/sys/net in a runsc call's private mount namespace (see above). */
+export const HIDE_NET_SYSCTLS = 'mount -t tmpfs -o size=4k,mode=555 sandbox-kit-hide /proc/sys/net';
+
+/** Whether the container may join the user namespace that owns its network namespace by path (runsc cannot). */
+export function joinsUsernsByPath(runtime: RuntimeName): boolean {
+  return runtime !== 'runsc';
+}
