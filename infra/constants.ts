@@ -25,3 +25,18 @@ export const BUNDLE_AGENT = 'agent.js';
 export const REDIS_PORT = 6379;
 /** HTTPS for the sandbox gateway behind a TLS listener: what `E2B_SANDBOX_URL=https://sandbox.{domain}` dials. */
 export const HTTPS_PORT = 443;
+
+/**
+ * What the sandbox hosts' role may do in ECR: get a pull token and read images (the read-only set of AWS's own
+ * AmazonEC2ContainerRegistryReadOnly), in every repository of the account; nothing that writes.
+ */
+export const ECR_PULL_POLICY = {
+  Version: '2012-10-17',
+  Statement: [
+    {
+      Effect: 'Allow',
+      Action: ['ecr:GetAuthorizationToken', 'ecr:BatchCheckLayerAvailability', 'ecr:GetDownloadUrlForLayer', 'ecr:BatchGetImage'],
+      Resource: '*',
+    },
+  ],
+} as const;

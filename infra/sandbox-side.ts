@@ -4,7 +4,7 @@ import type { StackConfig } from '../src/config';
 import { renderStackFile } from '../src/render';
 import { platformApiKey } from './api-key';
 import type { BundleFiles } from './bundle-files';
-import { HTTPS_PORT } from './constants';
+import { ECR_PULL_POLICY, HTTPS_PORT } from './constants';
 import { ReleaseBundle } from './release-bundle';
 import { createSandboxGroups, createSandboxRules } from './sandbox-groups';
 import { SandboxFleet } from './sandbox-fleet';
@@ -79,6 +79,8 @@ export function createSandboxSide(args: SandboxSideArgs): SandboxSide {
 
   const { key: apiKey, former: formerApiKeys } = platformApiKey('api-key');
   const bundle = new ReleaseBundle('bundle', { files: args.bundle }, opts);
+  // The sandbox hosts pull template base images from ECR with their own role (docs/templates.md#images).
+  new aws.iam.RolePolicy('sandbox-ecr-pull', { role: bundle.roleName, policy: JSON.stringify(ECR_PULL_POLICY) }, opts);
   const placement = vpcPlacement(config.host.subnetId, config.sandboxHost.instanceType, {});
   const target = pulumi.secret(pulumi.all([args.proxyIngressIp, args.password]).apply(([serverIp, password]) => ({ serverIp, password })));
 

@@ -17,6 +17,9 @@ echo
 echo "== templates: proxy template cold and cached through the SDK vs mmdebstrap + chroot =="
 bash scripts/bench/template-build.sh "$@"
 echo
+echo "== templates: cold image pull + unpack from the lab registry vs skopeo copy + umoci unpack; cached =="
+bash scripts/bench/image-pull.sh
+echo
 echo "== mcp: tool call through the in-sandbox gateway vs stdio vs the server's own HTTP; catalog validation =="
 node dist/scripts/bench/mcp.js
 echo

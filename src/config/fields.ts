@@ -84,3 +84,14 @@ export const sshCidrList = () =>
 
 /** Each entry a CIDR; at least one (`0.0.0.0/0` for anyone). */
 export const openCidrList = () => cidrList().min(1, { message: 'expected at least one CIDR (0.0.0.0/0 for anyone)' });
+
+const REGISTRY_LIST = 'a list of registry hosts with an optional port, such as [registry.internal:5000]';
+const REGISTRY = /^(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*|\[[0-9a-f:.]+\])(?::[0-9]{1,5})?$/;
+/** Image registries as `host[:port]`, lower-case (as image references name them). */
+export const registryList = () =>
+  accepting(
+    z.array(z.string({ error: `expected ${REGISTRY_LIST}` }).regex(REGISTRY, { error: `expected ${REGISTRY_LIST}` }), {
+      error: `expected ${REGISTRY_LIST}`,
+    }),
+    REGISTRY_LIST,
+  );

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { cidrList, flag, integer, ipv4, oneOf, openCidrList, port, sshCidrList, text } from './fields';
+import { cidrList, flag, integer, ipv4, oneOf, openCidrList, port, registryList, sshCidrList, text } from './fields';
 import { AEAD_METHODS, CLIENT_MODES, SS_MODES } from './methods';
 import { DEFAULT_AGENT_PORT } from '../contract/agent-port';
 import { DEFAULT_RUNSC_PLATFORM, RUNSC_PLATFORMS, RUNTIME_CHOICES } from '../contract/runtime-choice';
@@ -141,6 +141,22 @@ export function defaultBuildLimits(): BuildLimits {
 
 export type BuildLimits = z.output<typeof buildLimitsSchema>;
 
+/** Where template base images come from (docs/templates.md#images). */
+const images = z
+  .strictObject({
+    insecureRegistries: registryList()
+      .default([])
+      .describe(
+        "Registries the template builder may reach over plain HTTP (or HTTPS with a certificate the host does not trust), besides loopback ones, which always may. Every other registry is HTTPS checked against the host's trust store.",
+      ),
+    e2bBase: oneOf(['kit', 'registry'])
+      .default('kit')
+      .describe(
+        "What `fromBaseImage()` (`e2bdev/base`) builds from: `kit`, the kit's own `base` template (Debian, made offline); `registry`, E2B's image pulled from Docker Hub.",
+      ),
+  })
+  .prefault({});
+
 const agent = z
   .strictObject({
     port: port()
@@ -232,6 +248,7 @@ export const stackConfigSchema = z
     host,
     egress,
     template,
+    images,
     agent,
     gateway,
     sandboxHost,

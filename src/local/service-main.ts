@@ -10,6 +10,7 @@ import { readFileSync } from 'node:fs';
 import { startGateway } from '../gateway';
 import { startPlatformOnHost } from '../platform/on-host';
 import type { StackEgress } from '../platform/sandboxes/service';
+import type { ImageSources } from '../platform/templates';
 import { BridgeNetwork, type BridgeNetworkOptions, type RunscPlatform, type RuntimeChoice } from '../runtime';
 import { TemplateBuilds } from './template-builds';
 import type { BuildLimits } from '../config';
@@ -32,6 +33,8 @@ export interface ServiceConfig {
   /** The stack's sandboxHost.runtime and sandboxHost.runscPlatform. */
   runtime?: RuntimeChoice;
   runscPlatform?: RunscPlatform;
+  /** The stack config's `images`: registries allowed over plain HTTP, what `e2bdev/base` means. */
+  images?: ImageSources;
 }
 
 async function main(configFile: string): Promise<void> {
@@ -48,6 +51,7 @@ async function main(configFile: string): Promise<void> {
     proxyFactsFile: config.proxyFactsFile,
     ...(config.buildLimits ? { buildLimits: config.buildLimits } : {}),
     ...(config.stackEgress ? { stackEgress: config.stackEgress } : {}),
+    ...(config.images ? { images: config.images } : {}),
     log,
     ...(builds ? { pendingTemplates: (known) => builds.resolver(known) } : {}),
   });

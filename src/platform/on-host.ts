@@ -33,6 +33,7 @@ import {
 } from './index';
 import { subnetCapacity } from '../runtime/network/host-network';
 import { createTemplateService, sandboxValidator, templateRoutes, type TemplateServiceOptions } from './templates';
+import type { ImageSources } from './templates';
 import { LOG_PAGE_LIMIT } from './templates/routes';
 import type { BuildLimits } from '../config';
 
@@ -67,6 +68,8 @@ export interface PlatformOnHostOptions {
   agent?: AgentPayload;
   /** Where base root filesystems are cached (default the runtime's shared cache). */
   imageCacheRoot?: string;
+  /** Base images from registries: insecure registries, what `e2bdev/base` means (the stack config's `images`). */
+  images?: ImageSources;
   domain?: string;
   /** See PlatformOptions.teams (the benchmark's single-tenant peer). */
   teams?: boolean;
@@ -193,6 +196,7 @@ export async function startPlatformOnHost(options: PlatformOnHostOptions): Promi
           proxyEnv: buildProxyEnv(process.env),
         }),
         baseImages,
+        ...(options.images ? { images: options.images } : {}),
         // A build is checked by starting a real sandbox from it (the platform exists by the time a build runs).
         validator: sandboxValidator(() => platform?.sandboxes),
         ...(options.buildLimits ? { limits: options.buildLimits } : {}),

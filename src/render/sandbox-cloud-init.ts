@@ -63,8 +63,10 @@ export function sandboxPackages(role: SandboxRole): string[] {
   const fetch = ['awscli', 'unzip', 'curl'];
   if (role === 'fleet-gateway') return ['nodejs', ...fetch];
   const runtime = ['crun', 'runc', 'tini', 'mmdebstrap', 'iptables', 'iproute2', 'attr', 'uidmap'];
+  // Template base images from registries; ECR's credential helper trades the host's instance role for a pull token.
+  const images = ['skopeo', 'umoci', 'amazon-ecr-credential-helper'];
   // redis-server: the platform's own state, on loopback (the single host's catalog too).
-  return ['nodejs', ...fetch, ...runtime, 'redis-server'];
+  return ['nodejs', ...fetch, ...runtime, ...images, 'redis-server'];
 }
 
 function sumsFile(sums: Readonly<Record<string, string>>): string {

@@ -134,6 +134,18 @@ describe('single sandbox host', () => {
     );
   });
 
+  it("gives the sandbox hosts' role read-only ECR pulls (template base images), and nothing that writes", async () => {
+    const run = await runProgram(BASE, PASSWORD);
+    const ecr = resource(run, 'aws:iam/rolePolicy:RolePolicy', 'sandbox-ecr-pull');
+    // The role of the hosts' instance profile.
+    expect(ecr.inputs.role).toBe(resource(run, 'aws:iam/instanceProfile:InstanceProfile', 'bundle-profile').inputs.role);
+    const policy = JSON.parse(ecr.inputs.policy as string) as { Statement: Array<{ Effect: string; Action: string[] }> };
+    const actions = policy.Statement.flatMap((s) => s.Action);
+    expect(actions).toEqual(expect.arrayContaining(['ecr:GetAuthorizationToken', 'ecr:BatchGetImage', 'ecr:GetDownloadUrlForLayer']));
+    expect(actions.filter((a) => /Put|Upload|Delete|Create|Complete|Initiate|Set/.test(a))).toEqual([]);
+    expect(policy.Statement.every((s) => s.Effect === 'Allow')).toBe(true);
+  });
+
   it('fails before creating anything when the bundle has not been built', async () => {
     const cloud = mockCloud();
     await pulumi.runtime.setMocks(cloud.mocks, 'sandbox-kit', 'test', false);

@@ -13,8 +13,9 @@ import type { TemplateForSandbox } from '../sandboxes/template-resolver';
 import { baseKey, stepKey } from './cache-key';
 import { COPY_CONTEXT_MOUNT, renderCopyScript } from './copy-script';
 import { extractUpload } from './files';
-import { homeOf, pathExists, userExists } from './layers';
+import { homeOf, pathExists, userExists, userNameOf } from './layers';
 import { insideTree } from '../../runtime/layer-view';
+import { pullImage } from '../../runtime/images/pull';
 import { type BuildBase, type BuildPlan, describeStep, expandEnv, type PlannedStep } from './plan';
 import { shellQuote } from '../../util/shell-quote';
 import type { BuildRecord, TemplateStore } from './store';
@@ -33,6 +34,10 @@ export interface BuildRunnerOptions {
   validator: TemplateValidator;
   /** Layers live here, one directory each. */
   layersDir: string;
+  /** Images pulled from registries: their blobs and unpacked layers (runtime/images/pull.ts), shared by every build. */
+  imagesDir: string;
+  /** Registries allowed over plain HTTP besides loopback ones. */
+  insecureRegistries: readonly string[];
   /** Scratch space: extracted COPY contexts, throwaway layers. */
   scratchDir: string;
   stepTimeoutMs: number;
@@ -56,6 +61,15 @@ if ! command -v ss >/dev/null 2>&1; then
 fi
 id -u ${DEFAULT_USER.name} >/dev/null 2>&1 || useradd -m -s /bin/bash ${DEFAULT_USER.name}
 mkdir -p ${DEFAULT_WORKDIR} && chown ${DEFAULT_USER.name}: ${DEFAULT_WORKDIR}
+`;
+
+/** E2B's default user in an image that has none: with useradd (Debian, Ubuntu, Fedora) or busybox's adduser. */
+const IMAGE_PROVISION_SCRIPT = `set -eu
+if ! id -u ${DEFAULT_USER.name} >/dev/null 2>&1; then
+  if command -v useradd >/dev/null 2>&1; then useradd -m -s "$(command -v bash || echo /bin/sh)" ${DEFAULT_USER.name}
+  elif command -v adduser >/dev/null 2>&1; then adduser -D ${DEFAULT_USER.name}
+  fi
+fi
 `;
 
 class StepFailed extends Error {
@@ -225,6 +239,7 @@ export class BuildRunner {
         cacheBroken: force,
       };
     }
+    if (base.kind === 'registry') return this.registryBase(run, base, force);
     log.write('info', `FROM ${base.image}`, BASE_STEP);
     const rootfs = await this.o.baseImages
       .rootfs(base.image, (line) => log.output('info', line, BASE_STEP))
@@ -250,6 +265,50 @@ export class BuildRunner {
     );
     state.user = DEFAULT_USER.name;
     state.workdir = DEFAULT_WORKDIR;
+    return state;
+  }
+
+  /**
+   * An image from a registry: its layers as pulled (shared with every other build and image that has them), its
+   * Env, WorkingDir and User. E2B's default user is added when the image lacks one and can add users, so code written
+   * for E2B's templates finds it; a USER or WORKDIR of the image still decides where a sandbox starts.
+   */
+  private async registryBase(run: BuildRun, base: Extract<BuildBase, { kind: 'registry' }>, force: boolean): Promise<State> {
+    const { build, log } = run;
+    log.write('info', `FROM ${base.image}`, BASE_STEP);
+    const pulled = await pullImage(base.image, {
+      storeDir: this.o.imagesDir,
+      ...(base.credentials ? { credentials: base.credentials } : {}),
+      insecureRegistries: this.o.insecureRegistries,
+      onLine: (line) => log.output('info', line, BASE_STEP),
+      timeoutMs: Math.min(this.o.stepTimeoutMs, this.timeLeft(run, BASE_STEP, `pull ${base.image}`)),
+    }).catch((err: Error) => {
+      throw new StepFailed(BASE_STEP, err.message);
+    });
+    const { config } = pulled;
+    const state: State = {
+      layers: pulled.layers,
+      key: baseKey(`${pulled.reference}@${pulled.digest}`, pulled.digest, teamOf(build)),
+      envs: { PATH: DEFAULT_PATH, ...config.env },
+      user: 'root',
+      workdir: '/',
+      cacheBroken: force,
+    };
+    if (await pathExists(state.layers, 'bin/sh')) {
+      await this.layer(
+        { ...run, state, name: BASE_STEP, force: false },
+        {
+          label: 'add the default user',
+          cacheAs: { type: 'RUN', args: [IMAGE_PROVISION_SCRIPT, 'root'] },
+          argv: ['/bin/sh', '-c', IMAGE_PROVISION_SCRIPT],
+          user: 'root',
+        },
+      );
+    }
+    const imageUser = config.user === undefined ? undefined : await userNameOf(state.layers, config.user);
+    state.user = imageUser ?? ((await userExists(state.layers, DEFAULT_USER.name)) ? DEFAULT_USER.name : 'root');
+    state.workdir = config.workingDir ?? (await homeOf(state.layers, state.user)) ?? '/';
+    log.write('info', `image user ${state.user}, working directory ${state.workdir}`, BASE_STEP);
     return state;
   }
 

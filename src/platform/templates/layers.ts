@@ -26,3 +26,13 @@ export async function userExists(layers: string[], user: string): Promise<boolea
 export async function homeOf(layers: string[], user: string): Promise<string | undefined> {
   return passwdLine(layers, user)?.[5];
 }
+
+/** An image config's `User` (`name`, `uid`, `name:group`, `uid:gid`) as a user name of the merged root, when it has one. */
+export async function userNameOf(layers: string[], user: string): Promise<string | undefined> {
+  const who = user.split(':')[0] ?? '';
+  if (!/^\d+$/.test(who)) return who === '' ? undefined : who;
+  return readInLayers(layers, 'etc/passwd')
+    ?.split('\n')
+    .map((line) => line.split(':'))
+    .find((fields) => fields[2] === who)?.[0];
+}

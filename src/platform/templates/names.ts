@@ -4,9 +4,14 @@
  */
 export const DEFAULT_TAG = 'default';
 
-export const NAME_RULE = 'lower-case letters, digits, ".", "_" and "-" (at most 63, starting with a letter or digit)';
+/**
+ * Names are matched exactly as given, case included: E2B accepts mixed-case names (the SDK itself only requires one),
+ * and a template's ID, not its name, is what goes where a DNS-safe label is needed (ids.ts: lower-case letters and
+ * digits), so a name needs no lower-casing.
+ */
+export const NAME_RULE = 'letters, digits, ".", "_" and "-" (at most 63, starting with a letter or digit)';
 export const TAG_RULE = 'letters, digits, ".", "_" and "-" (1 to 64)';
-const NAME = /^[a-z0-9][a-z0-9._-]{0,62}$/;
+const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/;
 export const TAG = /^[A-Za-z0-9._-]{1,64}$/;
 /** `name` or `name:tag`, for the schemas of request bodies. */
 export const TEMPLATE_REF = new RegExp(`^${NAME.source.slice(1, -1)}(:${TAG.source.slice(1, -1)})?$`);

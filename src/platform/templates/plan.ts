@@ -3,7 +3,10 @@
  * reported at once, each naming the step (1-based, as the SDK numbers them), what was given and what is accepted.
  */
 import { posix } from 'node:path';
-import { BASE_STEP, STEP_TYPES, type StartBuildBody, type Step, type StepType } from './wire';
+import { ecrRegion, parseImageReference } from '../../runtime/images/reference';
+import type { RegistryCredentials } from '../../runtime/images/skopeo';
+import { BASE_IMAGE } from '../sandboxes/base-template';
+import { BASE_STEP, type RegistryConfig, STEP_TYPES, type StartBuildBody, type Step, type StepType } from './wire';
 
 export type PlannedStep =
   | { kind: 'RUN'; step: Step; command: string; user?: string }
@@ -110,7 +113,7 @@ export function expandEnv(value: string, envs: Record<string, string>): string {
   );
 }
 
-/** Parses `fromImage`: only Debian images are available offline (made by mmdebstrap); `debian` alone means stable. */
+/** Parses `fromImage`: the Debian images made offline (by mmdebstrap); `debian` alone means stable. */
 export function debianImage(fromImage: string, supported: readonly string[]): { ok: true; image: string } | { ok: false; message: string } {
   const [name, tag = 'stable'] = fromImage.split(':');
   const suite = tag === 'latest' ? 'stable' : tag;
@@ -118,21 +121,71 @@ export function debianImage(fromImage: string, supported: readonly string[]): { 
   if ((name !== 'debian' && name !== 'docker.io/library/debian' && name !== 'library/debian') || !supported.includes(suite)) {
     return {
       ok: false,
-      message: `base image ${JSON.stringify(fromImage)} is not available offline; supported: ${accepted} (fromDebianImage('<suite>'))`,
+      message: `base image ${JSON.stringify(fromImage)} is not one made offline; those are: ${accepted} (fromDebianImage('<suite>'))`,
     };
   }
   return { ok: true, image: `debian:${suite}` };
 }
 
-/** The image the SDK names when a template gives no base of its own. */
+/** The image the SDK names when a template gives no base of its own (and `fromBaseImage()` names). */
 export const SDK_DEFAULT_IMAGE = 'e2bdev/base';
+/** The Debian image the kit's own `base` template is (sandboxes/base-template.ts), what `e2bdev/base` means offline. */
+export const KIT_BASE_IMAGE = BASE_IMAGE;
 
-/** A build's base: another template's ready build, or a Debian root filesystem. */
-export type BuildBase = { kind: 'template'; name: string } | { kind: 'image'; image: string };
+/**
+ * A build's base: another template's ready build, a Debian root filesystem made offline, or an image pulled from a
+ * registry (with the credentials the SDK sent for it).
+ */
+export type BuildBase =
+  | { kind: 'template'; name: string }
+  | { kind: 'image'; image: string }
+  | { kind: 'registry'; image: string; credentials?: RegistryCredentials };
 
 export interface BuildPlan {
   base: BuildBase;
   steps: PlannedStep[];
+}
+
+export interface PlanOptions {
+  /** Debian suites made offline. */
+  supportedSuites: readonly string[];
+  /** `e2bdev/base`: the kit's own base (`kit`, the default) or E2B's image from Docker Hub (`registry`). */
+  e2bBase?: 'kit' | 'registry';
+}
+
+/** The SDK's registry config as the puller's credentials (a GCP key is the password of `_json_key`, as GCP's registries take it). */
+export function credentialsOf(config: RegistryConfig | undefined): RegistryCredentials | undefined {
+  if (!config) return undefined;
+  switch (config.type) {
+    case 'registry':
+      return { username: config.username, password: config.password };
+    case 'aws':
+      return { ecr: { accessKeyId: config.awsAccessKeyId, secretAccessKey: config.awsSecretAccessKey, region: config.awsRegion } };
+    case 'gcp':
+      return { username: '_json_key', password: config.serviceAccountJson };
+  }
+}
+
+/** `e2bdev/base` with any tag (or none), as the SDK's fromBaseImage() names it. */
+function isE2bBase(image: string): boolean {
+  return /^(?:docker\.io\/)?e2bdev\/base(?::[A-Za-z0-9._-]+)?$/.test(image.trim());
+}
+
+/** Which base `fromImage` means: Debian offline, the kit's base for `e2bdev/base`, else an image from its registry. */
+export function imageBase(
+  fromImage: string,
+  registry: RegistryConfig | undefined,
+  o: PlanOptions,
+): { ok: true; base: BuildBase } | { ok: false; message: string } {
+  const debian = debianImage(fromImage, o.supportedSuites);
+  if (debian.ok && registry === undefined) return { ok: true, base: { kind: 'image', image: debian.image } };
+  if (isE2bBase(fromImage) && (o.e2bBase ?? 'kit') === 'kit' && registry === undefined)
+    return { ok: true, base: { kind: 'image', image: KIT_BASE_IMAGE } };
+  const ref = parseImageReference(fromImage);
+  if (!ref.ok) return { ok: false, message: `fromImage: ${ref.message}` };
+  // An ECR image named without credentials is pulled with the host's own (its instance role on AWS).
+  const credentials = credentialsOf(registry) ?? (ecrRegion(ref.ref.registry) ? { ecr: {} } : undefined);
+  return { ok: true, base: { kind: 'registry', image: fromImage.trim(), ...(credentials ? { credentials } : {}) } };
 }
 
 /**
@@ -140,15 +193,15 @@ export interface BuildPlan {
  * answers 400 with the problems; the runner executes the plan.
  */
 export function planBuild(
-  body: Pick<StartBuildBody, 'fromImage' | 'fromTemplate' | 'steps'>,
-  supportedSuites: readonly string[],
+  body: Pick<StartBuildBody, 'fromImage' | 'fromTemplate' | 'fromImageRegistry' | 'steps'>,
+  o: PlanOptions,
 ): { ok: true; plan: BuildPlan } | { ok: false; problems: StepProblem[] } {
   const problems: StepProblem[] = [];
   let base: BuildBase | undefined;
   if (body.fromTemplate !== undefined) base = { kind: 'template', name: body.fromTemplate };
   else {
-    const image = debianImage(body.fromImage ?? SDK_DEFAULT_IMAGE, supportedSuites);
-    if (image.ok) base = { kind: 'image', image: image.image };
+    const image = imageBase(body.fromImage ?? SDK_DEFAULT_IMAGE, body.fromImageRegistry, o);
+    if (image.ok) base = image.base;
     else problems.push({ step: BASE_STEP, message: image.message });
   }
   const planned = planSteps(body.steps as Step[]);

@@ -24,6 +24,9 @@ import { DEFAULT_KEY_PREFIX, TemplateStore, type BuildRecord, type TemplateRecor
 import { checkUpload, signUpload } from './upload-url';
 import { stepValidator, type TemplateValidator } from './validate';
 import { type BuildPlan, planBuild } from './plan';
+import { ImagePullError } from '../../runtime/images/skopeo';
+import { resolveImage } from '../../runtime/images/pull';
+import { BASE_STEP } from './wire';
 import type { BuildReason, BuildStatus, CreateTemplateBody, ListedTemplate, LogEntry, StartBuildBody } from './wire';
 
 export interface TemplateServiceOptions {
@@ -57,6 +60,14 @@ export interface TemplateServiceOptions {
   builtInNames?: readonly string[];
   /** Told when a build ends (the Prometheus build metrics). */
   onBuildFinished?(outcome: 'ready' | 'error', seconds: number): void;
+  /** Base images from registries (the stack config's `images`). */
+  images?: ImageSources;
+}
+
+/** Where base images come from: registries allowed over plain HTTP besides loopback ones, and what `e2bdev/base` means. */
+export interface ImageSources {
+  insecureRegistries?: readonly string[];
+  e2bBase?: 'kit' | 'registry';
 }
 
 /** A template as the dashboard shows it: names, tags, and its newest builds. */
@@ -128,6 +139,8 @@ export class TemplateService {
       baseImages: o.baseImages,
       validator,
       layersDir: join(o.dataDir, 'layers'),
+      imagesDir: join(o.dataDir, 'images'),
+      insecureRegistries: o.images?.insecureRegistries ?? [],
       scratchDir,
       stepTimeoutMs: o.stepTimeoutMs ?? 20 * 60_000,
       readyTimeoutMs: o.readyTimeoutMs ?? 60_000,
@@ -248,11 +261,28 @@ export class TemplateService {
 
   async startBuild(templateID: string, buildID: string, body: StartBuildBody, caller: Caller): Promise<void> {
     const build = await this.build(templateID, buildID, caller);
-    const planned = planBuild(body, this.o.baseImages.supported);
+    const planned = planBuild(body, { supportedSuites: this.o.baseImages.supported, e2bBase: this.o.images?.e2bBase });
     if (!planned.ok) {
       const message = planned.problems.map((p) => p.message).join('; ');
       if (build.status === 'waiting') await this.fail(build, { message, step: planned.problems[0]!.step });
       throw new ApiError(400, message);
+    }
+    const base = planned.plan.base;
+    if (base.kind === 'registry' && build.status === 'waiting') {
+      // Asked before the build starts (one registry round, nothing stored): wrong credentials, an unknown tag or an
+      // image for another platform are the request's error, answered at once.
+      try {
+        await resolveImage(base.image, {
+          storeDir: join(this.o.dataDir, 'images'),
+          ...(base.credentials ? { credentials: base.credentials } : {}),
+          insecureRegistries: this.o.images?.insecureRegistries ?? [],
+          timeoutMs: 120_000,
+        });
+      } catch (err) {
+        if (!(err instanceof ImagePullError)) throw err;
+        await this.fail(build, { message: err.message, step: BASE_STEP });
+        throw new ApiError(400, err.message);
+      }
     }
     if (build.status !== 'waiting')
       throw new ApiError(

@@ -80,10 +80,42 @@ const stepSchema = z.object({
   gzip: z.boolean().optional(),
 });
 
+/**
+ * The registry credentials the SDK sends with a base image: `fromImage(image, {username, password})` (`registry`),
+ * `fromAWSRegistry` (`aws`: an access key of an IAM identity allowed to pull from ECR), `fromGCPRegistry` (`gcp`: a
+ * service account key, which registries take as the password of the user `_json_key`).
+ */
+export const registryConfig = z.discriminatedUnion(
+  'type',
+  [
+    z.object({
+      type: z.literal('registry'),
+      username: z.string({ error: 'expected the registry user name' }).min(1, { error: 'expected the registry user name' }),
+      password: z.string({ error: 'expected the registry password' }).min(1, { error: 'expected the registry password' }),
+    }),
+    z.object({
+      type: z.literal('aws'),
+      awsAccessKeyId: z.string({ error: 'expected an AWS access key ID' }).min(1, { error: 'expected an AWS access key ID' }),
+      awsSecretAccessKey: z.string({ error: 'expected an AWS secret access key' }).min(1, { error: 'expected an AWS secret access key' }),
+      awsRegion: z.string({ error: 'expected an AWS region such as us-east-1' }).regex(/^[a-z]{2}(-[a-z]+)+-\d$/, {
+        error: 'expected an AWS region such as us-east-1',
+      }),
+    }),
+    z.object({
+      type: z.literal('gcp'),
+      serviceAccountJson: z
+        .string({ error: 'expected the service account key (JSON)' })
+        .min(2, { error: 'expected the service account key (JSON)' }),
+    }),
+  ],
+  { error: 'expected registry credentials: {type: "registry", username, password}, {type: "aws", ...} or {type: "gcp", ...}' },
+);
+export type RegistryConfig = z.infer<typeof registryConfig>;
+
 export const startBuildBody = z.object({
   fromImage: z.string({ error: 'expected an image name such as debian:bookworm' }).optional(),
   fromTemplate: z.string({ error: 'expected a template ID or alias' }).optional(),
-  fromImageRegistry: z.unknown().optional(),
+  fromImageRegistry: registryConfig.optional(),
   startCmd: z.string({ error: 'expected a shell command' }).optional(),
   readyCmd: z.string({ error: 'expected a shell command' }).optional(),
   force: z.boolean({ error: 'expected true or false' }).default(false),

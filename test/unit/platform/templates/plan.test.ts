@@ -80,13 +80,13 @@ test('only Debian suites the base maker supports are available; the error lists 
   expect(debianImage('e2bdev/base', supported)).toEqual({
     ok: false,
     message:
-      'base image "e2bdev/base" is not available offline; supported: debian:bookworm, debian:stable, debian:trixie (fromDebianImage(\'<suite>\'))',
+      'base image "e2bdev/base" is not one made offline; those are: debian:bookworm, debian:stable, debian:trixie (fromDebianImage(\'<suite>\'))',
   });
   expect(debianImage('debian:buster', supported).ok).toBe(false);
 });
 
 describe('planBuild', () => {
-  const SUITES = ['bookworm', 'stable'];
+  const SUITES = { supportedSuites: ['bookworm', 'stable'] };
 
   test('a build from a Debian image: the image, then the planned steps', () => {
     const result = planBuild({ fromImage: 'debian:bookworm', steps: [step('ENV', ['A', '1'])] }, SUITES);
@@ -104,12 +104,42 @@ describe('planBuild', () => {
     expect(result).toEqual({ ok: true, plan: { base: { kind: 'template', name: 'parent' }, steps: [] } });
   });
 
-  test("without a base the SDK's default image is meant, which is not available offline; bad steps are reported with it", () => {
-    const result = planBuild({ steps: [step('WORKDIR', [])] }, SUITES);
+  test("without a base the SDK's default image is meant: the kit's own base, unless the config says to pull E2B's", () => {
+    expect(planBuild({ steps: [] }, SUITES)).toEqual({ ok: true, plan: { base: { kind: 'image', image: 'debian:bookworm' }, steps: [] } });
+    expect(planBuild({ fromImage: 'e2bdev/base:latest', steps: [] }, SUITES)).toMatchObject({ plan: { base: { kind: 'image' } } });
+    expect(planBuild({ steps: [] }, { ...SUITES, e2bBase: 'registry' })).toEqual({
+      ok: true,
+      plan: { base: { kind: 'registry', image: 'e2bdev/base' }, steps: [] },
+    });
+  });
+
+  test('any other image is pulled from its registry, with the credentials the SDK sent in its own shapes', () => {
+    const plan = (fromImageRegistry?: Parameters<typeof planBuild>[0]['fromImageRegistry']) =>
+      planBuild({ fromImage: 'ghcr.io/org/app:1', fromImageRegistry, steps: [] }, SUITES);
+    expect(plan()).toMatchObject({ ok: true, plan: { base: { kind: 'registry', image: 'ghcr.io/org/app:1' } } });
+    expect(plan({ type: 'registry', username: 'u', password: 'p' })).toMatchObject({
+      plan: { base: { credentials: { username: 'u', password: 'p' } } },
+    });
+    expect(plan({ type: 'gcp', serviceAccountJson: '{"k":1}' })).toMatchObject({
+      plan: { base: { credentials: { username: '_json_key', password: '{"k":1}' } } },
+    });
+    expect(plan({ type: 'aws', awsAccessKeyId: 'AK', awsSecretAccessKey: 'SK', awsRegion: 'eu-west-1' })).toMatchObject({
+      plan: { base: { credentials: { ecr: { accessKeyId: 'AK', secretAccessKey: 'SK', region: 'eu-west-1' } } } },
+    });
+  });
+
+  test("an ECR image without credentials is pulled with the host's own (its instance role)", () => {
+    expect(planBuild({ fromImage: '123456789012.dkr.ecr.eu-west-1.amazonaws.com/app:1', steps: [] }, SUITES)).toMatchObject({
+      plan: { base: { kind: 'registry', credentials: { ecr: {} } } },
+    });
+  });
+
+  test('a malformed image and bad steps are reported together', () => {
+    const result = planBuild({ fromImage: 'Not An Image', steps: [step('WORKDIR', [])] }, SUITES);
     expect(result.ok).toBe(false);
     const problems = result.ok ? [] : result.problems;
     expect(problems.map((p) => p.step)).toEqual(['base', '1']);
-    expect(problems[0]!.message).toContain('base image "e2bdev/base" is not available offline; supported: debian:bookworm, debian:stable');
+    expect(problems[0]!.message).toContain('fromImage: image "Not An Image"');
     expect(problems[1]!.message).toBe('step 1 (WORKDIR): WORKDIR needs a path');
   });
 });
