@@ -3,9 +3,11 @@
  * `commands.run('true')` round trip (Process.Start of /bin/true to its end event), p50/p95, with the hardening on
  * (user namespace made with the network namespace, shifted layers, seccomp) and off (a plain network namespace, the
  * unshifted base, no user namespace, no seccomp), per runtime, in one run; the columns take turns sample by sample.
- * Root only; makes one link into the root namespace (the standalone sandbox network).
+ * Also a ListDir of /usr/bin (one directory of ~400 entries), and each runtime against the first one listed (e.g.
+ * runsc, gVisor, against crun), both hardened. Root only; makes one link into the root namespace (the standalone
+ * sandbox network).
  *
- *   node dist/scripts/bench/hardening.js [--samples 30] [--runtimes crun,runc]
+ *   node dist/scripts/bench/hardening.js [--samples 30] [--runtimes crun,runc,runsc]
  */
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -75,6 +77,12 @@ async function runTrue(address: string): Promise<void> {
   if (r.status !== 200 || !r.body.includes('"end"')) throw new Error(`run true answered ${r.status}: ${r.body.toString().slice(0, 200)}`);
 }
 
+/** ListDir of a large directory, as files.list sends it. */
+async function listDir(address: string): Promise<void> {
+  const r = await post(`http://${address}:${PORT}/filesystem.Filesystem/ListDir`, '{"path":"/usr/bin","depth":1}', 'application/json');
+  if (r.status !== 200 || !r.body.includes('"entries"')) throw new Error(`ListDir answered ${r.status}`);
+}
+
 interface Column {
   name: string;
   rt: OciSandboxRuntime;
@@ -114,6 +122,7 @@ async function main(): Promise<number> {
     }
     const create: number[][] = columns.map(() => []);
     const run: number[][] = columns.map(() => []);
+    const list: number[][] = columns.map(() => []);
     log(`warming up (the first hardened create shifts the base once); ${samples} samples per column`);
     for (let i = -1; i < samples; i++) {
       for (const [k, c] of columns.entries()) {
@@ -125,9 +134,12 @@ async function main(): Promise<number> {
         const t1 = performance.now();
         await runTrue(network.address);
         const t2 = performance.now();
+        await listDir(network.address);
+        const t3 = performance.now();
         if (i >= 0) {
           create[k]!.push(t1 - t0);
           run[k]!.push(t2 - t1);
+          list[k]!.push(t3 - t2);
         }
         await c.rt.kill(id);
       }
@@ -143,6 +155,19 @@ async function main(): Promise<number> {
       const ratio = (a: number[], b: number[]) => `${(percentile(a, 0.5) / percentile(b, 0.5)).toFixed(2)}x`;
       console.log(
         `| ${columns[k]!.rt.name} | ${cell(cOn!)} | ${cell(cOff!)} | ${ratio(cOn!, cOff!)} | ${cell(rOn!)} | ${cell(rOff!)} | ${ratio(rOn!, rOff!)} |`,
+      );
+    }
+    const peer = columns[0]!.rt.name;
+    console.log(`\neach runtime against ${peer}, both hardened (p50 ratios; ListDir of /usr/bin)\n`);
+    console.log(`| runtime | create p50 | / ${peer} | run true p50 | / ${peer} | ListDir p50 / p95 | / ${peer} |`);
+    console.log('|---|---|---|---|---|---|---|');
+    const p50 = (a: number[]) => percentile(a, 0.5);
+    for (let k = 0; k < columns.length; k += 2) {
+      const l = list[k]!.sort((x, y) => x - y);
+      console.log(
+        `| ${columns[k]!.rt.name} | ${p50(create[k]!).toFixed(1)} ms | ${(p50(create[k]!) / p50(create[0]!)).toFixed(2)}x | ` +
+          `${p50(run[k]!).toFixed(1)} ms | ${(p50(run[k]!) / p50(run[0]!)).toFixed(2)}x | ` +
+          `${p50(l).toFixed(1)} / ${percentile(l, 0.95).toFixed(1)} ms | ${(p50(l) / p50(list[0]!.sort((x, y) => x - y))).toFixed(2)}x |`,
       );
     }
   } finally {

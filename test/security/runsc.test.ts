@@ -1,0 +1,141 @@
+/**
+ * The platform with runtime runsc (gVisor), driven by the unmodified E2B SDK through the real gateway: a sandbox is
+ * created, runs commands, writes and reads files, builds a template; the kernel it talks to is gVisor's, not the
+ * host's. Hostile probes that a sandbox on crun would take to the host's kernel are answered by gVisor: netlink
+ * families the host has (XFRM, sock_diag, generic netlink, audit), the host's kernel log and version, the host's
+ * mount table, a listener on the host's 127.0.0.1. Root only; one link into the root namespace on a /24 of its own.
+ */
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import { mkdtemp } from 'node:fs/promises';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import { join } from 'node:path';
+import type { PlatformOnHost } from '../../src/platform/on-host';
+import type { RunningGateway } from '../../src/gateway';
+import { instancePaths } from '../../src/runtime/instance';
+import { baseRootfs, freshAgentPayload, ROOTFS_TIMEOUT_MS } from '../integration/runtime/helpers/common';
+import { SdkDriver } from '../integration/platform/helpers/sdk-driver';
+import { sandboxTraces, startPlatformAndGateway } from '../integration/platform/helpers/platform-and-gateway';
+
+jest.setTimeout(300_000);
+
+let stateDir: string;
+let platform: PlatformOnHost;
+let gateway: RunningGateway;
+let sdk: SdkDriver;
+let opts: { apiKey: string; apiUrl: string; sandboxUrl: string };
+let sandboxId: string;
+
+/** Netlink protocols by number (linux/netlink.h): each a part of the kernel reachable by one socket() call. */
+const NETLINK = { route: 0, sock_diag: 4, xfrm: 6, audit: 9, generic: 16 };
+/** `name errno` per protocol (0: the socket was made), with python3 (in the base image and on the host). */
+const NETLINK_PROBE = [
+  'import socket',
+  `for name, proto in ${JSON.stringify(Object.entries(NETLINK))}:`,
+  '    try:',
+  '        socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, proto).close(); print(name, 0)',
+  '    except OSError as e:',
+  '        print(name, e.errno)',
+].join('\n');
+const EPROTONOSUPPORT = 93;
+
+function parseProbe(out: string): Record<string, number> {
+  return Object.fromEntries(
+    out
+      .trim()
+      .split('\n')
+      .map((l) => l.split(' '))
+      .map(([name, errno]) => [name!, Number(errno)]),
+  );
+}
+
+beforeAll(async () => {
+  await baseRootfs();
+  stateDir = await mkdtemp(join(os.tmpdir(), 'skp-runsc-'));
+  const agent = await freshAgentPayload(join(stateDir, 'bundle'));
+  ({ platform, gateway, opts } = await startPlatformAndGateway(stateDir, agent, { platform: { runtime: 'runsc' } }));
+  sdk = await SdkDriver.start();
+  sandboxId = (await sdk.create('base', { ...opts, envs: { GREETING: 'hello' } })).sandboxId;
+}, ROOTFS_TIMEOUT_MS);
+
+afterAll(async () => {
+  await sdk?.close();
+  await gateway?.close();
+  await platform?.close({ killSandboxes: true });
+  if (stateDir) fs.rmSync(stateDir, { recursive: true, force: true });
+});
+
+const run = (cmd: string, user?: string) =>
+  sdk.call<{ stdout: string; stderr: string; exitCode: number }>(sandboxId, 'commands.run', cmd, user ? { user } : {});
+
+test('the platform runs runsc: the sandbox answers commands and file calls of the SDK', async () => {
+  expect(platform.runtimeName).toBe('runsc');
+  expect((await run('echo "$GREETING from $(whoami)"')).stdout).toBe('hello from user\n');
+  await expect(run('echo out; exit 3')).rejects.toMatchObject({ sdkName: 'CommandExitError', detail: { exitCode: 3, stdout: 'out\n' } });
+
+  await sdk.call(sandboxId, 'files.write', '/home/user/note.txt', 'written through the SDK\n');
+  expect(await sdk.call(sandboxId, 'files.read', '/home/user/note.txt')).toBe('written through the SDK\n');
+  expect((await run('cat /home/user/note.txt; stat -c %U /home/user/note.txt')).stdout).toBe('written through the SDK\nuser\n');
+  const entries = await sdk.call<Array<{ name: string }>>(sandboxId, 'files.list', '/home/user');
+  expect(entries.map((e) => e.name)).toContain('note.txt');
+  // `ls` (statx with AT_NO_AUTOMOUNT) is what Debian 12's own runsc build got wrong.
+  expect((await run('ls /home/user')).stdout).toContain('note.txt');
+
+  // The file lands in the sandbox's upper dir on the host, owned by the user's id in the shifted range.
+  const upper = join(instancePaths(platform.instance, 'runsc', { dataRoot: join(stateDir, 'runtime') }).dataDir, sandboxId, 'upper');
+  const onHost = fs.statSync(join(upper, 'home/user/note.txt'));
+  expect(fs.readFileSync(join(upper, 'home/user/note.txt'), 'utf8')).toBe('written through the SDK\n');
+  expect(onHost.uid).toBe(100_000 + 1000);
+});
+
+test("the kernel the sandbox sees is gVisor's: its own version and log, not the host's", async () => {
+  const hostRelease = os.release();
+  const out = (await run('uname -r; cat /proc/version; dmesg | head -n 1', 'root')).stdout.split('\n');
+  expect(out[0]).not.toBe(hostRelease);
+  expect(out[1]).not.toContain(hostRelease);
+  // gVisor's kernel log; on crun dmesg is refused and the host's log stays unread.
+  expect(out[2]).toMatch(/gVisor/);
+});
+
+test('hostile: netlink families the host kernel serves are answered by gVisor; route netlink (ip) still works', async () => {
+  const onHost = parseProbe(execFileSync('python3', ['-c', NETLINK_PROBE], { encoding: 'utf8' }));
+  // On the host's kernel (a crun sandbox's seccomp profile lets socket() through) every one of them exists.
+  expect(onHost).toEqual({ route: 0, sock_diag: 0, xfrm: 0, audit: 0, generic: 0 });
+  const inside = parseProbe((await run(`python3 -c '${NETLINK_PROBE}'`, 'root')).stdout);
+  expect(inside).toEqual({ route: 0, sock_diag: EPROTONOSUPPORT, xfrm: EPROTONOSUPPORT, audit: EPROTONOSUPPORT, generic: EPROTONOSUPPORT });
+  expect((await run('ip -4 -o addr show dev eth0', 'root')).stdout).toMatch(/inet \d+\.\d+\.\d+\.\d+\//);
+});
+
+test("hostile: the host's mount table and a listener on the host's 127.0.0.1 are out of reach", async () => {
+  const canary = `canary-${Date.now()}`;
+  const server = net.createServer((s) => s.end(canary));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as net.AddressInfo).port;
+  try {
+    const probe = await run(
+      `cat /proc/self/mountinfo; timeout 5 bash -c 'exec 3<>/dev/tcp/127.0.0.1/${port} && cat <&3' || echo "loopback refused"`,
+      'root',
+    );
+    expect(probe.stdout).not.toContain(canary);
+    expect(probe.stdout).toContain('loopback refused');
+    // No host path of the sandbox's layers or upper dir shows through.
+    expect(probe.stdout).not.toContain(stateDir);
+    expect(probe.stdout).not.toMatch(/upperdir=|lowerdir=/);
+  } finally {
+    server.close();
+  }
+});
+
+test('a template builds with its RUN step under runsc and a sandbox starts from it', async () => {
+  const { templateId } = await sdk.build(
+    `runsc-${Date.now().toString(36)}`,
+    'uname -r > /home/user/built-on && echo ok >> /home/user/built-on',
+    opts,
+  );
+  const s = await sdk.create(templateId, opts);
+  const built = await sdk.call<string>(s.sandboxId, 'files.read', '/home/user/built-on');
+  expect(built.split('\n').slice(0, 2)).toEqual([expect.not.stringContaining(os.release()), 'ok']);
+  expect(await sdk.call(s.sandboxId, 'kill')).toBe(true);
+  expect(sandboxTraces(platform, stateDir, s.sandboxId)).toEqual([]);
+});
