@@ -13,6 +13,10 @@ import { redisClient, startPrivateRedis, type PrivateRedis } from './private-red
 import { fleetRoutes } from './fleet/routes';
 import { HostRegistry } from './fleet/registry';
 import { SandboxService, type StackEgress } from './sandboxes/service';
+import { mcpImageLayers } from './sandboxes/mcp-images';
+import { checkSandboxMcp } from './sandboxes/mcp-check';
+import { builtinCatalog } from '../mcp/catalog/load';
+import { pullImage } from '../runtime/images';
 import { sandboxRoutes } from './sandboxes/routes';
 import { SandboxStore } from './sandboxes/store';
 import { startApiServer } from './http/server';
@@ -118,6 +122,12 @@ export interface PlatformOptions {
   volumeMaxBytes?: number;
   /** The stack's proxy templates and proxy: their sandboxes leave only through it (docs/network.md). */
   stackEgress?: StackEgress;
+  /**
+   * The OCI images of catalog MCP servers a create names, pulled into <stateDir>/images and placed in the sandbox
+   * (sandboxes/mcp-images.ts): `mirror` stands in for Docker Hub, `insecureRegistries` may speak plain HTTP.
+   * false: not fetched (the sandbox's gateway reports those servers as not there).
+   */
+  mcpImages?: false | { mirror?: string; insecureRegistries?: string[] };
 }
 
 export interface FleetOptions {
@@ -257,6 +267,7 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
       ...(options.fleet ? { hostID: options.fleet.hostID } : {}),
       logs: new SandboxLogs(redis, DEFAULT_STORE_PREFIX),
       observer: metrics,
+      ...(options.mcpImages === false ? {} : { mcpImageLayers: mcpImagesFor(options.stateDir, options.mcpImages ?? {}, log) }),
     });
     sandboxesRef = sandboxes;
     cleanups.push(() => sandboxes.close());
@@ -367,4 +378,20 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
     await unwind();
     throw err;
   }
+}
+
+/** The layers of a create's MCP image servers, pulled into <stateDir>/images (shared with every image pull). */
+function mcpImagesFor(stateDir: string, o: { mirror?: string; insecureRegistries?: string[] }, log: (line: string) => void) {
+  const storeDir = join(stateDir, 'images');
+  return async (mcp: unknown): Promise<string[]> => {
+    const config = checkSandboxMcp(mcp);
+    if (config === undefined) return [];
+    return mcpImageLayers(config, builtinCatalog(), {
+      pull: (reference) =>
+        pullImage(reference, { storeDir, ...(o.insecureRegistries ? { insecureRegistries: o.insecureRegistries } : {}) }),
+      dir: join(storeDir, 'mcp'),
+      ...(o.mirror ? { mirror: o.mirror } : {}),
+      log,
+    });
+  };
 }

@@ -90,6 +90,8 @@ export interface PlatformOnHostOptions {
   buildLimits?: Partial<BuildLimits>;
   /** See PlatformOptions.stackEgress. */
   stackEgress?: PlatformOptions['stackEgress'];
+  /** See PlatformOptions.mcpImages. */
+  mcpImages?: PlatformOptions['mcpImages'];
 }
 
 export interface PlatformOnHost extends RunningPlatform {
@@ -185,6 +187,7 @@ export async function startPlatformOnHost(options: PlatformOnHostOptions): Promi
       ...(options.volumesDir !== undefined ? { volumesDir: options.volumesDir } : {}),
       ...(options.volumeMaxBytes !== undefined ? { volumeMaxBytes: options.volumeMaxBytes } : {}),
       ...(options.stackEgress ? { stackEgress: options.stackEgress } : {}),
+      ...(options.mcpImages !== undefined ? { mcpImages: options.mcpImages } : {}),
       ...(fleet ? { fleet } : {}),
       templates: mountTemplates({
         executor: createStepExecutor({

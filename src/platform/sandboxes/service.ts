@@ -54,6 +54,11 @@ export interface SandboxServiceOptions {
   paused?: PausedPolicy;
   /** Finds the team's volumes a create mounts; without it a create with volume mounts is refused. */
   volumes?: VolumeResolver;
+  /**
+   * The read-only layers of the OCI images the create's `mcp` names (mcp-images.ts), placed above the template's.
+   * Without it, image servers are not fetched and the sandbox's MCP gateway reports them as not there.
+   */
+  mcpImageLayers?(mcp: unknown): Promise<string[]>;
   /** The stack's proxy templates, whose sandboxes leave only through the stack's proxy (docs/network.md). */
   stackEgress?: StackEgress;
 }
@@ -227,14 +232,17 @@ export class SandboxService {
       ...(request.network?.egressProxy ? { egressProxy: request.network.egressProxy } : {}),
     };
     this.checkCanEnforce(egress, undefined);
-    const template = origin?.template ?? (await this.o.templates.resolve(request.templateID, teamID));
-    if (!template) {
+    const resolved = origin?.template ?? (await this.o.templates.resolve(request.templateID, teamID));
+    if (!resolved) {
       throw new ApiError(
         404,
         `template ${JSON.stringify(request.templateID)} not found: no ready template has that ID or alias (the built-in one is "base")`,
       );
     }
     const volumeMounts = await this.resolveVolumes(request.volumeMounts ?? [], teamID);
+    // Catalog servers run from OCI images: their filesystems as read-only layers above the template's.
+    const imageLayers = request.mcp !== undefined && this.o.mcpImageLayers ? await this.o.mcpImageLayers(request.mcp) : [];
+    const template = imageLayers.length > 0 ? { ...resolved, layers: [...imageLayers, ...resolved.layers] } : resolved;
     const onlyTo = this.onlyToFor(template);
     this.checkCanEnforce(egress, onlyTo);
     const now = this.now();

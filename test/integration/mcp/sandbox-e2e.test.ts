@@ -18,6 +18,7 @@ import { runEntry } from '../../helpers/node-script';
 import { runScript } from './helpers/node-script';
 import { text } from './helpers/common';
 import { CLI_SOURCE } from '../../helpers/cli';
+import { type LabRegistry, pushEverythingImage, startLabRegistry } from './helpers/lab-registry';
 
 jest.setTimeout(1_200_000);
 
@@ -27,6 +28,7 @@ let stateDir: string;
 let platform: PlatformOnHost;
 let gateway: RunningGateway;
 let opts: { apiKey: string; apiUrl: string; sandboxUrl: string };
+let registry: LabRegistry;
 const made: string[] = [];
 
 async function sdk(request: Record<string, unknown>): Promise<{ ok: boolean; value?: any; name?: string; message?: string }> {
@@ -89,7 +91,15 @@ beforeAll(async () => {
   await baseRootfs();
   for (const entry of bundleEntries()) await bundle(entry);
   stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sk-mcp-e2e-'));
-  platform = await startPlatformOnHost({ stateDir, log: (line) => process.stderr.write(`platform: ${line}\n`) });
+  // The lab's registry stands in for Docker Hub: it holds the catalog's `mcp/time` image, built here from the npm
+  // `everything` server; the other catalog images are not there.
+  registry = await startLabRegistry();
+  pushEverythingImage(registry.host, 'mcp/time:latest');
+  platform = await startPlatformOnHost({
+    stateDir,
+    log: (line) => process.stderr.write(`platform: ${line}\n`),
+    mcpImages: { mirror: registry.host },
+  });
   gateway = await startGateway({ catalog: platform.catalog });
   opts = { apiKey: platform.apiKey, apiUrl: platform.url, sandboxUrl: `http://127.0.0.1:${gateway.port}` };
   // The template the SDK picks by default for mcp, built by the SDK on this platform.
@@ -118,6 +128,7 @@ afterAll(async () => {
   for (const id of made) await sdk({ op: 'kill', sandboxId: id }).catch(() => undefined);
   await gateway?.close();
   await platform?.close({ killSandboxes: true });
+  await registry?.close();
   if (stateDir) fs.rmSync(stateDir, { recursive: true, force: true });
 });
 
@@ -185,11 +196,68 @@ test('Sandbox.create({ mcp }) runs filesystem, memory and a custom server; the M
   await (await mcpClient(sandboxId, 'not-the-sandbox-token', mcpToken)).close();
 });
 
+test('a catalog server run from an OCI image is listed and called; one whose image cannot be fetched is reported with the reason, and the sandbox starts', async () => {
+  const secret = 'glsa-E2E-SECRET-7f3';
+  const created = await sdk({
+    op: 'create',
+    mcp: {
+      time: {},
+      grafana: { apiKey: secret, url: 'http://grafana.invalid:3000' },
+      airtable: { airtableApiKey: secret, nodeenv: 'production' },
+    },
+  });
+  if (!created.ok) throw new Error(`create failed: ${created.name}: ${created.message}`);
+  const { sandboxId, mcpToken } = created.value as { sandboxId: string; mcpToken: string };
+  made.push(sandboxId);
+  const token = await sandboxToken(sandboxId);
+  const client = await mcpClient(sandboxId, token, mcpToken);
+  try {
+    const names = (await client.listTools()).tools.map((t) => t.name);
+    expect(names).toEqual(expect.arrayContaining(['time__echo', 'time__get-sum']));
+    expect(names.filter((n) => n.startsWith('grafana__') || n.startsWith('airtable__'))).toEqual([]);
+    expect(text(await client.callTool({ name: 'time__echo', arguments: { message: 'from an image' } }))).toBe('Echo: from an image');
+    const failed = await client.callTool({ name: 'grafana__search_dashboards', arguments: {} });
+    expect(failed.isError).toBe(true);
+    expect(text(failed)).toMatch(/^server grafana is failed: image mcp\/grafana could not be fetched: 127\.0\.0\.1:\d+\/mcp\/grafana: /);
+    expect(text(failed)).not.toContain(secret);
+  } finally {
+    await client.close();
+  }
+  const status = await fetch(`${opts.sandboxUrl}/status`, {
+    headers: { 'E2b-Sandbox-Id': sandboxId, 'E2b-Sandbox-Port': '50005', Authorization: `Bearer ${mcpToken}` },
+  });
+  const body = await status.text();
+  expect(status.status).toBe(200);
+  const servers = (JSON.parse(body) as { servers: { name: string; state: string; error?: string }[] }).servers;
+  expect(servers.find((s) => s.name === 'time')).toMatchObject({ state: 'ready' });
+  expect(servers.find((s) => s.name === 'airtable')).toMatchObject({
+    state: 'failed',
+    error: expect.stringContaining('could not be fetched'),
+  });
+  expect(body).not.toContain(secret);
+});
+
 test.each([
   ['an unknown server', { filesytem: { paths: ['/home/user'] } }, 'mcp.filesytem'],
   ['an unknown key', { memory: { path: '/tmp/m.jsonl' } }, 'mcp.memory.path'],
   ['a wrong type', { filesystem: { paths: '/home/user' } }, 'mcp.filesystem.paths: got "/home/user"; expected a list of strings'],
   ['a missing required key', { filesystem: {} }, 'mcp.filesystem.paths: got (missing); expected a list of strings (required)'],
+  // Public catalog entries, one per property type; secrets never echoed.
+  ['a missing string', { airtable: { nodeenv: 'production' } }, 'mcp.airtable.airtableApiKey: got (missing); expected a string (required)'],
+  [
+    'a secret of a wrong type',
+    { airtable: { airtableApiKey: 42, nodeenv: 'x' } },
+    'mcp.airtable.airtableApiKey: got (secret, not shown); expected a string',
+  ],
+  ['a wrong number', { textToGraphql: { modelTemperature: 'warm' } }, 'mcp.textToGraphql.modelTemperature: got "warm"; expected a number'],
+  [
+    'a wrong boolean',
+    { glif: { apiToken: 't', ids: 'a', ignoredSaved: 'yes' } },
+    'mcp.glif.ignoredSaved: got "yes"; expected true or false',
+  ],
+  ['a wrong string list', { git: { paths: '/repo' } }, 'mcp.git.paths: got "/repo"; expected a list of strings'],
+  ['a wrong string-or-number', { jetbrains: { port: true } }, 'mcp.jetbrains.port: got true; expected a string or a number'],
+  ['a missing string-or-number', { jetbrains: {} }, 'mcp.jetbrains.port: got (missing); expected a string or a number (required)'],
 ])('%s fails validation before any sandbox is made', async (_kind, mcp, named) => {
   const before = await sdk({ op: 'list' });
   const result = await sdk({ op: 'create', mcp });

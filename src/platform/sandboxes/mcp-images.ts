@@ -1,0 +1,146 @@
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { promisify } from 'node:util';
+import type { Catalog } from '../../mcp/catalog/schema';
+import type { ValidMcpConfig } from '../../mcp/config/validate';
+import { DEFAULT_IMAGES_DIR, type ImageInfo, imageKey } from '../../mcp/launch/image-dir';
+import type { PulledImage } from '../../runtime';
+import { DEFAULT_ID_MAPPING } from '../../runtime/id-shift';
+
+/**
+ * The OCI images of the catalog servers a create's `mcp` names, as read-only layers beside the sandbox's own: each
+ * image's layers, relocated under /opt/mcp-images/<key>/rootfs (hard links into the shared layer store, made once
+ * per image digest), with <key>/image.json saying what runs. The in-sandbox gateway runs the entrypoint inside that
+ * filesystem. An image that cannot be fetched becomes a layer with <key>/error holding the reason, which the gateway
+ * reports in its status and its tools' answers; the sandbox still starts.
+ */
+
+const run = promisify(execFile);
+
+export interface McpImageOptions {
+  /** Pulls an image (runtime's pullImage with the platform's store). */
+  pull(reference: string): Promise<PulledImage>;
+  /** Where relocated layers are kept: on the same filesystem as the pulled layers (hard links). */
+  dir: string;
+  /**
+   * A registry that stands in for Docker Hub for the catalog's images (`host[:port]`), e.g. a mirror of `mcp/*`
+   * in a network without Docker Hub; references naming another registry are pulled as they are.
+   */
+  mirror?: string;
+  log?(line: string): void;
+}
+
+/** The image reference to pull: a Docker Hub one (`mcp/time`) through the mirror when one is set. */
+export function pullReference(ref: string, mirror: string | undefined): string {
+  const first = ref.split('/')[0];
+  const hub = !ref.includes('/') || !(first.includes('.') || first.includes(':') || first === 'localhost');
+  if (mirror === undefined || !hub) return ref;
+  return `${mirror}/${ref.startsWith('docker.io/') ? ref.slice('docker.io/'.length) : ref}`;
+}
+
+const OWNER = DEFAULT_ID_MAPPING.base;
+
+/** mkdir -p, each made dir owned by the sandbox's root (so /opt stays root's own inside). */
+function mkdirOwned(root: string, rel: string): string {
+  let at = root;
+  for (const part of rel.split('/').filter(Boolean)) {
+    at = path.join(at, part);
+    if (!fs.existsSync(at)) {
+      fs.mkdirSync(at, { mode: 0o755 });
+      fs.chownSync(at, OWNER, OWNER);
+    }
+  }
+  return at;
+}
+
+function writeOwned(file: string, text: string): void {
+  fs.writeFileSync(file, text, { mode: 0o644 });
+  fs.chownSync(file, OWNER, OWNER);
+}
+
+/** Makes `target` once: built under a temporary name, then renamed into place (a racing build's result is as good). */
+async function once(target: string, make: (tmp: string) => Promise<void>): Promise<string> {
+  if (fs.existsSync(target)) return target;
+  const tmp = `${target}.${process.pid}.${Date.now()}.tmp`;
+  fs.rmSync(tmp, { recursive: true, force: true });
+  fs.mkdirSync(tmp, { recursive: true, mode: 0o755 });
+  fs.chownSync(tmp, OWNER, OWNER);
+  try {
+    await make(tmp);
+    fs.renameSync(tmp, target);
+  } catch (err) {
+    fs.rmSync(tmp, { recursive: true, force: true });
+    if (!fs.existsSync(target)) throw err;
+  }
+  return target;
+}
+
+const relDir = (key: string) => path.join(DEFAULT_IMAGES_DIR, key).slice(1);
+
+/** The relocated layers of one pulled image, topmost first: image.json on top, then each image layer. */
+async function imageLayers(ref: string, image: PulledImage, dir: string): Promise<string[]> {
+  const key = imageKey(ref);
+  const base = path.join(dir, `${key}-${image.digest.replace(/[^A-Za-z0-9]/g, '-')}`);
+  fs.mkdirSync(base, { recursive: true, mode: 0o700 });
+  const out: string[] = [];
+  const info: ImageInfo = {
+    ref,
+    entrypoint: image.config.entrypoint ?? [],
+    cmd: image.config.cmd ?? [],
+    env: Object.entries(image.config.env).map(([k, v]) => `${k}=${v}`),
+    ...(image.config.workingDir ? { workingDir: image.config.workingDir } : {}),
+  };
+  out.push(
+    await once(path.join(base, 'info'), async (tmp) => {
+      writeOwned(path.join(mkdirOwned(tmp, relDir(key)), 'image.json'), `${JSON.stringify(info)}\n`);
+    }),
+  );
+  for (const [i, layer] of image.layers.entries()) {
+    out.push(
+      await once(path.join(base, `layer-${i}`), async (tmp) => {
+        const rootfs = mkdirOwned(tmp, path.join(relDir(key), 'rootfs'));
+        // Hard links to the layer's files; directories copied with owners and xattrs (overlayfs's opaque marks).
+        await run('cp', ['-a', '-l', `${layer}/.`, rootfs]);
+        const st = fs.statSync(layer);
+        fs.chownSync(rootfs, st.uid, st.gid);
+        fs.chmodSync(rootfs, st.mode & 0o7777);
+      }),
+    );
+  }
+  return out;
+}
+
+/** A layer that says why an image is not there. */
+async function errorLayer(ref: string, reason: string, dir: string): Promise<string> {
+  const key = imageKey(ref);
+  const hash = createHash('sha256').update(`${ref}\n${reason}`).digest('hex').slice(0, 16);
+  return once(path.join(dir, 'errors', `${key}-${hash}`), async (tmp) => {
+    writeOwned(path.join(mkdirOwned(tmp, relDir(key)), 'error'), `${reason}\n`);
+  });
+}
+
+/** The images of the configured catalog servers that run from one, as read-only layers (topmost first). */
+export async function mcpImageLayers(config: ValidMcpConfig, catalog: Catalog, o: McpImageOptions): Promise<string[]> {
+  const refs = new Set<string>();
+  for (const name of Object.keys(config.servers)) {
+    const run = catalog[name]?.run;
+    if (run !== undefined && 'image' in run) refs.add(run.image.ref);
+  }
+  const layers: string[] = [];
+  fs.mkdirSync(path.join(o.dir, 'errors'), { recursive: true, mode: 0o700 });
+  for (const ref of refs) {
+    const from = pullReference(ref, o.mirror);
+    try {
+      const image = await o.pull(from);
+      layers.push(...(await imageLayers(ref, image, o.dir)));
+      o.log?.(`mcp image ${ref}: ${image.digest} from ${from}`);
+    } catch (err) {
+      const reason = `${from}: ${(err as Error).message}`;
+      o.log?.(`mcp image ${ref}: could not be fetched: ${reason}`);
+      layers.push(await errorLayer(ref, reason, o.dir));
+    }
+  }
+  return layers;
+}

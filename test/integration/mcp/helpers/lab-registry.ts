@@ -1,0 +1,127 @@
+/**
+ * A lab OCI registry on loopback (Debian's docker-registry, plain HTTP, storage in a temp dir) and an image built in
+ * the test from an npm MCP server: the `everything` server bundled into one file, run by this host's node with the
+ * libraries it links, packed with umoci and pushed with skopeo. Everything is removed by `close`.
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+
+const REPO = path.resolve(__dirname, '..', '..', '..', '..');
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export interface LabRegistry {
+  /** `127.0.0.1:<port>` */
+  host: string;
+  close(): Promise<void>;
+}
+
+export async function startLabRegistry(): Promise<LabRegistry> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sk-mcp-registry-'));
+  const port = await freePort();
+  const config = path.join(dir, 'config.yml');
+  fs.writeFileSync(
+    config,
+    [
+      'version: 0.1',
+      'log:',
+      '  level: error',
+      'storage:',
+      '  filesystem:',
+      `    rootdirectory: ${dir}/data`,
+      'http:',
+      `  addr: 127.0.0.1:${port}`,
+      '',
+    ].join('\n'),
+  );
+  const child: ChildProcess = spawn('docker-registry', ['serve', config], { stdio: 'ignore' });
+  const close = async () => {
+    if (child.exitCode === null) {
+      child.kill('SIGTERM');
+      await new Promise((r) => child.once('exit', r));
+    }
+    fs.rmSync(dir, { recursive: true, force: true });
+  };
+  for (let i = 0; i < 100; i++) {
+    const ok = await fetch(`http://127.0.0.1:${port}/v2/`).then(
+      (r) => r.status === 200,
+      () => false,
+    );
+    if (ok) return { host: `127.0.0.1:${port}`, close };
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  await close();
+  throw new Error('the lab registry did not answer on /v2/');
+}
+
+/**
+ * Builds an image whose entrypoint runs the `everything` MCP server on stdio, and pushes it as `<host>/<name>`.
+ * No /bin/sh in it: the gateway must run its entrypoint as the image says.
+ */
+export function pushEverythingImage(registryHost: string, name: string): void {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sk-mcp-image-'));
+  try {
+    const rootfs = path.join(dir, 'rootfs');
+    fs.mkdirSync(path.join(rootfs, 'srv'), { recursive: true });
+    fs.mkdirSync(path.join(rootfs, 'usr', 'bin'), { recursive: true });
+    execFileSync(
+      path.join(REPO, 'node_modules', '.bin', 'esbuild'),
+      [
+        path.join(REPO, 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js'),
+        '--bundle',
+        '--platform=node',
+        '--format=esm',
+        '--log-level=error',
+        `--outfile=${path.join(rootfs, 'srv', 'everything.mjs')}`,
+        "--banner:js=import { createRequire } from 'module'; const require = createRequire(import.meta.url);",
+      ],
+      { stdio: 'pipe' },
+    );
+    const node = fs.realpathSync(process.execPath);
+    fs.copyFileSync(node, path.join(rootfs, 'usr', 'bin', 'node'));
+    fs.chmodSync(path.join(rootfs, 'usr', 'bin', 'node'), 0o755);
+    for (const lib of execFileSync('ldd', [node], { encoding: 'utf8' }).match(/\/\S+/g) ?? []) {
+      fs.mkdirSync(path.join(rootfs, path.dirname(lib)), { recursive: true });
+      fs.copyFileSync(fs.realpathSync(lib), path.join(rootfs, lib));
+    }
+    const layout = path.join(dir, 'layout');
+    const image = `${layout}:latest`;
+    const bundle = path.join(dir, 'bundle');
+    const umoci = (...args: string[]) => execFileSync('umoci', args, { stdio: 'pipe' });
+    umoci('init', '--layout', layout);
+    umoci('new', '--image', image);
+    umoci('unpack', '--image', image, bundle);
+    execFileSync('cp', ['-a', `${rootfs}/.`, path.join(bundle, 'rootfs')]);
+    umoci('repack', '--image', image, bundle);
+    umoci(
+      'config',
+      '--image',
+      image,
+      '--config.entrypoint',
+      '/usr/bin/node',
+      '--config.cmd',
+      '/srv/everything.mjs',
+      '--config.cmd',
+      'stdio',
+      '--config.env',
+      'PATH=/usr/bin:/bin',
+    );
+    execFileSync('skopeo', ['copy', '--quiet', '--dest-tls-verify=false', `oci:${image}`, `docker://${registryHost}/${name}`], {
+      stdio: 'pipe',
+    });
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
