@@ -13,10 +13,7 @@ import { redisClient, startPrivateRedis, type PrivateRedis } from './private-red
 import { fleetRoutes } from './fleet/routes';
 import { HostRegistry } from './fleet/registry';
 import { SandboxService, type StackEgress } from './sandboxes/service';
-import { mcpImageLayers } from './sandboxes/mcp-images';
-import { checkSandboxMcp } from './sandboxes/mcp-check';
-import { builtinCatalog } from '../mcp/catalog/load';
-import { pullImage } from '../runtime/images';
+import { mcpImagesFor } from './sandboxes/mcp-images';
 import { sandboxRoutes } from './sandboxes/routes';
 import { SandboxStore } from './sandboxes/store';
 import { startApiServer } from './http/server';
@@ -378,20 +375,4 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
     await unwind();
     throw err;
   }
-}
-
-/** The layers of a create's MCP image servers, pulled into <stateDir>/images (shared with every image pull). */
-function mcpImagesFor(stateDir: string, o: { mirror?: string; insecureRegistries?: string[] }, log: (line: string) => void) {
-  const storeDir = join(stateDir, 'images');
-  return async (mcp: unknown): Promise<string[]> => {
-    const config = checkSandboxMcp(mcp);
-    if (config === undefined) return [];
-    return mcpImageLayers(config, builtinCatalog(), {
-      pull: (reference) =>
-        pullImage(reference, { storeDir, ...(o.insecureRegistries ? { insecureRegistries: o.insecureRegistries } : {}) }),
-      dir: join(storeDir, 'mcp'),
-      ...(o.mirror ? { mirror: o.mirror } : {}),
-      log,
-    });
-  };
 }

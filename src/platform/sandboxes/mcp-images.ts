@@ -3,10 +3,13 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
+import { builtinCatalog } from '../../mcp/catalog/load';
 import type { Catalog } from '../../mcp/catalog/schema';
 import type { ValidMcpConfig } from '../../mcp/config/validate';
 import { DEFAULT_IMAGES_DIR, type ImageInfo, imageKey } from '../../mcp/launch/image-dir';
 import type { PulledImage } from '../../runtime';
+import { pullImage } from '../../runtime/images';
+import { checkSandboxMcp } from './mcp-check';
 import { DEFAULT_ID_MAPPING } from '../../runtime/id-shift';
 
 /**
@@ -143,4 +146,20 @@ export async function mcpImageLayers(config: ValidMcpConfig, catalog: Catalog, o
     }
   }
   return layers;
+}
+
+/** A create's `mcp` -> the layers of its image servers, pulled into <stateDir>/images (shared with every image pull). */
+export function mcpImagesFor(stateDir: string, o: { mirror?: string; insecureRegistries?: string[] }, log: (line: string) => void) {
+  const storeDir = path.join(stateDir, 'images');
+  return async (mcp: unknown): Promise<string[]> => {
+    const config = checkSandboxMcp(mcp);
+    if (config === undefined) return [];
+    return mcpImageLayers(config, builtinCatalog(), {
+      pull: (reference) =>
+        pullImage(reference, { storeDir, ...(o.insecureRegistries ? { insecureRegistries: o.insecureRegistries } : {}) }),
+      dir: path.join(storeDir, 'mcp'),
+      ...(o.mirror ? { mirror: o.mirror } : {}),
+      log,
+    });
+  };
 }
