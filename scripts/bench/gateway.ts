@@ -7,7 +7,11 @@
  * With `--workers N` the gateway runs N processes (`sandbox-kit gateway --workers N`) and nginx as many worker
  * processes; CPU time is then the sum over each proxy's processes.
  *
- *   node dist/scripts/bench/gateway.js [--seconds 8] [--warmup 2] [--rounds 3] [--connections 32] [--workers 1] [--json FILE]
+ * With `--baseline-cli PATH` (the `dist/src/cli/main.js` of another build) a second gateway from that build is
+ * measured in the same rounds (`baseline`), so a change to the data path is reported against its own previous
+ * version and nginx in one run.
+ *
+ *   node dist/scripts/bench/gateway.js [--seconds 8] [--warmup 2] [--rounds 3] [--connections 32] [--workers 1] [--baseline-cli PATH] [--json FILE]
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -24,8 +28,8 @@ import { runWrk, type LoadResult } from './gateway-wrk';
 const CLI = resolve(__dirname, '..', '..', 'src', 'cli', 'main.js');
 const SANDBOX_ID = 'benchsandbox';
 const TOKEN = 'bench-access-token';
-const TARGETS = ['direct', 'gateway', 'nginx'] as const;
-type Target = (typeof TARGETS)[number];
+const ALL_TARGETS = ['direct', 'gateway', 'baseline', 'nginx'] as const;
+type Target = (typeof ALL_TARGETS)[number];
 
 const children: ChildProcess[] = [];
 
@@ -68,8 +72,8 @@ function cpuSeconds(pid: number | undefined, ticks: number): number {
 }
 
 /** Starts a sandbox-kit command and waits for its "<what> listening on HOST:PORT" line. */
-function startCli(args: string[], what: string): Promise<{ port: number; pid: number | undefined }> {
-  const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+function startCli(args: string[], what: string, cli = CLI): Promise<{ port: number; pid: number | undefined }> {
+  const child = spawn(process.execPath, [cli, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
   let output = '';
   return new Promise((res, rej) => {
@@ -129,6 +133,7 @@ async function main(): Promise<void> {
       threads: { type: 'string', default: '1' },
       workers: { type: 'string', default: '1' },
       json: { type: 'string' },
+      'baseline-cli': { type: 'string' },
     },
     strict: true,
   });
@@ -174,6 +179,24 @@ async function main(): Promise<void> {
       'gateway',
     );
     const gatewayPort = gateway.port;
+    const baselineCli = values['baseline-cli'] === undefined ? undefined : resolve(values['baseline-cli']);
+    const baseline = baselineCli
+      ? await startCli(
+          [
+            'gateway',
+            '--host',
+            '127.0.0.1',
+            '--port',
+            '0',
+            '--catalog',
+            `file:${catalogFile}`,
+            ...(workers > 1 ? ['--workers', String(workers)] : []),
+          ],
+          'gateway',
+          baselineCli,
+        )
+      : undefined;
+    const TARGETS = ALL_TARGETS.filter((t) => t !== 'baseline' || baseline !== undefined);
     console.log('bench gateway: starting nginx');
     const nginxPort = await freePort();
     const nginx = await startNginx({
@@ -195,7 +218,7 @@ async function main(): Promise<void> {
       [names.sandboxIdHeader]: SANDBOX_ID,
       'X-Access-Token': TOKEN,
     };
-    const ports: Record<Target, number> = { direct: agentPort, gateway: gatewayPort, nginx: nginxPort };
+    const ports: Record<Target, number> = { direct: agentPort, gateway: gatewayPort, baseline: baseline?.port ?? 0, nginx: nginxPort };
     for (const t of TARGETS) await waitFor200(ports[t], headers, body, t);
 
     const script = join(dir, 'stat.lua');
@@ -210,10 +233,15 @@ async function main(): Promise<void> {
 
     // CPU time per request of the proxy in the path (none for direct) and of the agent: steadier than req/s
     // on a small machine, where the proxy, the agent and wrk share the cores.
-    const proxyPid: Record<Target, number | undefined> = { direct: undefined, gateway: gateway.pid, nginx: nginx.pid };
+    const proxyPid: Record<Target, number | undefined> = {
+      direct: undefined,
+      gateway: gateway.pid,
+      baseline: baseline?.pid,
+      nginx: nginx.pid,
+    };
     const ticks = clockTicks();
     type Run = LoadResult & { proxyCpuUs: number; agentCpuUs: number };
-    const results: Record<Target, Run[]> = { direct: [], gateway: [], nginx: [] };
+    const results: Record<Target, Run[]> = { direct: [], gateway: [], baseline: [], nginx: [] };
     for (let round = 0; round < rounds; round++) {
       const order = round % 2 === 0 ? [...TARGETS] : [...TARGETS].reverse();
       for (const target of order) {
@@ -266,6 +294,14 @@ async function main(): Promise<void> {
       );
     }
     console.log(`\ngateway / nginx: req/s ${ratios.rps.toFixed(2)}x, p50 ${ratios.p50.toFixed(2)}x, p99 ${ratios.p99.toFixed(2)}x`);
+    const cpuRatio = (t: Target) => summary[t].proxyCpuUs / summary.nginx.proxyCpuUs;
+    console.log(`gateway / nginx: proxy CPU per request ${cpuRatio('gateway').toFixed(2)}x`);
+    if (baseline) {
+      const b = summary.baseline;
+      console.log(
+        `baseline / nginx: req/s ${(b.rps / summary.nginx.rps).toFixed(2)}x, p99 ${(b.p99Ms / summary.nginx.p99Ms).toFixed(2)}x, proxy CPU per request ${cpuRatio('baseline').toFixed(2)}x`,
+      );
+    }
     console.log(
       `gateway / direct: req/s ${(summary.gateway.rps / summary.direct.rps).toFixed(2)}x; nginx / direct: req/s ${(summary.nginx.rps / summary.direct.rps).toFixed(2)}x`,
     );

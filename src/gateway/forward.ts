@@ -1,10 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { PassThrough } from 'node:stream';
-import type { Dispatcher } from 'undici';
 import { timerDelay } from '../contract/connect-timeout';
 import { sendError, upstreamTimedOut, upstreamUnreachable, type GatewayErrorBody } from './error-response';
 import { requestFraming } from './framing';
 import { forwardedRequestHeaders, forwardedResponseHeaders } from './hop-by-hop';
+import { UPSTREAM_CONNECT_TIMEOUT, UPSTREAM_HEADERS_TIMEOUT, type UpstreamBody, type UpstreamHandler } from './upstream-client';
 import type { UpstreamPools } from './upstream-pool';
 
 export interface ForwardTarget {
@@ -30,8 +29,7 @@ export interface ForwardSettings {
 
 /**
  * Bodies announced by a Content-Length up to this size are collected before the call is sent (they usually arrived
- * with the head): the sandbox then gets head and body in one write, and undici no stream to manage. Larger and
- * chunked bodies stream.
+ * with the head): the sandbox then gets head and body in one write. Larger and chunked bodies stream.
  */
 const SMALL_BODY_BYTES = 64 * 1024;
 
@@ -67,12 +65,11 @@ export function forward(
     return;
   }
   const headers = forwardedRequestHeaders(req.rawHeaders, req.headers, settings.via, req.socket.remoteAddress, target.dropped);
-  if (framing.kind === 'length') headers.push('content-length', String(framing.length));
   const handler = new ForwardHandler(res, target, settings, callTimeoutMs);
-  const pool = settings.pools.poolFor(target.host, target.port, target.tls === true);
-  const call: Dispatcher.DispatchOptions = { path: req.url as string, method: req.method as Dispatcher.HttpMethod, headers, body: null };
+  const client = settings.pools.poolFor(target.host, target.port, target.tls === true);
+  const call = { path: req.url as string, method: req.method as string, headers, body: NO_BODY as UpstreamBody };
   if (framing.kind === 'none') {
-    pool.dispatch(call, handler);
+    client.dispatch(call, handler);
     return;
   }
   if (framing.kind === 'length' && framing.length <= SMALL_BODY_BYTES) {
@@ -81,27 +78,24 @@ export function forward(
     req.on('end', () => {
       // The call may be over already (the client left, or Connect-Timeout-Ms passed while the body came in).
       if (handler.over) return;
-      call.body = parts.length === 1 ? parts[0] : Buffer.concat(parts);
-      pool.dispatch(call, handler);
+      call.body = { kind: 'buffer', data: parts.length === 1 ? parts[0] : Buffer.concat(parts) };
+      client.dispatch(call, handler);
     });
     return;
   }
-  // The body streams through a stream of its own, never the request itself: undici destroys the body stream when the
-  // sandbox answers before taking all of it, and the client's request must instead be read to its end, so the
-  // client connection stays in step for its next request.
-  const body = new PassThrough();
-  req.pipe(body);
+  // The client's request streams on as it arrives. When the call ends before the body did (the sandbox answered
+  // early, or failed), the rest is read and dropped, so the client connection stays in step for its next request.
   handler.onOver = () => {
-    if (req.complete) return;
-    req.unpipe(body);
-    req.resume();
+    if (!req.complete) req.resume();
   };
-  call.body = body;
-  pool.dispatch(call, handler);
+  call.body = { kind: 'stream', stream: req, ...(framing.kind === 'length' ? { length: framing.length } : {}) };
+  client.dispatch(call, handler);
 }
 
-/** One forwarded call, as undici's dispatch handler: a class rather than closures, one allocation per call. */
-class ForwardHandler implements Dispatcher.DispatchHandlers {
+const NO_BODY: UpstreamBody = { kind: 'none' };
+
+/** One forwarded call, as the upstream client's handler: a class rather than closures, one allocation per call. */
+class ForwardHandler implements UpstreamHandler {
   private abort: ((err?: Error) => void) | undefined;
   private resume: (() => void) | undefined;
   private deadline: NodeJS.Timeout | undefined;
@@ -131,13 +125,11 @@ class ForwardHandler implements Dispatcher.DispatchHandlers {
     if (this.finished || this.res.destroyed) abort(new Error('the call is over'));
   }
 
-  onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void): boolean {
-    // 1xx interim answers (103 Early Hints) are not passed on; the final answer follows.
-    if (statusCode < 200 || this.finished) return true;
+  onHeaders(statusCode: number, rawHeaders: string[], resume: () => void): void {
+    if (this.finished) return;
     this.resume = resume;
     this.settings.onUpstreamHead?.((performance.now() - this.startedAt) / 1000);
     this.res.writeHead(statusCode, forwardedResponseHeaders(rawHeaders, this.settings.via));
-    return true;
   }
 
   onData(chunk: Buffer): boolean {
@@ -163,14 +155,9 @@ class ForwardHandler implements Dispatcher.DispatchHandlers {
       return;
     }
     let body: GatewayErrorBody;
-    if (err.code === 'UND_ERR_INVALID_ARG' || err.code === 'UND_ERR_NOT_SUPPORTED') {
-      // The request itself cannot be sent on (a header value the HTTP client refuses): the client's fault, not the sandbox's.
-      sendError(res, { sandboxID: target.sandboxID, message: `the request cannot be forwarded: ${err.message}`, code: 400 });
-      return;
-    }
     if (this.timedOut) body = upstreamTimedOut(target.sandboxID, target.port, this.callTimeoutMs as number);
-    else if (err.code === 'UND_ERR_HEADERS_TIMEOUT') body = upstreamTimedOut(target.sandboxID, target.port, settings.upstreamTimeoutMs);
-    else if (err.code === 'UND_ERR_CONNECT_TIMEOUT') body = upstreamTimedOut(target.sandboxID, target.port, settings.connectTimeoutMs);
+    else if (err.code === UPSTREAM_HEADERS_TIMEOUT) body = upstreamTimedOut(target.sandboxID, target.port, settings.upstreamTimeoutMs);
+    else if (err.code === UPSTREAM_CONNECT_TIMEOUT) body = upstreamTimedOut(target.sandboxID, target.port, settings.connectTimeoutMs);
     else {
       const cause = (err as { cause?: { code?: string } }).cause;
       const code = err.code ?? cause?.code;

@@ -77,35 +77,33 @@ export function forwardedRequestHeaders(
 }
 
 /**
- * The response fields to send to the client, from the sandbox's raw response head (names and values as bytes):
+ * The response fields to send to the client, from the sandbox's response head ([name, value, ...] as it sent them):
  * end-to-end fields plus the sandbox's Content-Length, which tells Node how to frame the body to the client
  * (without it Node frames the body chunked). Via is appended.
  */
-export function forwardedResponseHeaders(rawHeaders: readonly Buffer[], via: string): string[] {
-  const out: string[] = [];
+export function forwardedResponseHeaders(rawHeaders: readonly string[], via: string): string[] {
   let connection: string | undefined;
   for (let i = 0; i < rawHeaders.length; i += 2) {
-    if (rawHeaders[i].length === 10 && rawHeaders[i].toString('latin1').toLowerCase() === 'connection') {
-      connection =
-        connection === undefined ? rawHeaders[i + 1].toString('latin1') : `${connection},${rawHeaders[i + 1].toString('latin1')}`;
+    if (rawHeaders[i].length === 10 && rawHeaders[i].toLowerCase() === 'connection') {
+      connection = connection === undefined ? rawHeaders[i + 1] : `${connection},${rawHeaders[i + 1]}`;
     }
   }
   const extra = listedInConnection(connection);
+  const out: string[] = [];
   let priorVia: string | undefined;
   for (let i = 0; i < rawHeaders.length; i += 2) {
-    const name = rawHeaders[i].toString('latin1');
+    const name = rawHeaders[i];
     const lower = name.toLowerCase();
     if (lower === 'content-length') {
-      out.push(name, rawHeaders[i + 1].toString('latin1'));
+      out.push(name, rawHeaders[i + 1]);
       continue;
     }
     if (ALWAYS_DROPPED.has(lower) || extra?.has(lower)) continue;
     if (lower === 'via') {
-      const value = rawHeaders[i + 1].toString('latin1');
-      priorVia = priorVia === undefined ? value : `${priorVia}, ${value}`;
+      priorVia = priorVia === undefined ? rawHeaders[i + 1] : `${priorVia}, ${rawHeaders[i + 1]}`;
       continue;
     }
-    out.push(name, rawHeaders[i + 1].toString('latin1'));
+    out.push(name, rawHeaders[i + 1]);
   }
   out.push('via', priorVia === undefined ? via : `${priorVia}, ${via}`);
   return out;

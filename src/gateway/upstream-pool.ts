@@ -1,6 +1,4 @@
-import { isIP } from 'node:net';
-import { buildConnector, Pool } from 'undici';
-import { upstreamConnector } from './upstream-socket';
+import { UpstreamClient } from './upstream-client';
 
 export interface UpstreamPoolSettings {
   /** Connections the gateway opens to one sandbox port at most; further requests queue. */
@@ -12,64 +10,73 @@ export interface UpstreamPoolSettings {
 }
 
 /**
- * One keep-alive connection pool per upstream address (host:port), undici's: it writes every request's framing
- * itself (Content-Length or chunked, checked against the bytes actually sent) and parses responses strictly.
- * Pools are keyed by address, not by sandbox: the gateway has already decided the address is allowed before it asks
- * for a pool. Idle pools are swept periodically so a long-lived gateway does not keep one per sandbox it ever saw.
+ * An idle keep-alive connection is closed after this long: below the keep-alive timeouts servers commonly use
+ * (Node's 5 s), so the gateway, not the server, is the side that closes, and a call is rarely sent on a connection
+ * the server has just closed.
+ */
+const IDLE_TIMEOUT_MS = 4_000;
+
+/**
+ * One client per upstream address (host:port, and whether TLS): keep-alive connections to it (upstream-client.ts).
+ * Clients are keyed by address, not by sandbox: the gateway has already decided the address is allowed before it
+ * asks for one. One timer for all of them checks heads overdue and idle connections; unused clients are dropped
+ * periodically so a long-lived gateway does not keep one per sandbox it ever saw.
  */
 export class UpstreamPools {
-  private readonly pools = new Map<string, Pool>();
+  private readonly clients = new Map<string, UpstreamClient>();
+  private readonly ticker: NodeJS.Timeout;
   private readonly sweeper: NodeJS.Timeout;
 
   constructor(
     private readonly settings: UpstreamPoolSettings,
     sweepEveryMs = 30_000,
   ) {
+    // Timeouts are checked at a quarter of the shortest one (at most every second): one timer, not one per call.
+    const tickMs = Math.max(10, Math.min(1000, Math.floor(Math.min(settings.upstreamTimeoutMs, IDLE_TIMEOUT_MS) / 4)));
+    this.ticker = setInterval(() => this.tick(), tickMs);
+    this.ticker.unref();
     this.sweeper = setInterval(() => this.sweep(), sweepEveryMs);
     this.sweeper.unref();
   }
 
-  /** `tls`: HTTPS, the upstream's certificate checked against `host` (undici's own TLS connector). */
-  poolFor(host: string, port: number, tls = false): Pool {
+  /** `tls`: HTTPS, the upstream's certificate checked against `host` (only the platform API behind a TLS listener). */
+  poolFor(host: string, port: number, tls = false): UpstreamClient {
     const key = tls ? `tls:${host}:${port}` : `${host}:${port}`;
-    let pool = this.pools.get(key);
-    if (!pool) {
-      const scheme = tls ? 'https' : 'http';
-      const origin = isIP(host) === 6 ? `${scheme}://[${host}]:${port}` : `${scheme}://${host}:${port}`;
-      pool = new Pool(origin, {
-        connections: this.settings.maxSocketsPerUpstream,
-        // One request per connection at a time: a sandbox service need not support pipelining.
-        pipelining: 1,
-        connect: tls ? buildConnector({ timeout: this.settings.connectTimeoutMs }) : upstreamConnector(this.settings.connectTimeoutMs),
-        headersTimeout: this.settings.upstreamTimeoutMs,
-        // Streams (process output, file downloads) may pause for as long as they like; idle clients are bounded by
-        // the server side's idle timeout instead.
-        bodyTimeout: 0,
-        strictContentLength: true,
+    let client = this.clients.get(key);
+    if (!client) {
+      client = new UpstreamClient(host, port, tls, {
+        maxConnections: this.settings.maxSocketsPerUpstream,
+        connectTimeoutMs: this.settings.connectTimeoutMs,
+        headersTimeoutMs: this.settings.upstreamTimeoutMs,
+        idleTimeoutMs: IDLE_TIMEOUT_MS,
       });
-      this.pools.set(key, pool);
+      this.clients.set(key, client);
     }
-    return pool;
+    return client;
   }
 
   get size(): number {
-    return this.pools.size;
+    return this.clients.size;
+  }
+
+  private tick(): void {
+    const now = performance.now();
+    for (const client of this.clients.values()) client.tick(now);
   }
 
   private sweep(): void {
-    for (const [key, pool] of this.pools) {
-      const stats = pool.stats;
-      // Idle connections close after undici's keep-alive timeout (a few seconds), so an unused pool reaches zero.
-      if (stats.connected === 0 && stats.running === 0 && stats.pending === 0 && stats.queued === 0) {
-        this.pools.delete(key);
-        pool.destroy().catch(() => {});
+    for (const [key, client] of this.clients) {
+      if (client.unused) {
+        this.clients.delete(key);
+        client.close();
       }
     }
   }
 
   close(): void {
+    clearInterval(this.ticker);
     clearInterval(this.sweeper);
-    for (const pool of this.pools.values()) pool.destroy().catch(() => {});
-    this.pools.clear();
+    for (const client of this.clients.values()) client.close();
+    this.clients.clear();
   }
 }

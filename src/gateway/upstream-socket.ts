@@ -1,5 +1,4 @@
 import { Socket } from 'node:net';
-import type { buildConnector } from 'undici';
 
 /** Write errors that mean "the sandbox closed the connection", after which it may still have an answer for us. */
 const PEER_CLOSED = new Set(['EPIPE', 'ECONNRESET']);
@@ -11,7 +10,7 @@ const PEER_CLOSED = new Set(['EPIPE', 'ECONNRESET']);
  * side's receive queue, but the gateway's next write fails (EPIPE, or ECONNRESET once the peer reset), and a plain
  * socket destroys itself on a failed write, throwing the unread answer away: the client would get a 502 for a
  * request the sandbox did answer. Here such a write error only stops the writing (later writes are dropped) and
- * the socket keeps reading, so the HTTP client sees the answer and then the end of the connection.
+ * the socket keeps reading, so the upstream client sees the answer and then the end of the connection.
  */
 export class UpstreamSocket extends Socket {
   private peerClosed = false;
@@ -47,33 +46,4 @@ export class UpstreamSocket extends Socket {
     }
     return err;
   }
-}
-
-/** undici's connector for plain-TCP upstreams, opening UpstreamSockets; a slow connect fails like undici's own. */
-export function upstreamConnector(connectTimeoutMs: number): buildConnector.connector {
-  return ({ hostname, port }, callback) => {
-    const socket = new UpstreamSocket({ allowHalfOpen: false });
-    // The hostname of an IPv6 origin comes bracketed.
-    const host = hostname.startsWith('[') ? hostname.slice(1, -1) : hostname;
-    const timer = setTimeout(() => {
-      const err = Object.assign(new Error(`connect timeout after ${connectTimeoutMs} ms`), { code: 'UND_ERR_CONNECT_TIMEOUT' });
-      socket.destroy(err);
-    }, connectTimeoutMs);
-    let settled = false;
-    const settle = (err: Error | null) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      socket.off('error', onError);
-      if (err) callback(err, null);
-      else callback(null, socket);
-    };
-    const onError = (err: Error) => settle(err);
-    socket.setNoDelay(true);
-    socket.setKeepAlive(true, 60_000);
-    socket.once('error', onError);
-    socket.once('connect', () => settle(null));
-    socket.connect({ host, port: Number(port) });
-    return socket;
-  };
 }

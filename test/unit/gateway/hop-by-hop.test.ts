@@ -11,7 +11,6 @@ function view(raw: string[]): Record<string, string> {
 }
 
 const forwarded = (raw: string[], remote?: string) => forwardedRequestHeaders(raw, view(raw), '1.1 gw', remote);
-const buffers = (raw: string[]) => raw.map((s) => Buffer.from(s, 'latin1'));
 
 describe('forwardedRequestHeaders', () => {
   it('drops the hop-by-hop fields of RFC 9110 and both framing fields, keeps end-to-end ones in order and spelling', () => {
@@ -84,7 +83,7 @@ describe('forwardedRequestHeaders', () => {
 describe('forwardedResponseHeaders', () => {
   it("keeps the sandbox's Content-Length (it frames the answer to the client) and drops hop-by-hop fields", () => {
     const out = forwardedResponseHeaders(
-      buffers([
+      [
         'Content-Type',
         'text/plain',
         'Content-Length',
@@ -99,16 +98,13 @@ describe('forwardedResponseHeaders', () => {
         'a=1',
         'Set-Cookie',
         'b=2',
-      ]),
+      ],
       '1.1 gw',
     );
     expect(out).toEqual(['Content-Type', 'text/plain', 'Content-Length', '12', 'Set-Cookie', 'a=1', 'Set-Cookie', 'b=2', 'via', '1.1 gw']);
   });
 
   it("drops the sandbox's Transfer-Encoding (the gateway frames the body to the client itself) and appends Via", () => {
-    expect(forwardedResponseHeaders(buffers(['Transfer-Encoding', 'chunked', 'Via', '1.1 agent']), '1.1 gw')).toEqual([
-      'via',
-      '1.1 agent, 1.1 gw',
-    ]);
+    expect(forwardedResponseHeaders(['Transfer-Encoding', 'chunked', 'Via', '1.1 agent'], '1.1 gw')).toEqual(['via', '1.1 agent, 1.1 gw']);
   });
 });

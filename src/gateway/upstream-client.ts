@@ -1,0 +1,477 @@
+/**
+ * HTTP/1.1 to one upstream address, made for the gateway's one job rather than a general-purpose client: keep-alive
+ * connections with one call at a time on each (no pipelining), at most a set number of connections (further calls
+ * queue), each request written as its head in one string and its body after it in the same write, each response
+ * parsed by Node's own HTTP parser (llhttp, strict: conflicting or repeated lengths, bad chunking and junk are
+ * errors) and handed on as it arrives, with flow control. A connection is reused only after a whole response to a
+ * whole request, announced keep-alive; anything the upstream sends outside a call closes the connection.
+ *
+ * The caller frames the request (forward.ts decides it from what the client's parser established): the headers it
+ * gives carry no framing field, and `body` says which framing to write.
+ */
+import { isIP, type Socket } from 'node:net';
+import type { Readable } from 'node:stream';
+import { connect as tlsConnect } from 'node:tls';
+import { UpstreamSocket } from './upstream-socket';
+
+/** Node's HTTP parser binding, as its own HTTP client and server use it. */
+interface NativeParser {
+  initialize(type: number, resource: object, maxHeaderSize: number, lenient: number): void;
+  execute(data: Buffer): number | (Error & { code?: string });
+  finish(): number | (Error & { code?: string }) | undefined;
+  close(): void;
+  [slot: number]: unknown;
+}
+interface ParserClass {
+  new (): NativeParser;
+  RESPONSE: number;
+  kOnHeaders: number;
+  kOnHeadersComplete: number;
+  kOnBody: number;
+  kOnMessageComplete: number;
+  kLenientNone: number;
+}
+const { HTTPParser } = require('node:_http_common') as { HTTPParser: ParserClass };
+
+export type UpstreamBody =
+  | { kind: 'none' }
+  | { kind: 'buffer'; data: Buffer }
+  /** Streamed: `length` bytes exactly (Content-Length), or chunked when undefined. */
+  | { kind: 'stream'; stream: Readable; length?: number };
+
+export interface UpstreamRequest {
+  method: string;
+  path: string;
+  /** [name, value, ...], end-to-end fields only: never a framing field. */
+  headers: readonly string[];
+  body: UpstreamBody;
+}
+
+/** What a call tells its owner, in this order: connect (with the way to abort), head, data..., complete; or error. */
+export interface UpstreamHandler {
+  onConnect(abort: (err?: Error) => void): void;
+  /** `headers`: [name, value, ...] as the upstream sent them. `resume` restarts reading after onData returned false. */
+  onHeaders(status: number, headers: string[], resume: () => void): void;
+  /** false: stop reading until resume() is called. */
+  onData(chunk: Buffer): boolean;
+  onComplete(): void;
+  onError(err: Error & { code?: string }): void;
+}
+
+export interface UpstreamClientSettings {
+  maxConnections: number;
+  connectTimeoutMs: number;
+  /** Longest wait for a response head after the request was handed over. */
+  headersTimeoutMs: number;
+  /** An idle keep-alive connection is closed after this long (below the usual server keep-alive timeouts). */
+  idleTimeoutMs: number;
+}
+
+/** Error codes of this client: the gateway's error answers name what ran out. */
+export const UPSTREAM_CONNECT_TIMEOUT = 'UPSTREAM_CONNECT_TIMEOUT';
+export const UPSTREAM_HEADERS_TIMEOUT = 'UPSTREAM_HEADERS_TIMEOUT';
+
+const coded = (message: string, code: string) => Object.assign(new Error(message), { code });
+
+/** Methods whose call may be sent again on a new connection when a reused one turned out closed before answering. */
+const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE', 'PUT', 'DELETE']);
+
+const CRLF = '\r\n';
+
+const closeParser = (parser: NativeParser) => parser.close();
+const LAST_CHUNK = '0\r\n\r\n';
+
+interface Call {
+  request: UpstreamRequest;
+  handler: UpstreamHandler;
+  /** When the request was handed to a connection (for the headers timeout); 0 while it waits for one. */
+  sentAt: number;
+  /** Sent again once already (a reused connection closed under it). */
+  retried: boolean;
+  over: boolean;
+}
+
+/** One keep-alive connection: its socket, its parser, and the call it carries now (if any). */
+class Connection {
+  private readonly parser = new HTTPParser();
+  call: Call | undefined;
+  /** The current call's response head has arrived / the whole response has. */
+  private headed = false;
+  private completed = false;
+  /** The upstream may keep the connection after this response. */
+  private keepAlive = false;
+  /** The whole request (body included) was written. */
+  private requestSent = false;
+  /** Bytes of a response to the current call have arrived. */
+  private answered = false;
+  /** This connection has carried a call before the current one. */
+  reused = false;
+  idleSince = 0;
+  private partialHeaders: string[] = [];
+  private dead = false;
+  private bodyCleanup: (() => void) | undefined;
+
+  constructor(
+    readonly socket: Socket,
+    private readonly client: UpstreamClient,
+  ) {
+    const p = this.parser;
+    p.initialize(HTTPParser.RESPONSE, {}, 0, HTTPParser.kLenientNone);
+    p[HTTPParser.kOnHeaders] = (headers: string[]) => {
+      for (const h of headers) this.partialHeaders.push(h);
+    };
+    p[HTTPParser.kOnHeadersComplete] = (
+      _major: number,
+      _minor: number,
+      headers: string[] | undefined,
+      _method: unknown,
+      _url: unknown,
+      status: number,
+      _statusMessage: string,
+      upgrade: boolean,
+      keepAlive: boolean,
+    ) => this.onHead(status, headers, upgrade, keepAlive);
+    p[HTTPParser.kOnBody] = (chunk: Buffer) => this.onBody(chunk);
+    p[HTTPParser.kOnMessageComplete] = () => this.onMessageComplete();
+    socket.on('data', (data: Buffer) => this.onSocketData(data));
+    socket.on('end', () => this.onSocketEnd());
+    socket.on('error', (err: Error) => this.die(err));
+    socket.on('close', () => this.die(coded('the upstream closed the connection', 'UPSTREAM_CLOSED')));
+  }
+
+  start(call: Call): void {
+    this.call = call;
+    this.headed = false;
+    this.completed = false;
+    this.keepAlive = false;
+    this.requestSent = false;
+    this.answered = false;
+    call.sentAt = performance.now();
+    this.write(call.request);
+  }
+
+  private write(request: UpstreamRequest): void {
+    const { headers, body } = request;
+    let head = `${request.method} ${request.path} HTTP/1.1${CRLF}`;
+    for (let i = 0; i < headers.length; i += 2) head += `${headers[i]}: ${headers[i + 1]}${CRLF}`;
+    const socket = this.socket;
+    switch (body.kind) {
+      case 'none':
+        socket.write(`${head}${CRLF}`, 'latin1');
+        this.requestSent = true;
+        return;
+      case 'buffer':
+        socket.cork();
+        socket.write(`${head}content-length: ${body.data.length}${CRLF}${CRLF}`, 'latin1');
+        socket.write(body.data);
+        socket.uncork();
+        this.requestSent = true;
+        return;
+      case 'stream':
+        socket.write(
+          body.length === undefined
+            ? `${head}transfer-encoding: chunked${CRLF}${CRLF}`
+            : `${head}content-length: ${body.length}${CRLF}${CRLF}`,
+          'latin1',
+        );
+        this.streamBody(body.stream, body.length === undefined);
+    }
+  }
+
+  private streamBody(stream: Readable, chunked: boolean): void {
+    const socket = this.socket;
+    const onData = (chunk: Buffer) => {
+      if (chunk.length === 0) return;
+      let more: boolean;
+      if (chunked) {
+        socket.cork();
+        socket.write(`${chunk.length.toString(16)}${CRLF}`, 'latin1');
+        socket.write(chunk);
+        more = socket.write(CRLF, 'latin1');
+        socket.uncork();
+      } else {
+        more = socket.write(chunk);
+      }
+      if (!more) {
+        stream.pause();
+        socket.once('drain', onDrain);
+      }
+    };
+    const onDrain = () => stream.resume();
+    const onEnd = () => {
+      cleanup();
+      if (chunked) socket.write(LAST_CHUNK, 'latin1');
+      this.requestSent = true;
+    };
+    const onError = (err: Error) => this.abort(err);
+    const cleanup = () => {
+      this.bodyCleanup = undefined;
+      stream.off('data', onData);
+      stream.off('end', onEnd);
+      stream.off('error', onError);
+      socket.off('drain', onDrain);
+    };
+    this.bodyCleanup = cleanup;
+    stream.on('data', onData);
+    stream.once('end', onEnd);
+    stream.once('error', onError);
+    stream.resume();
+  }
+
+  private onHead(status: number, headers: string[] | undefined, upgrade: boolean, keepAlive: boolean): number {
+    const call = this.call;
+    const fields = headers ?? this.partialHeaders;
+    this.partialHeaders = [];
+    if (!call || this.completed) {
+      this.die(coded('the upstream sent a response nobody asked for', 'UPSTREAM_UNSOLICITED'));
+      return 1;
+    }
+    this.answered = true;
+    if (status === 101 || upgrade) {
+      this.die(coded('the upstream switched protocols on a request that asked for no upgrade', 'UPSTREAM_PROTOCOL'));
+      return 1;
+    }
+    // 1xx interim answers (103 Early Hints, a stray 100) are not passed on; the final answer follows.
+    if (status < 200) return 0;
+    this.headed = true;
+    this.keepAlive = keepAlive;
+    call.handler.onHeaders(status, fields, this.resumeReading);
+    // A response to HEAD has no body, whatever its head announces.
+    return call.request.method === 'HEAD' ? 1 : 0;
+  }
+
+  private readonly resumeReading = () => {
+    if (!this.dead) this.socket.resume();
+  };
+
+  private onBody(chunk: Buffer): void {
+    const call = this.call;
+    if (!call || call.over) return;
+    if (!call.handler.onData(chunk)) this.socket.pause();
+  }
+
+  private onMessageComplete(): void {
+    if (!this.headed) return; // the end of an interim (1xx) answer
+    this.completed = true;
+  }
+
+  private onSocketData(data: Buffer): void {
+    if (!this.call) {
+      // Bytes while idle: the upstream is out of step with us; the connection cannot be trusted.
+      this.die(coded('the upstream sent data outside a call', 'UPSTREAM_UNSOLICITED'));
+      return;
+    }
+    const result = this.parser.execute(data);
+    if (typeof result !== 'number') {
+      this.die(coded(`the upstream's response is malformed (${result.code ?? result.message})`, 'UPSTREAM_MALFORMED'));
+      return;
+    }
+    if (this.completed && !this.dead) this.finishCall();
+  }
+
+  private onSocketEnd(): void {
+    // A response delimited by the end of the connection is complete now.
+    if (this.call && this.headed && !this.completed) {
+      const result = this.parser.finish();
+      if (result instanceof Error) {
+        this.die(coded(`the upstream's response is incomplete (${result.code ?? result.message})`, 'UPSTREAM_MALFORMED'));
+        return;
+      }
+      if (this.completed) {
+        this.keepAlive = false;
+        this.finishCall();
+      }
+    }
+    this.die(coded('the upstream closed the connection', 'UPSTREAM_CLOSED'));
+  }
+
+  private finishCall(): void {
+    const call = this.call as Call;
+    this.call = undefined;
+    const reusable = this.keepAlive && this.requestSent && !call.over;
+    call.over = true;
+    this.bodyCleanup?.();
+    if (reusable) {
+      this.reused = true;
+      this.client.release(this);
+    } else {
+      this.die(undefined);
+    }
+    call.handler.onComplete();
+  }
+
+  /** Ends the current call with err (the owner's abort, or a timeout): the connection goes with it. */
+  abort(err: Error): void {
+    const call = this.call;
+    if (!call || call.over) return;
+    this.die(err);
+  }
+
+  /** The connection is gone; a call still on it fails (or, never answered on a reused connection, is sent again). */
+  die(err: (Error & { code?: string }) | undefined): void {
+    if (this.dead) return;
+    this.dead = true;
+    this.bodyCleanup?.();
+    this.socket.destroy();
+    // Never inside the parser's own callback (this may be one): closed once the current call stack is done.
+    setImmediate(closeParser, this.parser);
+    this.client.forget(this);
+    const call = this.call;
+    this.call = undefined;
+    if (!call || call.over) return;
+    const replayable =
+      this.reused && !this.answered && !call.retried && call.request.body.kind !== 'stream' && IDEMPOTENT.has(call.request.method);
+    if (replayable && err?.code !== UPSTREAM_HEADERS_TIMEOUT && (err as { aborted?: boolean } | undefined)?.aborted !== true) {
+      call.retried = true;
+      this.client.requeue(call);
+      return;
+    }
+    call.over = true;
+    call.handler.onError(err ?? coded('the upstream closed the connection', 'UPSTREAM_CLOSED'));
+  }
+
+  /** Waiting for the head longer than allowed. */
+  headersOverdue(now: number, limitMs: number): boolean {
+    return this.call !== undefined && !this.headed && now - this.call.sentAt > limitMs;
+  }
+}
+
+/** The keep-alive connections to one address and the calls waiting for one. */
+export class UpstreamClient {
+  private readonly idle: Connection[] = [];
+  private readonly busy = new Set<Connection>();
+  private connecting = 0;
+  private readonly queue: Call[] = [];
+  private closed = false;
+
+  constructor(
+    private readonly host: string,
+    private readonly port: number,
+    private readonly tls: boolean,
+    private readonly settings: UpstreamClientSettings,
+  ) {}
+
+  dispatch(request: UpstreamRequest, handler: UpstreamHandler): void {
+    const call: Call = { request, handler, sentAt: 0, retried: false, over: false };
+    handler.onConnect((err?: Error) => this.abortCall(call, Object.assign(err ?? new Error('aborted'), { aborted: true })));
+    if (!call.over) this.assign(call);
+  }
+
+  private assign(call: Call): void {
+    if (this.closed) {
+      this.fail(call, coded('the gateway is closing', 'UPSTREAM_CLOSED'));
+      return;
+    }
+    const conn = this.idle.pop();
+    if (conn) {
+      this.busy.add(conn);
+      conn.start(call);
+      return;
+    }
+    this.queue.push(call);
+    if (this.busy.size + this.connecting < this.settings.maxConnections && this.connecting < this.queue.length) this.open();
+  }
+
+  requeue(call: Call): void {
+    this.assign(call);
+  }
+
+  private abortCall(call: Call, err: Error): void {
+    if (call.over) return;
+    for (const conn of this.busy) {
+      if (conn.call === call) {
+        conn.abort(err);
+        return;
+      }
+    }
+    const at = this.queue.indexOf(call);
+    if (at >= 0) this.queue.splice(at, 1);
+    this.fail(call, err);
+  }
+
+  private fail(call: Call, err: Error): void {
+    if (call.over) return;
+    call.over = true;
+    call.handler.onError(err);
+  }
+
+  private open(): void {
+    this.connecting++;
+    const { host, port } = this;
+    const socket: Socket = this.tls
+      ? tlsConnect({ host, port, servername: isIP(host) === 0 ? host : undefined, ALPNProtocols: ['http/1.1'] })
+      : new UpstreamSocket({ allowHalfOpen: false }).connect({ host, port });
+    socket.setNoDelay(true);
+    let settled = false;
+    const timer = setTimeout(() => {
+      settle(coded(`connect timeout after ${this.settings.connectTimeoutMs} ms`, UPSTREAM_CONNECT_TIMEOUT));
+      socket.destroy();
+    }, this.settings.connectTimeoutMs);
+    const onError = (err: Error) => settle(err);
+    const settle = (err: Error | undefined) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      socket.off('error', onError);
+      this.connecting--;
+      if (err) {
+        socket.destroy();
+        // The call this connection was opened for fails; others keep waiting for connections still coming.
+        const call = this.queue.shift();
+        if (call) this.fail(call, err);
+        return;
+      }
+      if (this.closed) {
+        socket.destroy();
+        return;
+      }
+      socket.setKeepAlive(true, 60_000);
+      const conn = new Connection(socket, this);
+      this.release(conn);
+    };
+    socket.once('error', onError);
+    socket.once(this.tls ? 'secureConnect' : 'connect', () => settle(undefined));
+  }
+
+  /** A connection free for the next call: the oldest queued call takes it, or it waits idle. */
+  release(conn: Connection): void {
+    this.busy.delete(conn);
+    const next = this.queue.shift();
+    if (next) {
+      this.busy.add(conn);
+      conn.start(next);
+      return;
+    }
+    conn.idleSince = performance.now();
+    this.idle.push(conn);
+  }
+
+  forget(conn: Connection): void {
+    this.busy.delete(conn);
+    const at = this.idle.indexOf(conn);
+    if (at >= 0) this.idle.splice(at, 1);
+    // A queued call may now open a connection of its own.
+    if (this.queue.length > this.connecting && this.busy.size + this.connecting < this.settings.maxConnections && !this.closed) this.open();
+  }
+
+  /** Timeouts, checked on the owner's tick: heads overdue, idle connections past their time. */
+  tick(now: number): void {
+    for (const conn of this.busy) {
+      if (conn.headersOverdue(now, this.settings.headersTimeoutMs)) {
+        conn.abort(coded(`no response head within ${this.settings.headersTimeoutMs} ms`, UPSTREAM_HEADERS_TIMEOUT));
+      }
+    }
+    while (this.idle.length > 0 && now - this.idle[0].idleSince > this.settings.idleTimeoutMs) this.idle[0].die(undefined);
+  }
+
+  /** Nothing open, nothing waiting: the owner may drop it. */
+  get unused(): boolean {
+    return this.idle.length === 0 && this.busy.size === 0 && this.connecting === 0 && this.queue.length === 0;
+  }
+
+  close(): void {
+    this.closed = true;
+    for (const call of this.queue.splice(0)) this.fail(call, coded('the gateway is closing', 'UPSTREAM_CLOSED'));
+    for (const conn of [...this.idle, ...this.busy]) conn.die(coded('the gateway is closing', 'UPSTREAM_CLOSED'));
+  }
+}
