@@ -3,7 +3,7 @@
  * the sandbox's egress policy, loaded with the attachment's own rules) for N sandboxes each holding R address rules
  * (half allow, half deny), and N each holding R rules of which half are domain names (their TCP goes through the
  * egress relay), against N sandboxes with none, in the same run, on fresh standalone networks: p50 of each and the
- * ratios. Part 2, throughput: a TCP stream from a sandbox's namespace through the bridge namespace to a sink behind
+ * ratios (the three kinds take turns, sandbox by sandbox). Part 2, throughput: a TCP stream from a sandbox's namespace through the bridge namespace to a sink behind
  * it, for a sandbox with R address rules, one with domain rules (through the relay) and one with none (the guard
  * applies to all: this is the cost of each policy path), median of the rounds, and the ratios.
  * Root only; makes one link into the root namespace per network.
@@ -53,19 +53,32 @@ function policy(rules: number, domains = false): EgressPolicy | undefined {
   return { allowOut: Array.from({ length: half }, (_, i) => cidr(i)), denyOut };
 }
 
-async function createPath(rules: number, domains = false): Promise<number[]> {
-  const net = await createSandboxHostNetwork(`bp${randomBytes(3).toString('hex')}`);
-  const took: number[] = [];
+/**
+ * The network step for N sandboxes of each kind (none, R address rules, R rules half of them domains), each kind on a
+ * network of its own; the kinds take turns sandbox by sandbox, so a change in the machine's load hits all alike.
+ */
+async function createPaths(): Promise<{ none: number[]; rules: number[]; domains: number[] }> {
+  const kinds = [
+    { key: 'none', policy: policy(0) },
+    { key: 'rules', policy: policy(R) },
+    { key: 'domains', policy: policy(R, true) },
+  ] as const;
+  const nets: Awaited<ReturnType<typeof createSandboxHostNetwork>>[] = [];
+  const took = { none: [] as number[], rules: [] as number[], domains: [] as number[] };
   try {
+    for (const _ of kinds) nets.push(await createSandboxHostNetwork(`bp${randomBytes(3).toString('hex')}`));
     for (let i = 0; i < N; i++) {
-      const id = `s${i}`;
-      const t0 = performance.now();
-      await net.network.attach(id, policy(rules, domains));
-      took.push(performance.now() - t0);
-      if ((i + 1) % 50 === 0) log(`${rules} rules${domains ? ' (domains)' : ''}: ${i + 1}/${N} attached`);
+      for (let k = 0; k < kinds.length; k++) {
+        const kind = kinds[(k + i) % kinds.length]!;
+        const net = nets[kinds.indexOf(kind)]!;
+        const t0 = performance.now();
+        await net.network.attach(`s${i}`, kind.policy);
+        took[kind.key].push(performance.now() - t0);
+      }
+      if ((i + 1) % 50 === 0) log(`${i + 1}/${N} sandboxes of each kind attached`);
     }
   } finally {
-    await net.close();
+    for (const net of nets) await net.close();
   }
   return took;
 }
@@ -136,13 +149,11 @@ async function throughput(): Promise<{ filtered: number; relayed: number; unfilt
 }
 
 async function main(): Promise<void> {
-  log(`create path: ${N} sandboxes with no rules, then ${N} with ${R} rules each`);
-  const none = await createPath(0);
-  const withRules = await createPath(R);
-  const withDomains = await createPath(R, true);
-  const a = p50(none);
-  const b = p50(withRules);
-  const c = p50(withDomains);
+  log(`create path: ${N} sandboxes each with no rules, ${R} address rules, ${R} rules half of them domains, taking turns`);
+  const paths = await createPaths();
+  const a = p50(paths.none);
+  const b = p50(paths.rules);
+  const c = p50(paths.domains);
   log(`throughput: ${MB} MB per stream, ${ROUNDS} rounds`);
   const t = await throughput();
   const result = {
