@@ -11,6 +11,7 @@ export const EGRESS_GENERATION_TAG = 'SandboxKitEgressGeneration';
 export const TYPE_RELEASE_BUNDLE = 'sandbox-kit:aws:ReleaseBundle';
 export const TYPE_SANDBOX_HOST = 'sandbox-kit:aws:SandboxHost';
 export const TYPE_SANDBOX_FLEET = 'sandbox-kit:aws:SandboxFleet';
+export const TYPE_VOLUME_STORAGE = 'sandbox-kit:aws:VolumeStorage';
 export const TYPE_SANDBOX_FRONTEND = 'sandbox-kit:aws:SandboxFrontend';
 export const TYPE_SANDBOX_TEMPLATE = 'sandbox-kit:aws:SandboxTemplate';
 
@@ -21,6 +22,8 @@ export const SANDBOX_GENERATION_TAG = 'SandboxKitSandboxGeneration';
 export const BUNDLE_CLI = 'sandbox-kit.js';
 export const BUNDLE_AGENT = 'agent.js';
 
+/** NFS's port (Amazon EFS mount targets). */
+export const NFS_PORT = 2049;
 /** Redis's port (ElastiCache). */
 export const REDIS_PORT = 6379;
 /** HTTPS for the sandbox gateway behind a TLS listener: what `E2B_SANDBOX_URL=https://sandbox.{domain}` dials. */

@@ -24,6 +24,8 @@ export interface SandboxFleetArgs {
   gatewayTargetGroupArn: pulumi.Input<string>;
   /** The platform API as the gateways reach it (through the load balancer). */
   apiUrl: pulumi.Input<string>;
+  /** The DNS name of the volumes file system every host mounts (VolumeStorage). */
+  volumesFileSystem: pulumi.Input<string>;
 }
 
 /** `rediss://HOST:PORT/0` of the fleet's catalog: TLS, as ElastiCache's in-transit encryption requires. */
@@ -105,9 +107,9 @@ export class SandboxFleet extends pulumi.ComponentResource {
             args.vpcNetworks,
             pulumi.all([this.catalog, catalogPassword]),
             args.apiUrl,
-            args.templateInput,
+            pulumi.all([args.templateInput, args.volumesFileSystem]),
           ])
-          .apply(([apiKey, formerApiKeys, bundle, proxyIngressIp, hostNetworks, [catalog, catalogPassword], resumeUrl, templateInput]) =>
+          .apply(([apiKey, formerApiKeys, bundle, proxyIngressIp, hostNetworks, [catalog, catalogPassword], resumeUrl, [templateInput, volumesFileSystem]]) =>
             renderSandboxCloudInit(config, {
               role,
               apiKey,
@@ -117,7 +119,7 @@ export class SandboxFleet extends pulumi.ComponentResource {
               hostNetworks,
               catalog,
               catalogPassword,
-              ...(role === 'fleet-gateway' ? { resumeUrl } : { templateInput }),
+              ...(role === 'fleet-gateway' ? { resumeUrl } : { templateInput, volumesFileSystem }),
             }),
           ),
       );

@@ -1,9 +1,9 @@
 import type { StackConfig } from '../src/config';
-import { REDIS_PORT } from './constants';
+import { NFS_PORT, REDIS_PORT } from './constants';
 import { SSH_PORT } from './security-rules';
 
 /** Which security group a sandbox-side rule belongs to, and which group a rule may name as its source. */
-export type SandboxGroup = 'host' | 'gateway' | 'redis';
+export type SandboxGroup = 'host' | 'gateway' | 'redis' | 'volumes';
 
 /** One ingress rule: one port range from one CIDR or from another of the stack's groups. */
 export interface SandboxRule {
@@ -100,6 +100,15 @@ export function sandboxRules(config: StackConfig, options: SandboxRuleOptions): 
         description: `Redis from the ${from}s`,
       });
     }
+    // The volumes file system (EFS): NFS from the hosts only; sandboxes and gateways never reach it.
+    rules.push({
+      key: 'nfs-from-hosts',
+      group: 'volumes',
+      fromPort: NFS_PORT,
+      toPort: NFS_PORT,
+      source: { group: 'host' },
+      description: `NFS ${NFS_PORT} (the volumes file system) from the hosts`,
+    });
   }
   return rules;
 }

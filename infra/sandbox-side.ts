@@ -8,6 +8,7 @@ import { ECR_PULL_POLICY, HTTPS_PORT } from './constants';
 import { ReleaseBundle } from './release-bundle';
 import { createSandboxGroups, createSandboxRules } from './sandbox-groups';
 import { SandboxFleet } from './sandbox-fleet';
+import { VolumeStorage } from './volume-storage';
 import { frontendNames, SandboxFrontend } from './sandbox-frontend';
 import { SandboxHost } from './sandbox-host';
 import { sandboxRules } from './sandbox-rules';
@@ -84,7 +85,7 @@ export function createSandboxSide(args: SandboxSideArgs): SandboxSide {
   const placement = vpcPlacement(config.host.subnetId, config.sandboxHost.instanceType, {});
   const target = pulumi.secret(pulumi.all([args.proxyIngressIp, args.password]).apply(([serverIp, password]) => ({ serverIp, password })));
 
-  const groups = createSandboxGroups('sandbox', placement.vpcId, fleet ? ['host', 'gateway', 'redis'] : ['host'], {});
+  const groups = createSandboxGroups('sandbox', placement.vpcId, fleet ? ['host', 'gateway', 'redis', 'volumes'] : ['host'], {});
   // The rules name the VPC's blocks (a load balancer's health checks come from there). They come from lookups, which
   // are known in a preview too, so the rules show up there as well.
   placement.networks.apply((vpcNetworks) =>
@@ -161,6 +162,11 @@ export function createSandboxSide(args: SandboxSideArgs): SandboxSide {
     }
   } else {
     ({ apiUrl, sandboxUrl } = urls(frontend!.dnsName));
+    const volumes = new VolumeStorage(
+      'volumes',
+      { subnetIds: placement.subnetIds, securityGroupId: groups.volumes!.id },
+      opts,
+    );
     new SandboxFleet(
       'fleet',
       {
@@ -179,6 +185,7 @@ export function createSandboxSide(args: SandboxSideArgs): SandboxSide {
         apiTargetGroupArn: frontend!.apiTargetGroupArn,
         gatewayTargetGroupArn: frontend!.gatewayTargetGroupArn,
         apiUrl,
+        volumesFileSystem: volumes.dnsName,
       },
       opts,
     );

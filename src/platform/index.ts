@@ -272,7 +272,13 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
     const usage = new UsageSampler({ read: (id) => runtime.usage?.(id), sandboxes: () => sandboxes.all(), log });
     usage.start();
     cleanups.push(() => usage.stop());
-    snapshots = new SnapshotService(new SnapshotStore(redis), sandboxes, join(options.stateDir, 'snapshots'));
+    snapshots = new SnapshotService(
+      new SnapshotStore(redis),
+      sandboxes,
+      join(options.stateDir, 'snapshots'),
+      Date.now,
+      tenancy ? teams.ledger : undefined,
+    );
     const { kept, removed } = await sandboxes.reconcile();
     if (kept.length + removed.length > 0) log(`found ${kept.length} sandbox(es) again, removed ${removed.length} dead or half-made`);
     const alive = new Set(kept.map((id) => `sandbox:${id}`));

@@ -46,7 +46,15 @@ export interface SandboxHostInputs {
    * `pulumi up` over SSH instead, so a password change rebuilds the template without replacing the host.
    */
   templateInput?: TemplateBuildInput;
+  /**
+   * Fleet host: the DNS name of the fleet's volumes file system (Amazon EFS), mounted over NFS 4.1 at P.volumes
+   * before the platform starts, so a sandbox on any host mounts any volume.
+   */
+  volumesFileSystem?: string;
 }
+
+/** How a fleet host mounts the volumes file system: NFS 4.1 as Amazon EFS documents it, waiting for the network. */
+export const EFS_MOUNT_OPTIONS = 'nfsvers=4.1,rsize=1048576,wsize=1048576,hard,timeo=600,retrans=2,noresvport,_netdev';
 
 /** Where a fleet host keeps the input it builds its template from at boot (0600). */
 export const BOOT_TEMPLATE_INPUT = `${P.etc}/template-input.json`;
@@ -177,6 +185,7 @@ export function sandboxHostFiles(config: StackConfig, inputs: SandboxHostInputs)
           state: LOCAL_REDIS_STATE,
           localRedis: true,
           fleet: inputs.role === 'fleet-host',
+          ...(inputs.role === 'fleet-host' && inputs.volumesFileSystem ? { volumesDir: P.volumes } : {}),
         }),
       ),
       file(P.buildTemplate, '0755', renderBuildTemplateScript(config)),
@@ -222,6 +231,9 @@ export function sandboxUnits(role: SandboxRole): string[] {
  * user-data (16 KiB), so it comes from S3 (see docs/deploy-aws.md).
  */
 export function renderSandboxCloudInit(config: StackConfig, inputs: SandboxHostInputs): string {
+  const volumes = inputs.role === 'fleet-host' ? inputs.volumesFileSystem : undefined;
+  if (volumes !== undefined && !/^[a-z0-9.-]+$/.test(volumes))
+    throw new Error(`volumesFileSystem ${JSON.stringify(volumes)}: expected a DNS name such as fs-0123.efs.eu-west-1.amazonaws.com`);
   const doc = {
     apt: {
       sources: {
@@ -233,11 +245,14 @@ export function renderSandboxCloudInit(config: StackConfig, inputs: SandboxHostI
       },
     },
     package_update: true,
-    packages: sandboxPackages(inputs.role),
+    packages: [...sandboxPackages(inputs.role), ...(volumes ? ['nfs-common'] : [])],
+    // EFS's recommended NFS options; the platform unit requires this mount (RequiresMountsFor).
+    ...(volumes ? { mounts: [[`${volumes}:/`, P.volumes, 'nfs4', EFS_MOUNT_OPTIONS, '0', '0']] } : {}),
     write_files: sandboxHostFiles(config, inputs),
     runcmd: [
       P.installBundle,
       `install -d -m 0700 ${P.state}`,
+      ...(volumes ? [`install -d -m 0700 ${P.volumes}`, `mountpoint -q ${P.volumes} || mount ${P.volumes}`] : []),
       `ln -sf ${P.wrapper} /usr/local/bin/sandbox-kit`,
       // The host's Redis requires its password before anything of the kit talks to it.
       ...(inputs.role !== 'fleet-gateway' ? [P.redisAuth, `systemctl restart ${SANDBOX_UNITS.redis}`] : []),

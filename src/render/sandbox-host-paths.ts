@@ -50,6 +50,8 @@ export const SANDBOX_HOST_PATHS = {
   state: '/var/lib/sandbox-kit',
   /** The platform's own state directory (its instance name, sandboxes' upper dirs, template layers). */
   platformState: '/var/lib/sandbox-kit/platform',
+  /** A fleet host's mount of the fleet's shared volumes file system (Amazon EFS): every host mounts it here. */
+  volumes: '/var/lib/sandbox-kit/volumes',
   units: '/etc/systemd/system',
 } as const;
 

@@ -14,6 +14,8 @@ export interface PlatformServiceOptions {
    * the network unit) into the command line; other hosts reach its API at that address.
    */
   fleet?: boolean;
+  /** `--volumes-dir`: the shared volumes file system's mount (a fleet host); absent: under the state dir. */
+  volumesDir?: string;
 }
 
 export interface GatewayServiceOptions {
@@ -85,6 +87,7 @@ export function platformCommand(config: StackConfig, options: PlatformServiceOpt
     '--concurrent-builds',
     String(config.builds.concurrent),
     ...runtimeFlags(config),
+    ...(options.volumesDir ? ['--volumes-dir', options.volumesDir] : []),
     ...(options.fleet
       ? [
           '--sandbox-subnet',
@@ -137,7 +140,7 @@ Description=sandbox-kit platform API and sandbox runtime
 Wants=network-online.target
 After=network-online.target ${after.join(' ')}
 Requires=${after.join(' ')}
-
+${options.volumesDir ? `RequiresMountsFor=${options.volumesDir}\n` : ''}
 [Service]
 Type=simple
 ExecStart=${line(platformCommand(config, options))}

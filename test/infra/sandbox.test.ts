@@ -4,7 +4,7 @@ import { renderSandboxCloudInit, renderStackFile, SANDBOX_HOST_PATHS } from '../
 import { createStack } from '../../infra/program';
 import { bundleDigest, readBundle } from '../../infra/bundle-files';
 import { hexApiKey } from '../../infra/api-key';
-import { mockCloud, MOCK_VPC } from './helpers/mock-cloud';
+import { mockCloud, MOCK_SUBNETS, MOCK_VPC } from './helpers/mock-cloud';
 import { fakeBundle, resource, runProgram, setStackConfig, SSH_PRIVATE_KEY, type ProgramRun } from './helpers/run-program';
 
 const INSTANCE = 'aws:ec2/instance:Instance';
@@ -18,6 +18,8 @@ const NLB = 'aws:lb/loadBalancer:LoadBalancer';
 const LISTENER = 'aws:lb/listener:Listener';
 const RECORD = 'aws:route53/record:Record';
 const OBJECT = 'aws:s3/bucketObjectv2:BucketObjectv2';
+const EFS = 'aws:efs/fileSystem:FileSystem';
+const MOUNT_TARGET = 'aws:efs/mountTarget:MountTarget';
 
 const SSH_KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAICOBL00yABH8vxJlYT2RwfQyeZ5u0k8UtQ9ZhsQfflHT admin@example';
 const PASSWORD = { value: 'correct-horse-battery-staple-42', secret: true };
@@ -362,6 +364,7 @@ describe('fleet', () => {
         role: 'fleet-host',
         ...common,
         templateInput: { serverIp: ingressOf(run), password: PASSWORD.value, stackFile: renderStackFile(config) },
+        volumesFileSystem: resource(run, EFS, 'volumes-fs').state.dnsName as string,
       }),
     );
     expect(decode(gatewayLt)).toBe(
@@ -427,6 +430,29 @@ describe('fleet', () => {
       ]),
     );
     expect(rules.filter((r) => r.group === id('redis') && r.cidr !== undefined)).toEqual([]);
+  });
+
+  it('volumes: one encrypted EFS file system, a mount target in each subnet, NFS from the hosts only, mounted by every host', async () => {
+    const run = await runProgram(FLEET, PASSWORD);
+    const efs = resource(run, EFS, 'volumes-fs');
+    expect(efs.inputs).toMatchObject({ encrypted: true });
+    const targets = run.cloud.resources.filter((r) => r.type === MOUNT_TARGET);
+    expect(targets.map((t) => t.inputs.subnetId).sort()).toEqual([...MOCK_SUBNETS].sort());
+    const id = (group: string) => resource(run, SG, `sandbox-${group}-sg`).id;
+    for (const t of targets) expect(t.inputs).toMatchObject({ fileSystemId: efs.id, securityGroups: [id('volumes')] });
+    expect(sandboxIngress(run).filter((r) => r.group === id('volumes'))).toEqual([
+      expect.objectContaining({ source: id('host'), from: 2049, to: 2049, cidr: undefined }),
+    ]);
+    const hostData = Buffer.from(resource(run, LT, 'fleet-hosts-lt').inputs.userData as string, 'base64').toString();
+    const gatewayData = Buffer.from(resource(run, LT, 'fleet-gateways-lt').inputs.userData as string, 'base64').toString();
+    expect(hostData).toContain(`${efs.state.dnsName as string}:/`);
+    expect(hostData).toContain(`--volumes-dir ${SANDBOX_HOST_PATHS.volumes}`);
+    expect(hostData).toContain(`RequiresMountsFor=${SANDBOX_HOST_PATHS.volumes}`);
+    expect(hostData).toContain('nfs-common');
+    expect(gatewayData).not.toContain('efs');
+    // A single host keeps its volumes under its own data root: no file system is made.
+    const single = await runProgram(BASE, PASSWORD);
+    expect(single.cloud.resources.filter((r) => r.type === EFS)).toEqual([]);
   });
 
   it('an egress rotation leaves the launch templates alone; a password change rolls the hosts', async () => {

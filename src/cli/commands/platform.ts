@@ -40,6 +40,8 @@ options:
   --sandbox-subnet S  the sandboxes' subnet, e.g. this host's delegated prefix 10.0.1.16/28 (default: a free /24
                       of 198.19.0.0/16); the first address is their gateway, the last this host's side
   --route-out         let sandboxes out through this host (a sandbox host, whose rules then filter and NAT them)
+  --volumes-dir D     where volumes live, a directory each (default <state-dir>/volumes; in a fleet the mount of
+                      the file system every host shares)
 
 template builds (the stack's builds.* keys; docs/security.md, Limits):
   --build-deadline-seconds S  a whole build's deadline (default ${buildLimitFields.deadlineSeconds.parse(undefined)})
@@ -69,6 +71,7 @@ const FLAGS = {
   domain: valueFlag(word('a DNS domain such as sandbox.example.com').optional()),
   'sandbox-subnet': valueFlag(text(/^\d+\.\d+\.\d+\.\d+\/\d{1,2}$/, 'an IPv4 subnet such as 10.0.1.16/28').optional()),
   'route-out': switchFlag(),
+  'volumes-dir': valueFlag(text(/^\/\S*$/, 'an absolute directory path').optional()),
   'host-id': valueFlag(text(HOST_ID_PATTERN, HOST_ID_RULE).optional()),
   'advertise-url': valueFlag(text(/^http:\/\/[^\s/]+\/?$/, 'an http:// URL of this API, such as http://10.0.1.23:3001').optional()),
   capacity: valueFlag(integer(1, 100_000, 'a number of sandboxes from 1 to 100000').optional()),
@@ -131,6 +134,7 @@ export async function run(argv: string[]): Promise<number> {
       logBytes: flags['build-log-bytes'],
       concurrent: flags['concurrent-builds'],
     },
+    ...(flags['volumes-dir'] !== undefined ? { volumesDir: flags['volumes-dir'] } : {}),
     ...(hostID !== undefined && advertise !== undefined
       ? { fleet: { hostID, apiUrl: advertise.replace(/\/$/, ''), redisUrl: flags.catalog, capacity: flags.capacity } }
       : {}),

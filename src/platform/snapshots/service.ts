@@ -13,6 +13,8 @@ import type { TemplateResolver } from '../sandboxes/template-resolver';
 import { type Caller, mayAct, teamOf } from '../teams/model';
 import { findSnapshot, SNAPSHOT_TAG } from './names';
 import type { SnapshotRecord, SnapshotStore } from './store';
+import type { QuotaLedger } from '../teams/quotas';
+import { allocatedBytes } from '../../util/disk-usage';
 
 export interface SnapshotListQuery {
   sandboxID?: string;
@@ -28,6 +30,8 @@ export class SnapshotService {
     /** Where the frozen copies live (one directory per snapshot). */
     private readonly dir: string,
     private readonly now: () => number = Date.now,
+    /** Each snapshot's bytes are held of its team's stored bytes until it is deleted. */
+    private readonly ledger?: QuotaLedger,
   ) {}
 
   async create(sandboxID: string, name?: string): Promise<SnapshotRecord> {
@@ -53,6 +57,10 @@ export class SnapshotService {
         },
       };
       if (name === undefined) delete record.template.alias;
+      // Beyond the team's stored bytes, the 429 leaves nothing behind (the copy goes in the catch).
+      await this.ledger?.reserve(record.teamID ?? teamOf(source), `bytes:snapshot:${snapshotID}`, {
+        templateBytes: await allocatedBytes(layerDir),
+      });
       await this.store.put(record);
       return record;
     } catch (err) {
@@ -98,6 +106,7 @@ export class SnapshotService {
       throw new ApiError(409, `snapshot ${JSON.stringify(ref)} is in use by ${users.join(', ')}: kill or delete those first`);
     await this.store.delete(record.snapshotID);
     fs.rmSync(record.layerDir, { recursive: true, force: true });
+    await this.ledger?.release(teamOf(record), `bytes:snapshot:${record.snapshotID}`);
     return true;
   }
 

@@ -44,7 +44,7 @@ export const quotaSchema = z
     vcpus: count('total vCPUs of the team’s sandboxes', 1_000_000),
     memoryMiB: count('total MiB of the team’s sandboxes', 1_000_000_000),
     builds: count('concurrent template builds', 10_000),
-    templateBytes: count('stored template bytes (uploads and layers)', Number.MAX_SAFE_INTEGER),
+    templateBytes: count('stored bytes (template uploads and layers, snapshots, volumes)', Number.MAX_SAFE_INTEGER),
     maxTimeoutSeconds: count('the longest sandbox timeout in seconds', 31_536_000),
     requestsPerSecond: count('API requests per second per key', 1_000_000),
   })
@@ -63,7 +63,7 @@ export const QUOTA_LABELS: Record<keyof Required<Quotas>, string> = {
   vcpus: 'vCPUs',
   memoryMiB: 'memory MiB',
   builds: 'concurrent builds',
-  templateBytes: 'stored template bytes',
+  templateBytes: 'stored bytes',
   maxTimeoutSeconds: 'longest sandbox timeout (seconds)',
   requestsPerSecond: 'requests per second per key',
 };

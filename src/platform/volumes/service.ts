@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { accessTokenMatches, hashAccessToken } from '../../contract/access-token';
 import { DEFAULT_USER } from '../../runtime/base-images';
 import { DEFAULT_ID_MAPPING, type IdMapping } from '../../runtime/id-shift';
-import { exec } from '../../util/exec';
+import { allocatedBytes } from '../../util/disk-usage';
 import { ApiError } from '../http/types';
 import { newAccessToken, newSandboxID } from '../sandboxes/ids';
 import type { SandboxRecord } from '../sandboxes/record';
@@ -139,11 +139,8 @@ export class VolumeService implements VolumeResolver {
   }
 
   /** Bytes the volume's files take on disk now (allocated blocks, one file system). */
-  async usage(volumeID: string): Promise<number> {
-    const r = await exec(['du', '-s', '-x', '-B1', this.dirOf(volumeID)], { timeoutMs: 120_000 });
-    const bytes = Number(/^(\d+)/.exec(r.stdout)?.[1]);
-    if (!Number.isFinite(bytes)) throw new Error(`du of volume ${volumeID} failed: ${r.stderr.trim()}`);
-    return bytes;
+  usage(volumeID: string): Promise<number> {
+    return allocatedBytes(this.dirOf(volumeID));
   }
 
   /** Holds `bytes` of the team's stored bytes for the volume (instead of what it held): 429, holding the old amount, when over. */

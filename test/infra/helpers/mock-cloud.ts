@@ -146,6 +146,8 @@ function newResourceState(type: string, name: string, inputs: Record<string, unk
       };
     case 'aws:route53/record:Record':
       return { ...inputs, fqdn: String(inputs.name) };
+    case 'aws:efs/fileSystem:FileSystem':
+      return { ...inputs, dnsName: `fs-${short.slice(0, 8)}.efs.eu-west-1.amazonaws.com` };
     case 'aws:elasticache/replicationGroup:ReplicationGroup':
       return { ...inputs, primaryEndpointAddress: `master.${name}.${short.slice(0, 6)}.euw1.cache.amazonaws.com` };
     case 'aws:ec2/launchTemplate:LaunchTemplate':

@@ -19,6 +19,7 @@ import { bundle, bundleEntries } from '../../../scripts/bundle';
 import { baseRootfs, ROOTFS_TIMEOUT_MS } from '../runtime/helpers/common';
 import { bundleForNode } from '../../helpers/node-bundle';
 import { CLI_SOURCE } from '../../helpers/cli';
+import { SdkDriver } from './helpers/sdk-driver';
 
 jest.setTimeout(240_000);
 
@@ -212,4 +213,32 @@ test('killed with SIGKILL during a create, restarted: nothing lost, nothing leak
 
   expect((await api(platform, 'DELETE', `/sandboxes/${survivor.sandboxID}`)).status).toBe(204);
   expect(hostTraces()).toEqual({});
+});
+
+test('a sandbox paused to disk survives SIGKILL of the platform: after a restart connect starts it with its files and token', async () => {
+  let platform = await startCli();
+  const sdk = await SdkDriver.start();
+  try {
+    const opts = { apiKey: platform.key, apiUrl: platform.url, sandboxUrl: platform.sandboxUrl };
+    const s = await sdk.create('base', { ...opts, envs: { KEPT: 'env' } });
+    await sdk.call(s.sandboxId, 'files.write', '/home/user/kept.txt', 'survives the crash');
+    const before = (await (await api(platform, 'GET', `/sandboxes/${s.sandboxId}`)).json()) as { envdAccessToken: string };
+    expect(await sdk.call(s.sandboxId, 'pause', { keepMemory: false })).toBe(true);
+    // Only its files are left: no container state, cgroup or network namespace.
+    expect(hostTraces()[s.sandboxId]).toEqual(['dir']);
+
+    await killHard();
+    platform = await startCli();
+    const again = { apiKey: platform.key, apiUrl: platform.url, sandboxUrl: platform.sandboxUrl };
+    expect(await sdk.static('getInfo', s.sandboxId, again)).toMatchObject({ state: 'paused' });
+    await sdk.connect(s.sandboxId, again);
+    const after = (await (await api(platform, 'GET', `/sandboxes/${s.sandboxId}`)).json()) as { envdAccessToken: string; state: string };
+    expect(after).toMatchObject({ state: 'running', envdAccessToken: before.envdAccessToken });
+    expect(await sdk.call(s.sandboxId, 'files.read', '/home/user/kept.txt')).toBe('survives the crash');
+    expect((await sdk.call<{ stdout: string }>(s.sandboxId, 'commands.run', 'echo $KEPT')).stdout).toBe('env\n');
+    expect((await api(platform, 'DELETE', `/sandboxes/${s.sandboxId}`)).status).toBe(204);
+    expect(hostTraces()).toEqual({});
+  } finally {
+    await sdk.close();
+  }
 });

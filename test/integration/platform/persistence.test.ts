@@ -93,6 +93,46 @@ test('pause to disk frees the processes and cgroups; connect starts it again wit
   expect(traces(s.sandboxId)).toEqual([]);
 });
 
+/** Bytes charged to the sandbox's memory cgroup now (cgroup v2 memory.current or v1 memory.usage_in_bytes). */
+function memoryCharged(sandboxID: string): { bytes: number; pids: number[] } | undefined {
+  for (const trace of traces(sandboxID).filter((t) => t.startsWith('cgroup '))) {
+    const dir = trace.slice('cgroup '.length);
+    for (const file of ['memory.current', 'memory.usage_in_bytes']) {
+      if (!fs.existsSync(join(dir, file))) continue;
+      const pids = fs.readFileSync(join(dir, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean).map(Number);
+      return { bytes: Number(fs.readFileSync(join(dir, file), 'utf8').trim()), pids };
+    }
+  }
+  return undefined;
+}
+
+test('pause to disk frees what the sandbox held in memory: the memory cgroup it was charged to and the process holding it are gone', async () => {
+  const s = await sdk.create('base', opts);
+  const MiB = 1024 * 1024;
+  // 200 MiB of touched memory, held by a process that sleeps.
+  await run(s.sandboxId, `setsid python3 -c 'import time; b = b"x" * (200 * 1024 * 1024); time.sleep(600)' > /dev/null 2>&1 < /dev/null &`);
+  let held: { bytes: number; pids: number[] } | undefined;
+  await until('200 MiB charged to the sandbox', async () => {
+    held = memoryCharged(s.sandboxId);
+    return (held?.bytes ?? 0) >= 200 * MiB;
+  });
+  const holder = (held as { pids: number[] }).pids.find((pid) => {
+    try {
+      return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('time.sleep(600)');
+    } catch {
+      return false;
+    }
+  });
+  expect(holder).toBeDefined();
+
+  expect(await sdk.call(s.sandboxId, 'pause', { keepMemory: false })).toBe(true);
+  expect(memoryCharged(s.sandboxId)).toBeUndefined();
+  onlyFilesLeft(s.sandboxId);
+  const gone = !fs.existsSync(`/proc/${holder}`) || /\) Z /.test(fs.readFileSync(`/proc/${holder}/stat`, 'utf8'));
+  expect(gone).toBe(true);
+  expect(await sdk.call(s.sandboxId, 'kill')).toBe(true);
+});
+
 test('a disk-paused sandbox with autoResume is started again by its first request through the gateway', async () => {
   const s = await sdk.create('base', { ...opts, lifecycle: { onTimeout: 'pause', autoResume: true } });
   await sdk.call(s.sandboxId, 'files.write', '/home/user/a.txt', 'A');
@@ -209,6 +249,24 @@ async function admin(method: string, path: string, body: unknown): Promise<Recor
   expect(res.status).toBeLessThan(300);
   return (await res.json()) as Record<string, unknown>;
 }
+
+test("snapshots hold their bytes of the team's stored bytes: one beyond the quota is refused and leaves nothing; a delete gives them back", async () => {
+  await admin('POST', '/admin/teams', { name: 'persist-bytes', quotas: { templateBytes: 3 * 1024 * 1024 } });
+  const key = (await admin('POST', '/admin/keys', { team: 'persist-bytes', name: 'k' })).key as string;
+  const team = { ...opts, apiKey: key };
+  const s = await sdk.create('base', team);
+  await run(s.sandboxId, 'head -c 2000000 /dev/urandom > /home/user/big.bin');
+  const first = await sdk.call<{ snapshotId: string }>(s.sandboxId, 'createSnapshot');
+  const stored = () => fs.readdirSync(join(stateDir, 'snapshots'));
+  const before = stored();
+  await expect(sdk.call(s.sandboxId, 'createSnapshot')).rejects.toThrow(/quota exceeded: stored bytes \(templateBytes\)/);
+  expect(stored()).toEqual(before);
+  expect((await sdk.list(team, 1, 'listSnapshots'))[0].items).toEqual([first]);
+  expect(await sdk.static('deleteSnapshot', first.snapshotId, team)).toBe(true);
+  const second = await sdk.call<{ snapshotId: string }>(s.sandboxId, 'createSnapshot');
+  expect(await sdk.static('deleteSnapshot', second.snapshotId, team)).toBe(true);
+  expect(await sdk.call(s.sandboxId, 'kill')).toBe(true);
+});
 
 test("teams: a fork beyond the team's sandbox quota makes none; another team's snapshots and sandboxes are unknown", async () => {
   await admin('POST', '/admin/teams', { name: 'persist-small', quotas: { sandboxes: 2 } });

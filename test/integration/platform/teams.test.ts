@@ -254,7 +254,7 @@ test("uploads are their team's: another team's files under the same hash are not
   await admin('team', 'quota', 'beta', '--template-bytes', '10');
   const refused = await fetch((await link(beta.key, betaT)).body.url, { method: 'PUT', body: payload });
   expect(refused.status).toBe(429);
-  expect(await refused.text()).toContain('stored template bytes (templateBytes) is 10');
+  expect(await refused.text()).toContain('stored bytes (templateBytes) is 10');
   expect((await link(beta.key, betaT)).body.present).toBe(false);
   await admin('team', 'quota', 'beta', '--template-bytes', 'none');
 });
