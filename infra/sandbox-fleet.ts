@@ -109,18 +109,28 @@ export class SandboxFleet extends pulumi.ComponentResource {
             args.apiUrl,
             pulumi.all([args.templateInput, args.volumesFileSystem]),
           ])
-          .apply(([apiKey, formerApiKeys, bundle, proxyIngressIp, hostNetworks, [catalog, catalogPassword], resumeUrl, [templateInput, volumesFileSystem]]) =>
-            renderSandboxCloudInit(config, {
-              role,
+          .apply(
+            ([
               apiKey,
               formerApiKeys,
               bundle,
               proxyIngressIp,
               hostNetworks,
-              catalog,
-              catalogPassword,
-              ...(role === 'fleet-gateway' ? { resumeUrl } : { templateInput, volumesFileSystem }),
-            }),
+              [catalog, catalogPassword],
+              resumeUrl,
+              [templateInput, volumesFileSystem],
+            ]) =>
+              renderSandboxCloudInit(config, {
+                role,
+                apiKey,
+                formerApiKeys,
+                bundle,
+                proxyIngressIp,
+                hostNetworks,
+                catalog,
+                catalogPassword,
+                ...(role === 'fleet-gateway' ? { resumeUrl } : { templateInput, volumesFileSystem }),
+              }),
           ),
       );
     this.hostUserData = userData('fleet-host');

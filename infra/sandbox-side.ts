@@ -162,11 +162,7 @@ export function createSandboxSide(args: SandboxSideArgs): SandboxSide {
     }
   } else {
     ({ apiUrl, sandboxUrl } = urls(frontend!.dnsName));
-    const volumes = new VolumeStorage(
-      'volumes',
-      { subnetIds: placement.subnetIds, securityGroupId: groups.volumes!.id },
-      opts,
-    );
+    const volumes = new VolumeStorage('volumes', { subnetIds: placement.subnetIds, securityGroupId: groups.volumes!.id }, opts);
     new SandboxFleet(
       'fleet',
       {

@@ -28,12 +28,20 @@ export class VolumeStorage extends pulumi.ComponentResource {
       { encrypted: true, performanceMode: 'generalPurpose', throughputMode: 'elastic', tags: { Name: `${name}-fs` } },
       parent,
     );
-    pulumi.output(args.subnetIds).apply((ids) =>
-      [...ids].sort().map(
-        (subnetId, i) =>
-          new aws.efs.MountTarget(`${name}-mount-${i}`, { fileSystemId: fs.id, subnetId, securityGroups: [args.securityGroupId] }, parent),
-      ),
-    );
+    pulumi
+      .output(args.subnetIds)
+      .apply((ids) =>
+        [...ids]
+          .sort()
+          .map(
+            (subnetId, i) =>
+              new aws.efs.MountTarget(
+                `${name}-mount-${i}`,
+                { fileSystemId: fs.id, subnetId, securityGroups: [args.securityGroupId] },
+                parent,
+              ),
+          ),
+      );
     this.fileSystemId = fs.id;
     this.dnsName = fs.dnsName;
     this.registerOutputs({ fileSystemId: this.fileSystemId, dnsName: this.dnsName });

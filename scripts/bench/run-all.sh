@@ -37,3 +37,6 @@ bash scripts/bench/metrics-sampling.sh
 echo
 echo "== sandboxes: what the hardening (user namespace, seccomp) costs at create and per command =="
 bash scripts/bench/hardening.sh
+echo
+echo "== volumes: read/write throughput in a sandbox through its volume vs the same directory on the host =="
+bash scripts/bench/volumes.sh
