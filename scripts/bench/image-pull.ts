@@ -66,6 +66,7 @@ async function main(): Promise<void> {
       const floor = async () => {
         result.floor.push(
           await timed(async () => {
+            fs.mkdirSync(floorDir, { recursive: true });
             await execOk(
               [
                 'skopeo',
