@@ -286,7 +286,8 @@ describe('platform lifecycle through the E2B SDK', () => {
 
     expect((await platform.sandboxes.all()).map((r) => r.sandboxID).sort()).toEqual([kept.sandboxId, expiring.sandboxId].sort());
     // The timers come back from the store: the short-lived one still ends on time.
-    await waitFor(async () => !host.sandboxes.has(expiring.sandboxId));
+    // Its record goes last, after its container and network: once the record is gone, so is the rest.
+    await waitFor(async () => !(await platform.sandboxes.all()).some((r) => r.sandboxID === expiring.sandboxId));
     expect((await platform.sandboxes.all()).map((r) => r.sandboxID)).toEqual([kept.sandboxId]);
     expect([...host.sandboxes.keys()]).toEqual([kept.sandboxId]);
     expect([...host.attachments.keys()]).toEqual([kept.sandboxId]);

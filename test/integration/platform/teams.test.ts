@@ -13,6 +13,7 @@ import type { RunningGateway } from '../../../src/gateway';
 import type { PlatformOnHost } from '../../../src/platform/on-host';
 import { baseRootfs, freshAgentPayload, ROOTFS_TIMEOUT_MS } from '../runtime/helpers/common';
 import { CLI } from '../../helpers/cli';
+import { makeTar } from '../../helpers/tar-writer';
 import { SdkCallError, SdkDriver } from './helpers/sdk-driver';
 import { startPlatformAndGateway } from './helpers/platform-and-gateway';
 import { sdkBuild, succeeded } from './templates/helpers/sdk-run';
@@ -233,7 +234,7 @@ test("the unmodified E2B CLI lists only its own team's sandboxes and templates",
 
 test("uploads are their team's: another team's files under the same hash are not there for it, and stored bytes count against the team's quota", async () => {
   const hash = 'ab'.repeat(32);
-  const payload = Buffer.from('files of alpha, under a hash beta may also name');
+  const payload = makeTar([{ name: 'alpha.txt', data: 'files of alpha, under a hash beta may also name' }], true);
   const link = async (key: string, templateID: string) =>
     (await api(key, 'GET', `/templates/${templateID}/files/${hash}`)) as { status: number; body: { present: boolean; url: string } };
   const alphaT = ((await api(alpha.key, 'POST', '/v3/templates', { name: 'uploads-a' })).body as { templateID: string }).templateID;
