@@ -197,7 +197,7 @@ describe.each(SDK_LINES.filter((l) => l.volumeMounts))('e2b $version', (line) =>
     // A request host mask (network.maskRequestHost, sent as given by every line with network rules, 2.27 on) is a
     // feature of E2B's proxy that this platform does not provide.
     await expect(
-      sdk.create('base', { ...opts, metadata: { line: line.version }, network: { maskRequestHost: '${PORT}-sbx.example.com' } }),
+      sdk.create('base', { ...opts, metadata: { line: line.version }, network: { maskRequestHost: 'sbx.example.com' } }),
     ).rejects.toThrow('request host masks are not supported by this platform; leave them out');
     expect(await sandboxesOf(line)).toEqual([]);
   });
