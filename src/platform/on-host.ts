@@ -192,8 +192,9 @@ export async function startPlatformOnHost(options: PlatformOnHostOptions): Promi
       templates: mountTemplates({
         executor: createStepExecutor({
           instance,
-          runtime: options.runtime ?? 'auto',
-          ...(options.runscPlatform ? { runscPlatform: options.runscPlatform } : {}),
+          // Build steps reach the build egress proxy through a relay on the step's own loopback, which gVisor's
+          // network stack does not share: under runsc the steps run on crun or runc (docs/runtime.md#runsc).
+          runtime: options.runtime === 'runsc' ? 'auto' : (options.runtime ?? 'auto'),
           stateRoot: options.runtimeStateRoot,
           dataRoot,
           proxyEnv: buildProxyEnv(process.env),
