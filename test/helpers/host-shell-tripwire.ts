@@ -47,11 +47,6 @@ export function underTripwire(argv: string[]): Tripwire {
     lines.push(`mount -t tmpfs -o mode=0755 tripwire /etc/profile.d`, `cp '${wire('/etc/profile.d')}' /etc/profile.d/tripwire.sh`);
   }
   lines.push(`mount -t tmpfs -o mode=0755 tripwire '${home}'`);
-  // The namespace starts with a copy of every mount of the host, other tests' sandbox disks among them; holding
-  // those copies for as long as this agent runs would keep them mounted after their platform unmounted them.
-  lines.push(
-    `awk '{print $5}' /proc/self/mountinfo | grep -E '^(/tmp/|/var/lib/sandbox-kit/)' | sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done`,
-  );
   for (const f of HOME_DOTFILES) lines.push(`cp '${wire(path.join(home, f))}' '${path.join(home, f)}'`);
   lines.push('exec "$@"');
   const script = path.join(dir, 'enter.sh');
