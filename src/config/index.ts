@@ -5,4 +5,3 @@ export * from './schema';
 export * from './stack-file';
 export * from './schema-walk';
 export * from './reference';
-export * from './limits';

@@ -14,7 +14,6 @@ import type { ImageSources } from '../platform/templates';
 import { BridgeNetwork, type BridgeNetworkOptions, type RunscPlatform, type RuntimeChoice } from '../runtime';
 import { TemplateBuilds } from './template-builds';
 import type { BuildLimits } from '../config';
-import type { SandboxLimits } from '../config';
 
 export interface ServiceConfig {
   stateDir: string;
@@ -36,8 +35,6 @@ export interface ServiceConfig {
   runscPlatform?: RunscPlatform;
   /** The stack config's `images`: registries allowed over plain HTTP, what `e2bdev/base` means. */
   images?: ImageSources;
-  /** The stack's `limits`. */
-  limits?: SandboxLimits;
 }
 
 async function main(configFile: string): Promise<void> {
@@ -55,7 +52,6 @@ async function main(configFile: string): Promise<void> {
     ...(config.buildLimits ? { buildLimits: config.buildLimits } : {}),
     ...(config.stackEgress ? { stackEgress: config.stackEgress } : {}),
     ...(config.images ? { images: config.images } : {}),
-    ...(config.limits ? { limits: config.limits } : {}),
     log,
     ...(builds ? { pendingTemplates: (known) => builds.resolver(known) } : {}),
   });

@@ -125,8 +125,6 @@ export interface PlatformOptions {
    * false: not fetched (the sandbox's gateway reports those servers as not there).
    */
   mcpImages?: false | { mirror?: string; insecureRegistries?: string[] };
-  /** The disk of a sandbox whose template names none; absent: the runtime's default. */
-  diskSizeMB?: number;
 }
 
 export interface FleetOptions {
@@ -263,7 +261,6 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
       log,
       ...(options.paused ? { paused: options.paused } : {}),
       ...(options.stackEgress ? { stackEgress: options.stackEgress } : {}),
-      ...(options.diskSizeMB !== undefined ? { diskSizeMB: options.diskSizeMB } : {}),
       ...(options.fleet ? { hostID: options.fleet.hostID } : {}),
       logs: new SandboxLogs(redis, DEFAULT_STORE_PREFIX),
       observer: metrics,

@@ -15,4 +15,3 @@ export * from './sandbox-host-paths';
 export * from './sandbox-network';
 export * from './service-units';
 export * from './template-build';
-export * from './data-volume';

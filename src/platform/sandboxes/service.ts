@@ -61,8 +61,6 @@ export interface SandboxServiceOptions {
   mcpImageLayers?(mcp: unknown): Promise<string[]>;
   /** The stack's proxy templates, whose sandboxes leave only through the stack's proxy (docs/network.md). */
   stackEgress?: StackEgress;
-  /** The disk of a sandbox whose template names none (the stack's limits.diskDefaultMB); absent: the runtime's. */
-  diskSizeMB?: number;
 }
 
 export interface StackEgress {
@@ -264,9 +262,6 @@ export class SandboxService {
       endAt: iso(now + request.timeout * 1000),
       cpuCount: template.cpuCount,
       memoryMB: template.memoryMB,
-      ...(this.o.diskSizeMB !== undefined || template.diskSizeMB !== undefined
-        ? { diskSizeMB: template.diskSizeMB ?? this.o.diskSizeMB }
-        : {}),
       metadata: request.metadata,
       envVars: request.envVars,
       templateEnvs: template.envs,
@@ -541,7 +536,6 @@ export class SandboxService {
       layers: record.layers,
       memoryMB: record.memoryMB,
       cpuCount: record.cpuCount,
-      ...(record.diskSizeMB !== undefined ? { diskSizeMB: record.diskSizeMB } : {}),
       ...(record.startCmd !== undefined ? { startCmd: record.startCmd } : {}),
       ...(record.readyCmd !== undefined ? { readyCmd: record.readyCmd } : {}),
       envs: record.templateEnvs,
@@ -823,7 +817,6 @@ function containerSpec(
     layers: template.layers,
     memoryMB: template.memoryMB,
     cpuCount: template.cpuCount,
-    ...(record.diskSizeMB !== undefined ? { diskMB: record.diskSizeMB } : {}),
     network,
     accessToken: record.envdAccessToken,
     ...(record.volumeMounts?.length ? { volumes: record.volumeMounts.map((m) => ({ source: m.source, target: m.path })) } : {}),

@@ -19,8 +19,6 @@ export interface TemplateRecord {
   names: string[];
   cpuCount: number;
   memoryMB: number;
-  /** The disk of its sandboxes (limits.ts); absent on records older than disks: the platform's default. */
-  diskSizeMB?: number;
   createdAt: string;
   updatedAt: string;
   /** The build sandboxes start from; absent until a build is ready. */
@@ -39,8 +37,6 @@ export interface BuildRecord {
   updatedAt: string;
   cpuCount: number;
   memoryMB: number;
-  /** The disk of its sandboxes; absent on records older than disks: the platform's default. */
-  diskSizeMB?: number;
   tags: string[];
   fromImage?: string;
   steps?: Step[];
