@@ -13,7 +13,7 @@ import type { PlatformOnHost } from '../../../src/platform/on-host';
 import type { AgentPayload } from '../../../src/runtime/agent-payload';
 import { baseRootfs, freshAgentPayload, ROOTFS_TIMEOUT_MS } from '../runtime/helpers/common';
 import { SdkDriver } from './helpers/sdk-driver';
-import { startPlatformAndGateway, sandboxTraces } from './helpers/platform-and-gateway';
+import { adminCall, startPlatformAndGateway, sandboxTraces } from './helpers/platform-and-gateway';
 
 jest.setTimeout(180_000);
 
@@ -240,15 +240,7 @@ test('bad input: fork count 0 or over the quota, unknown sandbox or snapshot: a 
   expect(await sdk.call(s.sandboxId, 'kill')).toBe(true);
 });
 
-async function admin(method: string, path: string, body: unknown): Promise<Record<string, unknown>> {
-  const res = await fetch(`${opts.apiUrl}${path}`, {
-    method,
-    headers: { 'x-api-key': opts.apiKey, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  expect(res.status).toBeLessThan(300);
-  return (await res.json()) as Record<string, unknown>;
-}
+const admin = (method: string, path: string, body: unknown) => adminCall(opts, method, path, body);
 
 test("snapshots hold their bytes of the team's stored bytes: one beyond the quota is refused and leaves nothing; a delete gives them back", async () => {
   await admin('POST', '/admin/teams', { name: 'persist-bytes', quotas: { templateBytes: 3 * 1024 * 1024 } });

@@ -16,7 +16,7 @@ import type { AgentPayload } from '../../../src/runtime/agent-payload';
 import { DEFAULT_ID_MAPPING } from '../../../src/runtime/id-shift';
 import { baseRootfs, freshAgentPayload, ROOTFS_TIMEOUT_MS } from '../runtime/helpers/common';
 import { SdkDriver } from './helpers/sdk-driver';
-import { startPlatformAndGateway } from './helpers/platform-and-gateway';
+import { adminCall, startPlatformAndGateway } from './helpers/platform-and-gateway';
 
 jest.setTimeout(180_000);
 
@@ -121,15 +121,7 @@ test('a volume mounted in two sandboxes: written in one, read in the other at on
   expect(await sdk.volume('destroy', vol.volumeId, opts)).toBe(false);
 });
 
-async function admin(method: string, path: string, body: unknown): Promise<Record<string, unknown>> {
-  const res = await fetch(`${opts.apiUrl}${path}`, {
-    method,
-    headers: { 'x-api-key': opts.apiKey, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  expect(res.status).toBeLessThan(300);
-  return (await res.json()) as Record<string, unknown>;
-}
+const admin = (method: string, path: string, body: unknown) => adminCall(opts, method, path, body);
 
 test("bad mounts: unknown volume, a relative or system path, another team's volume: a clear 4xx and nothing made", async () => {
   const vol = await sdk.volume<{ volumeId: string }>('create', 'bad-input', opts);

@@ -50,3 +50,19 @@ export function sandboxTraces(platform: PlatformOnHost, stateDir: string, sandbo
     netns: `${platform.instance}-${sandboxID}`,
   });
 }
+
+/** A call of the platform's administration API with the platform's own key; fails the test on an error status. */
+export async function adminCall(
+  api: { apiUrl: string; apiKey: string },
+  method: string,
+  path: string,
+  body: unknown,
+): Promise<Record<string, unknown>> {
+  const res = await fetch(`${api.apiUrl}${path}`, {
+    method,
+    headers: { 'x-api-key': api.apiKey, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  expect(res.status).toBeLessThan(300);
+  return (await res.json()) as Record<string, unknown>;
+}
