@@ -45,7 +45,7 @@ test('a missing runtime binary: exit 1 naming the runtime and the package, nothi
 test('bad flags: exit 2 naming each flag, what was given and what is accepted', async () => {
   const r = await cli(['--runtime', 'podman', '--port', '70000', '--catalog', 'file:/x']);
   expect(r.code).toBe(2);
-  expect(r.stderr).toContain('--runtime: got "podman"; expected one of crun, runc, auto');
+  expect(r.stderr).toContain('--runtime: got "podman"; expected one of crun, runc, runsc, auto');
   expect(r.stderr).toContain('--port: got "70000"');
   expect(r.stderr).toContain('--catalog: got "file:/x"; expected memory or redis://HOST:PORT[/DB]');
 });
