@@ -1,15 +1,17 @@
 /**
  * Writes a Connect error answer unless a response already started. When the request body has not been read to
  * its end, the answer is sent first and the rest of the body is then read and dropped for a short while (at most
- * DRAIN_MS and DRAIN_BYTES), so a client still sending gets the answer instead of a reset; only past those limits
- * is the connection cut. At most MAX_DRAINS connections drain at once: every byte drained is a buffer the garbage
+ * DRAIN_BYTES, with no pause longer than DRAIN_STALL_MS and DRAIN_MAX_MS in all), so a client still sending gets
+ * the answer instead of a reset; only past those limits is the connection cut. The pause limit, not a short total,
+ * is what keeps a slow but steady sender (a loaded host) from being reset. At most MAX_DRAINS connections drain at once: every byte drained is a buffer the garbage
  * collector must free, so many clients sending large bodies together would otherwise hold tens of MiB of the
  * agent's memory; past that number the connection is cut once the answer is written.
  */
 import type * as http from 'node:http';
 import { type AgentError, errorBody } from './errors';
 
-const DRAIN_MS = 5_000;
+const DRAIN_STALL_MS = 5_000;
+const DRAIN_MAX_MS = 30_000;
 const DRAIN_BYTES = 16 * 1024 * 1024;
 const MAX_DRAINS = 4;
 let draining = 0;
@@ -42,18 +44,22 @@ export function drainBriefly(req: http.IncomingMessage): void {
   let dropped = 0;
   let finished = false;
   const cut = () => socket.destroy();
-  const timer = setTimeout(cut, DRAIN_MS);
+  const timer = setTimeout(cut, DRAIN_STALL_MS);
   timer.unref();
+  const deadline = setTimeout(cut, DRAIN_MAX_MS);
+  deadline.unref();
   const finish = () => {
     if (finished) return;
     finished = true;
     draining--;
     clearTimeout(timer);
+    clearTimeout(deadline);
   };
   socket.once('close', finish);
   req.on('data', (chunk: Buffer) => {
     dropped += chunk.length;
     if (dropped > DRAIN_BYTES) cut();
+    else timer.refresh();
   });
   req.on('end', finish);
   req.resume();
