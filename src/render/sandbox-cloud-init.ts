@@ -184,6 +184,7 @@ export function sandboxHostFiles(config: StackConfig, inputs: SandboxHostInputs)
           catalogPasswordFile: passwordFile,
           state: LOCAL_REDIS_STATE,
           localRedis: true,
+          proxyIngressIp: inputs.proxyIngressIp,
           fleet: inputs.role === 'fleet-host',
           ...(inputs.role === 'fleet-host' && inputs.volumesFileSystem ? { volumesDir: P.volumes } : {}),
         }),

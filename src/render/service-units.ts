@@ -16,6 +16,11 @@ export interface PlatformServiceOptions {
   fleet?: boolean;
   /** `--volumes-dir`: the shared volumes file system's mount (a fleet host); absent: under the state dir. */
   volumesDir?: string;
+  /**
+   * The stack's proxy's ingress address: with `proxy.port` and the proxy template's alias it pins that template's
+   * sandboxes to the proxy (`--stack-egress-*`), as `sandbox-kit up` does on the local system.
+   */
+  proxyIngressIp: string;
 }
 
 export interface GatewayServiceOptions {
@@ -87,6 +92,11 @@ export function platformCommand(config: StackConfig, options: PlatformServiceOpt
     '--concurrent-builds',
     String(config.builds.concurrent),
     ...runtimeFlags(config),
+    // The proxy template's sandboxes reach the proxy's ingress address and port, nothing else (docs/network.md).
+    '--stack-egress-template',
+    config.template.alias,
+    '--stack-egress-proxy',
+    `${options.proxyIngressIp}:${config.proxy.port}`,
     ...(options.volumesDir ? ['--volumes-dir', options.volumesDir] : []),
     ...(options.fleet
       ? [

@@ -65,6 +65,11 @@ const apiSecretOf = (run: ProgramRun) => resource(run, 'random:index/randomPassw
 /** The key an earlier release handed out from the same secret: still in the key file. */
 const formerKeysOf = (run: ProgramRun) => [`e2b_${apiSecretOf(run)}`];
 const ingressOf = (run: ProgramRun) => run.values.ingressIp;
+/** The platform's command line in a user data: what the sandbox host runs. */
+const platformLine = (userData: string) => userData.split('\n').find((l) => l.includes('ExecStart=') && l.includes(' platform ')) ?? '';
+/** The flags that pin the proxy template's sandboxes to the stack's proxy, as `sandbox-kit up` pins them locally. */
+const pinned = (run: ProgramRun, alias: string, port: number) =>
+  `--stack-egress-template ${alias} --stack-egress-proxy ${ingressOf(run)}:${port}`;
 
 describe('single sandbox host', () => {
   it('boots the rendered cloud-init with the bundle, key and proxy address, from config type and disk', async () => {
@@ -84,6 +89,9 @@ describe('single sandbox host', () => {
       }),
     );
     expect(instance.secretInputs).toEqual(['userData']);
+    // The proxy template's sandboxes leave only through the stack's proxy: its alias, the ingress address its client
+    // dials (the template build's serverIp) and the proxy port.
+    expect(platformLine(instance.inputs.userData as string)).toContain(pinned(run, config.template.alias, config.proxy.port));
     expect(instance.inputs).toMatchObject({
       instanceType: 'm7i.xlarge',
       rootBlockDevice: { encrypted: true, volumeType: 'gp3', volumeSize: 120 },
@@ -97,6 +105,14 @@ describe('single sandbox host', () => {
     for (const type of [NLB, REDIS, ASG, LT]) expect(names(run, type)).toEqual([]);
     expect(run.values.apiUrl).toBe(`http://${resource(run, 'aws:ec2/eip:Eip', 'sandbox-eip').state.publicIp}:3001`);
     expect(run.values.sandboxUrl).toBe(`http://${resource(run, 'aws:ec2/eip:Eip', 'sandbox-eip').state.publicIp}:3000`);
+  });
+
+  it("pins the stack's own template alias to its proxy port: both follow the stack config", async () => {
+    const stack = { ...BASE, template: { alias: 'team-egress' }, proxy: { port: 9443 } };
+    const run = await runProgram(stack, PASSWORD, { sshPrivateKey: SSH_PRIVATE_KEY });
+    const line = platformLine(resource(run, INSTANCE, 'sandbox-instance').inputs.userData as string);
+    expect(line).toContain(pinned(run, 'team-egress', 9443));
+    expect(line.match(/--stack-egress-/g)).toHaveLength(2);
   });
 
   it('opens the API and gateway ports to their CIDRs and SSH to the admin CIDRs only', async () => {
@@ -372,6 +388,9 @@ describe('fleet', () => {
     );
     expect(hostLt.secretInputs).toEqual(['userData']);
     expect(gatewayLt.secretInputs).toEqual(['userData']);
+    // Every fleet host pins the template it builds at boot to the stack's proxy; the gateways run no sandboxes.
+    expect(platformLine(decode(hostLt))).toContain(pinned(run, config.template.alias, config.proxy.port));
+    expect(platformLine(decode(gatewayLt))).toBe('');
     expect((hostLt.inputs.networkInterfaces as Record<string, unknown>[])[0]).toMatchObject({
       ipv4PrefixCount: 1,
       associatePublicIpAddress: 'true',

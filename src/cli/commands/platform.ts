@@ -3,6 +3,7 @@
  * standalone sandbox network, state in a private Redis (or --redis), templates, and the catalog for the gateway.
  * With the in-process catalog it also runs the gateway, since nothing else could read that catalog.
  */
+import { isIPv4 } from 'node:net';
 import { buildLimitFields, integer, oneOf, text } from '../../config';
 import { DEFAULT_RUNSC_PLATFORM, RUNSC_PLATFORMS, RUNTIME_CHOICES } from '../../contract/runtime-choice';
 import { startGateway, type RunningGateway } from '../../gateway';
@@ -10,8 +11,9 @@ import { startPlatformOnHost } from '../../platform/on-host';
 import { DEFAULT_TIMEOUT_SECONDS } from '../../platform/sandboxes/requests';
 import { HOST_ID_PATTERN, HOST_ID_RULE } from '../../catalog/entry';
 import type { ConfigIssue } from '../../config';
-import { parseFlags, switchFlag, UsageError, valueFlag } from '../args';
+import { listFlag, parseFlags, switchFlag, UsageError, valueFlag } from '../args';
 import { readSecretFile } from '../secret-file';
+import type { ProxyTarget } from '../../runtime/network/egress-policy';
 import { untilStopSignal } from '../stop-signal';
 
 export const DEFAULT_STATE_DIR = '/var/lib/sandbox-kit/platform';
@@ -49,12 +51,27 @@ template builds (the stack's builds.* keys; docs/security.md, Limits):
   --build-log-bytes N         a build's output kept in its log; past it a marker, the build goes on (default ${buildLimitFields.logBytes.parse(undefined)})
   --concurrent-builds N       builds running at once; more wait in a queue, status waiting (default ${buildLimitFields.concurrent.parse(undefined)})
 
+the stack's proxy (docs/network.md: a proxy template's sandboxes leave only through the stack's proxy):
+  --stack-egress-template T   a template (alias or ID) of the stack's proxy; its sandboxes reach only the
+                              --stack-egress-proxy servers (TCP and UDP), whatever runs inside; repeatable
+  --stack-egress-proxy A:P    the stack's proxy server, its ingress IPv4 address and port; repeatable
+
 fleet (with --catalog redis://..., the fleet's shared Redis):
   --host-id ID        this host in the fleet (e.g. its EC2 instance ID); every sandbox's catalog entry names it
   --advertise-url U   where the other hosts reach this API, e.g. http://10.0.1.23:3001
   --capacity N        sandboxes this host takes (default: the sandbox subnet's free addresses)`;
 
 const word = (what: string) => text(/^\S+$/, what);
+
+const STACK_PROXY = "the stack's proxy as IPV4:PORT, such as 203.0.113.10:8388";
+
+/** `203.0.113.10:8388` as a proxy target; undefined when it is not an IPv4 address and a port. */
+function proxyTarget(text: string): ProxyTarget | undefined {
+  const m = /^(\d{1,3}(?:\.\d{1,3}){3}):(\d{1,5})$/.exec(text);
+  if (!m || !isIPv4(m[1]!)) return undefined;
+  const port = Number(m[2]);
+  return port >= 1 && port <= 65535 ? { address: m[1]!, port } : undefined;
+}
 
 const FLAGS = {
   port: valueFlag(integer(0, 65535, 'a port from 0 to 65535 (0 picks a free one)').default(0)),
@@ -75,6 +92,12 @@ const FLAGS = {
   'host-id': valueFlag(text(HOST_ID_PATTERN, HOST_ID_RULE).optional()),
   'advertise-url': valueFlag(text(/^http:\/\/[^\s/]+\/?$/, 'an http:// URL of this API, such as http://10.0.1.23:3001').optional()),
   capacity: valueFlag(integer(1, 100_000, 'a number of sandboxes from 1 to 100000').optional()),
+  'stack-egress-template': listFlag(word('a template alias or ID')),
+  'stack-egress-proxy': listFlag(
+    text(/^\S+$/, STACK_PROXY)
+      .refine((v) => proxyTarget(v) !== undefined, { error: `expected ${STACK_PROXY}` })
+      .transform((v) => proxyTarget(v) as ProxyTarget),
+  ),
   'build-deadline-seconds': valueFlag(buildLimitFields.deadlineSeconds),
   'build-log-line-bytes': valueFlag(buildLimitFields.logLineBytes),
   'build-log-bytes': valueFlag(buildLimitFields.logBytes),
@@ -103,13 +126,30 @@ function fleetIssues(flags: { catalog: string; 'host-id'?: string; 'advertise-ur
   return issues;
 }
 
+/** The stack's proxy templates and its proxy go together: templates without a proxy would not be pinned at all. */
+function stackEgressIssues(flags: { 'stack-egress-template': string[]; 'stack-egress-proxy': ProxyTarget[] }): ConfigIssue[] {
+  const templates = flags['stack-egress-template'].length;
+  const proxies = flags['stack-egress-proxy'].length;
+  if (templates > 0 && proxies === 0)
+    return [{ key: '--stack-egress-proxy', given: '(missing)', expected: `with --stack-egress-template, ${STACK_PROXY}` }];
+  if (proxies > 0 && templates === 0)
+    return [
+      {
+        key: '--stack-egress-template',
+        given: '(missing)',
+        expected: "with --stack-egress-proxy, the stack's proxy template (alias or ID)",
+      },
+    ];
+  return [];
+}
+
 export async function run(argv: string[]): Promise<number> {
   const { values: flags, help } = parseFlags('platform', argv, FLAGS);
   if (help) {
     console.log(HELP);
     return 0;
   }
-  const issues = fleetIssues(flags);
+  const issues = [...fleetIssues(flags), ...stackEgressIssues(flags)];
   if (issues.length > 0) throw new UsageError('platform', issues);
   const log = (line: string) => console.error(`platform: ${line}`);
   const hostID = flags['host-id'];
@@ -135,6 +175,9 @@ export async function run(argv: string[]): Promise<number> {
       concurrent: flags['concurrent-builds'],
     },
     ...(flags['volumes-dir'] !== undefined ? { volumesDir: flags['volumes-dir'] } : {}),
+    ...(flags['stack-egress-template'].length > 0
+      ? { stackEgress: { templates: flags['stack-egress-template'], proxy: flags['stack-egress-proxy'] } }
+      : {}),
     ...(hostID !== undefined && advertise !== undefined
       ? { fleet: { hostID, apiUrl: advertise.replace(/\/$/, ''), redisUrl: flags.catalog, capacity: flags.capacity } }
       : {}),

@@ -82,6 +82,31 @@ test('sandbox-kit platform: the fleet flags go together and need the shared cata
   expect(limits.stderr).toContain('--build-log-bytes: got "lots"; expected a size in bytes, an integer from 65536 to 1073741824');
 });
 
+test("sandbox-kit platform: the stack's proxy templates and proxy go together, the proxy as IPV4:PORT; nothing starts otherwise", async () => {
+  const alone = await runEntry(CLI_SOURCE, { args: ['platform', '--stack-egress-template', 'sandbox-kit-proxy'] });
+  expect(alone.code).toBe(2);
+  expect(alone.stderr).toContain(
+    "--stack-egress-proxy: got (missing); expected with --stack-egress-template, the stack's proxy as IPV4:PORT",
+  );
+  const orphan = await runEntry(CLI_SOURCE, { args: ['platform', '--stack-egress-proxy', '203.0.113.10:8388'] });
+  expect(orphan.code).toBe(2);
+  expect(orphan.stderr).toContain('--stack-egress-template: got (missing); expected with --stack-egress-proxy');
+  const bad = await runEntry(CLI_SOURCE, {
+    args: [
+      'platform',
+      '--stack-egress-template',
+      'p',
+      '--stack-egress-proxy',
+      'proxy.example.com:8388',
+      '--stack-egress-proxy',
+      '203.0.113.10:0',
+    ],
+  });
+  expect(bad.code).toBe(2);
+  expect(bad.stderr).toContain(`--stack-egress-proxy: got "proxy.example.com:8388"; expected the stack's proxy as IPV4:PORT`);
+  expect(bad.stderr).toContain(`got "203.0.113.10:0"`);
+});
+
 test('--template code-interpreter-v1 takes neither proxy nor mcp flags, and needs the API key', async () => {
   const foreign = await runEntry(CLI_SOURCE, {
     args: ['template', 'build', '--template', 'code-interpreter-v1', '--server', 'filesystem', '--server-ip', '203.0.113.10'],

@@ -132,6 +132,7 @@ test("the rendered platform units: the optional site settings file, and a fleet 
     catalogPasswordFile: SANDBOX_HOST_PATHS.redisPassword,
     state: LOCAL_REDIS_STATE,
     localRedis: true,
+    proxyIngressIp: '203.0.113.10',
   };
   const single = parseServiceUnit(renderPlatformUnit(loadStackConfig({}), options));
   expect(single.environmentFiles).toEqual([{ path: SANDBOX_HOST_PATHS.platformEnv, optional: true }]);

@@ -42,6 +42,7 @@ describe('sandbox host units', () => {
         catalog: LOCAL_REDIS_CATALOG,
         catalogPasswordFile: P.redisPassword,
         state: LOCAL_REDIS_STATE,
+        proxyIngressIp: SERVER_IP,
         localRedis: true,
       }),
     );
@@ -62,6 +63,7 @@ describe('sandbox host units', () => {
       catalog: LOCAL_REDIS_CATALOG,
       catalogPasswordFile: P.redisPassword,
       state: LOCAL_REDIS_STATE,
+      proxyIngressIp: SERVER_IP,
     });
     const gateway = gatewayCommand(defaults, {
       catalog: LOCAL_REDIS_CATALOG,
@@ -92,17 +94,58 @@ describe('sandbox host units', () => {
     expect(unit).toContain('--port 8080 ');
     expect(unit).toContain('--brand E2b --domain sandbox.example.com ');
     expect(
-      renderPlatformUnit(config, { catalog: REDIS, catalogPasswordFile: P.catalogPassword, state: REDIS, localRedis: false }),
+      renderPlatformUnit(config, {
+        catalog: REDIS,
+        catalogPasswordFile: P.catalogPassword,
+        state: REDIS,
+        proxyIngressIp: SERVER_IP,
+        localRedis: false,
+      }),
     ).toContain(`--port 8443 --host 0.0.0.0 `);
     // Without the local Redis the platform does not wait for it.
     expect(
-      renderPlatformUnit(config, { catalog: REDIS, catalogPasswordFile: P.catalogPassword, state: REDIS, localRedis: false }),
+      renderPlatformUnit(config, {
+        catalog: REDIS,
+        catalogPasswordFile: P.catalogPassword,
+        state: REDIS,
+        proxyIngressIp: SERVER_IP,
+        localRedis: false,
+      }),
     ).not.toContain(SANDBOX_UNITS.redis);
+  });
+
+  it("pin the stack's proxy template to the stack's proxy: its alias, the ingress address and the proxy port", () => {
+    const config = loadStackConfig({ proxy: { port: '9443' }, template: { alias: 'team-egress' } });
+    const argv = platformCommand(config, {
+      catalog: REDIS,
+      catalogPasswordFile: P.catalogPassword,
+      state: REDIS,
+      proxyIngressIp: '192.0.2.77',
+    });
+    expect(argv.slice(argv.indexOf('--stack-egress-template'), argv.indexOf('--stack-egress-template') + 4)).toEqual([
+      '--stack-egress-template',
+      'team-egress',
+      '--stack-egress-proxy',
+      '192.0.2.77:9443',
+    ]);
+    // Every sandbox host that runs sandboxes gets it, from the address the user data carries.
+    for (const role of ['single', 'fleet-host'] as const) {
+      const unit = sandboxHostFiles(config, sandboxInputs(role)).find((f) => f.path === `${P.units}/${SANDBOX_UNITS.platform}`)!;
+      expect(unit.content).toMatch(
+        new RegExp(`--stack-egress-template team-egress --stack-egress-proxy ${SERVER_IP.replace(/\./g, '\\.')}:9443(\\s|$)`, 'm'),
+      );
+    }
   });
 
   it('refuse an argument that would need quoting in a unit', () => {
     expect(() =>
-      renderPlatformUnit(defaults, { catalog: 'redis://a b', catalogPasswordFile: P.catalogPassword, state: REDIS, localRedis: false }),
+      renderPlatformUnit(defaults, {
+        catalog: 'redis://a b',
+        catalogPasswordFile: P.catalogPassword,
+        state: REDIS,
+        proxyIngressIp: SERVER_IP,
+        localRedis: false,
+      }),
     ).toThrow(/would need quoting/);
   });
 });
@@ -167,6 +210,7 @@ describe('sandbox host cloud-init', () => {
         catalog: LOCAL_REDIS_CATALOG,
         catalogPasswordFile: P.redisPassword,
         state: LOCAL_REDIS_STATE,
+        proxyIngressIp: SERVER_IP,
         localRedis: true,
       }),
     );

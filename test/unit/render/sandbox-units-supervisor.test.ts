@@ -12,7 +12,7 @@ import {
   sandboxHostFiles,
 } from '../../../src/render';
 import { bundleSums, layOutSandboxHost } from '../../helpers/sandbox-host-layout';
-import { defaults } from './helpers/stack-fixtures';
+import { defaults, SERVER_IP } from './helpers/stack-fixtures';
 import { sandboxInputs } from './helpers/sandbox-fixtures';
 
 /** The lab runs the sandbox host's units under its supervisor: it must read them as systemd would. */
@@ -22,7 +22,12 @@ describe('sandbox host units under the lab supervisor', () => {
   it('runs the platform and the gateway with the rendered command lines, restarting always', () => {
     const platform = parseServiceUnit(unit(SANDBOX_UNITS.platform));
     expect(platform.execStart.argv).toEqual(
-      platformCommand(defaults, { catalog: LOCAL_REDIS_CATALOG, catalogPasswordFile: P.redisPassword, state: LOCAL_REDIS_STATE }),
+      platformCommand(defaults, {
+        catalog: LOCAL_REDIS_CATALOG,
+        catalogPasswordFile: P.redisPassword,
+        state: LOCAL_REDIS_STATE,
+        proxyIngressIp: SERVER_IP,
+      }),
     );
     expect(platform).toMatchObject({ restart: 'always', restartSec: 2, limitNoFile: { soft: 65536, hard: 65536 } });
     const gateway = parseServiceUnit(unit(SANDBOX_UNITS.gateway));
