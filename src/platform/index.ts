@@ -125,6 +125,10 @@ export interface PlatformOptions {
    * false: not fetched (the sandbox's gateway reports those servers as not there).
    */
   mcpImages?: false | { mirror?: string; insecureRegistries?: string[] };
+  /** Sandboxes kept started per template ID or alias, for creates to take (sandboxes/warm-pool.ts); default none. */
+  warmPool?: Record<string, number>;
+  /** How often the warm pool is checked and refilled (default 2 s). */
+  warmPoolCheckMs?: number;
 }
 
 export interface FleetOptions {
@@ -265,6 +269,8 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
       logs: new SandboxLogs(redis, DEFAULT_STORE_PREFIX),
       observer: metrics,
       ...(options.mcpImages === false ? {} : { mcpImageLayers: mcpImagesFor(options.stateDir, options.mcpImages ?? {}, log) }),
+      ...(options.warmPool ? { warmPool: options.warmPool } : {}),
+      ...(options.warmPoolCheckMs !== undefined ? { warmPoolCheckMs: options.warmPoolCheckMs } : {}),
     });
     sandboxesRef = sandboxes;
     cleanups.push(() => sandboxes.close());
@@ -285,6 +291,7 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
     // Stored bytes (templates, snapshots, volumes) are held until what holds them is deleted, not by a running platform.
     const swept = await teams.ledger.sweepHere((hold) => alive.has(hold) || hold.startsWith('bytes:'));
     if (swept > 0) log(`gave back ${swept} quota hold(s) of sandboxes or builds that a stop cut short`);
+    sandboxes.startWarmPool();
 
     const view = { domain: options.domain ?? null, clientID: 'sandbox-kit' };
     // The metrics list before GET /sandboxes/:sandboxID, which would otherwise take it.

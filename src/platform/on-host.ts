@@ -92,6 +92,10 @@ export interface PlatformOnHostOptions {
   stackEgress?: PlatformOptions['stackEgress'];
   /** See PlatformOptions.mcpImages. */
   mcpImages?: PlatformOptions['mcpImages'];
+  /** See PlatformOptions.warmPool. */
+  warmPool?: PlatformOptions['warmPool'];
+  /** See PlatformOptions.warmPoolCheckMs. */
+  warmPoolCheckMs?: number;
 }
 
 export interface PlatformOnHost extends RunningPlatform {
@@ -188,6 +192,8 @@ export async function startPlatformOnHost(options: PlatformOnHostOptions): Promi
       ...(options.volumeMaxBytes !== undefined ? { volumeMaxBytes: options.volumeMaxBytes } : {}),
       ...(options.stackEgress ? { stackEgress: options.stackEgress } : {}),
       ...(options.mcpImages !== undefined ? { mcpImages: options.mcpImages } : {}),
+      ...(options.warmPool ? { warmPool: options.warmPool } : {}),
+      ...(options.warmPoolCheckMs !== undefined ? { warmPoolCheckMs: options.warmPoolCheckMs } : {}),
       ...(fleet ? { fleet } : {}),
       templates: mountTemplates({
         executor: createStepExecutor({

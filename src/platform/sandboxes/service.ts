@@ -27,6 +27,7 @@ import { sleep } from '../../util/poll';
 import { DEFAULT_TEAM_ID, teamOf } from '../teams/model';
 import type { QuotaLedger } from '../teams/quotas';
 import type { VolumeMount, VolumeResolver } from './volume-mounts';
+import { WarmPool, type PooledSandbox } from './warm-pool';
 
 export interface SandboxServiceOptions {
   store: SandboxStore;
@@ -61,6 +62,13 @@ export interface SandboxServiceOptions {
   mcpImageLayers?(mcp: unknown): Promise<string[]>;
   /** The stack's proxy templates, whose sandboxes leave only through the stack's proxy (docs/network.md). */
   stackEgress?: StackEgress;
+  /**
+   * How many sandboxes to keep started per template ID or alias (warm-pool.ts); resolved as the default team
+   * resolves them. Absent or all 0: no pool, every create starts its sandbox.
+   */
+  warmPool?: Record<string, number>;
+  /** How often the warm pool is checked and refilled (default warm-pool.ts's). */
+  warmPoolCheckMs?: number;
 }
 
 export interface StackEgress {
@@ -89,13 +97,18 @@ export interface SandboxObserver {
 /** Times the phases of one operation for the observer; `took` keeps them for the log line. */
 class PhaseClock {
   readonly took: string[] = [];
-  private readonly start = performance.now();
-  private mark = this.start;
+  private readonly start: number;
+  private mark: number;
 
   constructor(
     private readonly operation: TimedOperation,
     private readonly observer: SandboxObserver | undefined,
-  ) {}
+    /** performance.now() when the operation began, if before the clock was made. */
+    startedAt = performance.now(),
+  ) {
+    this.start = startedAt;
+    this.mark = startedAt;
+  }
 
   step(name: string): void {
     const now = performance.now();
@@ -111,6 +124,10 @@ class PhaseClock {
 
 export const DEFAULT_HEALTH_TIMEOUT_MS = 30_000;
 export const DEFAULT_READY_TIMEOUT_MS = 60_000;
+/** A pooled sandbox's agent answers /init in milliseconds; one that does not within this is not handed out. */
+const POOL_INIT_TIMEOUT_MS = 5000;
+/** How long a pooled sandbox's agent has to answer the pool's check. */
+const POOL_ALIVE_TIMEOUT_MS = 3000;
 const READY_POLL_MS = 100;
 
 /** The one answer for a sandbox that does not exist, or is not the caller's to see: the two must not differ. */
@@ -136,6 +153,7 @@ export class SandboxService {
   private readonly now: () => number;
   private readonly logWriter: LogWriter | undefined;
   private readonly paused: PausedPolicy;
+  private readonly pool: WarmPool | undefined;
   private closed = false;
 
   constructor(private readonly o: SandboxServiceOptions) {
@@ -147,6 +165,108 @@ export class SandboxService {
     this.paused = o.paused ?? DEFAULT_PAUSED_POLICY;
     this.deadlines = new Deadlines((id) => void this.expire(id), this.now);
     this.logWriter = o.logs ? new LogWriter(o.logs, (err) => this.log(`sandbox log: ${err.message}`)) : undefined;
+    const sizes = new Map(Object.entries(o.warmPool ?? {}).filter(([, n]) => n > 0));
+    this.pool =
+      sizes.size === 0
+        ? undefined
+        : new WarmPool({
+            sizes,
+            resolve: (name) => this.o.templates.resolve(name, DEFAULT_TEAM_ID),
+            start: (template) => this.startPooled(template),
+            alive: (s) =>
+              this.agentFor({ address: s.address, agentPort: this.agentPort })
+                .waitForHealth(POOL_ALIVE_TIMEOUT_MS)
+                .then(
+                  () => true,
+                  () => false,
+                ),
+            discard: async (s) => {
+              await this.o.runtime.kill(s.sandboxID);
+              await this.o.network.detach(s.sandboxID);
+            },
+            log: this.log,
+            ...(o.warmPoolCheckMs !== undefined ? { checkEveryMs: o.warmPoolCheckMs } : {}),
+          });
+  }
+
+  /** Begins filling the warm pool (after reconcile: until then a pooled sandbox would look like a leftover). */
+  startWarmPool(): void {
+    this.pool?.start();
+  }
+
+  /** The warm pool's ready sandboxes per template (IDs and addresses; their tokens never leave the platform). */
+  warmPool(): Record<string, Array<{ sandboxID: string; address: string }>> {
+    return this.pool?.members() ?? {};
+  }
+
+  /** One sandbox for the pool: networked, its container started, its agent answering and holding a token of ours. */
+  private async startPooled(template: TemplateForSandbox): Promise<PooledSandbox> {
+    const sandboxID = newSandboxID();
+    const token = newEnvdAccessToken(sandboxID);
+    try {
+      // No egress rules yet: nothing but the agent runs in it until a create takes it and loads the create's.
+      const network = await this.o.network.attach(sandboxID);
+      await this.o.runtime.create({
+        sandboxID,
+        layers: template.layers,
+        memoryMB: template.memoryMB,
+        cpuCount: template.cpuCount,
+        network,
+        accessToken: token,
+      });
+      await this.agentFor({ address: network.address, agentPort: this.agentPort }).waitForHealth(this.healthTimeoutMs);
+      return { sandboxID, address: network.address, token, template, readyAt: this.now() };
+    } catch (err) {
+      await this.o.runtime.kill(sandboxID).catch(() => undefined);
+      await this.o.network.detach(sandboxID).catch(() => undefined);
+      throw err;
+    }
+  }
+
+  /**
+   * A ready sandbox of this build from the warm pool, held of the team's quota and given the create's token, env
+   * vars and user by its /init (the pool's token authorises it); undefined when the pool has none. One whose agent
+   * does not take the /init is removed, never handed out, and the next one tried.
+   */
+  private async takeFromPool(
+    template: TemplateForSandbox,
+    teamID: string,
+    recordFor: (sandboxID: string) => SandboxRecord,
+  ): Promise<{ record: SandboxRecord; pooled: PooledSandbox } | undefined> {
+    if (!this.pool) return undefined;
+    for (;;) {
+      const pooled = this.pool.take(template);
+      if (!pooled) return undefined;
+      const record = recordFor(pooled.sandboxID);
+      try {
+        await this.reserve(record);
+      } catch (err) {
+        // Nothing reached it: it waits for the next create.
+        this.pool.giveBack(pooled);
+        throw err;
+      }
+      try {
+        await this.agentFor({ address: pooled.address, agentPort: this.agentPort }).init(
+          this.initRequest(record),
+          pooled.token,
+          POOL_INIT_TIMEOUT_MS,
+        );
+        record.address = pooled.address;
+        return { record, pooled };
+      } catch (err) {
+        await this.pool.discard(pooled, `its agent did not take a create's /init: ${(err as Error).message}`);
+        await this.o.quotas?.release(teamID, `sandbox:${pooled.sandboxID}`);
+      }
+    }
+  }
+
+  /** The sandbox holds one of its team's sandboxes, its vCPUs and its MiB until it is removed. */
+  private async reserve(record: SandboxRecord): Promise<void> {
+    await this.o.quotas?.reserve(teamOf(record), `sandbox:${record.sandboxID}`, {
+      sandboxes: 1,
+      vcpus: record.cpuCount,
+      memoryMiB: record.memoryMB,
+    });
   }
 
   /** A line of the sandbox's own log (what `e2b sandbox logs` shows). */
@@ -246,8 +366,7 @@ export class SandboxService {
     const onlyTo = this.onlyToFor(template);
     this.checkCanEnforce(egress, onlyTo);
     const now = this.now();
-    const sandboxID = newSandboxID();
-    const record: SandboxRecord = {
+    const recordFor = (sandboxID: string): SandboxRecord => ({
       sandboxID,
       teamID,
       templateID: template.templateID,
@@ -275,24 +394,38 @@ export class SandboxService {
       ...(template.startCmd !== undefined ? { startCmd: template.startCmd } : {}),
       ...(template.readyCmd !== undefined ? { readyCmd: template.readyCmd } : {}),
       ...(volumeMounts.length > 0 ? { volumeMounts } : {}),
-    };
+    });
+    const t0 = performance.now();
+    // A create the pool can serve: the template's own files and nothing bound in at container start.
+    const poolable = origin === undefined && volumeMounts.length === 0 && imageLayers.length === 0;
+    const taken = poolable ? await this.takeFromPool(template, teamID, recordFor) : undefined;
+    const record = taken?.record ?? recordFor(newSandboxID());
     const id = record.sandboxID;
     // Before anything is made: beyond a quota, the 429 leaves nothing behind.
-    await this.o.quotas?.reserve(teamID, `sandbox:${id}`, { sandboxes: 1, vcpus: record.cpuCount, memoryMiB: record.memoryMB });
+    if (!taken) await this.reserve(record);
     const abort = new AbortController();
     this.creating.set(id, abort);
     try {
       return await this.lock.run(id, async () => {
         await this.o.store.put(record);
-        const t0 = this.now();
-        const clock = new PhaseClock('create', this.o.observer);
-        this.note(id, 'info', `creating the sandbox from template ${template.alias ?? template.templateID} (build ${template.buildID})`);
+        // A take's first phase ('pool') runs from the take; a cold create's phases from here, as before pools.
+        const clock = new PhaseClock('create', this.o.observer, taken ? t0 : undefined);
+        const from = taken ? ' (from the warm pool)' : '';
+        this.note(
+          id,
+          'info',
+          `creating the sandbox from template ${template.alias ?? template.templateID} (build ${template.buildID})${from}`,
+        );
         try {
-          await this.bringUp(record, template, abort.signal, clock, origin?.changesFrom);
+          if (taken) await this.takeOver(record, template, taken.pooled, abort.signal, clock);
+          else await this.bringUp(record, template, abort.signal, clock, origin?.changesFrom);
           clock.done('ok');
           const steps = clock.took.join(', ');
-          this.note(id, 'info', `sandbox ready in ${this.now() - t0} ms (${steps})`);
-          this.log(`sandbox ${id} running (template ${template.alias ?? template.templateID}, ready in ${this.now() - t0} ms: ${steps})`);
+          const ms = Math.round(performance.now() - t0);
+          this.note(id, 'info', `sandbox ready in ${ms} ms${from} (${steps})`);
+          this.log(
+            `sandbox ${id} running (template ${template.alias ?? template.templateID}${taken ? ', from the warm pool' : ''}, ready in ${ms} ms: ${steps})`,
+          );
         } catch (err) {
           clock.done('error');
           await this.destroy(record, 'its create failed');
@@ -344,16 +477,42 @@ export class SandboxService {
     step('agent');
     await agent.init(this.initRequest(record), record.envdAccessToken);
     step('init');
+    await this.goLive(record, template, signal, clock);
+  }
+
+  /**
+   * A sandbox taken from the warm pool (its /init already done) becomes this create's: its egress rules are loaded
+   * before anything of the caller's runs in it (the template's start command, then the caller's calls).
+   */
+  private async takeOver(
+    record: SandboxRecord,
+    template: TemplateForSandbox,
+    pooled: PooledSandbox,
+    signal: AbortSignal,
+    clock: PhaseClock,
+  ): Promise<void> {
+    clock.step('pool');
+    this.note(record.sandboxID, 'info', `taken from the warm pool, where it waited ${Math.max(0, this.now() - pooled.readyAt)} ms`);
+    if (this.policyOf(record) !== undefined) {
+      await this.enforceEgress(record);
+      clock.step('policy');
+    }
+    signal.throwIfAborted();
+    await this.goLive(record, template, signal, clock);
+  }
+
+  /** The template's start command, then running in the store and the catalog, and its timer armed. */
+  private async goLive(record: SandboxRecord, template: TemplateForSandbox, signal: AbortSignal, clock: PhaseClock): Promise<void> {
     if (template.startCmd !== undefined) {
-      await this.runStartCommand(record, template, agent, signal);
-      step('start+ready');
+      await this.runStartCommand(record, template, this.agentFor(record), signal);
+      clock.step('start+ready');
     }
     signal.throwIfAborted();
     record.state = 'running';
     await this.o.store.put(record);
     await this.publish(record);
-    this.deadlines.arm(id, Date.parse(record.endAt));
-    step('store+catalog');
+    this.deadlines.arm(record.sandboxID, Date.parse(record.endAt));
+    clock.step('store+catalog');
   }
 
   private initRequest(record: SandboxRecord) {
@@ -792,6 +951,8 @@ export class SandboxService {
     for (const abort of this.creating.values()) abort.abort();
     // Creates under way clean up after themselves; wait for them through their locks.
     await Promise.all([...this.creating.keys()].map((id) => this.lock.run(id, async () => {})));
+    // Pooled sandboxes belong to nobody: removed, not kept for the next start.
+    await this.pool?.close();
     for (const proc of this.startCommands.values()) proc.abort();
     this.startCommands.clear();
   }
