@@ -235,14 +235,13 @@ class Connection {
     if (status < 200) return 0;
     this.headed = true;
     this.keepAlive = keepAlive;
-    call.handler.onHeaders(status, fields, this.resumeReading);
+    // Reading resumes for this call only: a late `drain` of an earlier call's client must not resume a later one.
+    call.handler.onHeaders(status, fields, () => {
+      if (!this.dead && this.call === call) this.socket.resume();
+    });
     // A response to HEAD has no body, whatever its head announces.
     return call.request.method === 'HEAD' ? 1 : 0;
   }
-
-  private readonly resumeReading = () => {
-    if (!this.dead) this.socket.resume();
-  };
 
   private onBody(chunk: Buffer): void {
     const call = this.call;
@@ -293,6 +292,10 @@ class Connection {
     this.bodyCleanup?.();
     if (reusable) {
       this.reused = true;
+      // The last of the body may have paused reading (the client's side was full), and the `drain` that would
+      // resume it never comes once that response has ended: a connection is always handed on reading, or the
+      // next call's answer would sit unread in it.
+      this.socket.resume();
       this.client.release(this);
     } else {
       this.die(undefined);

@@ -90,6 +90,18 @@ describe('gateway streaming', () => {
     expect(upstream.connections).toBe(1);
   });
 
+  it('answers the next request on a connection whose last response was larger than the client side takes at once', async () => {
+    // A body past the response's write buffer, in one piece: the gateway pauses reading the upstream until the
+    // client side drains, and the response ends before that. The connection must be reading again for its next call.
+    const big = 'x'.repeat(48 * 1024);
+    const { gateway, upstream } = await setup((req, res) => res.end(req.url === '/big' ? big : 'small'));
+    for (let i = 0; i < 3; i++) {
+      expect((await call(gateway.port, { method: 'GET', path: '/big', headers: HEADERS })).body).toBe(big);
+      expect((await call(gateway.port, { method: 'GET', path: '/small', headers: HEADERS })).body).toBe('small');
+    }
+    expect(upstream.connections).toBe(1);
+  });
+
   it('removes hop-by-hop headers in both directions and adds Via', async () => {
     const { gateway } = await setup((req, res) => {
       res.setHeader('Connection', 'x-reply-hop');
