@@ -23,12 +23,17 @@ export async function downLocal(name: string, options: { stateBase?: string; pur
   const leftovers = await findLeftovers(name);
   const lab = hasLeftovers(leftovers) ? await downLab(name) : undefined;
   // After a crash the platform could not remove its sandboxes: their containers, cgroups and mounts go here. The
-  // platform's directory itself stays (its template cache serves the next up).
+  // platform's directory itself stays (its template cache serves the next up), and so do the sandboxes' files: a
+  // paused sandbox is resumed from them after the next up (that platform removes those of the sandboxes it drops).
   const platformDir = state?.platform?.stateDir ?? platformStateDir(name);
   const instanceFile = join(platformDir, 'instance');
   let containers = 0;
   if (existsSync(instanceFile)) {
-    const report = await cleanupLeftovers({ instance: readFileSync(instanceFile, 'utf8').trim(), dataRoot: join(platformDir, 'runtime') });
+    const report = await cleanupLeftovers({
+      instance: readFileSync(instanceFile, 'utf8').trim(),
+      dataRoot: join(platformDir, 'runtime'),
+      keepFiles: true,
+    });
     containers = report.containers.length;
   }
   const hadDir = existsSync(localDir(name, options.stateBase));

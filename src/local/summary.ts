@@ -76,6 +76,7 @@ Try:
 ${
   state.platform
     ? `  export E2B_API_URL=${state.platform.url}
+  export E2B_VOLUME_API_URL=${state.platform.url}   # the SDK's Volume file calls
   export E2B_API_KEY=$(cat ${state.platform.apiKeyFile})
 `
     : ''
@@ -96,6 +97,6 @@ ${
     : ''
 }  sandbox-kit status${nameFlag}     # what is running and healthy
   sandbox-kit rotate${nameFlag}     # a new egress address while a sandbox keeps using the proxy
-  sandbox-kit down${nameFlag}       # remove everything
+  sandbox-kit down${nameFlag}       # stop everything; paused sandboxes, snapshots, volumes and templates wait for the next up
 `;
 }

@@ -1,7 +1,7 @@
 /**
  * Removes everything one runtime instance left behind after a crash: containers in its runtime state (crun's and
- * runc's), processes still in its cgroups, the cgroups themselves, mounts under its data dir, its directories,
- * and the network namespaces of its network. Touches nothing of another instance.
+ * runc's), processes still in its cgroups, the cgroups themselves, mounts under its data dir, its directories (the
+ * sandboxes' files too, unless keepFiles), and the network namespaces of its network. Touches nothing of another instance.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -23,6 +23,11 @@ export interface CleanupOptions {
   dataRoot?: string;
   /** The instance's network: every attachment it lists is detached. */
   network?: SandboxNetwork;
+  /**
+   * Keep the sandboxes' files (the data dir, unmounted): a platform started again on the same state finds its
+   * paused sandboxes there and resumes them from their files; it removes the rest, as their records say.
+   */
+  keepFiles?: boolean;
   progress?: (line: string) => void;
 }
 
@@ -113,7 +118,9 @@ export async function cleanupLeftovers(options: CleanupOptions): Promise<Cleanup
     }
   }
 
-  for (const dir of [dataDir, path.join(options.stateRoot ?? DEFAULT_STATE_ROOT, options.instance)]) {
+  const dirs = [path.join(options.stateRoot ?? DEFAULT_STATE_ROOT, options.instance)];
+  if (!options.keepFiles) dirs.unshift(dataDir);
+  for (const dir of dirs) {
     if (fs.existsSync(dir)) {
       fs.rmSync(dir, { recursive: true, force: true });
       report.dirs.push(dir);

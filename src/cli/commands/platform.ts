@@ -204,6 +204,7 @@ export async function run(argv: string[]): Promise<number> {
   const stopped = untilStopSignal();
   console.log(`platform API listening on ${platform.url}`);
   console.log(`export E2B_API_URL=${platform.url}`);
+  console.log(`export E2B_VOLUME_API_URL=${platform.url}`);
   if (gateway) console.log(`export E2B_SANDBOX_URL=http://${flags.host}:${gateway.port}`);
   console.log(`export E2B_API_KEY=$(head -n 1 ${platform.apiKeyFile})`);
   await stopped;

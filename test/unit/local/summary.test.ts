@@ -36,9 +36,10 @@ describe('the summary of up', () => {
     expect(upJson(facts(false))).toMatchObject({ apiUrl: null, apiKey: null, template: { templateID: null } });
   });
 
-  it('as text: the three exports, an SDK snippet through the configured SOCKS port, and never the key itself', () => {
+  it('as text: the four exports, an SDK snippet through the configured SOCKS port, and never the key itself', () => {
     const text = summaryText(facts(true));
     expect(text).toContain('export E2B_API_URL=http://127.0.0.1:4000');
+    expect(text).toContain('export E2B_VOLUME_API_URL=http://127.0.0.1:4000');
     expect(text).toContain('export E2B_API_KEY=$(cat /run/test/demo/platform/api-key)');
     expect(text).toContain('export E2B_SANDBOX_URL=http://127.0.0.1:3000');
     expect(text).toContain("Sandbox.connect('abc123')");
