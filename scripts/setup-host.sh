@@ -18,6 +18,7 @@ packages=(
   mmdebstrap          # base root filesystems for templates, from the Debian mirror
   skopeo              # pulls template base images from OCI registries (the distribution API, digest checks)
   umoci               # unpacks image layers with the sandboxes' id mapping; builds the test images
+  amazon-ecr-credential-helper  # docker-credential-ecr-login: skopeo exchanges AWS keys (fromAWSRegistry) for an ECR token
   docker-registry     # the lab's OCI registry in the image tests and the pull benchmark
   apache2-utils       # htpasswd: the lab registry's password file
   tini                # tini-static: PID 1 of every sandbox, reaps what the agent's children leave

@@ -589,8 +589,10 @@ export class SandboxService {
           `the template's ready command ${JSON.stringify(template.readyCmd)} did not succeed within ${this.readyTimeoutMs} ms${last ? ` (last: ${last})` : ''}`,
         );
       }
+      // One attempt may last until the deadline: the SDK's waitForTimeout(ms) is `sleep <seconds>`, and a Dockerfile's
+      // CMD comes with `sleep 20`.
       const result = await agent
-        .run(token, template.readyCmd, { user: template.user, cwd: template.workdir, timeoutMs: Math.min(left, 10_000) })
+        .run(token, template.readyCmd, { user: template.user, cwd: template.workdir, timeoutMs: left })
         .catch((err: unknown) => err);
       // Not `instanceof Error`: fetch's errors come from Node's own realm, which is not always the caller's.
       if (!isProcessResult(result)) {

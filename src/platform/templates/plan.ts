@@ -3,7 +3,7 @@
  * reported at once, each naming the step (1-based, as the SDK numbers them), what was given and what is accepted.
  */
 import { posix } from 'node:path';
-import { ecrRegion, parseImageReference } from '../../runtime/images/reference';
+import { ecrRegion, isGcpRegistry, parseImageReference } from '../../runtime/images/reference';
 import type { RegistryCredentials } from '../../runtime/images/skopeo';
 import { BASE_IMAGE } from '../sandboxes/base-template';
 import { BASE_STEP, type RegistryConfig, STEP_TYPES, type StartBuildBody, type Step, type StepType } from './wire';
@@ -166,6 +166,38 @@ export function credentialsOf(config: RegistryConfig | undefined): RegistryCrede
   }
 }
 
+function isJsonObject(text: string): boolean {
+  try {
+    const v: unknown = JSON.parse(text);
+    return typeof v === 'object' && v !== null && !Array.isArray(v);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Why the SDK's registry option cannot work for `registry`, or nothing: `fromAWSRegistry` keys are exchanged for a
+ * token of ECR in their region, so the image must be on ECR in that region; a `fromGCPRegistry` key is taken only by
+ * Google Cloud's registries. Said at once, instead of as a refusal by the registry after the pull started; a message
+ * never repeats a key.
+ */
+export function registryMismatch(registry: string, config: RegistryConfig | undefined): string | undefined {
+  if (config?.type === 'aws') {
+    const region = ecrRegion(registry);
+    if (region === undefined)
+      return `fromAWSRegistry: ${registry} is not an Amazon ECR registry (<account>.dkr.ecr.<region>.amazonaws.com); use fromImage(image, { username, password }) for other registries`;
+    if (region !== config.awsRegion)
+      return `fromAWSRegistry: the registry ${registry} is in ${region}, but the region given is ${config.awsRegion}; ECR's tokens hold in their own region only`;
+  }
+  if (config?.type === 'gcp') {
+    if (!isGcpRegistry(registry))
+      return `fromGCPRegistry: ${registry} is not a Google Cloud registry (gcr.io, <location>.gcr.io, <location>-docker.pkg.dev); use fromImage(image, { username, password }) for other registries`;
+    if (!isJsonObject(config.serviceAccountJson))
+      return 'fromGCPRegistry: the service account key is not a JSON object (expected the key file of the service account, as Google Cloud gives it)';
+  }
+  return undefined;
+}
+
 /** `e2bdev/base` with any tag (or none), as the SDK's fromBaseImage() names it. */
 function isE2bBase(image: string): boolean {
   return /^(?:docker\.io\/)?e2bdev\/base(?::[A-Za-z0-9._-]+)?$/.test(image.trim());
@@ -183,6 +215,8 @@ export function imageBase(
     return { ok: true, base: { kind: 'image', image: KIT_BASE_IMAGE } };
   const ref = parseImageReference(fromImage);
   if (!ref.ok) return { ok: false, message: `fromImage: ${ref.message}` };
+  const mismatch = registryMismatch(ref.ref.registry, registry);
+  if (mismatch !== undefined) return { ok: false, message: mismatch };
   // An ECR image named without credentials is pulled with the host's own (its instance role on AWS).
   const credentials = credentialsOf(registry) ?? (ecrRegion(ref.ref.registry) ? { ecr: {} } : undefined);
   return { ok: true, base: { kind: 'registry', image: fromImage.trim(), ...(credentials ? { credentials } : {}) } };

@@ -7,6 +7,7 @@ export {
   canonicalReference,
   ecrRegion,
   IMAGE_REFERENCE_RULE,
+  isGcpRegistry,
   isLoopbackRegistry,
   parseImageReference,
   type ImageReference,

@@ -26,6 +26,7 @@ import {
   type RegistryCredentials,
   runSkopeo,
   type SkopeoContext,
+  removeAuthFile,
   writeAuthFile,
 } from './skopeo';
 
@@ -87,12 +88,12 @@ async function withAuthFile<T>(ctx: SkopeoContext, fn: (authFile: string | undef
   try {
     return await fn(authFile);
   } finally {
-    if (authFile) fs.rmSync(authFile, { force: true });
+    removeAuthFile(authFile);
   }
 }
 
 async function inspectWith(ctx: SkopeoContext, authFile: string | undefined): Promise<ResolvedImage> {
-  const out = await runSkopeo(ctx, inspectArgv(ctx, transportOf(ctx.ref), authFile, ['--no-tags']));
+  const out = await runSkopeo(ctx, inspectArgv(ctx, transportOf(ctx.ref), authFile, ['--no-tags']), authFile);
   const info = JSON.parse(out) as { Digest?: string; Os?: string; Architecture?: string };
   const os = info.Os ?? '';
   const architecture = info.Architecture ?? '';
@@ -131,7 +132,7 @@ async function copyImage(ctx: SkopeoContext, authFile: string | undefined, diges
   const layout = path.join(storeDir, 'tmp', `pull-${randomBytes(6).toString('hex')}`);
   fs.mkdirSync(blobDir, { recursive: true, mode: 0o700 });
   try {
-    await runSkopeo(ctx, copyArgv(ctx, transportOf(ctx.ref, digest), authFile, layout, blobDir));
+    await runSkopeo(ctx, copyArgv(ctx, transportOf(ctx.ref, digest), authFile, layout, blobDir), authFile);
     const index = JSON.parse(fs.readFileSync(path.join(layout, 'index.json'), 'utf8')) as { manifests: Array<{ digest: string }> };
     const manifestDigest = index.manifests[0]?.digest;
     if (!manifestDigest) throw new ImagePullError('other', `the copy of ${JSON.stringify(ctx.shown)} has no manifest`);

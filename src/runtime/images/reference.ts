@@ -96,3 +96,9 @@ export function allowsInsecure(registry: string, insecureRegistries: readonly st
 export function ecrRegion(registry: string): string | undefined {
   return /^\d{12}\.dkr\.ecr(?:-fips)?\.([a-z0-9-]+)\.amazonaws\.com(?:\.cn)?$/.exec(registry)?.[1];
 }
+
+/** A Google Cloud registry host, which takes a service account key as the password of `_json_key`: Container Registry
+ * (`gcr.io`, `<location>.gcr.io`) or Artifact Registry (`<location>-docker.pkg.dev`). */
+export function isGcpRegistry(registry: string): boolean {
+  return /^(?:[a-z0-9-]+\.)?gcr\.io$|^[a-z0-9-]+-docker\.pkg\.dev$/.test(registry.toLowerCase());
+}

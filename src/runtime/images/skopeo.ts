@@ -49,7 +49,11 @@ export interface SkopeoContext {
   timeoutMs: number;
 }
 
-/** The auth file skopeo reads for this registry (containers-auth.json), or none; the caller removes it. */
+/**
+ * The auth file skopeo reads for this registry (containers-auth.json), or none: mode 0600 in a directory of its own
+ * (0700) under the scratch directory, which the caller removes whole. With ECR keys that directory is also the
+ * credential helper's home, so its log never lands in the host's.
+ */
 export function writeAuthFile(ctx: SkopeoContext): string | undefined {
   const c = ctx.credentials;
   if (!c) return undefined;
@@ -58,22 +62,56 @@ export function writeAuthFile(ctx: SkopeoContext): string | undefined {
       ? { credHelpers: { [ctx.ref.registry]: 'ecr-login' } }
       : { auths: { [ctx.ref.registry]: { auth: Buffer.from(`${c.username}:${c.password}`).toString('base64') } } };
   fs.mkdirSync(ctx.scratchDir, { recursive: true, mode: 0o700 });
-  const file = path.join(ctx.scratchDir, `auth-${randomBytes(6).toString('hex')}.json`);
+  const dir = path.join(ctx.scratchDir, `auth-${randomBytes(6).toString('hex')}`);
+  fs.mkdirSync(dir, { mode: 0o700 });
+  const file = path.join(dir, 'auth.json');
   fs.writeFileSync(file, JSON.stringify(content), { mode: 0o600 });
   return file;
 }
 
-/** The environment of a skopeo run: ECR credentials for its helper when given (else the host's own apply). */
-export function skopeoEnv(ctx: SkopeoContext): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env };
+/** Removes what writeAuthFile made. */
+export function removeAuthFile(file: string | undefined): void {
+  if (file) fs.rmSync(path.dirname(file), { recursive: true, force: true });
+}
+
+/** The credential helper skopeo runs for ECR (Debian's amazon-ecr-credential-helper). */
+export const ECR_HELPER = 'docker-credential-ecr-login';
+
+/**
+ * The environment of a skopeo run. With ECR keys, the helper exchanges those keys alone (no session token or profile
+ * of the host's mixed in), keeps no token cache (the cache is keyed by the access key ID, which is no secret), and
+ * has the auth file's private directory as its home. Without keys the host's own AWS identity applies.
+ */
+export function skopeoEnv(ctx: SkopeoContext, base: NodeJS.ProcessEnv, authFile: string | undefined): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...base };
   const c = ctx.credentials;
   if (c && 'ecr' in c) {
-    if (c.ecr.accessKeyId) env.AWS_ACCESS_KEY_ID = c.ecr.accessKeyId;
-    if (c.ecr.secretAccessKey) env.AWS_SECRET_ACCESS_KEY = c.ecr.secretAccessKey;
+    if (c.ecr.accessKeyId && c.ecr.secretAccessKey) {
+      for (const k of ['AWS_SESSION_TOKEN', 'AWS_SECURITY_TOKEN', 'AWS_PROFILE', 'AWS_DEFAULT_PROFILE']) delete env[k];
+      env.AWS_ACCESS_KEY_ID = c.ecr.accessKeyId;
+      env.AWS_SECRET_ACCESS_KEY = c.ecr.secretAccessKey;
+      env.AWS_ECR_DISABLE_CACHE = 'true';
+      if (authFile) env.HOME = path.dirname(authFile);
+    }
     const region = c.ecr.region ?? ecrRegion(ctx.ref.registry);
     if (region) env.AWS_REGION = region;
   }
   return env;
+}
+
+/** Whether an executable `name` is on `PATH`. */
+function onPath(name: string, pathVar: string | undefined): boolean {
+  return (pathVar ?? '')
+    .split(':')
+    .filter((d) => path.isAbsolute(d))
+    .some((d) => {
+      try {
+        fs.accessSync(path.join(d, name), fs.constants.X_OK);
+        return true;
+      } catch {
+        return false;
+      }
+    });
 }
 
 /** Global flags: no signature policy file needed (the digest is what pins an image here), the platform to pick. */
@@ -104,6 +142,19 @@ export function copyArgv(ctx: SkopeoContext, transport: string, authFile: string
   ];
 }
 
+/** What to check when the registry refused, for the kind of credentials given. */
+function authHint(c: RegistryCredentials | undefined): string {
+  if (c === undefined) return ' without credentials: give them (fromImage(image, { username, password }))';
+  if ('ecr' in c) {
+    if (!c.ecr.accessKeyId)
+      return " with this host's own AWS identity (its instance role): give keys with fromAWSRegistry, or let the role pull from this repository";
+    return ' with the AWS keys given: check the access key, the secret key and the region given to fromAWSRegistry, and that the identity may pull from this repository (ecr:GetAuthorizationToken, ecr:BatchGetImage, ecr:GetDownloadUrlForLayer)';
+  }
+  if (c.username === '_json_key')
+    return ' with the service account key given: check the key given to fromGCPRegistry and that its account may read this repository';
+  return ' with the credentials given: check the username and password (fromImage(image, { username, password }))';
+}
+
 /** Turns skopeo's stderr into an error naming the image and the registry, and what to do about it. */
 export function classifySkopeoError(ctx: SkopeoContext, stderr: string): ImagePullError {
   const detail = stderr
@@ -116,10 +167,7 @@ export function classifySkopeoError(ctx: SkopeoContext, stderr: string): ImagePu
   const reg = ctx.ref.registry;
   const img = JSON.stringify(ctx.shown);
   if (/unauthorized|authentication required|denied|401|403 Forbidden|invalid username\/password/i.test(stderr))
-    return new ImagePullError(
-      'auth',
-      `registry ${reg} refused access to ${img}${ctx.credentials ? ' with the credentials given' : ' without credentials'}: check the username and password (fromImage(image, { username, password })) (${detail})`,
-    );
+    return new ImagePullError('auth', `registry ${reg} refused access to ${img}${authHint(ctx.credentials)} (${detail})`);
   if (/no image found in (?:image index|manifest list) for architecture|choosing an image from manifest list/i.test(stderr))
     return new ImagePullError(
       'platform',
@@ -145,8 +193,13 @@ export function classifySkopeoError(ctx: SkopeoContext, stderr: string): ImagePu
 }
 
 /** Runs skopeo; a non-zero exit becomes an ImagePullError. */
-export async function runSkopeo(ctx: SkopeoContext, argv: string[]): Promise<string> {
-  const r = await exec(argv, { timeoutMs: ctx.timeoutMs, env: skopeoEnv(ctx) });
+export async function runSkopeo(ctx: SkopeoContext, argv: string[], authFile: string | undefined): Promise<string> {
+  if (ctx.credentials && 'ecr' in ctx.credentials && !onPath(ECR_HELPER, process.env.PATH))
+    throw new ImagePullError(
+      'other',
+      `pulling from ECR (${ctx.ref.registry}) needs its credential helper ${ECR_HELPER}, which this host lacks (Debian package amazon-ecr-credential-helper; bash scripts/setup-host.sh installs it)`,
+    );
+  const r = await exec(argv, { timeoutMs: ctx.timeoutMs, env: skopeoEnv(ctx, process.env, authFile) });
   if (r.code === 127 || /ENOENT/.test(r.stderr))
     throw new ImagePullError('other', 'skopeo is not installed on this host (bash scripts/setup-host.sh installs it)');
   if (r.code !== 0) throw classifySkopeoError(ctx, r.stderr || `exit code ${r.code}`);

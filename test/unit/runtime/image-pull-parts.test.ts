@@ -1,7 +1,19 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { parseImageConfig } from '../../../src/runtime/images/image-config';
 import { whiteoutsOf } from '../../../src/runtime/images/layer-unpack';
-import { allowsInsecure, canonicalReference, ecrRegion, parseImageReference } from '../../../src/runtime/images/reference';
-import { classifySkopeoError, type SkopeoContext } from '../../../src/runtime/images/skopeo';
+import { allowsInsecure, canonicalReference, ecrRegion, isGcpRegistry, parseImageReference } from '../../../src/runtime/images/reference';
+import {
+  classifySkopeoError,
+  copyArgv,
+  inspectArgv,
+  type RegistryCredentials,
+  removeAuthFile,
+  type SkopeoContext,
+  skopeoEnv,
+  writeAuthFile,
+} from '../../../src/runtime/images/skopeo';
 
 const parsed = (ref: string) => {
   const r = parseImageReference(ref);
@@ -110,4 +122,97 @@ describe("skopeo's failures as errors naming the registry", () => {
     expect(e.kind).toBe(kind);
     expect(e.message).toMatch(message);
   });
+});
+
+describe('credentials reach skopeo by file and environment, never by argument', () => {
+  const ecrHost = '123456789012.dkr.ecr.eu-west-1.amazonaws.com';
+  const keys = { accessKeyId: 'AKIAEXAMPLEKEYID0000', secretAccessKey: 'secret/EXAMPLE+key0000000000000000000000', region: 'eu-west-1' };
+  let scratchDir: string;
+  beforeEach(() => {
+    scratchDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sk-auth-'));
+  });
+  afterEach(() => fs.rmSync(scratchDir, { recursive: true, force: true }));
+  const ctxOf = (credentials: RegistryCredentials | undefined, registry = ecrHost): SkopeoContext => ({
+    ref: parsed(`${registry}/team/app:1`),
+    shown: `${registry}/team/app:1`,
+    ...(credentials ? { credentials } : {}),
+    insecureRegistries: [],
+    platform: { os: 'linux', architecture: 'amd64' },
+    scratchDir,
+    timeoutMs: 1000,
+  });
+
+  test('a password goes into an auth file of mode 0600 in a directory of its own (0700), removed whole afterwards', () => {
+    const ctx = ctxOf({ username: 'u', password: 'pa55-word' }, 'registry.example.com');
+    const file = writeAuthFile(ctx)!;
+    expect(fs.statSync(file).mode & 0o777).toBe(0o600);
+    expect(fs.statSync(path.dirname(file)).mode & 0o777).toBe(0o700);
+    expect(JSON.parse(fs.readFileSync(file, 'utf8'))).toEqual({
+      auths: { 'registry.example.com': { auth: Buffer.from('u:pa55-word').toString('base64') } },
+    });
+    const argv = [...inspectArgv(ctx, 'docker://x', file), ...copyArgv(ctx, 'docker://x', file, '/l', '/b')].join(' ');
+    expect(argv).not.toContain('pa55-word');
+    expect(argv).not.toContain(Buffer.from('u:pa55-word').toString('base64'));
+    removeAuthFile(file);
+    expect(fs.readdirSync(scratchDir)).toEqual([]);
+  });
+
+  test("ECR keys: the helper is named in the file, the keys go to its environment alone, without the host's session, cache or home", () => {
+    const ctx = ctxOf({ ecr: keys });
+    const file = writeAuthFile(ctx)!;
+    const text = fs.readFileSync(file, 'utf8');
+    expect(JSON.parse(text)).toEqual({ credHelpers: { [ecrHost]: 'ecr-login' } });
+    const host = { PATH: '/usr/bin', HOME: '/root', AWS_SESSION_TOKEN: 'host-session', AWS_PROFILE: 'ops', AWS_ACCESS_KEY_ID: 'host-key' };
+    const env = skopeoEnv(ctx, host, file);
+    expect(env).toMatchObject({
+      AWS_ACCESS_KEY_ID: keys.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: keys.secretAccessKey,
+      AWS_REGION: 'eu-west-1',
+      AWS_ECR_DISABLE_CACHE: 'true',
+      HOME: path.dirname(file),
+      PATH: '/usr/bin',
+    });
+    expect(env.AWS_SESSION_TOKEN).toBeUndefined();
+    expect(env.AWS_PROFILE).toBeUndefined();
+    const argv = inspectArgv(ctx, `docker://${ecrHost}/team/app:1`, file).join(' ');
+    for (const secret of [keys.accessKeyId, keys.secretAccessKey]) {
+      expect(argv).not.toContain(secret);
+      expect(text).not.toContain(secret);
+    }
+    removeAuthFile(file);
+  });
+
+  test("an ECR image without keys uses the host's own identity: its environment and home are left as they are", () => {
+    const ctx = ctxOf({ ecr: {} });
+    const file = writeAuthFile(ctx)!;
+    const host = { HOME: '/root', AWS_PROFILE: 'ops' };
+    expect(skopeoEnv(ctx, host, file)).toEqual({ ...host, AWS_REGION: 'eu-west-1' });
+    removeAuthFile(file);
+  });
+
+  test('a refusal says what to check for the kind of credentials given', () => {
+    const refused = 'reading manifest 1: unauthorized: authentication required';
+    expect(classifySkopeoError(ctxOf({ ecr: keys }), refused).message).toMatch(
+      new RegExp(`^registry ${ecrHost} refused access to .* with the AWS keys given: check .* fromAWSRegistry`),
+    );
+    expect(classifySkopeoError(ctxOf({ ecr: {} }), refused).message).toContain("with this host's own AWS identity (its instance role)");
+    expect(classifySkopeoError(ctxOf({ username: '_json_key', password: '{}' }, 'gcr.io'), refused).message).toContain(
+      'with the service account key given: check the key given to fromGCPRegistry',
+    );
+    expect(classifySkopeoError(ctxOf({ username: 'u', password: 'p' }, 'r.example'), refused).message).toContain(
+      'with the credentials given: check the username and password',
+    );
+    expect(classifySkopeoError(ctxOf(undefined, 'r.example'), refused).message).toContain('without credentials: give them');
+  });
+});
+
+describe('Google Cloud registries', () => {
+  test.each([
+    ['gcr.io', true],
+    ['eu.gcr.io', true],
+    ['europe-west1-docker.pkg.dev', true],
+    ['ghcr.io', false],
+    ['gcr.io.example.com', false],
+    ['docker.io', false],
+  ])('%s: %s', (host, gcp) => expect(isGcpRegistry(host)).toBe(gcp));
 });

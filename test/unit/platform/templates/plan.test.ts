@@ -120,12 +120,48 @@ describe('planBuild', () => {
     expect(plan({ type: 'registry', username: 'u', password: 'p' })).toMatchObject({
       plan: { base: { credentials: { username: 'u', password: 'p' } } },
     });
-    expect(plan({ type: 'gcp', serviceAccountJson: '{"k":1}' })).toMatchObject({
-      plan: { base: { credentials: { username: '_json_key', password: '{"k":1}' } } },
-    });
-    expect(plan({ type: 'aws', awsAccessKeyId: 'AK', awsSecretAccessKey: 'SK', awsRegion: 'eu-west-1' })).toMatchObject({
-      plan: { base: { credentials: { ecr: { accessKeyId: 'AK', secretAccessKey: 'SK', region: 'eu-west-1' } } } },
-    });
+    expect(
+      planBuild(
+        { fromImage: 'europe-docker.pkg.dev/p/r/app:1', fromImageRegistry: { type: 'gcp', serviceAccountJson: '{"k":1}' }, steps: [] },
+        SUITES,
+      ),
+    ).toMatchObject({ plan: { base: { credentials: { username: '_json_key', password: '{"k":1}' } } } });
+    expect(
+      planBuild(
+        {
+          fromImage: '123456789012.dkr.ecr.eu-west-1.amazonaws.com/app:1',
+          fromImageRegistry: { type: 'aws', awsAccessKeyId: 'AK', awsSecretAccessKey: 'SK', awsRegion: 'eu-west-1' },
+          steps: [],
+        },
+        SUITES,
+      ),
+    ).toMatchObject({ plan: { base: { credentials: { ecr: { accessKeyId: 'AK', secretAccessKey: 'SK', region: 'eu-west-1' } } } } });
+  });
+
+  test('AWS keys for a registry not on ECR or in another region, a GCP key for another registry or not JSON: refused at once, the key not repeated', () => {
+    const aws = { type: 'aws', awsAccessKeyId: 'AKIDSECRETLIKE', awsSecretAccessKey: 'SECRETKEYVALUE', awsRegion: 'eu-west-1' } as const;
+    const problem = (fromImage: string, fromImageRegistry: Parameters<typeof planBuild>[0]['fromImageRegistry']) => {
+      const r = planBuild({ fromImage, fromImageRegistry, steps: [] }, SUITES);
+      expect(r.ok).toBe(false);
+      const message = r.ok ? '' : r.problems.map((p) => p.message).join('; ');
+      for (const secret of ['AKIDSECRETLIKE', 'SECRETKEYVALUE', 'PRIVATEKEYVALUE']) expect(message).not.toContain(secret);
+      return message;
+    };
+    expect(problem('ghcr.io/org/app:1', aws)).toBe(
+      'fromAWSRegistry: ghcr.io is not an Amazon ECR registry (<account>.dkr.ecr.<region>.amazonaws.com); use fromImage(image, { username, password }) for other registries',
+    );
+    expect(problem('debian:bookworm', aws)).toContain('fromAWSRegistry: docker.io is not an Amazon ECR registry');
+    expect(problem('123456789012.dkr.ecr.us-east-1.amazonaws.com/app:1', aws)).toBe(
+      "fromAWSRegistry: the registry 123456789012.dkr.ecr.us-east-1.amazonaws.com is in us-east-1, but the region given is eu-west-1; ECR's tokens hold in their own region only",
+    );
+    const key = JSON.stringify({ type: 'service_account', private_key: 'PRIVATEKEYVALUE' });
+    expect(problem('ghcr.io/org/app:1', { type: 'gcp', serviceAccountJson: key })).toContain(
+      'fromGCPRegistry: ghcr.io is not a Google Cloud registry',
+    );
+    expect(problem('gcr.io/p/app:1', { type: 'gcp', serviceAccountJson: 'PRIVATEKEYVALUE' })).toBe(
+      'fromGCPRegistry: the service account key is not a JSON object (expected the key file of the service account, as Google Cloud gives it)',
+    );
+    expect(problem('gcr.io/p/app:1', { type: 'gcp', serviceAccountJson: '["PRIVATEKEYVALUE"]' })).toContain('is not a JSON object');
   });
 
   test("an ECR image without credentials is pulled with the host's own (its instance role)", () => {
