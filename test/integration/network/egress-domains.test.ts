@@ -2,7 +2,8 @@
  * Domain names in allowOut and an egress proxy, from the unmodified SDK, enforced outside the sandbox (probes run as
  * root inside): an allowed name reaches the internet stand-in by HTTPS (SNI) and HTTP (Host), a name not allowed at
  * the same address does not, an allowed name sent to another address goes nowhere; a sandbox with an egress proxy is
- * seen from the proxy's address only, and a proxy that refuses it leaves it with no way out. Names: the sandbox picks
+ * seen from the proxy's address only, and a proxy that refuses it leaves it with no way out. On a kept-alive HTTP
+ * connection admitted by its first Host, a later request for another name at the same server is never passed on. Names: the sandbox picks
  * the address (curl --resolve, as its own resolver would answer), the relay checks it against the resolver stand-in.
  */
 import { RELAY_PORT } from '../../../src/runtime/network/guard-rules';
@@ -73,6 +74,80 @@ test('allowOut with domain names: allowed names by SNI and Host, others refused 
   // Cleared by an update that leaves them out.
   await rig.sdk.call(id, 'updateNetwork', {});
   expect(await fetchIn(id, 'https://other.skn.test/', INTERNET.web)).toMatchObject({ sni: 'other.skn.test' });
+  await rig.sdk.call(id, 'kill');
+});
+
+/**
+ * Run in the sandbox with its Node: requests on ONE kept-alive connection to `address`:80, in order (each waits for
+ * the answer to the one before), or all written at once (pipelined). Prints what came back: the Host each answer
+ * says the server was sent, or the error that ended the connection.
+ */
+const ONE_CONNECTION = `
+const net = require('node:net');
+const [address, mode, ...requests] = process.argv.slice(2);
+const seen = [];
+let buf = '';
+const s = net.connect(80, address);
+const answers = () => {
+  const hosts = [];
+  for (const m of buf.matchAll(/"host":"([^"]*)"/g)) hosts.push(m[1]);
+  return hosts;
+};
+const finish = (how) => { console.log(JSON.stringify({ hosts: answers(), end: how })); process.exit(0); };
+s.on('data', (d) => { buf += d.toString('latin1'); if (mode === 'seq' && answers().length === seen.length && requests.length) next(); });
+s.on('error', (e) => finish(e.code || e.message));
+s.on('close', () => finish('closed'));
+setTimeout(() => finish('open'), 4000);
+const next = () => { const r = requests.shift(); seen.push(r); s.write(Buffer.from(r, 'base64')); };
+s.on('connect', () => { if (mode === 'seq') next(); else { for (const r of requests) s.write(Buffer.from(r, 'base64')); requests.length = 0; } });
+`;
+
+const get = (host: string) => `GET / HTTP/1.1\r\nHost: ${host}\r\n\r\n`;
+
+async function oneConnection(sandboxID: string, mode: 'seq' | 'pipelined', requests: string[]) {
+  const args = requests.map((r) => Buffer.from(r, 'latin1').toString('base64')).join(' ');
+  const r = await rig.sh(
+    sandboxID,
+    `cat > /tmp/one-connection.js <<'EOF'\n${ONE_CONNECTION}\nEOF\n/opt/sandbox-kit/node /tmp/one-connection.js ${INTERNET.web} ${mode} ${args}`,
+  );
+  expect(r.exitCode).toBe(0);
+  return JSON.parse(r.stdout.trim().split('\n').at(-1)!) as { hosts: string[]; end: string };
+}
+
+test('a kept-alive HTTP connection admitted by its Host: every later request must name an allowed host, or it is closed', async () => {
+  const s = await rig.sdk.create('base', {
+    ...rig.opts,
+    network: { allowOut: ['allowed.skn.test', '*.wild.skn.test'], denyOut: ['0.0.0.0/0'] },
+  });
+  const id = s.sandboxId;
+  // Hostile: the same server hosts other.skn.test; a second request for it on the allowed connection never reaches it.
+  const sequential = await oneConnection(id, 'seq', [get('allowed.skn.test'), get('other.skn.test'), get('allowed.skn.test')]);
+  expect(sequential.hosts).toEqual(['allowed.skn.test']);
+  expect(sequential.end).not.toBe('open');
+  const pipelined = await oneConnection(id, 'pipelined', [get('allowed.skn.test'), get('other.skn.test')]);
+  expect(pipelined.hosts).not.toContain('other.skn.test');
+  expect(pipelined.end).not.toBe('open');
+  // A bare LF, which a lenient server reads as a line end: the relay cannot follow it and passes none of it.
+  const bareLf = await oneConnection(id, 'seq', [
+    get('allowed.skn.test'),
+    'GET / HTTP/1.1\nHost: other.skn.test\n\r\nHost: allowed.skn.test\r\n\r\n',
+  ]);
+  expect(bareLf.hosts).toEqual(['allowed.skn.test']);
+  // The URL of a request names the host over its Host header.
+  const absolute = await oneConnection(id, 'seq', [
+    get('allowed.skn.test'),
+    'GET http://other.skn.test/ HTTP/1.1\r\nHost: allowed.skn.test\r\n\r\n',
+  ]);
+  expect(absolute.hosts).toEqual(['allowed.skn.test']);
+
+  // Legitimate: allowed names one after another on one connection, a body that merely contains a request for another
+  // name, and pipelining, all answered, the connection kept open.
+  const hidden = get('other.skn.test');
+  const post = `POST /form HTTP/1.1\r\nHost: a.wild.skn.test\r\nContent-Length: ${hidden.length}\r\n\r\n${hidden}`;
+  const legit = await oneConnection(id, 'seq', [get('allowed.skn.test'), post, get('allowed.skn.test')]);
+  expect(legit).toEqual({ hosts: ['allowed.skn.test', 'a.wild.skn.test', 'allowed.skn.test'], end: 'open' });
+  const legitPipelined = await oneConnection(id, 'pipelined', [get('allowed.skn.test'), get('b.wild.skn.test')]);
+  expect(legitPipelined).toEqual({ hosts: ['allowed.skn.test', 'b.wild.skn.test'], end: 'open' });
   await rig.sdk.call(id, 'kill');
 });
 

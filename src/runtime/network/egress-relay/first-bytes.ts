@@ -3,8 +3,10 @@
  * an HTTP/1 request. Pure: it is called with everything received so far and says whether it needs more.
  */
 
+import { MAX_HEAD_BYTES, parseRequestHead } from './http-requests';
+
 /** How much the relay waits for before it gives up on finding a name. */
-export const MAX_FIRST_BYTES = 16 * 1024;
+export const MAX_FIRST_BYTES = MAX_HEAD_BYTES;
 
 export type FirstBytes = { complete: false } | { complete: true; name: string | undefined; protocol: 'tls' | 'http' | 'other' };
 
@@ -52,21 +54,16 @@ function sniOf(buf: Buffer): FirstBytes {
   return none;
 }
 
-/** The Host header of an HTTP/1 request that starts `buf` (without a port), or undefined when it has none. */
+/**
+ * The host of an HTTP/1 request that starts `buf` (without a port), as a strict server reads its head
+ * (http-requests.ts); undefined when it names none, or names it in a way servers could read otherwise.
+ */
 function hostOf(buf: Buffer): FirstBytes {
-  const text = buf.toString('latin1', 0, Math.min(buf.length, MAX_FIRST_BYTES));
-  const end = text.indexOf('\r\n\r\n');
-  if (end < 0) return buf.length >= MAX_FIRST_BYTES ? { complete: true, name: undefined, protocol: 'http' } : NEED_MORE;
-  const hosts = text
-    .slice(0, end)
-    .split('\r\n')
-    .slice(1)
-    .filter((l) => /^host:/i.test(l));
-  // Two Host headers are ambiguous (servers differ on which wins): no name.
-  if (hosts.length !== 1) return { complete: true, name: undefined, protocol: 'http' };
-  const value = hosts[0]!.slice(5).trim();
-  const m = /^([A-Za-z0-9.-]+)(?::\d+)?$/.exec(value);
-  return { complete: true, name: m ? m[1] : undefined, protocol: 'http' };
+  const end = buf.indexOf('\r\n\r\n', 0, 'latin1');
+  if (end < 0 || end + 4 > MAX_FIRST_BYTES)
+    return buf.length >= MAX_FIRST_BYTES ? { complete: true, name: undefined, protocol: 'http' } : NEED_MORE;
+  const head = parseRequestHead(buf.toString('latin1', 0, end));
+  return { complete: true, name: typeof head === 'string' ? undefined : (head.host ?? undefined), protocol: 'http' };
 }
 
 /** What `buf` (everything the client sent so far) names. */

@@ -12,7 +12,9 @@
 import * as dns from 'node:dns/promises';
 import { existsSync } from 'node:fs';
 import * as net from 'node:net';
+import { matchesDomain } from '../domain-names';
 import { MAX_FIRST_BYTES, nameInFirstBytes } from './first-bytes';
+import { RequestSplitter } from './http-requests';
 import { type Endpoint, originalDestination } from './original-destination';
 import { needsName, plan, readRelayPolicy, type RelayPolicy } from './relay-policy';
 import { connectThrough } from './socks5';
@@ -32,22 +34,22 @@ function log(line: string): void {
 }
 
 /** Everything the client sends until its first bytes name a host (or cannot), paused afterwards. */
-function firstBytes(client: net.Socket): Promise<{ head: Buffer; name: string | undefined }> {
+function firstBytes(client: net.Socket): Promise<{ head: Buffer; name: string | undefined; protocol?: string }> {
   return new Promise((resolve) => {
     let head = Buffer.alloc(0);
     let settled = false;
-    const done = (name: string | undefined) => {
+    const done = (name: string | undefined, protocol?: string) => {
       if (settled) return;
       settled = true;
       client.off('data', onData);
       client.pause();
       clearTimeout(timer);
-      resolve({ head, name });
+      resolve({ head, name, protocol });
     };
     const onData = (chunk: Buffer) => {
       head = Buffer.concat([head, chunk]);
       const r = nameInFirstBytes(head);
-      if (r.complete) done(r.name);
+      if (r.complete) done(r.name, r.protocol);
       else if (head.length >= MAX_FIRST_BYTES) done(undefined);
     };
     const timer = setTimeout(() => done(undefined), FIRST_BYTES_TIMEOUT_MS);
@@ -107,7 +109,9 @@ async function handle(client: net.Socket, dir: string, relayPort: number): Promi
   if (!policy) return refuse('no egress policy for this address');
   const destination = await originalDestination(source, relayPort).catch(() => undefined);
   if (!destination) return refuse('its original destination is not tracked');
-  const { head, name } = needsName(policy, destination) ? await firstBytes(client) : { head: Buffer.alloc(0), name: undefined };
+  const { head, name, protocol } = needsName(policy, destination)
+    ? await firstBytes(client)
+    : { head: Buffer.alloc(0), name: undefined, protocol: undefined };
   const decision = plan(policy, destination, name);
   if (decision.action === 'refuse') return refuse(decision.reason);
   if (decision.verifyName !== undefined && !(await addressesOf(policy, decision.verifyName)).includes(destination.address)) {
@@ -129,9 +133,55 @@ async function handle(client: net.Socket, dir: string, relayPort: number): Promi
   });
   client.on('close', () => upstream.destroy());
   upstream.on('close', () => client.destroy());
+  upstream.pipe(client);
+  if (decision.byName !== undefined && protocol === 'http') {
+    // Admitted for the Host of its first request: a later request on the same connection must name an allowed host
+    // too (one server may host many names at this address).
+    passCheckingHosts(client, upstream, head, policy.allowDomains, (reason) => refuse(`${decision.byName} connection: ${reason}`));
+    return;
+  }
   if (head.length > 0) upstream.write(head);
   client.pipe(upstream);
-  upstream.pipe(client);
+}
+
+/**
+ * Passes a plain HTTP/1 client's requests on while each names an allowed host; at the first that does not (or
+ * bytes it cannot follow as HTTP/1 requests) it stops, passing nothing of that request, and closes both sides.
+ */
+function passCheckingHosts(
+  client: net.Socket,
+  upstream: net.Socket,
+  head: Buffer,
+  allowDomains: readonly string[],
+  refuse: (reason: string) => void,
+): void {
+  const splitter = new RequestSplitter();
+  const feed = (chunk: Buffer): boolean => {
+    const { pieces, error } = splitter.push(chunk);
+    for (const piece of pieces) {
+      const host = piece.request?.host;
+      if (piece.request && (host === null || !matchesDomain(allowDomains, host as string))) {
+        upstream.destroy();
+        refuse(`a request for ${host === null ? 'no host' : host} (${piece.request.method}) is not allowed`);
+        return false;
+      }
+      if (!upstream.write(piece.bytes)) client.pause();
+    }
+    if (error !== undefined) {
+      upstream.destroy();
+      refuse(`its requests cannot be followed: ${error}`);
+      return false;
+    }
+    return true;
+  };
+  upstream.on('drain', () => client.resume());
+  client.on('end', () => upstream.end());
+  if (head.length > 0 && !feed(head)) return;
+  const onData = (chunk: Buffer) => {
+    if (!feed(chunk)) client.off('data', onData);
+  };
+  client.on('data', onData);
+  client.resume();
 }
 
 export function main(argv: string[]): void {

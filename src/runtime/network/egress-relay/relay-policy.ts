@@ -60,9 +60,10 @@ export type Plan =
   | { action: 'refuse'; reason: string }
   /**
    * Connect to host:port (directly, or through the proxy when the policy has one); `verifyName`: only if host is one
-   * of that name's addresses.
+   * of that name's addresses. `byName`: admitted for the name it sent, not its address (every later request of a
+   * plain HTTP connection must name an allowed host too).
    */
-  | { action: 'connect'; host: string; port: number; verifyName?: string };
+  | { action: 'connect'; host: string; port: number; verifyName?: string; byName?: string };
 
 /** Whether the decision for `dst` depends on the name the client sends (so the relay waits for its first bytes). */
 export function needsName(p: RelayPolicy, dst: Endpoint): boolean {
@@ -79,9 +80,10 @@ export function plan(p: RelayPolicy, dst: Endpoint, name: string | undefined): P
   if (inAny(p.blocked, dst.address)) return { action: 'refuse', reason: `${dst.address} is private, loopback or link-local space` };
   if (inAny(p.allowOut, dst.address)) return { action: 'connect', host: dst.address, port: dst.port };
   if (name !== undefined && matchesDomain(p.allowDomains, name)) {
+    const byName = name.toLowerCase();
     return p.proxy
-      ? { action: 'connect', host: name.toLowerCase(), port: dst.port }
-      : { action: 'connect', host: dst.address, port: dst.port, verifyName: name.toLowerCase() };
+      ? { action: 'connect', host: byName, port: dst.port, byName }
+      : { action: 'connect', host: dst.address, port: dst.port, verifyName: byName, byName };
   }
   if (inAny(p.denyOut, dst.address)) {
     return { action: 'refuse', reason: `${dst.address}:${dst.port}${name ? ` (${name})` : ''} is denied by the sandbox's egress rules` };

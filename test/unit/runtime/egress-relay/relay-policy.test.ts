@@ -39,6 +39,7 @@ describe("the relay's decision", () => {
       host: '203.0.113.1',
       port: 443,
       verifyName: 'allowed.example.com',
+      byName: 'allowed.example.com',
     });
     expect(plan(base, web, 'x.wild.example.com')).toMatchObject({ action: 'connect', verifyName: 'x.wild.example.com' });
   });
@@ -64,7 +65,12 @@ describe("the relay's decision", () => {
     expect(needsName(open, web)).toBe(false);
     expect(plan(open, web, undefined)).toEqual({ action: 'connect', host: '203.0.113.1', port: 443 });
     const proxied = { ...base, proxy: { host: 'proxy.example.net', port: 1080 } };
-    expect(plan(proxied, web, 'Allowed.example.com')).toEqual({ action: 'connect', host: 'allowed.example.com', port: 443 });
+    expect(plan(proxied, web, 'Allowed.example.com')).toEqual({
+      action: 'connect',
+      host: 'allowed.example.com',
+      port: 443,
+      byName: 'allowed.example.com',
+    });
   });
 });
 
