@@ -33,6 +33,15 @@ function hostName(authority: string): string | null {
   return m ? m[1]! : null;
 }
 
+/** Whether `text` holds a control character other than a tab (none belongs in a header field). */
+function hasControl(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if ((c < 0x20 && c !== 0x09) || c === 0x7f) return true;
+  }
+  return false;
+}
+
 /** The authority of an absolute-form (`http://host/...`) or authority-form (CONNECT `host:443`) target, or undefined. */
 function targetAuthority(method: string, target: string): string | undefined | 'bad' {
   if (target.startsWith('/') || target === '*') return undefined;
@@ -46,8 +55,9 @@ function targetAuthority(method: string, target: string): string | undefined | '
  * it cannot be followed.
  */
 export function parseRequestHead(text: string): RequestHead | string {
-  if (/[\r\n]/.test(text.replace(/\r\n/g, ''))) return 'a bare CR or LF in the request head';
-  if (/[\x00-\x08\x0b-\x1f\x7f]/.test(text.replace(/\r\n/g, ''))) return 'a control character in the request head';
+  const lineText = text.replace(/\r\n/g, '');
+  if (/[\r\n]/.test(lineText)) return 'a bare CR or LF in the request head';
+  if (hasControl(lineText)) return 'a control character in the request head';
   const [requestLine = '', ...lines] = text.split('\r\n');
   const request = REQUEST_LINE.exec(requestLine);
   if (!request) return 'not an HTTP/1 request line';
