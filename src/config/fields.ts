@@ -85,6 +85,38 @@ export const sshCidrList = () =>
 /** Each entry a CIDR; at least one (`0.0.0.0/0` for anyone). */
 export const openCidrList = () => cidrList().min(1, { message: 'expected at least one CIDR (0.0.0.0/0 for anyone)' });
 
+/** The most sandboxes a warm pool keeps of one template. */
+export const WARM_POOL_MAX = 64;
+const POOL_TEMPLATE = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
+const WARM_POOL = `template names (or IDs), each with how many of its sandboxes to keep started, an integer from 0 to ${WARM_POOL_MAX}, such as {base: 2}`;
+/** Sandboxes a platform keeps started per template, for creates to take (docs/platform.md#warm-pool). */
+export const warmPoolSizes = () => {
+  const error = `expected ${WARM_POOL}`;
+  return accepting(
+    z.record(
+      z.string({ error }).regex(POOL_TEMPLATE, { error }),
+      z
+        .union([z.number(), z.string().regex(decimal).transform(Number)], { error })
+        .pipe(z.number().int({ error }).min(0, { error }).max(WARM_POOL_MAX, { error })),
+      { error },
+    ),
+    WARM_POOL,
+  );
+};
+const WARM_POOL_ENTRY = `TEMPLATE=N: a template name (or ID) and how many of its sandboxes to keep started, an integer from 0 to ${WARM_POOL_MAX}`;
+/** One `--warm-pool` flag: `base=2` -> ['base', 2]. */
+export const warmPoolEntry = () => {
+  const error = `expected ${WARM_POOL_ENTRY}`;
+  return accepting(
+    z
+      .string({ error })
+      .regex(new RegExp(`^${POOL_TEMPLATE.source.slice(1, -1)}=\\d{1,3}$`), { error })
+      .transform((v): [string, number] => [v.slice(0, v.lastIndexOf('=')), Number(v.slice(v.lastIndexOf('=') + 1))])
+      .refine(([, n]) => n <= WARM_POOL_MAX, { error }),
+    WARM_POOL_ENTRY,
+  );
+};
+
 const REGISTRY_LIST = 'a list of registry hosts with an optional port, such as [registry.internal:5000]';
 const REGISTRY = /^(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*|\[[0-9a-f:.]+\])(?::[0-9]{1,5})?$/;
 /** Image registries as `host[:port]`, lower-case (as image references name them). */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { cidrList, flag, integer, ipv4, oneOf, openCidrList, port, registryList, sshCidrList, text } from './fields';
+import { cidrList, flag, integer, ipv4, oneOf, openCidrList, port, registryList, sshCidrList, text, warmPoolSizes } from './fields';
 import { AEAD_METHODS, CLIENT_MODES, SS_MODES } from './methods';
 import { DEFAULT_AGENT_PORT } from '../contract/agent-port';
 import { DEFAULT_RUNSC_PLATFORM, RUNSC_PLATFORMS, RUNTIME_CHOICES } from '../contract/runtime-choice';
@@ -207,6 +207,11 @@ const sandboxHost = z
       .default(DEFAULT_RUNSC_PLATFORM)
       .describe(
         "How gVisor intercepts the sandbox's system calls when runtime is runsc: systrap (no /dev/kvm needed), ptrace (slowest, works everywhere), kvm (hosts with a usable /dev/kvm: bare metal, not a nested VM).",
+      ),
+    warmPool: warmPoolSizes()
+      .default({})
+      .describe(
+        "The warm pool (docs/platform.md#warm-pool): sandboxes of these templates each host keeps started and networked, waiting for a create to take one (a create then skips the container's and the agent's start). They hold host memory and CPU (the host's admission counts them) but no team's quota; a create the pool cannot serve starts cold. `sandbox-kit platform --warm-pool TEMPLATE=N`.",
       ),
   })
   .prefault({});

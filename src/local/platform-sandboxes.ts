@@ -54,6 +54,7 @@ export async function startService(
     buildLimits: config.builds,
     runtime: config.sandboxHost.runtime,
     runscPlatform: config.sandboxHost.runscPlatform,
+    warmPool: config.sandboxHost.warmPool,
     templates: {
       statusFile: templateBuildsFile(state),
       ...(choices.extraCaCertsFile ? { extraCaCertsFile: choices.extraCaCertsFile } : {}),

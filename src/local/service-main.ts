@@ -35,6 +35,8 @@ export interface ServiceConfig {
   runscPlatform?: RunscPlatform;
   /** The stack config's `images`: registries allowed over plain HTTP, what `e2bdev/base` means. */
   images?: ImageSources;
+  /** The stack's sandboxHost.warmPool. */
+  warmPool?: Record<string, number>;
 }
 
 async function main(configFile: string): Promise<void> {
@@ -52,6 +54,7 @@ async function main(configFile: string): Promise<void> {
     ...(config.buildLimits ? { buildLimits: config.buildLimits } : {}),
     ...(config.stackEgress ? { stackEgress: config.stackEgress } : {}),
     ...(config.images ? { images: config.images } : {}),
+    ...(config.warmPool ? { warmPool: config.warmPool } : {}),
     log,
     ...(builds ? { pendingTemplates: (known) => builds.resolver(known) } : {}),
   });

@@ -91,6 +91,7 @@ export function platformCommand(config: StackConfig, options: PlatformServiceOpt
     String(config.builds.logBytes),
     '--concurrent-builds',
     String(config.builds.concurrent),
+    ...Object.entries(config.sandboxHost.warmPool).flatMap(([template, n]) => ['--warm-pool', `${template}=${n}`]),
     ...runtimeFlags(config),
     // The proxy template's sandboxes reach the proxy's ingress address and port, nothing else (docs/network.md).
     '--stack-egress-template',

@@ -4,7 +4,7 @@
  * With the in-process catalog it also runs the gateway, since nothing else could read that catalog.
  */
 import { isIPv4 } from 'node:net';
-import { buildLimitFields, integer, oneOf, text } from '../../config';
+import { buildLimitFields, integer, oneOf, text, warmPoolEntry } from '../../config';
 import { DEFAULT_RUNSC_PLATFORM, RUNSC_PLATFORMS, RUNTIME_CHOICES } from '../../contract/runtime-choice';
 import { startGateway, type RunningGateway } from '../../gateway';
 import { startPlatformOnHost } from '../../platform/on-host';
@@ -44,6 +44,9 @@ options:
   --route-out         let sandboxes out through this host (a sandbox host, whose rules then filter and NAT them)
   --volumes-dir D     where volumes live, a directory each (default <state-dir>/volumes; in a fleet the mount of
                       the file system every host shares)
+  --warm-pool TEMPLATE=N  keep N sandboxes of the template (its name or ID) started, for creates to take at once
+                      (repeatable, one per template; default none: every create starts its sandbox; the stack's
+                      sandboxHost.warmPool; docs/platform.md#warm-pool)
 
 template builds (the stack's builds.* keys; docs/security.md, Limits):
   --build-deadline-seconds S  a whole build's deadline (default ${buildLimitFields.deadlineSeconds.parse(undefined)})
@@ -89,6 +92,7 @@ const FLAGS = {
   'sandbox-subnet': valueFlag(text(/^\d+\.\d+\.\d+\.\d+\/\d{1,2}$/, 'an IPv4 subnet such as 10.0.1.16/28').optional()),
   'route-out': switchFlag(),
   'volumes-dir': valueFlag(text(/^\/\S*$/, 'an absolute directory path').optional()),
+  'warm-pool': listFlag(warmPoolEntry()),
   'host-id': valueFlag(text(HOST_ID_PATTERN, HOST_ID_RULE).optional()),
   'advertise-url': valueFlag(text(/^http:\/\/[^\s/]+\/?$/, 'an http:// URL of this API, such as http://10.0.1.23:3001').optional()),
   capacity: valueFlag(integer(1, 100_000, 'a number of sandboxes from 1 to 100000').optional()),
@@ -175,6 +179,7 @@ export async function run(argv: string[]): Promise<number> {
       concurrent: flags['concurrent-builds'],
     },
     ...(flags['volumes-dir'] !== undefined ? { volumesDir: flags['volumes-dir'] } : {}),
+    ...(flags['warm-pool'].length > 0 ? { warmPool: Object.fromEntries(flags['warm-pool']) } : {}),
     ...(flags['stack-egress-template'].length > 0
       ? { stackEgress: { templates: flags['stack-egress-template'], proxy: flags['stack-egress-proxy'] } }
       : {}),

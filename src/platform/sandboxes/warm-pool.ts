@@ -180,6 +180,7 @@ export class WarmPool {
         return;
       }
       list.push(started);
+      this.o.log(`warm pool ${name}: sandbox ${started.sandboxID} ready (${list.length} of ${size})`);
     }
   }
 }

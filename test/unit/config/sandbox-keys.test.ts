@@ -28,6 +28,22 @@ describe('sandbox host, fleet and DNS keys', () => {
     expect(issues({ host: { adminCidrs: ['10.0.0.0/8', '198.51.100.7/32'] } })).toEqual([]);
   });
 
+  it('takes a warm pool per template (none by default), each size from 0 to 64, naming the key of a bad one', () => {
+    expect(loadStackConfig({}).sandboxHost.warmPool).toEqual({});
+    // From `pulumi config set` the sizes arrive as text.
+    expect(loadStackConfig({ sandboxHost: { warmPool: { base: '2', 'my-template:v2': 0 } } }).sandboxHost.warmPool).toEqual({
+      base: 2,
+      'my-template:v2': 0,
+    });
+    const expected =
+      'template names (or IDs), each with how many of its sandboxes to keep started, an integer from 0 to 64, such as {base: 2}';
+    expect(issues({ sandboxHost: { warmPool: { base: 65, ok: 1, other: -1 } } })).toEqual([
+      { key: 'sandbox-kit:sandboxHost.warmPool.base', given: '65', expected },
+      { key: 'sandbox-kit:sandboxHost.warmPool.other', given: '-1', expected },
+    ]);
+    expect(issues({ sandboxHost: { warmPool: ['base'] } }).map((i) => i.key)).toEqual(['sandbox-kit:sandboxHost.warmPool']);
+  });
+
   it('needs at least one API and gateway CIDR', () => {
     expect(issues({ sandboxHost: { apiCidrs: [], gatewayCidrs: [] } }).map((i) => i.key)).toEqual([
       'sandbox-kit:sandboxHost.apiCidrs',

@@ -137,6 +137,13 @@ describe('sandbox host units', () => {
     }
   });
 
+  it("pass the stack's warm pool on, one flag per template, and none when it is empty", () => {
+    const options = { catalog: REDIS, catalogPasswordFile: P.catalogPassword, state: REDIS, proxyIngressIp: SERVER_IP };
+    expect(platformCommand(loadStackConfig({}), options)).not.toContain('--warm-pool');
+    const argv = platformCommand(loadStackConfig({ sandboxHost: { warmPool: { base: 2, 'code-interpreter-v1': 1 } } }), options);
+    expect(argv.filter((_, i) => argv[i - 1] === '--warm-pool')).toEqual(['base=2', 'code-interpreter-v1=1']);
+  });
+
   it('refuse an argument that would need quoting in a unit', () => {
     expect(() =>
       renderPlatformUnit(defaults, {
