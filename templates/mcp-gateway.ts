@@ -1,14 +1,16 @@
 /**
  * The `mcp-gateway` template: the one the E2B SDK creates a sandbox from when `Sandbox.create({ mcp })` names no
- * template. Debian with the catalog's npm servers preinstalled (so sandboxes with MCP start without a download) and
- * the `mcp-gateway` command, which runs the kit's gateway bundle with the node the platform mounts into every
- * sandbox. Defined with the E2B Template builder: it builds on the kit's platform or any E2B-compatible one.
+ * template. Debian with the catalog's npm servers preinstalled (so sandboxes with MCP start without a download), the
+ * images of any image servers asked for (placed by the kit's template builder at the end of the build), and the
+ * `mcp-gateway` command, which runs the kit's gateway bundle with the node the platform mounts into every sandbox.
+ * Defined with the E2B Template builder: it builds on the kit's platform or any E2B-compatible one.
  */
 import { type BuildInfo, type BuildOptions, Template, type TemplateClass } from 'e2b';
 import { MCP_TEMPLATE } from '../src/contract/mcp';
 import { builtinCatalog } from '../src/mcp/catalog/load';
 import type { Catalog } from '../src/mcp/catalog/schema';
-import { npmSpecs } from '../src/mcp/gateway/pull';
+import { installPlan } from '../src/mcp/gateway/pull';
+import { preinstallCommand } from '../src/mcp/launch/image-dir';
 import { DEFAULT_SERVERS_DIR } from '../src/mcp/launch/resolve-bin';
 import { GATEWAY_COMMAND_PATH, gatewayWrapperScript } from '../src/mcp/template/wrapper';
 import { templateWithContextFor, trustExtraCa } from './extra-ca';
@@ -27,7 +29,10 @@ const NPM = {
 export const MCP_GATEWAY_TEMPLATE = { alias: MCP_TEMPLATE, memoryMB: 1024, cpuCount: 1 } as const;
 
 export interface McpTemplateOptions {
-  /** Catalog servers to preinstall (default: every npm server of the catalog). */
+  /**
+   * Catalog servers to preinstall (default: every npm server of the catalog). An image server's image is named in the
+   * template's preinstall list (src/mcp/launch/image-dir.ts), which the kit's template builder fetches and places.
+   */
   servers?: string[];
   catalog?: Catalog;
   /** Debian suite of the base image. */
@@ -42,7 +47,7 @@ export interface McpTemplateOptions {
 export function mcpGatewayTemplate(options: McpTemplateOptions = {}): TemplateClass {
   const catalog = options.catalog ?? builtinCatalog();
   const servers = options.servers ?? Object.keys(catalog).filter((name) => 'npm' in catalog[name].run);
-  const specs = npmSpecs(servers, catalog);
+  const { npm: specs, images } = installPlan(servers, catalog);
   const wrapper = Buffer.from(gatewayWrapperScript()).toString('base64');
   let template = trustExtraCa(
     templateWithContextFor(options.extraCaCertsFile)
@@ -66,6 +71,7 @@ export function mcpGatewayTemplate(options: McpTemplateOptions = {}): TemplateCl
       { user: 'root' },
     );
   }
+  if (images.length > 0) template = template.runCmd(preinstallCommand(images), { user: 'root' });
   return template;
 }
 

@@ -36,6 +36,7 @@ import { createTemplateService, sandboxValidator, templateRoutes, type TemplateS
 import type { ImageSources } from './templates';
 import { LOG_PAGE_LIMIT } from './templates/routes';
 import type { BuildLimits } from '../config';
+import { mcpPreinstallFor } from './sandboxes/mcp-images';
 
 export interface PlatformOnHostOptions {
   stateDir: string;
@@ -210,6 +211,8 @@ export async function startPlatformOnHost(options: PlatformOnHostOptions): Promi
         // A build is checked by starting a real sandbox from it (the platform exists by the time a build runs).
         validator: sandboxValidator(() => platform?.sandboxes),
         ...(options.buildLimits ? { limits: options.buildLimits } : {}),
+        // A template's image servers (the mcp-gateway template's preinstall list) come from where a create's would.
+        ...(options.mcpImages !== false ? { preinstall: mcpPreinstallFor(options.mcpImages ?? {}) } : {}),
       }),
     });
   } catch (err) {

@@ -36,7 +36,8 @@ code-interpreter-v1 it builds the template @e2b/code-interpreter starts from (${
   --alias NAME         build under another name than the stack's template.alias
   --skip-cache         rebuild every step
   --server NAME        mcp-gateway: preinstall only these catalog servers (repeatable; default: every npm server of
-                       the catalog, with those of the SANDBOX_KIT_MCP_CATALOG file added)
+                       the catalog, with those of the SANDBOX_KIT_MCP_CATALOG file added); an image server's image is
+                       fetched by the kit's template builder into the template, so its sandboxes need no pull
   --extra-ca-certs F   mcp-gateway, code-interpreter-v1: a PEM file of certificates the template trusts besides
                        Debian's (a TLS-inspecting proxy between the build or the sandbox and the internet)
 
@@ -199,12 +200,16 @@ async function buildMcp(
     return 1;
   }
   const npmServers = Object.keys(catalog).filter((name) => 'npm' in catalog[name]!.run);
-  const unknown = values.server.filter((name) => !npmServers.includes(name));
+  const installable = (name: string) => catalog[name] !== undefined && ('npm' in catalog[name].run || 'image' in catalog[name].run);
+  const unknown = values.server.filter((name) => !installable(name));
   if (unknown.length > 0) {
     const issues = unknown.map((name) => ({
       key: '--server',
       given: JSON.stringify(name),
-      expected: `a catalog server installed from npm: ${npmServers.join(', ')}`,
+      expected:
+        catalog[name] === undefined
+          ? `a catalog server run from npm or an image (sandbox-kit mcp list shows them), such as ${npmServers.join(', ')}`
+          : 'a catalog server run from npm or an image: this one needs nothing installed',
     }));
     console.error(`template build: ${formatIssues(issues)}\nNothing was built.`);
     return 2;

@@ -55,6 +55,9 @@ const commandRun = z.strictObject({ command: z.array(z.string().min(1)).min(1) }
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
+/** An image reference as the catalog writes one (`mcp/time`, `ghcr.io/org/x:1`): no spaces, quotes or shell text. */
+export const IMAGE_REF = /^[a-z0-9][a-z0-9._/:@-]*$/;
+
 /**
  * An OCI image (`mcp/<name>` on Docker Hub for the public catalog): its entrypoint runs with `args` (the image's
  * command when empty) and `env`; `{{prop}}` in either stands for a configured value (`{{prop|into}}` alone in an
@@ -62,7 +65,7 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
  */
 const imageRun = z.strictObject({
   image: z.strictObject({
-    ref: z.string().regex(/^[a-z0-9][a-z0-9._/:@-]*$/, 'expected an image reference such as mcp/time'),
+    ref: z.string().regex(IMAGE_REF, 'expected an image reference such as mcp/time'),
     args: z.array(z.string()).default([]),
     env: z.record(z.string().regex(ENV_NAME), z.string()).default({}),
   }),

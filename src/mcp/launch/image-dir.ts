@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { IMAGE_REF } from '../catalog/schema';
 
 /**
  * Where a catalog server's OCI image is inside a sandbox: `<dir>/<key>/rootfs` (its filesystem) and
@@ -9,6 +10,42 @@ import * as path from 'node:path';
 
 /** Where the template (or the platform) puts images. */
 export const DEFAULT_IMAGES_DIR = '/opt/mcp-images';
+
+/**
+ * A template's request to its builder: the image references (one a line) whose filesystems the build is to place under
+ * DEFAULT_IMAGES_DIR, so sandboxes of the template need no pull. `mcp-gateway pull` and the mcp-gateway template
+ * append to it; the kit's template builder reads it at the end of a build (platform/sandboxes/mcp-images.ts).
+ */
+export const PREINSTALL_FILE = `${DEFAULT_IMAGES_DIR}/preinstall`;
+
+/** At most this many images per template. */
+export const MAX_PREINSTALL = 64;
+
+/** The shell command a build step runs to ask for `refs` (checked references: no quoting needed beyond '...'). */
+export function preinstallCommand(refs: string[]): string {
+  for (const ref of refs) if (!IMAGE_REF.test(ref)) throw new Error(`not an image reference: ${JSON.stringify(ref)}`);
+  return `mkdir -p ${DEFAULT_IMAGES_DIR} && printf '%s\\n' ${refs.map((r) => `'${r}'`).join(' ')} >> ${PREINSTALL_FILE}`;
+}
+
+/** The references of a preinstall list, each once; a line that is not one is an error naming it. */
+export function parsePreinstall(text: string): string[] {
+  const refs = new Set<string>();
+  const bad: string[] = [];
+  for (const raw of text.split('\n')) {
+    const line = raw.trim();
+    if (line === '' || line.startsWith('#')) continue;
+    if (IMAGE_REF.test(line)) refs.add(line);
+    else bad.push(JSON.stringify(line.slice(0, 100)));
+  }
+  if (bad.length > 0) throw new Error(`${PREINSTALL_FILE}: not image references: ${bad.join(', ')}`);
+  if (refs.size > MAX_PREINSTALL) throw new Error(`${PREINSTALL_FILE}: ${refs.size} images; at most ${MAX_PREINSTALL} may be preinstalled`);
+  return [...refs];
+}
+
+/** Where an image's image.json is in a sandbox: present once the image is there (from its template or its create). */
+export function imageInfoPath(ref: string): string {
+  return path.posix.join(DEFAULT_IMAGES_DIR, imageKey(ref), 'image.json');
+}
 
 export interface ImageInfo {
   ref: string;

@@ -6,9 +6,10 @@ import { promisify } from 'node:util';
 import { builtinCatalog } from '../../mcp/catalog/load';
 import type { Catalog } from '../../mcp/catalog/schema';
 import type { ValidMcpConfig } from '../../mcp/config/validate';
-import { DEFAULT_IMAGES_DIR, type ImageInfo, imageKey } from '../../mcp/launch/image-dir';
+import { DEFAULT_IMAGES_DIR, type ImageInfo, imageInfoPath, imageKey, PREINSTALL_FILE, parsePreinstall } from '../../mcp/launch/image-dir';
 import type { PulledImage } from '../../runtime';
 import { pullImage } from '../../runtime/images';
+import { existsInLayers, readInLayers } from '../../runtime/layer-view';
 import { checkSandboxMcp } from './mcp-check';
 import { DEFAULT_ID_MAPPING } from '../../runtime/id-shift';
 
@@ -17,7 +18,8 @@ import { DEFAULT_ID_MAPPING } from '../../runtime/id-shift';
  * image's layers, relocated under /opt/mcp-images/<key>/rootfs (hard links into the shared layer store, made once
  * per image digest), with <key>/image.json saying what runs. The in-sandbox gateway runs the entrypoint inside that
  * filesystem. An image that cannot be fetched becomes a layer with <key>/error holding the reason, which the gateway
- * reports in its status and its tools' answers; the sandbox still starts.
+ * reports in its status and its tools' answers; the sandbox still starts. An image its template already holds (the
+ * template builder placed it, mcpPreinstallFor) is not fetched again.
  */
 
 const run = promisify(execFile);
@@ -124,12 +126,21 @@ async function errorLayer(ref: string, reason: string, dir: string): Promise<str
   });
 }
 
-/** The images of the configured catalog servers that run from one, as read-only layers (topmost first). */
-export async function mcpImageLayers(config: ValidMcpConfig, catalog: Catalog, o: McpImageOptions): Promise<string[]> {
+/**
+ * The images of the configured catalog servers that run from one, as read-only layers (topmost first); those the
+ * template's layers already hold are left out.
+ */
+export async function mcpImageLayers(
+  config: ValidMcpConfig,
+  catalog: Catalog,
+  o: McpImageOptions,
+  templateLayers: readonly string[] = [],
+): Promise<string[]> {
   const refs = new Set<string>();
   for (const name of Object.keys(config.servers)) {
     const run = catalog[name]?.run;
-    if (run !== undefined && 'image' in run) refs.add(run.image.ref);
+    if (run !== undefined && 'image' in run && !existsInLayers(templateLayers, imageInfoPath(run.image.ref).slice(1)))
+      refs.add(run.image.ref);
   }
   const layers: string[] = [];
   fs.mkdirSync(path.join(o.dir, 'errors'), { recursive: true, mode: 0o700 });
@@ -148,18 +159,64 @@ export async function mcpImageLayers(config: ValidMcpConfig, catalog: Catalog, o
   return layers;
 }
 
-/** A create's `mcp` -> the layers of its image servers, pulled into <stateDir>/images (shared with every image pull). */
-export function mcpImagesFor(stateDir: string, o: { mirror?: string; insecureRegistries?: string[] }, log: (line: string) => void) {
+/** Where the catalog's images come from: PlatformOptions.mcpImages. */
+export interface McpImageSources {
+  mirror?: string;
+  insecureRegistries?: string[];
+}
+
+/**
+ * A create's `mcp` -> the layers of its image servers its template lacks, pulled into <stateDir>/images (shared with
+ * every image pull).
+ */
+export function mcpImagesFor(stateDir: string, o: McpImageSources, log: (line: string) => void) {
   const storeDir = path.join(stateDir, 'images');
-  return async (mcp: unknown): Promise<string[]> => {
+  return async (mcp: unknown, templateLayers: readonly string[]): Promise<string[]> => {
     const config = checkSandboxMcp(mcp);
     if (config === undefined) return [];
-    return mcpImageLayers(config, builtinCatalog(), {
-      pull: (reference) =>
-        pullImage(reference, { storeDir, ...(o.insecureRegistries ? { insecureRegistries: o.insecureRegistries } : {}) }),
-      dir: path.join(storeDir, 'mcp'),
-      ...(o.mirror ? { mirror: o.mirror } : {}),
-      log,
-    });
+    return mcpImageLayers(
+      config,
+      builtinCatalog(),
+      {
+        pull: (reference) =>
+          pullImage(reference, { storeDir, ...(o.insecureRegistries ? { insecureRegistries: o.insecureRegistries } : {}) }),
+        dir: path.join(storeDir, 'mcp'),
+        ...(o.mirror ? { mirror: o.mirror } : {}),
+        log,
+      },
+      templateLayers,
+    );
+  };
+}
+
+/**
+ * The template builder's last step for the images a template asks for in its preinstall list (PREINSTALL_FILE, written
+ * by `mcp-gateway pull` or the mcp-gateway template): each one its layers do not hold yet is pulled into the builder's
+ * image store and placed as read-only layers above the build's, exactly as a create would. An image that cannot be
+ * fetched fails the build, naming it and the reason: the template was asked to hold it.
+ */
+export function mcpPreinstallFor(o: McpImageSources) {
+  return async (layers: readonly string[], io: { imagesDir: string; onLine(line: string): void }): Promise<string[]> => {
+    const text = readInLayers(layers, PREINSTALL_FILE.slice(1));
+    if (text === undefined) return [];
+    const out: string[] = [];
+    for (const ref of parsePreinstall(text)) {
+      if (existsInLayers(layers, imageInfoPath(ref).slice(1))) continue;
+      const from = pullReference(ref, o.mirror);
+      io.onLine(`preinstalling the image ${ref} (from ${from}) under ${path.posix.join(DEFAULT_IMAGES_DIR, imageKey(ref))}`);
+      let image: PulledImage;
+      try {
+        image = await pullImage(from, {
+          storeDir: io.imagesDir,
+          ...(o.insecureRegistries ? { insecureRegistries: o.insecureRegistries } : {}),
+          onLine: io.onLine,
+        });
+      } catch (err) {
+        throw new Error(`the image ${ref} could not be preinstalled: ${from}: ${(err as Error).message}`);
+      }
+      out.push(...(await imageLayers(ref, image, path.join(io.imagesDir, 'mcp'))));
+      io.onLine(`${ref}: ${image.digest}, ${image.layers.length} layer(s)`);
+    }
+    return out;
   };
 }

@@ -56,10 +56,10 @@ export interface SandboxServiceOptions {
   /** Finds the team's volumes a create mounts; without it a create with volume mounts is refused. */
   volumes?: VolumeResolver;
   /**
-   * The read-only layers of the OCI images the create's `mcp` names (mcp-images.ts), placed above the template's.
-   * Without it, image servers are not fetched and the sandbox's MCP gateway reports them as not there.
+   * The read-only layers of the OCI images the create's `mcp` names and the template's layers lack (mcp-images.ts),
+   * placed above the template's. Without it, image servers are not fetched and the sandbox's MCP gateway reports them as not there.
    */
-  mcpImageLayers?(mcp: unknown): Promise<string[]>;
+  mcpImageLayers?(mcp: unknown, templateLayers: readonly string[]): Promise<string[]>;
   /** The stack's proxy templates, whose sandboxes leave only through the stack's proxy (docs/network.md). */
   stackEgress?: StackEgress;
   /**
@@ -361,7 +361,7 @@ export class SandboxService {
     }
     const volumeMounts = await this.resolveVolumes(request.volumeMounts ?? [], teamID);
     // Catalog servers run from OCI images: their filesystems as read-only layers above the template's.
-    const imageLayers = request.mcp !== undefined && this.o.mcpImageLayers ? await this.o.mcpImageLayers(request.mcp) : [];
+    const imageLayers = request.mcp !== undefined && this.o.mcpImageLayers ? await this.o.mcpImageLayers(request.mcp, resolved.layers) : [];
     const template = imageLayers.length > 0 ? { ...resolved, layers: [...imageLayers, ...resolved.layers] } : resolved;
     const onlyTo = this.onlyToFor(template);
     this.checkCanEnforce(egress, onlyTo);

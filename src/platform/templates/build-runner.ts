@@ -48,7 +48,16 @@ export interface BuildRunnerOptions {
   reasonLines?: number;
   /** Told when a build ends, ready or failed, and how long it ran (the Prometheus build metrics). */
   onFinished?(outcome: 'ready' | 'error', seconds: number): void;
+  /** Layers a template asks for by a file in it, added above its steps' (TemplateServiceOptions.preinstall). */
+  preinstall?: TemplatePreinstall;
 }
+
+/**
+ * The layers a build adds above its steps' because the template's files ask for them (the MCP gateway template's
+ * image servers: platform/sandboxes/mcp-images.ts), pulled into `imagesDir`; [] when it asks for none. A rejection
+ * fails the build with its message.
+ */
+export type TemplatePreinstall = (layers: readonly string[], io: { imagesDir: string; onLine(line: string): void }) => Promise<string[]>;
 
 /** A Debian template starts as the base image's user in its home, as E2B's templates do. */
 const DEFAULT_WORKDIR = DEFAULT_USER.home;
@@ -177,6 +186,14 @@ export class BuildRunner {
       log.write('info', `[${name}/${total}] ${describeStep(step.step)}`, name);
       const ctx: StepContext = { ...run, state, name, force: body.force || step.step.force };
       await (this.handlers[step.kind] as (ctx: StepContext, step: PlannedStep) => Promise<void>)(ctx, step);
+    }
+    if (this.o.preinstall) {
+      const extra = await this.o
+        .preinstall(state.layers, { imagesDir: this.o.imagesDir, onLine: (line) => log.output('info', line, FINALIZE_STEP) })
+        .catch((err: Error) => {
+          throw new StepFailed(FINALIZE_STEP, err.message);
+        });
+      state.layers = [...extra, ...state.layers];
     }
 
     const template: TemplateForSandbox = {

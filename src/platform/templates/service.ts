@@ -13,7 +13,7 @@ import { ApiError, type ApiRequest } from '../http/types';
 import type { TemplateForSandbox, TemplateResolver } from '../sandboxes/template-resolver';
 import { type Caller, DEFAULT_TEAM_ID, mayAct, teamOf } from '../teams/model';
 import type { QuotaLedger } from '../teams/quotas';
-import { BuildRunner } from './build-runner';
+import { BuildRunner, type TemplatePreinstall } from './build-runner';
 import { BuildSlots, SlotsClosed } from './build-slots';
 import { type BuildLimits, defaultBuildLimits } from '../../config';
 import { saveUpload, TooLargeError, UploadRefused, uploadFilesHash } from './files';
@@ -62,6 +62,8 @@ export interface TemplateServiceOptions {
   onBuildFinished?(outcome: 'ready' | 'error', seconds: number): void;
   /** Base images from registries (the stack config's `images`). */
   images?: ImageSources;
+  /** Layers a template asks for by a file in it, added at the end of its build (see TemplatePreinstall). */
+  preinstall?: TemplatePreinstall;
 }
 
 /** Where base images come from: registries allowed over plain HTTP besides loopback ones, and what `e2bdev/base` means. */
@@ -146,6 +148,7 @@ export class TemplateService {
       readyTimeoutMs: o.readyTimeoutMs ?? 60_000,
       limits: this.limits,
       onFinished: o.onBuildFinished,
+      ...(o.preinstall ? { preinstall: o.preinstall } : {}),
     });
   }
 

@@ -49,13 +49,19 @@ test('--template mcp-gateway takes no proxy flags, names unknown catalog servers
       'filesystem',
       '--server',
       'filesytem',
+      '--server',
+      'context7',
       '--api-url',
       'http://127.0.0.1:9',
     ],
     env: { E2B_API_KEY: 'e2b_x' },
   });
   expect(unknown.code).toBe(2);
-  expect(unknown.stderr).toMatch(/--server: got "filesytem"; expected a catalog server installed from npm: .*filesystem/);
+  expect(unknown.stderr).toMatch(/--server: got "filesytem"; expected a catalog server run from npm or an image .*filesystem/);
+  // A remote server (its vendor serves it) has nothing to preinstall.
+  expect(unknown.stderr).toContain(
+    '--server: got "context7"; expected a catalog server run from npm or an image: this one needs nothing installed',
+  );
   expect(unknown.stderr).toContain('Nothing was built.');
 
   const noKey = await runEntry(CLI_SOURCE, { args: ['template', 'build', '--template', 'mcp-gateway'], env: { E2B_API_KEY: '' } });

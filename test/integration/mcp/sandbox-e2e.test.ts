@@ -105,6 +105,11 @@ beforeAll(async () => {
   // The template the SDK picks by default for mcp, built by the SDK on this platform.
   // Built with the CLI_SOURCE a user runs (template-build.test.ts builds it from a plain SDK program); the host's trust store
   // (with any TLS-inspecting proxy's CA) goes along.
+  await buildMcpTemplate([]);
+}, ROOTFS_TIMEOUT_MS + 1_000_000);
+
+/** `sandbox-kit template build --template mcp-gateway ARGS` against the platform; its output. */
+async function buildMcpTemplate(args: string[]): Promise<string> {
   const extra = process.env.NODE_EXTRA_CA_CERTS ?? '/etc/ssl/certs/ca-certificates.crt';
   const build = await runEntry(CLI_SOURCE, {
     args: [
@@ -115,14 +120,18 @@ beforeAll(async () => {
       '--api-url',
       platform.url,
       ...(fs.existsSync(extra) ? ['--extra-ca-certs', extra] : []),
+      ...args,
     ],
     env: { E2B_API_KEY: platform.apiKey },
     timeoutMs: 1_000_000,
   });
   const output = build.stdout.join('\n');
-  if (build.code !== 0 || !/mcp-gateway is ready: templateID \S+/.test(output))
-    throw new Error(`sandbox-kit template build --template mcp-gateway failed (${build.code}): ${build.stderr || output.slice(-2000)}`);
-}, ROOTFS_TIMEOUT_MS + 1_000_000);
+  if (build.code !== 0 || !/ is ready: templateID \S+/.test(output))
+    throw new Error(
+      `sandbox-kit template build --template mcp-gateway ${args.join(' ')} failed (${build.code}): ${build.stderr || output.slice(-2000)}`,
+    );
+  return output;
+}
 
 afterAll(async () => {
   for (const id of made) await sdk({ op: 'kill', sandboxId: id }).catch(() => undefined);
@@ -265,4 +274,27 @@ test.each([
   expect(result.message).toMatch(/^400: /);
   const after = await sdk({ op: 'list' });
   expect(after.value).toEqual(before.value);
+});
+
+// Last: it stops the lab's registry.
+test('a template built with --server time holds its image: a sandbox from it runs time with the registry stopped', async () => {
+  const alias = 'mcp-time';
+  const output = await buildMcpTemplate(['--server', 'time', '--alias', alias]);
+  expect(output).toMatch(/preinstalling the image mcp\/time \(from 127\.0\.0\.1:\d+\/mcp\/time\) under \/opt\/mcp-images\/mcp_time/);
+  // Nothing can be pulled from here on: the create must find the image in the template.
+  await registry.close();
+  const created = await sdk({ op: 'create', template: alias, mcp: { time: {} } });
+  if (!created.ok) throw new Error(`create failed: ${created.name}: ${created.message}`);
+  const { sandboxId, mcpToken } = created.value as { sandboxId: string; mcpToken: string };
+  made.push(sandboxId);
+  const client = await mcpClient(sandboxId, await sandboxToken(sandboxId), mcpToken);
+  try {
+    expect(text(await client.callTool({ name: 'time__echo', arguments: { message: 'preinstalled' } }))).toBe('Echo: preinstalled');
+  } finally {
+    await client.close();
+  }
+  const status = await fetch(`${opts.sandboxUrl}/status`, {
+    headers: { 'E2b-Sandbox-Id': sandboxId, 'E2b-Sandbox-Port': '50005', Authorization: `Bearer ${mcpToken}` },
+  });
+  expect(((await status.json()) as { servers: unknown[] }).servers).toEqual([expect.objectContaining({ name: 'time', state: 'ready' })]);
 });

@@ -47,6 +47,15 @@ describe('the mcp-gateway template', () => {
     expect((await templateJson(['memroy'])).error).toBe('cannot pull: memroy: not in the catalog');
   });
 
+  test('an image server is named in the preinstall list the template builder reads; a remote one is refused', async () => {
+    const json = await templateJson(['memory', 'time', 'grafana']);
+    const runs = json.steps.filter((s) => s.type === 'RUN').map((s) => s.args[0]);
+    expect(runs.at(-1)).toBe("mkdir -p /opt/mcp-images && printf '%s\\n' 'mcp/time' 'mcp/grafana' >> /opt/mcp-images/preinstall");
+    expect(json.steps.find((s) => s.type === 'RUN' && s.args[0] === runs.at(-1))?.args[1]).toBe('root');
+    expect(runs.at(-2)).toContain('@modelcontextprotocol/server-memory@2026.8.31');
+    expect((await templateJson(['context7'])).error).toBe('cannot pull: context7: served by its vendor over HTTP, nothing to install');
+  });
+
   test('the wrapper runs the gateway bundle with the payload node, passing every argument', () => {
     const payload = fs.mkdtempSync(path.join(os.tmpdir(), 'sk-mcp-payload-'));
     try {

@@ -3,7 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { builtinCatalog } from '../../../src/mcp/catalog/load';
 import { parseMcpConfig } from '../../../src/mcp/config/validate';
-import { imageKey, imageResolver } from '../../../src/mcp/launch/image-dir';
+import { imageKey, imageResolver, parsePreinstall, preinstallCommand } from '../../../src/mcp/launch/image-dir';
 import { type LaunchPlan, planLaunches } from '../../../src/mcp/launch/plan';
 import { fillArgs, fillRecord } from '../../../src/mcp/launch/template';
 
@@ -100,5 +100,28 @@ describe('image and remote servers of the catalog', () => {
       C: 'fixed',
       D: 'p,q',
     });
+  });
+});
+
+describe("a template's preinstall list", () => {
+  test('one reference a line, each once; blank lines and comments skipped', () => {
+    expect(parsePreinstall('mcp/time\n\n# from addMcpServer\nmcp/grafana\nmcp/time\n  ghcr.io/org/x:1  \n')).toEqual([
+      'mcp/time',
+      'mcp/grafana',
+      'ghcr.io/org/x:1',
+    ]);
+  });
+
+  test('a line that is no image reference is refused by name, as is a list past the limit', () => {
+    expect(() => parsePreinstall('mcp/time\n$(reboot)\nMCP/Upper')).toThrow(
+      '/opt/mcp-images/preinstall: not image references: "$(reboot)", "MCP/Upper"',
+    );
+    const many = Array.from({ length: 65 }, (_, i) => `mcp/s${i}`).join('\n');
+    expect(() => parsePreinstall(many)).toThrow('65 images; at most 64 may be preinstalled');
+  });
+
+  test('the build step appends checked references only', () => {
+    expect(preinstallCommand(['mcp/time'])).toBe("mkdir -p /opt/mcp-images && printf '%s\\n' 'mcp/time' >> /opt/mcp-images/preinstall");
+    expect(() => preinstallCommand(["mcp/x' ; rm -rf / '"])).toThrow('not an image reference');
   });
 });

@@ -48,7 +48,8 @@ export async function startLabRegistry(): Promise<LabRegistry> {
   );
   const child: ChildProcess = spawn('docker-registry', ['serve', config], { stdio: 'ignore' });
   const close = async () => {
-    if (child.exitCode === null) {
+    // Once only: a child that exited (by a code or a signal) is not waited for again.
+    if (child.exitCode === null && child.signalCode === null) {
       child.kill('SIGTERM');
       await new Promise((r) => child.once('exit', r));
     }

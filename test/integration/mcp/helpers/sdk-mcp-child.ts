@@ -9,13 +9,16 @@ interface Request {
   opts: Record<string, unknown>;
   mcp?: unknown;
   sandboxId?: string;
+  /** A template to create from; absent: the SDK's default for mcp (`mcp-gateway`). */
+  template?: string;
 }
 
 async function main(req: Request): Promise<unknown> {
   if (req.op === 'create') {
     const started = Date.now();
     // Exactly as users write it: no template named, so the SDK picks `mcp-gateway` and starts the gateway in it.
-    const sbx = await Sandbox.create({ ...req.opts, mcp: req.mcp as never });
+    const options = { ...req.opts, mcp: req.mcp as never };
+    const sbx = req.template === undefined ? await Sandbox.create(options) : await Sandbox.create(req.template, options);
     const readyMs = Date.now() - started;
     return { sandboxId: sbx.sandboxId, mcpUrl: sbx.getMcpUrl(), mcpToken: await sbx.getMcpToken(), readyMs };
   }
