@@ -3,8 +3,9 @@
  * front, the lab's `docker-registry` on loopback (open, and with htpasswd users), and the unmodified SDK doing
  * `Template.build` from `fromImage('<lab registry>/...')`, from a Dockerfile whose FROM names such an image, from a
  * private image with its credentials and from `fromBaseImage()`, then `Sandbox.create` from the template by its
- * mixed-case name, commands and files. The image's Env, WorkingDir and User apply in the sandbox and a start command
- * runs as the SDK sets it. Registry credentials stay out of process arguments, logs, build logs, template views, the
+ * mixed-case name, commands and files. The sandbox has the image's exact files, modes, owners and links (after a
+ * whiteout and an opaque directory); the image's Env, WorkingDir and User apply in it and a start command runs as
+ * the SDK sets it. Registry credentials stay out of process arguments, logs, build logs, template views, the
  * platform's Redis and its state directory; wrong ones are an error naming the registry.
  */
 import { execFileSync } from 'node:child_process';
@@ -130,7 +131,25 @@ beforeAll(async () => {
   fs.writeFileSync(join(a, 'etc', 'group'), `${fs.readFileSync(join(rootfs, 'etc', 'group'), 'utf8')}app:x:1234:\n`);
   fs.writeFileSync(join(a, 'srv', 'app', 'hello.txt'), 'hello from the image\n');
   fs.chownSync(join(a, 'srv', 'app'), 1234, 1234);
+  // The files whose modes, owners and links the sandbox must show exactly, then a layer making `data/dir` opaque and
+  // one removing `data/gone` (a whiteout).
+  fs.mkdirSync(join(a, 'data', 'dir'), { recursive: true });
+  fs.writeFileSync(join(a, 'data', 'file'), 'content\n', { mode: 0o644 });
+  fs.linkSync(join(a, 'data', 'file'), join(a, 'data', 'hl'));
+  fs.symlinkSync('file', join(a, 'data', 'link'));
+  fs.writeFileSync(join(a, 'data', 'suid'), '#!/bin/sh\n');
+  fs.chmodSync(join(a, 'data', 'suid'), 0o4755);
+  fs.writeFileSync(join(a, 'data', 'owned'), 'mine\n');
+  fs.chmodSync(join(a, 'data', 'owned'), 0o640);
+  fs.chownSync(join(a, 'data', 'owned'), 1000, 1000);
+  fs.writeFileSync(join(a, 'data', 'gone'), 'removed by a later layer\n');
+  fs.writeFileSync(join(a, 'data', 'dir', 'old'), 'hidden by an opaque directory\n');
   await images.insert('app', a, '/');
+  const b = join(work, 'layer-opaque');
+  fs.mkdirSync(b);
+  fs.writeFileSync(join(b, 'new'), 'the only entry\n');
+  await images.insert('app', b, '/data/dir', 'app', true);
+  await images.whiteout('app', '/data/gone');
   await images.configure('app', { env: { APP_MODE: 'lab' }, workingDir: '/srv/app', user: 'app' });
   await images.push('app', `${open.host}/lab/app:1`);
   // The private image has a layer of its own, so its pull fetches a blob (with the credentials) besides asking.
@@ -150,17 +169,47 @@ afterAll(async () => {
   if (work) fs.rmSync(work, { recursive: true, force: true });
 });
 
-test('fromImage of a registry image: a sandbox by the mixed-case name runs as the image user, in its WorkingDir, with its Env and the start command', async () => {
+test('fromImage of a multi-layer registry image: a sandbox by the mixed-case name has its exact files, runs as its user, in its WorkingDir, with its Env and the start command', async () => {
   const run = await sdk({
     name: 'ociApp',
     from: { image: `${open!.host}/lab/app:1` },
     start: { cmd: 'echo "$(whoami) $(pwd) $APP_MODE" > /tmp/started; sleep infinity', readyFile: '/tmp/started' },
-    commands: ['whoami; pwd; echo "$APP_MODE"', 'cat /tmp/started', 'cat hello.txt', 'stat -c "%U %a" /srv/app note.txt'],
+    commands: [
+      'whoami; pwd; echo "$APP_MODE"',
+      'cat /tmp/started',
+      'cat hello.txt',
+      'stat -c "%U %a" /srv/app note.txt',
+      [
+        'cd /data',
+        'for f in file hl suid owned dir/new; do stat -c "%n %a %u %g %h" "$f"; done',
+        'readlink link; cat link',
+        'stat -c %i file hl | sort -u | wc -l',
+        'test -e gone && echo gone-present || echo gone-absent',
+        'ls -A dir',
+      ].join('; '),
+    ],
     file: { path: '/srv/app/note.txt', content: 'written through the SDK\n' },
   });
   const sbx = sandboxOf(run);
   expect(sbx.templateId).toBe(run.built!.templateId);
-  expect(out(run)).toEqual(['0 app\n/srv/app\nlab', '0 app /srv/app lab', '0 hello from the image', '0 app 755\napp 644']);
+  expect(out(run)).toEqual([
+    '0 app\n/srv/app\nlab',
+    '0 app /srv/app lab',
+    '0 hello from the image',
+    '0 app 755\napp 644',
+    [
+      '0 file 644 0 0 2',
+      'hl 644 0 0 2',
+      'suid 4755 0 0 1',
+      'owned 640 1000 1000 1',
+      'dir/new 644 0 0 1',
+      'file',
+      'content',
+      '1',
+      'gone-absent',
+      'new',
+    ].join('\n'),
+  ]);
   expect(sbx.read).toBe('written through the SDK\n');
 });
 
