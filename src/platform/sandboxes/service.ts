@@ -206,14 +206,7 @@ export class SandboxService {
     try {
       // No egress rules yet: nothing but the agent runs in it until a create takes it and loads the create's.
       const network = await this.o.network.attach(sandboxID);
-      await this.o.runtime.create({
-        sandboxID,
-        layers: template.layers,
-        memoryMB: template.memoryMB,
-        cpuCount: template.cpuCount,
-        network,
-        accessToken: token,
-      });
+      await this.o.runtime.create(containerSpec({ sandboxID, envdAccessToken: token }, template, network));
       await this.agentFor({ address: network.address, agentPort: this.agentPort }).waitForHealth(this.healthTimeoutMs);
       return { sandboxID, address: network.address, token, template, readyAt: this.now() };
     } catch (err) {
@@ -969,9 +962,9 @@ function tail(output: string): string {
   return text ? `; last output: ${text.slice(-500)}` : '';
 }
 
-/** What the runtime is given for a sandbox, on create and on a reboot from disk alike. */
+/** What the runtime is given for a sandbox, on create, for the warm pool and on a reboot from disk alike. */
 function containerSpec(
-  record: SandboxRecord,
+  record: Pick<SandboxRecord, 'sandboxID' | 'envdAccessToken' | 'volumeMounts'>,
   template: { layers: string[]; memoryMB: number; cpuCount: number },
   network: SandboxSpec['network'],
 ): SandboxSpec {
