@@ -98,10 +98,22 @@ export async function bundle(entry: BundleEntry, outDir = BUNDLE_DIR): Promise<s
   } else {
     await build({ ...common, entryPoints: [path.join(ROOT, entry.entry)] });
   }
+  fs.writeFileSync(outfile, asciiOnly(fs.readFileSync(outfile, 'utf8')));
   fs.copyFileSync(path.join(ROOT, 'scripts', 'bundle-loader.js'), path.join(outDir, LOADER));
   for (const asset of entry.assets ?? []) fs.copyFileSync(path.join(ROOT, asset), path.join(outDir, path.basename(asset)));
   if (entry.codeCache) await produceCodeCache(outDir, entry.name);
   return outfile;
+}
+
+/**
+ * The bundle with every character past ASCII written as a `\uXXXX` escape, so that the loader may read it as latin1
+ * and V8 keeps its source as a one-byte string. esbuild already escapes strings, regular expressions and names;
+ * what it leaves are comments (zod's, in the agent), and one such character made V8 hold the whole source as a
+ * two-byte string. An escape means the same character in a string, a template, a regular expression or a name, and
+ * is plain text in a comment. Measured on the agent (idle, its memory cgroup's charge): 29.8 MiB before, 20.4 after.
+ */
+export function asciiOnly(code: string): string {
+  return code.replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 /** The loader's file name in the bundle directory: `node run.js <name> args...`. */

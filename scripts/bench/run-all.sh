@@ -10,6 +10,7 @@ bash scripts/bench/agent-process.sh
 echo
 echo "== agent: peak memory under hostile input (oversized, endless, slow ListDirs, slow downloads) vs the same bundle without V8 flags =="
 bash scripts/bench/agent-memory.sh
+bash scripts/bench/agent-idle.sh
 echo
 echo "== gateway: Stat straight to the agent vs through the gateway vs through nginx =="
 bash scripts/bench/gateway.sh "$@"
