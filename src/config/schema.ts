@@ -141,6 +141,32 @@ export function defaultBuildLimits(): BuildLimits {
 
 export type BuildLimits = z.output<typeof buildLimitsSchema>;
 
+/**
+ * The storage collector of a platform host (docs/templates.md#storage): `sandbox-kit platform` takes these as flags
+ * (`--gc-interval-seconds`, `--gc-keep-unused-seconds`), rendered from these keys; `up` passes them to its platform.
+ */
+export const gcFields = {
+  intervalSeconds: integer(0, 604_800, 'a time in seconds, an integer from 0 (never on its own) to 604800')
+    .default(3600)
+    .describe(
+      'How often the platform removes the layers, uploads and pulled images that nothing uses any more (no template tag or ready build, no running or paused sandbox, no snapshot, no build under way); 0 runs it only when asked (`sandbox-kit gc`, `POST /admin/gc`).',
+    ),
+  keepUnusedSeconds: integer(0, 2_592_000, 'a time in seconds, an integer from 0 to 2592000')
+    .default(86_400)
+    .describe(
+      "How long an unused layer, upload or pulled image is kept after it last changed (or, for an upload, was last offered to the SDK as present): an upload no build used expires after it, and a failed build's layers stay in the cache that long for a retry.",
+    ),
+};
+
+export const gcSchema = z.strictObject(gcFields).prefault({});
+
+export type GcSettings = z.output<typeof gcSchema>;
+
+/** The collector's settings when a stack sets none: the schema's defaults. */
+export function defaultGcSettings(): GcSettings {
+  return gcSchema.parse({});
+}
+
 /** Where template base images come from (docs/templates.md#images). */
 const images = z
   .strictObject({
@@ -260,6 +286,7 @@ export const stackConfigSchema = z
     fleet,
     dns,
     builds: buildLimitsSchema,
+    gc: gcSchema,
     brand: text(/^[A-Z][A-Za-z0-9]{0,31}$/, 'a capitalised word of letters and digits, such as Svc')
       .default('Svc')
       .describe('Header and xattr brand: `Svc` gives Svc-Sandbox-Id and user.svc.*; `E2b` speaks to the E2B SDK.'),

@@ -52,6 +52,7 @@ export async function startService(
     brand: config.brand,
     domain: config.gateway.domain,
     buildLimits: config.builds,
+    gc: config.gc,
     runtime: config.sandboxHost.runtime,
     runscPlatform: config.sandboxHost.runscPlatform,
     warmPool: config.sandboxHost.warmPool,

@@ -13,7 +13,7 @@ import type { StackEgress } from '../platform/sandboxes/service';
 import type { ImageSources } from '../platform/templates';
 import { BridgeNetwork, type BridgeNetworkOptions, type RunscPlatform, type RuntimeChoice } from '../runtime';
 import { TemplateBuilds } from './template-builds';
-import type { BuildLimits } from '../config';
+import type { BuildLimits, GcSettings } from '../config';
 
 export interface ServiceConfig {
   stateDir: string;
@@ -28,6 +28,8 @@ export interface ServiceConfig {
   proxyFactsFile?: string;
   /** The stack's template build limits (`builds`). */
   buildLimits?: BuildLimits;
+  /** The stack's storage collector settings (`gc`). */
+  gc?: GcSettings;
   /** The stack's proxy template and the proxy its sandboxes may reach, and nothing else. */
   stackEgress?: StackEgress;
   /** The stack's sandboxHost.runtime and sandboxHost.runscPlatform. */
@@ -52,6 +54,7 @@ async function main(configFile: string): Promise<void> {
     ...(config.runscPlatform ? { runscPlatform: config.runscPlatform } : {}),
     proxyFactsFile: config.proxyFactsFile,
     ...(config.buildLimits ? { buildLimits: config.buildLimits } : {}),
+    ...(config.gc ? { gc: config.gc } : {}),
     ...(config.stackEgress ? { stackEgress: config.stackEgress } : {}),
     ...(config.images ? { images: config.images } : {}),
     ...(config.warmPool ? { warmPool: config.warmPool } : {}),

@@ -39,6 +39,10 @@ import { VolumeService } from './volumes/service';
 import { VolumeStore } from './volumes/store';
 import { volumeRoutes } from './volumes/routes';
 import { volumeContentRoutes } from './volumes/content-routes';
+import { StorageCollector, storageRoutes } from './storage';
+import type { TemplateStorage } from './templates/service';
+import { PathHolds } from '../util/path-holds';
+import { defaultGcSettings, type GcSettings } from '../config';
 
 export { ApiError, type Route } from './http/types';
 export type { TemplateForSandbox, TemplateResolver } from './sandboxes/template-resolver';
@@ -57,6 +61,8 @@ export interface PlatformContext {
   builtInNames: string[];
   /** Told when a template build ends (the platform's Prometheus metrics). */
   onBuildFinished(outcome: 'ready' | 'error', seconds: number): void;
+  /** What builds and creates hold against the storage collector (the same for both). */
+  holds: PathHolds;
 }
 
 /** What the platform mounts of the template builder: its routes, the resolver sandboxes use, and its shutdown. */
@@ -68,6 +74,8 @@ export interface TemplateMount {
   close?(): Promise<void>;
   /** What the dashboard shows of templates: their tags, builds and build logs. */
   dashboard?: DashboardTemplates;
+  /** The builder's records and directories: what the storage collector removes unused files from. */
+  storage?: TemplateStorage;
 }
 
 export interface PlatformOptions {
@@ -129,6 +137,8 @@ export interface PlatformOptions {
   warmPool?: Record<string, number>;
   /** How often the warm pool is checked and refilled (default 2 s). */
   warmPoolCheckMs?: number;
+  /** How often the storage collector runs and how long unused files are kept (the stack's `gc` keys). */
+  gc?: Partial<GcSettings>;
 }
 
 export interface FleetOptions {
@@ -221,12 +231,14 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
           })),
         ),
     );
+    const holds = new PathHolds();
     const ctx: PlatformContext = {
       redis,
       teams,
       stateDir: options.stateDir,
       builtInNames: options.baseImages ? [BASE_TEMPLATE_ID] : [],
       onBuildFinished: (outcome, seconds) => metrics.buildFinished(outcome, seconds),
+      holds,
     };
     const templates = options.templates ? await options.templates(ctx) : undefined;
     if (templates?.close) cleanups.push(() => (templates.close as () => Promise<void>)());
@@ -268,6 +280,7 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
       ...(options.fleet ? { hostID: options.fleet.hostID } : {}),
       logs: new SandboxLogs(redis, DEFAULT_STORE_PREFIX),
       observer: metrics,
+      holds,
       ...(options.mcpImages === false ? {} : { mcpImageLayers: mcpImagesFor(options.stateDir, options.mcpImages ?? {}, log) }),
       ...(options.warmPool ? { warmPool: options.warmPool } : {}),
       ...(options.warmPoolCheckMs !== undefined ? { warmPoolCheckMs: options.warmPoolCheckMs } : {}),
@@ -278,8 +291,9 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
     const usage = new UsageSampler({ read: (id) => runtime.usage?.(id), sandboxes: () => sandboxes.all(), log });
     usage.start();
     cleanups.push(() => usage.stop());
+    const snapshotStore = new SnapshotStore(redis);
     snapshots = new SnapshotService(
-      new SnapshotStore(redis),
+      snapshotStore,
       sandboxes,
       join(options.stateDir, 'snapshots'),
       Date.now,
@@ -292,6 +306,20 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
     const swept = await teams.ledger.sweepHere((hold) => alive.has(hold) || hold.startsWith('bytes:'));
     if (swept > 0) log(`gave back ${swept} quota hold(s) of sandboxes or builds that a stop cut short`);
     sandboxes.startWarmPool();
+
+    // Unused layers, uploads and pulled images go (docs/templates.md#storage): periodically, and on POST /admin/gc.
+    const gc = { ...defaultGcSettings(), ...options.gc };
+    const collector = templates?.storage
+      ? new StorageCollector({
+          templates: templates.storage,
+          sandboxes: () => sandboxStore.all(),
+          snapshots: () => snapshotStore.all(),
+          holds,
+          ...(tenancy ? { ledger: teams.ledger } : {}),
+          keepUnusedSeconds: gc.keepUnusedSeconds,
+          log,
+        })
+      : undefined;
 
     const view = { domain: options.domain ?? null, clientID: 'sandbox-kit' };
     // The metrics list before GET /sandboxes/:sandboxID, which would otherwise take it.
@@ -347,6 +375,7 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
         ...withSnapshotDeletes(templates?.routes ?? [], snapshots),
         ...volumeRoutes(volumes),
         ...volumeContentRoutes(volumes),
+        ...(collector ? storageRoutes(collector) : []),
         ...(tenancy ? teamRoutes({ ...teams, holdings }) : []),
       ],
       apiKeys,
@@ -355,6 +384,10 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
     });
     cleanups.push(() => server.close());
     log(`platform API on ${server.url}`);
+    if (collector) {
+      collector.start(gc.intervalSeconds);
+      cleanups.push(() => collector.stop());
+    }
     if (registry) {
       const self = registry;
       await self.start();

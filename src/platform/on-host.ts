@@ -35,8 +35,8 @@ import { subnetCapacity } from '../runtime/network/host-network';
 import { createTemplateService, sandboxValidator, templateRoutes, type TemplateServiceOptions } from './templates';
 import type { ImageSources } from './templates';
 import { LOG_PAGE_LIMIT } from './templates/routes';
-import type { BuildLimits } from '../config';
 import { mcpPreinstallFor } from './sandboxes/mcp-images';
+import type { BuildLimits, GcSettings } from '../config';
 
 export interface PlatformOnHostOptions {
   stateDir: string;
@@ -97,6 +97,8 @@ export interface PlatformOnHostOptions {
   warmPool?: PlatformOptions['warmPool'];
   /** See PlatformOptions.warmPoolCheckMs. */
   warmPoolCheckMs?: number;
+  /** The storage collector's interval and how long unused files are kept (the stack's `gc` keys). */
+  gc?: Partial<GcSettings>;
 }
 
 export interface PlatformOnHost extends RunningPlatform {
@@ -195,6 +197,7 @@ export async function startPlatformOnHost(options: PlatformOnHostOptions): Promi
       ...(options.mcpImages !== undefined ? { mcpImages: options.mcpImages } : {}),
       ...(options.warmPool ? { warmPool: options.warmPool } : {}),
       ...(options.warmPoolCheckMs !== undefined ? { warmPoolCheckMs: options.warmPoolCheckMs } : {}),
+      ...(options.gc ? { gc: options.gc } : {}),
       ...(fleet ? { fleet } : {}),
       templates: mountTemplates({
         executor: createStepExecutor({
@@ -235,7 +238,7 @@ export async function startPlatformOnHost(options: PlatformOnHostOptions): Promi
 
 /** The template builder on the platform's Redis, its files under <state dir>/templates, its routes mounted. */
 function mountTemplates(o: Omit<TemplateServiceOptions, 'redis' | 'dataDir'>): (ctx: PlatformContext) => Promise<TemplateMount> {
-  return async ({ redis, stateDir, teams, builtInNames, onBuildFinished }) => {
+  return async ({ redis, stateDir, teams, builtInNames, onBuildFinished, holds }) => {
     const service = await createTemplateService({
       ...o,
       redis,
@@ -243,12 +246,14 @@ function mountTemplates(o: Omit<TemplateServiceOptions, 'redis' | 'dataDir'>): (
       dataDir: join(stateDir, 'templates'),
       builtInNames,
       onBuildFinished,
+      holds,
     });
     return {
       routes: templateRoutes(service),
       resolver: service.resolver(),
       countOf: (teamID) => service.countOf(teamID),
       close: () => service.close(),
+      storage: service.storage(),
       dashboard: {
         overview: () => service.overview(),
         buildLog: (templateID, buildID, offset) => service.buildLog(templateID, buildID, offset, LOG_PAGE_LIMIT),

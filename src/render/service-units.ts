@@ -92,6 +92,10 @@ export function platformCommand(config: StackConfig, options: PlatformServiceOpt
     '--concurrent-builds',
     String(config.builds.concurrent),
     ...Object.entries(config.sandboxHost.warmPool).flatMap(([template, n]) => ['--warm-pool', `${template}=${n}`]),
+    '--gc-interval-seconds',
+    String(config.gc.intervalSeconds),
+    '--gc-keep-unused-seconds',
+    String(config.gc.keepUnusedSeconds),
     ...runtimeFlags(config),
     // The proxy template's sandboxes reach the proxy's ingress address and port, nothing else (docs/network.md).
     '--stack-egress-template',

@@ -34,6 +34,11 @@ export const COMMANDS: Command[] = [
   { name: 'mcp', summary: 'MCP tool servers: list the catalog, check a config, run the in-sandbox gateway', load: () => import('./mcp') },
   { name: 'team', summary: "the platform's teams: create, list, quota, delete", load: () => import('./team') },
   { name: 'key', summary: "API keys of the platform's teams: create (shown once), list, revoke", load: () => import('./key') },
+  {
+    name: 'gc',
+    summary: "remove the platform's unused layers, uploads and pulled images now; prints the bytes freed",
+    load: () => import('./gc'),
+  },
   { name: 'audit', summary: "the platform's audit trail: who changed what, when, from where", load: () => import('./audit') },
   { name: 'verify', summary: 'check a deployed proxy host over SSH', load: () => import('./verify') },
 ];

@@ -4,7 +4,7 @@
  * With the in-process catalog it also runs the gateway, since nothing else could read that catalog.
  */
 import { isIPv4 } from 'node:net';
-import { buildLimitFields, integer, oneOf, text, warmPoolEntry } from '../../config';
+import { buildLimitFields, gcFields, integer, oneOf, text, warmPoolEntry } from '../../config';
 import { DEFAULT_RUNSC_PLATFORM, RUNSC_PLATFORMS, RUNTIME_CHOICES } from '../../contract/runtime-choice';
 import { startGateway, type RunningGateway } from '../../gateway';
 import { startPlatformOnHost } from '../../platform/on-host';
@@ -59,6 +59,11 @@ the stack's proxy (docs/network.md: a proxy template's sandboxes leave only thro
                               --stack-egress-proxy servers (TCP and UDP), whatever runs inside; repeatable
   --stack-egress-proxy A:P    the stack's proxy server, its ingress IPv4 address and port; repeatable
 
+unused storage (the stack's gc.* keys; docs/templates.md#storage):
+  --gc-interval-seconds S     remove unused layers, uploads and pulled images this often; 0: only when asked
+                              (sandbox-kit gc) (default ${gcFields.intervalSeconds.parse(undefined)})
+  --gc-keep-unused-seconds S  keep an unused one this long after it last changed (default ${gcFields.keepUnusedSeconds.parse(undefined)})
+
 fleet (with --catalog redis://..., the fleet's shared Redis):
   --host-id ID        this host in the fleet (e.g. its EC2 instance ID); every sandbox's catalog entry names it
   --advertise-url U   where the other hosts reach this API, e.g. http://10.0.1.23:3001
@@ -106,6 +111,8 @@ const FLAGS = {
   'build-log-line-bytes': valueFlag(buildLimitFields.logLineBytes),
   'build-log-bytes': valueFlag(buildLimitFields.logBytes),
   'concurrent-builds': valueFlag(buildLimitFields.concurrent),
+  'gc-interval-seconds': valueFlag(gcFields.intervalSeconds),
+  'gc-keep-unused-seconds': valueFlag(gcFields.keepUnusedSeconds),
 };
 
 /** The fleet flags go together, with a shared catalog; every problem at once. */
@@ -178,6 +185,7 @@ export async function run(argv: string[]): Promise<number> {
       logBytes: flags['build-log-bytes'],
       concurrent: flags['concurrent-builds'],
     },
+    gc: { intervalSeconds: flags['gc-interval-seconds'], keepUnusedSeconds: flags['gc-keep-unused-seconds'] },
     ...(flags['volumes-dir'] !== undefined ? { volumesDir: flags['volumes-dir'] } : {}),
     ...(flags['warm-pool'].length > 0 ? { warmPool: Object.fromEntries(flags['warm-pool']) } : {}),
     ...(flags['stack-egress-template'].length > 0

@@ -34,6 +34,7 @@ const ACTIONS: Record<string, string> = {
   'DELETE /admin/teams/:team': 'team.delete',
   'POST /admin/keys': 'key.create',
   'DELETE /admin/keys/:keyID': 'key.revoke',
+  'POST /admin/gc': 'storage.gc',
 };
 
 /** The action name of a keyed request, or undefined for one that changes nothing (GET). */

@@ -28,6 +28,7 @@ import { DEFAULT_TEAM_ID, teamOf } from '../teams/model';
 import type { QuotaLedger } from '../teams/quotas';
 import type { VolumeMount, VolumeResolver } from './volume-mounts';
 import { WarmPool, type PooledSandbox } from './warm-pool';
+import type { PathHolds, Release } from '../../util/path-holds';
 
 export interface SandboxServiceOptions {
   store: SandboxStore;
@@ -69,6 +70,8 @@ export interface SandboxServiceOptions {
   warmPool?: Record<string, number>;
   /** How often the warm pool is checked and refilled (default warm-pool.ts's). */
   warmPoolCheckMs?: number;
+  /** A create holds its template's layers here until its record names them (the storage collector leaves them). */
+  holds?: PathHolds;
 }
 
 export interface StackEgress {
@@ -154,6 +157,8 @@ export class SandboxService {
   private readonly logWriter: LogWriter | undefined;
   private readonly paused: PausedPolicy;
   private readonly pool: WarmPool | undefined;
+  /** Each pooled sandbox's hold on its layers (it has no record yet). */
+  private readonly poolHolds = new Map<string, Release>();
   private closed = false;
 
   constructor(private readonly o: SandboxServiceOptions) {
@@ -183,6 +188,7 @@ export class SandboxService {
             discard: async (s) => {
               await this.o.runtime.kill(s.sandboxID);
               await this.o.network.detach(s.sandboxID);
+              this.releasePoolHold(s.sandboxID);
             },
             log: this.log,
             ...(o.warmPoolCheckMs !== undefined ? { checkEveryMs: o.warmPoolCheckMs } : {}),
@@ -203,6 +209,10 @@ export class SandboxService {
   private async startPooled(template: TemplateForSandbox): Promise<PooledSandbox> {
     const sandboxID = newSandboxID();
     const token = newEnvdAccessToken(sandboxID);
+    // It has no record to name its layers: it holds them against the storage collector until taken or discarded.
+    const hold = this.o.holds ? await this.o.holds.claim(template.layers) : () => undefined;
+    if (!hold) throw new Error(`the layers of template ${template.templateID} build ${template.buildID} were removed`);
+    this.poolHolds.set(sandboxID, hold);
     try {
       // No egress rules yet: nothing but the agent runs in it until a create takes it and loads the create's.
       const network = await this.o.network.attach(sandboxID);
@@ -212,8 +222,14 @@ export class SandboxService {
     } catch (err) {
       await this.o.runtime.kill(sandboxID).catch(() => undefined);
       await this.o.network.detach(sandboxID).catch(() => undefined);
+      this.releasePoolHold(sandboxID);
       throw err;
     }
+  }
+
+  private releasePoolHold(sandboxID: string): void {
+    this.poolHolds.get(sandboxID)?.();
+    this.poolHolds.delete(sandboxID);
   }
 
   /**
@@ -238,6 +254,8 @@ export class SandboxService {
         this.pool.giveBack(pooled);
         throw err;
       }
+      // The create holds the same layers (resolveHeld) until its record names them.
+      this.releasePoolHold(pooled.sandboxID);
       try {
         await this.agentFor({ address: pooled.address, agentPort: this.agentPort }).init(
           this.initRequest(record),
@@ -345,13 +363,43 @@ export class SandboxService {
       ...(request.network?.egressProxy ? { egressProxy: request.network.egressProxy } : {}),
     };
     this.checkCanEnforce(egress, undefined);
-    const resolved = origin?.template ?? (await this.o.templates.resolve(request.templateID, teamID));
-    if (!resolved) {
-      throw new ApiError(
-        404,
-        `template ${JSON.stringify(request.templateID)} not found: no ready template has that ID or alias (the built-in one is "base")`,
-      );
+    const { resolved, release } = await this.resolveHeld(request.templateID, teamID, origin);
+    try {
+      return await this.createFrom(request, teamID, egress, resolved, origin);
+    } finally {
+      release();
     }
+  }
+
+  /**
+   * The template (or origin) to create from, its layers held until the create ends: the sandbox's record names them
+   * by then. When the storage collector took them first (the template was deleted meanwhile), it is looked up again.
+   */
+  private async resolveHeld(
+    templateID: string,
+    teamID: string,
+    origin: SandboxOrigin | undefined,
+  ): Promise<{ resolved: TemplateForSandbox; release: Release }> {
+    for (let tries = 0; tries < 3; tries++) {
+      const resolved = origin?.template ?? (await this.o.templates.resolve(templateID, teamID));
+      if (!resolved) break;
+      const release = this.o.holds ? await this.o.holds.claim(resolved.layers) : () => undefined;
+      if (release) return { resolved, release };
+      if (origin) throw new ApiError(409, `the files of ${JSON.stringify(templateID)} were removed; create it again`);
+    }
+    throw new ApiError(
+      404,
+      `template ${JSON.stringify(templateID)} not found: no ready template has that ID or alias (the built-in one is "base")`,
+    );
+  }
+
+  private async createFrom(
+    request: NewSandbox,
+    teamID: string,
+    egress: EgressRequest,
+    resolved: TemplateForSandbox,
+    origin: SandboxOrigin | undefined,
+  ): Promise<SandboxRecord> {
     const volumeMounts = await this.resolveVolumes(request.volumeMounts ?? [], teamID);
     // Catalog servers run from OCI images: their filesystems as read-only layers above the template's.
     const imageLayers = request.mcp !== undefined && this.o.mcpImageLayers ? await this.o.mcpImageLayers(request.mcp, resolved.layers) : [];

@@ -18,6 +18,7 @@ import { insideTree } from '../../runtime/layer-view';
 import { pullImage } from '../../runtime/images/pull';
 import { type BuildBase, type BuildPlan, describeStep, expandEnv, type PlannedStep } from './plan';
 import { shellQuote } from '../../util/shell-quote';
+import { PathHolds, type Release } from '../../util/path-holds';
 import type { BuildRecord, TemplateStore } from './store';
 import { resolveRef } from './tags';
 import { BuildLog } from './build-log';
@@ -40,6 +41,8 @@ export interface BuildRunnerOptions {
   insecureRegistries: readonly string[];
   /** Scratch space: extracted COPY contexts, throwaway layers. */
   scratchDir: string;
+  /** Every layer a build uses is held here until the build's record names it (the storage collector leaves it). */
+  holds?: PathHolds;
   stepTimeoutMs: number;
   readyTimeoutMs: number;
   /** The whole build's deadline, its log's caps (builds.deadlineSeconds, builds.logLineBytes, builds.logBytes). */
@@ -109,6 +112,8 @@ interface BuildRun {
   uploads: ReadonlyMap<string, string>;
   /** When the whole build must be done (performance.now() time). */
   deadline: number;
+  /** Holds on the layers (and the image store) it uses, released once its record names them. */
+  held: Release[];
 }
 
 /** What every step handler works on: the build, the state the steps so far left, and where its lines go. */
@@ -135,7 +140,18 @@ interface LayerRun {
 type StepHandlers = { [K in PlannedStep['kind']]: (ctx: StepContext, step: Extract<PlannedStep, { kind: K }>) => Promise<void> };
 
 export class BuildRunner {
-  constructor(private readonly o: BuildRunnerOptions) {}
+  private readonly holds: PathHolds;
+
+  constructor(private readonly o: BuildRunnerOptions) {
+    this.holds = o.holds ?? new PathHolds();
+  }
+
+  /** Holds `paths` for the build if they all still exist (false: the collector removed one, look again). */
+  private async claim(run: BuildRun, paths: readonly string[]): Promise<boolean> {
+    const release = await this.holds.claim(paths);
+    if (release) run.held.push(release);
+    return release !== undefined;
+  }
 
   /** Runs a planned build to its end; never rejects (every failure is recorded on the build). */
   /** `uploads`: the sha256 of each files hash's upload as the service checked it; its COPY uses exactly those bytes. */
@@ -144,11 +160,12 @@ export class BuildRunner {
     const started = performance.now();
     const deadline = started + this.o.limits.deadlineSeconds * 1000;
     const finished = (outcome: 'ready' | 'error') => this.o.onFinished?.(outcome, (performance.now() - started) / 1000);
+    const held: Release[] = [];
     try {
       build.status = 'building';
       build.updatedAt = new Date().toISOString();
       await this.o.store.putBuild(build);
-      const result = await this.execute({ build, log, uploads, deadline }, body, plan);
+      const result = await this.execute({ build, log, uploads, deadline, held }, body, plan);
       await log.flush();
       Object.assign(build, result, { status: 'ready', updatedAt: new Date().toISOString() });
       await this.o.store.putBuild(build);
@@ -174,6 +191,8 @@ export class BuildRunner {
       finished('error');
     } finally {
       await this.o.store.releaseRunning(build.templateID, build.buildID);
+      // Its record (ready: and its tags) now names the layers it keeps; a failed build keeps none.
+      for (const release of held) release();
     }
   }
 
@@ -188,11 +207,19 @@ export class BuildRunner {
       await (this.handlers[step.kind] as (ctx: StepContext, step: PlannedStep) => Promise<void>)(ctx, step);
     }
     if (this.o.preinstall) {
+      // It pulls into the image store: held whole while it runs, as a base image's pull is.
+      await mkdir(this.o.imagesDir, { recursive: true, mode: 0o700 });
+      const store = await this.holds.claim([this.o.imagesDir]);
       const extra = await this.o
         .preinstall(state.layers, { imagesDir: this.o.imagesDir, onLine: (line) => log.output('info', line, FINALIZE_STEP) })
+        .then(async (layers) => {
+          if (!(await this.claim(run, layers))) throw new Error('the preinstalled layers were removed while they were made; build again');
+          return layers;
+        })
         .catch((err: Error) => {
           throw new StepFailed(FINALIZE_STEP, err.message);
-        });
+        })
+        .finally(() => store?.());
       state.layers = [...extra, ...state.layers];
     }
 
@@ -244,7 +271,13 @@ export class BuildRunner {
   private async base(run: BuildRun, base: BuildBase, force: boolean): Promise<State> {
     const { build, log } = run;
     if (base.kind === 'template') {
-      const ready = (await resolveRef(this.o.store, teamOf(build), base.name))?.build;
+      // Held as found; when the collector took its layers first (the template was deleted), it is looked up again.
+      let ready: BuildRecord | undefined;
+      for (let tries = 0; tries < 3 && !ready; tries++) {
+        const found = (await resolveRef(this.o.store, teamOf(build), base.name))?.build;
+        if (!found) break;
+        if (await this.claim(run, found.layers)) ready = found;
+      }
       if (!ready) throw new StepFailed(BASE_STEP, `base template ${JSON.stringify(base.name)} does not exist or has no ready build`);
       log.write('info', `FROM template ${base.name} (build ${ready.buildID})`, BASE_STEP);
       return {
@@ -293,15 +326,25 @@ export class BuildRunner {
   private async registryBase(run: BuildRun, base: Extract<BuildBase, { kind: 'registry' }>, force: boolean): Promise<State> {
     const { build, log } = run;
     log.write('info', `FROM ${base.image}`, BASE_STEP);
+    // The whole image store is held while the pull runs (it reuses layers it finds there), then the image's layers.
+    await mkdir(this.o.imagesDir, { recursive: true, mode: 0o700 });
+    const store = await this.holds.claim([this.o.imagesDir]);
     const pulled = await pullImage(base.image, {
       storeDir: this.o.imagesDir,
       ...(base.credentials ? { credentials: base.credentials } : {}),
       insecureRegistries: this.o.insecureRegistries,
       onLine: (line) => log.output('info', line, BASE_STEP),
       timeoutMs: Math.min(this.o.stepTimeoutMs, this.timeLeft(run, BASE_STEP, `pull ${base.image}`)),
-    }).catch((err: Error) => {
-      throw new StepFailed(BASE_STEP, err.message);
-    });
+    })
+      .then(async (image) => {
+        if (!(await this.claim(run, image.layers)))
+          throw new Error(`the layers of ${base.image} were removed while it was pulled; build again`);
+        return image;
+      })
+      .catch((err: Error) => {
+        throw new StepFailed(BASE_STEP, err.message);
+      })
+      .finally(() => store?.());
     const { config } = pulled;
     const state: State = {
       layers: pulled.layers,
@@ -421,7 +464,7 @@ export class BuildRunner {
     const key = stepKey(state.key, run.cacheAs);
     if (!force && !state.cacheBroken) {
       const cached = await this.o.store.getLayer(key);
-      if (cached && (await pathExists([cached.dir], '.'))) {
+      if (cached && (await this.claim(ctx, [cached.dir]))) {
         log.write('info', `CACHED ${run.label}`, name);
         state.layers = [cached.dir, ...state.layers];
         state.key = key;
@@ -430,6 +473,7 @@ export class BuildRunner {
     }
     state.cacheBroken = true;
     const layerDir = join(this.o.layersDir, `${key.slice(0, 24)}-${randomBytes(4).toString('hex')}`);
+    ctx.held.push(this.holds.hold([layerDir]));
     await mkdir(layerDir, { recursive: true, mode: 0o755 });
     const user = run.user;
     let mounts: Array<{ source: string; target: string; adopt?: boolean }> = [];

@@ -5,7 +5,8 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { rm } from 'node:fs/promises';
+import { rm, utimes } from 'node:fs/promises';
+import { PathHolds, type Release } from '../../util/path-holds';
 import type Redis from 'ioredis';
 import type { BaseImages, StepExecutor } from '../../runtime/types';
 import { ENVD_VERSION } from '../../contract/envd-version';
@@ -64,6 +65,28 @@ export interface TemplateServiceOptions {
   images?: ImageSources;
   /** Layers a template asks for by a file in it, added at the end of its build (see TemplatePreinstall). */
   preinstall?: TemplatePreinstall;
+  /** What builds hold against the storage collector (the platform's one, shared with sandbox creates). */
+  holds?: PathHolds;
+}
+
+/** Where the builder keeps its files under its data directory (docs/templates.md#storage). */
+export interface TemplateDirs {
+  /** Step layers, one directory each. */
+  layers: string;
+  /** COPY uploads, one directory per team. */
+  files: string;
+  /** Images pulled from registries: blobs, unpacked layers, image records (runtime/images/pull.ts). */
+  images: string;
+  /** Extracted COPY contexts and other scratch space of running builds. */
+  scratch: string;
+}
+
+/** What the storage collector needs of the builder: its records, its directories, and how long a build may run. */
+export interface TemplateStorage {
+  store: TemplateStore;
+  dirs: TemplateDirs;
+  /** The builds' deadline: scratch older than this belongs to no running build. */
+  deadlineSeconds: number;
 }
 
 /** Where base images come from: registries allowed over plain HTTP besides loopback ones, and what `e2bdev/base` means. */
@@ -113,7 +136,8 @@ export class TemplateService {
   private readonly running = new Set<Promise<void>>();
   private readonly slots: BuildSlots;
   private readonly limits: BuildLimits;
-  private readonly filesDir: string;
+  private readonly dirs: TemplateDirs;
+  private readonly holds: PathHolds;
   /** Builds being checked by starting them: resolvable by build ID until the check ends. */
   private readonly checking = new Map<string, TemplateForSandbox>();
 
@@ -122,8 +146,14 @@ export class TemplateService {
     this.secret = o.uploadSecret ?? randomBytes(32);
     this.limits = { ...defaultBuildLimits(), ...o.limits };
     this.slots = new BuildSlots(this.limits.concurrent);
-    this.filesDir = join(o.dataDir, 'files');
-    const scratchDir = join(o.dataDir, 'scratch');
+    this.dirs = {
+      layers: join(o.dataDir, 'layers'),
+      files: join(o.dataDir, 'files'),
+      images: join(o.dataDir, 'images'),
+      scratch: join(o.dataDir, 'scratch'),
+    };
+    this.holds = o.holds ?? new PathHolds();
+    const scratchDir = this.dirs.scratch;
     const inner = o.validator ?? stepValidator(o.executor, scratchDir);
     const validator: TemplateValidator = {
       validate: async (t, io) => {
@@ -140,8 +170,9 @@ export class TemplateService {
       executor: o.executor,
       baseImages: o.baseImages,
       validator,
-      layersDir: join(o.dataDir, 'layers'),
-      imagesDir: join(o.dataDir, 'images'),
+      layersDir: this.dirs.layers,
+      imagesDir: this.dirs.images,
+      holds: this.holds,
       insecureRegistries: o.images?.insecureRegistries ?? [],
       scratchDir,
       stepTimeoutMs: o.stepTimeoutMs ?? 20 * 60_000,
@@ -150,6 +181,11 @@ export class TemplateService {
       onFinished: o.onBuildFinished,
       ...(o.preinstall ? { preinstall: o.preinstall } : {}),
     });
+  }
+
+  /** The records and directories the storage collector works on. */
+  storage(): TemplateStorage {
+    return { store: this.store, dirs: this.dirs, deadlineSeconds: this.limits.deadlineSeconds };
   }
 
   resolver(): TemplateResolver {
@@ -226,6 +262,8 @@ export class TemplateService {
     // Only this team's uploads count: another team's files under the same hash are not this team's to use.
     const stored = await this.store.getFile(teamOf(template), hash);
     const present = stored !== undefined && existsSync(stored.path);
+    // Answered present, the SDK will not send it again: it counts as used now (the collector keeps it a while).
+    if (present) await utimes(stored.path, new Date(), new Date()).catch(() => undefined);
     const expires = Math.floor(Date.now() / 1000) + (this.o.uploadUrlTtlSeconds ?? 3600);
     const sig = signUpload(this.secret, { templateID, hash, expires });
     const base = this.o.publicUrl ?? `http://${req.raw.headers.host ?? '127.0.0.1'}`;
@@ -247,7 +285,7 @@ export class TemplateService {
     if (!template) throw new ApiError(404, `template ${JSON.stringify(templateID)} not found`);
     const teamID = teamOf(template);
     try {
-      const saved = await saveUpload(join(this.filesDir, teamID), hash, req.raw);
+      const saved = await saveUpload(join(this.dirs.files, teamID), hash, req.raw);
       try {
         await this.o.ledger?.reserve(teamID, `bytes:upload:${hash}:${saved.sha256}`, { templateBytes: saved.bytes });
       } catch (err) {
@@ -292,8 +330,20 @@ export class TemplateService {
         409,
         `build ${buildID} of template ${templateID} was already started (status ${build.status}); request a new build with POST /v3/templates`,
       );
-    const pinned = await this.checkUploads(build, planned.plan);
+    // The uploads stay held against the storage collector until the build ends.
+    const held: Release[] = [];
+    const releaseHeld = () => {
+      for (const release of held) release();
+    };
+    let pinned: Map<string, string>;
+    try {
+      pinned = await this.checkUploads(build, planned.plan, held);
+    } catch (err) {
+      releaseHeld();
+      throw err;
+    }
     if (!(await this.store.claimRunning(templateID, buildID))) {
+      releaseHeld();
       const other = await this.store.runningBuild(templateID);
       const message = `template ${templateID} already has a build running (${other}); wait for it to finish, then build again`;
       await this.fail(build, { message });
@@ -303,6 +353,7 @@ export class TemplateService {
     try {
       await this.o.ledger?.reserve(teamOf(build), hold, { builds: 1 });
     } catch (err) {
+      releaseHeld();
       await this.store.releaseRunning(templateID, buildID);
       if (err instanceof ApiError) await this.fail(build, { message: err.message });
       throw err;
@@ -322,6 +373,7 @@ export class TemplateService {
       })
       .catch(() => undefined)
       .finally(() => this.o.ledger?.release(teamOf(build), hold))
+      .finally(releaseHeld)
       .finally(() => this.running.delete(job));
     this.running.add(job);
   }
@@ -344,13 +396,15 @@ export class TemplateService {
    * destination, files-hash.ts) before anything runs: a mismatch fails the build with a 400 and the upload is
    * removed. Answers the sha256 of every upload's bytes as checked: its COPY step uses exactly those bytes.
    */
-  private async checkUploads(build: BuildRecord, plan: BuildPlan): Promise<Map<string, string>> {
+  private async checkUploads(build: BuildRecord, plan: BuildPlan, held: Release[]): Promise<Map<string, string>> {
     const pinned = new Map<string, string>();
     const teamID = teamOf(build);
     for (const [i, step] of plan.steps.entries()) {
       if (step.kind !== 'COPY') continue;
       const stored = await this.store.getFile(teamID, step.filesHash);
-      if (!stored || !existsSync(stored.path)) continue; // the COPY step says that nothing was uploaded
+      const release = stored && (await this.holds.claim([stored.path]));
+      if (!stored || !release) continue; // the COPY step says that nothing was uploaded
+      held.push(release);
       const label = `step ${i + 1} (COPY ${step.src} ${step.dest})`;
       const refuse = async (why: string): Promise<never> => {
         await this.removeUpload(teamID, step.filesHash, stored);

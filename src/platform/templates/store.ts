@@ -292,6 +292,35 @@ export class TemplateStore {
     await this.redis.del(this.key('layer', cacheKey));
   }
 
+  /** Every entry of the layer cache, by cache key. */
+  async layerCache(): Promise<Map<string, CachedLayer>> {
+    const out = new Map<string, CachedLayer>();
+    for (const [key, value] of await this.scanValues(this.key('layer', ''))) out.set(key, JSON.parse(value) as CachedLayer);
+    return out;
+  }
+
+  /** Every team's uploads: `{teamID, hash, file}`. */
+  async allFiles(): Promise<Array<{ teamID: string; hash: string; file: StoredFile }>> {
+    return (await this.scanValues(this.key('file', ''))).flatMap(([rest, value]) => {
+      const cut = rest.lastIndexOf(':');
+      return cut < 0 ? [] : [{ teamID: rest.slice(0, cut), hash: rest.slice(cut + 1), file: JSON.parse(value) as StoredFile }];
+    });
+  }
+
+  /** [key without `prefix`, value] of every string key under `prefix`. */
+  private async scanValues(prefix: string): Promise<Array<[string, string]>> {
+    const keys: string[] = [];
+    let cursor = '0';
+    do {
+      const [next, batch] = await this.redis.scan(cursor, 'MATCH', `${prefix.replace(/[*?[\]]/g, '\\$&')}*`, 'COUNT', 1000);
+      cursor = next;
+      keys.push(...batch);
+    } while (cursor !== '0');
+    if (keys.length === 0) return [];
+    const values = await this.redis.mget(...keys);
+    return keys.flatMap((k, i) => (values[i] === null || values[i] === undefined ? [] : [[k.slice(prefix.length), values[i] as string]]));
+  }
+
   /** A team's uploaded COPY archive by files hash: the stored tar, and the sha256 of its bytes as received. */
   getFile(teamID: string, hash: string): Promise<StoredFile | undefined> {
     return this.getJson(this.key('file', teamID, hash));

@@ -22,7 +22,19 @@ type Call =
   | { id: number; op: 'volume-call'; volumeId: string; method: string; args: unknown[] }
   | { id: number; op: 'build'; alias: string; runCmd: string; opts: Record<string, unknown> }
   | { id: number; op: 'template'; method: string; args: unknown[] }
-  | { id: number; op: 'build-start'; name: string; run: string; startCmd: string; opts: Record<string, unknown> };
+  | { id: number; op: 'build-start'; name: string; run: string; startCmd: string; opts: Record<string, unknown> }
+  | {
+      id: number;
+      op: 'build-steps';
+      name: string;
+      from: { image: string };
+      steps: BuildStep[];
+      contextDir?: string;
+      opts: Record<string, unknown>;
+    };
+
+/** One step of a 'build-steps' template: a RUN, or a COPY of `src` (in the context directory) to `dest`. */
+type BuildStep = { run: string } | { copy: { src: string; dest: string } };
 
 const sandboxes = new Map<string, Sandbox>();
 const volumes = new Map<string, E2b.Volume>();
@@ -76,6 +88,12 @@ async function handle(call: Call): Promise<unknown> {
       // A Debian template with one RUN step and a start command that is ready once it touched /tmp/started.
       const t = Template().fromDebianImage('bookworm').runCmd(call.run).setStartCmd(call.startCmd, waitForFile('/tmp/started'));
       return Template.build(t, call.name, call.opts);
+    }
+    case 'build-steps': {
+      // From an image (Debian's, or a registry's), with RUN and COPY steps in order.
+      let t = Template(call.contextDir ? { fileContextPath: call.contextDir } : undefined).fromImage(call.from.image);
+      for (const step of call.steps) t = 'run' in step ? t.runCmd(step.run) : t.copy(step.copy.src, step.copy.dest);
+      return Template.build(t, call.name, { cpuCount: 1, memoryMB: 512, ...call.opts } as never);
     }
     case 'volume': {
       // Volume.create and Volume.connect give an instance: held here by its ID for 'volume-call'.

@@ -119,6 +119,17 @@ export class SdkDriver {
     return this.send({ op: 'build-start', name, run, startCmd, opts }) as Promise<{ templateId: string; buildId: string }>;
   }
 
+  /** Template.build from an image with RUN and COPY steps (COPY sources under `contextDir`), as `name`. */
+  buildSteps(
+    name: string,
+    from: { image: string },
+    steps: Array<{ run: string } | { copy: { src: string; dest: string } }>,
+    opts: Record<string, unknown>,
+    contextDir?: string,
+  ): Promise<{ templateId: string; buildId: string }> {
+    return this.send({ op: 'build-steps', name, from, steps, contextDir, opts }) as Promise<{ templateId: string; buildId: string }>;
+  }
+
   /** A static method of Volume, e.g. ('create', 'data', opts); a Volume it gives is held here by its volumeId. */
   volume<T = unknown>(method: string, ...args: unknown[]): Promise<T> {
     return this.send({ op: 'volume', method, args }) as Promise<T>;

@@ -1,0 +1,2 @@
+export { type CollectorOptions, type GcReport, StorageCollector } from './collector';
+export { storageRoutes } from './routes';
