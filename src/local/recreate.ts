@@ -7,7 +7,8 @@
 import { attachLab, type ProgressFn } from '../lab';
 import { egressCurl } from './egress-command';
 import { runCommand, sandboxTarget } from './gateway-checks';
-import { apiKeyOf, buildTemplate, createSandboxes } from './platform-sandboxes';
+import { readProxyFacts, writeProxyFacts } from '../platform/dashboard/proxy-facts';
+import { apiKeyOf, buildTemplate, createSandboxes, proxyFactsFileOf } from './platform-sandboxes';
 import { readLocalState, writeLocalState, writeSandboxTokens } from './state';
 
 export interface RecreateReport {
@@ -32,6 +33,13 @@ export async function recreateProxy(name: string, options: { stateBase?: string;
   const moved = await attachLab(name).recreateProxyHost();
   progress({ step: 'recreate', message: `new proxy host: ingress ${moved.oldIngress} -> ${moved.newIngress}, new password` });
   const lab = attachLab(name);
+  // Before anything is created: the platform pins the proxy template's sandboxes to the ingress these facts name.
+  const facts = readProxyFacts(proxyFactsFileOf(state));
+  writeProxyFacts(proxyFactsFileOf(state), {
+    ingress: moved.newIngress,
+    egress: lab.egressEip,
+    rotatedAt: 'problem' in facts ? null : facts.rotatedAt,
+  });
   await buildTemplate(state, lab, state.config, progress);
   const apiKey = apiKeyOf(state);
   for (const id of before) {

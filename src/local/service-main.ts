@@ -8,6 +8,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { startGateway } from '../gateway';
+import { readProxyFacts } from '../platform/dashboard/proxy-facts';
 import { startPlatformOnHost } from '../platform/on-host';
 import type { StackEgress } from '../platform/sandboxes/service';
 import type { ImageSources } from '../platform/templates';
@@ -41,6 +42,22 @@ export interface ServiceConfig {
   warmPool?: Record<string, number>;
 }
 
+/**
+ * The stack's egress whose proxy address is the ingress the proxy facts file names when a sandbox is made, so that
+ * `rotate --recreate` (a new proxy host at a new ingress address) needs no restart of the platform; the port, and
+ * the address while the file holds no facts, are the configured ones. A sandbox keeps the address it was made with.
+ */
+function followingProxyFacts(configured: StackEgress, factsFile: string | undefined): StackEgress {
+  return {
+    templates: configured.templates,
+    get proxy() {
+      const facts = factsFile ? readProxyFacts(factsFile) : undefined;
+      if (facts === undefined || 'problem' in facts) return configured.proxy;
+      return configured.proxy.map((target) => ({ ...target, address: facts.ingress }));
+    },
+  };
+}
+
 async function main(configFile: string): Promise<void> {
   const config = JSON.parse(readFileSync(configFile, 'utf8')) as ServiceConfig;
   const log = (line: string) => console.log(`platform: ${line}`);
@@ -55,7 +72,7 @@ async function main(configFile: string): Promise<void> {
     proxyFactsFile: config.proxyFactsFile,
     ...(config.buildLimits ? { buildLimits: config.buildLimits } : {}),
     ...(config.gc ? { gc: config.gc } : {}),
-    ...(config.stackEgress ? { stackEgress: config.stackEgress } : {}),
+    ...(config.stackEgress ? { stackEgress: followingProxyFacts(config.stackEgress, config.proxyFactsFile) } : {}),
     ...(config.images ? { images: config.images } : {}),
     ...(config.warmPool ? { warmPool: config.warmPool } : {}),
     log,
