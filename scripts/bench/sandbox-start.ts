@@ -11,12 +11,15 @@
  * - api:   through the platform API as a client sees it: `POST /v2/sandboxes` (201 once the agent answered /health
  *          and took /init) -> a Stat through the gateway with the returned token. The platform runs in this process
  *          on its own runtime instance and network prefix (its restart reconciliation must not see the others).
+ * - pool:  the same through a second platform with a warm pool of `--pool` `base` sandboxes (docs/platform.md#warm-pool):
+ *          the create takes a started one. After each sample it waits for the pool to be full again (the refill is
+ *          not timed, and never runs during another column's sample). `--pool 0` leaves the column out.
  *
  * Further columns are one more entry in the column list. Idle memory per sandbox is the
  * drop of MemAvailable with N agents idle, divided by N. Sequential creates, the columns taking turns sample by
  * sample; each measured sandbox is killed before the next. Root only; makes one link into the root namespace (the standalone sandbox network).
  *
- *   node dist/scripts/bench/sandbox-start.js [--samples 50] [--levels 1,10,50] [--runtime auto|crun|runc] [--json FILE]
+ *   node dist/scripts/bench/sandbox-start.js [--samples 50] [--levels 1,10,50] [--runtime auto|crun|runc] [--pool 2] [--json FILE]
  */
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -172,22 +175,34 @@ function floorColumn(env: Env): Column {
   };
 }
 
-/** The platform API column: create through the API, then the first agent call through the gateway. */
-async function apiColumn(env: Env, instance: string, runtime: RuntimeChoice): Promise<Column & { close(): Promise<void> }> {
+/**
+ * The platform API column: create through the API, then the first agent call through the gateway. With `pool`, the
+ * platform keeps that many `base` sandboxes warm, and a sample's stop waits for the pool to be full again.
+ */
+async function apiColumn(env: Env, instance: string, runtime: RuntimeChoice, pool = 0): Promise<Column & { close(): Promise<void> }> {
   const net = env.net.network as unknown as BridgeNetwork;
   const network = new BridgeNetwork({ ...net.options, netnsPrefix: `${instance}-` });
-  const roots = { stateRoot: path.join(env.scratch, 'state'), dataRoot: path.join(env.scratch, 'data') };
+  const roots = { stateRoot: path.join(env.scratch, `state-${instance}`), dataRoot: path.join(env.scratch, `data-${instance}`) };
   const rt = createOciRuntime({ instance, runtime, ...roots });
   const platform: RunningPlatform = await startPlatform({
-    stateDir: path.join(env.scratch, 'platform'),
+    stateDir: path.join(env.scratch, `platform-${instance}`),
     runtime: rt,
     network,
     baseImages: { supported: ['bookworm'], rootfs: async () => env.rootfs },
+    ...(pool > 0 ? { warmPool: { base: pool }, warmPoolCheckMs: 100 } : {}),
   });
   const gateway: RunningGateway = await startGateway({ catalog: platform.catalog });
   const headers = { 'x-api-key': platform.apiKey, 'content-type': 'application/json' };
+  const poolFull = async () => {
+    const deadline = Date.now() + 120_000;
+    while ((platform.sandboxes.warmPool().base ?? []).length < pool) {
+      if (Date.now() > deadline) throw new Error(`the warm pool did not refill to ${pool} within 120 s`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  };
+  await poolFull();
   return {
-    name: 'api (POST /v2/sandboxes+Stat via gateway)',
+    name: pool > 0 ? `pool (the same, warm pool of ${pool})` : 'api (POST /v2/sandboxes+Stat via gateway)',
     async start() {
       const t0 = performance.now();
       const res = await fetch(`${platform.url}/v2/sandboxes`, { method: 'POST', headers, body: '{"templateID":"base"}' });
@@ -211,6 +226,7 @@ async function apiColumn(env: Env, instance: string, runtime: RuntimeChoice): Pr
         stop: async () => {
           const del = await fetch(`${platform.url}/sandboxes/${sandbox.sandboxID}`, { method: 'DELETE', headers });
           if (del.status !== 204) throw new Error(`kill answered ${del.status}`);
+          await poolFull();
         },
       };
     },
@@ -248,13 +264,24 @@ async function main(): Promise<number> {
       samples: { type: 'string', default: '50' },
       levels: { type: 'string', default: '1,10,50' },
       runtime: { type: 'string', default: 'auto' },
+      pool: { type: 'string', default: '2' },
       json: { type: 'string' },
     },
   });
   const samples = Number(values.samples);
   const levels = values.levels!.split(',').map(Number);
-  if (!Number.isInteger(samples) || samples < 2 || levels.some((l) => !Number.isInteger(l) || l < 0)) {
-    console.error('sandbox-start: --samples must be an integer >= 2 and --levels a comma list of integers >= 0');
+  const poolSize = Number(values.pool);
+  if (
+    !Number.isInteger(samples) ||
+    samples < 2 ||
+    levels.some((l) => !Number.isInteger(l) || l < 0) ||
+    !Number.isInteger(poolSize) ||
+    poolSize < 0 ||
+    poolSize > 64
+  ) {
+    console.error(
+      'sandbox-start: --samples must be an integer >= 2, --levels a comma list of integers >= 0 and --pool an integer from 0 to 64',
+    );
     return 2;
   }
   const instance = `bench${randomBytes(2).toString('hex')}`;
@@ -273,6 +300,7 @@ async function main(): Promise<number> {
   const env: Env = { rootfs, net, rt, scratch };
   const columns: Column[] = [kitColumn(env), floorColumn(env)];
   let api: Awaited<ReturnType<typeof apiColumn>> | undefined;
+  let pooled: Awaited<ReturnType<typeof apiColumn>> | undefined;
   const background: string[] = [];
   const backgroundPids: number[] = [];
   const results: Array<{ running: number; column: string; p50: number; p95: number; n: number }> = [];
@@ -281,6 +309,10 @@ async function main(): Promise<number> {
   try {
     api = await apiColumn(env, `${instance}p`, values.runtime as RuntimeChoice);
     columns.push(api);
+    if (poolSize > 0) {
+      pooled = await apiColumn(env, `${instance}w`, values.runtime as RuntimeChoice, poolSize);
+      columns.push(pooled);
+    }
     log(`runtime ${rt.name}; warming up each column once`);
     for (const c of columns) await (await c.start(`warm${columns.indexOf(c)}`)).stop();
     const memBefore = memAvailableKB();
@@ -316,6 +348,7 @@ async function main(): Promise<number> {
     }
   } finally {
     log('cleaning up');
+    await pooled?.close();
     await api?.close();
     await cleanupLeftovers({
       instance,
@@ -329,17 +362,22 @@ async function main(): Promise<number> {
   }
 
   console.log(`\nsandbox start, ${rt.name}, ${samples} samples per cell (create -> first successful agent call)\n`);
+  const poolRatio = pooled ? ' pool / api (p50, p95) |' : '';
   console.log(
-    '| already running | ' + columns.map((c) => `${c.name} p50 / p95`).join(' | ') + ' | kit / floor (p50) | api / floor (p50, p95) |',
+    '| already running | ' +
+      columns.map((c) => `${c.name} p50 / p95`).join(' | ') +
+      ' | kit / floor (p50) | api / floor (p50, p95) |' +
+      poolRatio,
   );
-  console.log('|---|' + columns.map(() => '---|').join('') + '---|---|');
+  console.log('|---|' + columns.map(() => '---|').join('') + '---|---|' + (pooled ? '---|' : ''));
   for (const level of levels) {
     const row = results.filter((r) => r.running === level);
-    const [kit, floor, viaApi] = [row[0]!, row[1]!, row[2]!];
+    const [kit, floor, viaApi, viaPool] = [row[0]!, row[1]!, row[2]!, row[3]];
     console.log(
       `| ${level} | ` +
         row.map((r) => `${r.p50.toFixed(1)} / ${r.p95.toFixed(1)} ms`).join(' | ') +
-        ` | ${(kit.p50 / floor.p50).toFixed(2)}x | ${(viaApi.p50 / floor.p50).toFixed(2)}x, ${(viaApi.p95 / floor.p95).toFixed(2)}x |`,
+        ` | ${(kit.p50 / floor.p50).toFixed(2)}x | ${(viaApi.p50 / floor.p50).toFixed(2)}x, ${(viaApi.p95 / floor.p95).toFixed(2)}x |` +
+        (viaPool ? ` ${(viaPool.p50 / viaApi.p50).toFixed(2)}x, ${(viaPool.p95 / viaApi.p95).toFixed(2)}x |` : ''),
     );
   }
   if (memPerSandboxKB !== undefined) {

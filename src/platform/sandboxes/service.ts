@@ -448,7 +448,9 @@ export class SandboxService {
     this.creating.set(id, abort);
     try {
       return await this.lock.run(id, async () => {
-        await this.o.store.put(record);
+        // A cold create's `creating` record lets the next start remove what a crash half-made. A taken sandbox needs
+        // none: its container exists already, and a start finds a container no record knows and removes it.
+        if (!taken) await this.o.store.put(record);
         // A take's first phase ('pool') runs from the take; a cold create's phases from here, as before pools.
         const clock = new PhaseClock('create', this.o.observer, taken ? t0 : undefined);
         const from = taken ? ' (from the warm pool)' : '';

@@ -2,7 +2,8 @@
  * Crash safety: `sandbox-kit platform` is killed with SIGKILL in the middle of a create (at two different moments),
  * started again on the same state dir, and afterwards the sandboxes it lists are exactly the containers running,
  * the sandbox made before the crash still answers with its token, and the half-made one left no network namespace,
- * runtime state, cgroup, mount (in any mount namespace) or directory. Root only; one link into the root namespace on a /24 of its own, so it runs beside the other test files.
+ * runtime state, cgroup, mount (in any mount namespace) or directory; killed with a full warm pool, it leaves nothing
+ * of the pool's sandboxes after its restart. Root only; one link into the root namespace on a /24 of its own, so it runs beside the other test files.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -36,12 +37,14 @@ interface Running {
   key: string;
 }
 
-function startCli(): Promise<Running> {
-  const proc = spawn(process.execPath, [CLI, 'platform', '--state-dir', stateDir], { stdio: ['ignore', 'pipe', 'pipe'] });
+/** `onStderr`: told each chunk the platform writes to stderr (its log). */
+function startCli(args: string[] = [], onStderr?: (text: string) => void): Promise<Running> {
+  const proc = spawn(process.execPath, [CLI, 'platform', '--state-dir', stateDir, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   child = proc;
   let stderr = '';
   proc.stderr?.on('data', (d: Buffer) => {
     stderr = (stderr + d.toString()).slice(-4000);
+    onStderr?.(d.toString());
   });
   return new Promise((resolve, reject) => {
     const found: Partial<Running> = {};
@@ -213,6 +216,25 @@ test('killed with SIGKILL during a create, restarted: nothing lost, nothing leak
 
   expect((await api(platform, 'DELETE', `/sandboxes/${survivor.sandboxID}`)).status).toBe(204);
   expect(hostTraces()).toEqual({});
+});
+
+test('killed with SIGKILL with a full warm pool, restarted: nothing of the pool is left on the host', async () => {
+  if (child) await killHard();
+  // Run alone, this is the state dir's first platform: nothing of it on the host yet.
+  const before = fs.existsSync(join(stateDir, 'instance')) ? hostTraces() : {};
+  let log = '';
+  await startCli(['--warm-pool', 'base=2'], (text) => {
+    log += text;
+  });
+  await until(() => /warm pool base: sandbox \S+ ready \(2 of 2\)/.test(log), 120_000);
+  const pooled = Object.keys(hostTraces(false)).filter((id) => !(id in before));
+  expect(pooled).toHaveLength(2);
+  await killHard();
+  // Started again without a pool: the pool's sandboxes are leftovers no record knows, and go.
+  const platform = await startCli();
+  expect(hostTraces()).toEqual(before);
+  const listed = (await (await api(platform, 'GET', '/v2/sandboxes')).json()) as unknown[];
+  expect(listed).toEqual([]);
 });
 
 test('a sandbox paused to disk survives SIGKILL of the platform: after a restart connect starts it with its files and token', async () => {

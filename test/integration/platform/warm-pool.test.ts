@@ -1,7 +1,8 @@
 /**
  * The warm pool against the real platform (runtime, network, agent, gateway), driven by the unmodified E2B SDK: a
  * pool of 2 `base` sandboxes serves creates and refills; creates beyond it start cold and none fails; a pooled
- * sandbox that dies is replaced and never handed out; one given to a team and killed is never given to another; and
+ * sandbox that dies is replaced and never handed out; one given to a team and killed is never given to another; a
+ * template's rebuild or deletion removes its pooled sandbox; and
  * from inside a pooled sandbox nothing of another create is visible, nor can it reach a pooled sandbox's agent. Root
  * only; one link into the root network namespace on a /24 of its own, so it runs beside the other test files.
  */
@@ -19,6 +20,8 @@ import { adminCall, sandboxTraces, startPlatformAndGateway } from './helpers/pla
 jest.setTimeout(240_000);
 
 const POOL = 2;
+/** A template this file builds twice and deletes, with a pool of 1. */
+const REBUILT = 'pool-rebuilt';
 let stateDir: string;
 let rootfs: string;
 let platform: PlatformOnHost;
@@ -31,7 +34,7 @@ beforeAll(async () => {
   stateDir = await mkdtemp(join(tmpdir(), 'skp-'));
   const agent = await freshAgentPayload(join(stateDir, 'bundle'));
   ({ platform, gateway, opts } = await startPlatformAndGateway(stateDir, agent, {
-    platform: { warmPool: { base: POOL }, warmPoolCheckMs: 300 },
+    platform: { warmPool: { base: POOL, [REBUILT]: 1 }, warmPoolCheckMs: 300 },
   }));
   sdk = await SdkDriver.start();
 }, ROOTFS_TIMEOUT_MS);
@@ -242,4 +245,37 @@ test('a pooled sandbox given to one team and killed is never given to another', 
   const listed = await fetch(`${opts.apiUrl}/sandboxes/${a.sandboxId}`, { headers: { 'x-api-key': keys[1] } });
   expect(listed.status).toBe(404);
   await kill(b.sandboxId);
+});
+
+test('a template rebuilt or deleted: its pooled sandbox is removed, never handed out, and the new build pooled', async () => {
+  const pooledOf = () => (platform.sandboxes.warmPool()[REBUILT] ?? []).map((s) => s.sandboxID);
+  const one = (not: string[]) =>
+    waitFor(
+      `a pooled sandbox of ${REBUILT}`,
+      () => {
+        const ids = pooledOf();
+        return ids.length === 1 && !not.includes(ids[0] as string) ? (ids[0] as string) : undefined;
+      },
+      { timeoutMs: 120_000, intervalMs: 100, describe: () => JSON.stringify(pooledOf()) },
+    );
+  // Nothing is pooled of a template that does not exist yet.
+  expect(pooledOf()).toEqual([]);
+  const { templateId } = await sdk.build(REBUILT, 'echo first | sudo tee /etc/built-by', opts);
+  const first = await one([]);
+  await sdk.build(REBUILT, 'echo second | sudo tee /etc/built-by', opts);
+  const second = await one([first]);
+  await waitFor("the first build's sandbox removed", () => (sandboxTraces(platform, stateDir, first).length === 0 ? true : undefined), {
+    timeoutMs: 60_000,
+  });
+  const s = await sdk.create(REBUILT, opts);
+  expect(s.sandboxId).toBe(second);
+  expect((await run(s.sandboxId, 'cat /etc/built-by')).stdout).toBe('second\n');
+  await kill(s.sandboxId);
+  const next = await one([second]);
+  const deleted = await fetch(`${opts.apiUrl}/templates/${templateId}`, { method: 'DELETE', headers: { 'x-api-key': opts.apiKey } });
+  expect(deleted.status).toBeLessThan(300);
+  await waitFor("the deleted template's pool empty", () => (pooledOf().length === 0 ? true : undefined), { timeoutMs: 60_000 });
+  await waitFor('its sandbox removed', () => (sandboxTraces(platform, stateDir, next).length === 0 ? true : undefined), {
+    timeoutMs: 60_000,
+  });
 });
