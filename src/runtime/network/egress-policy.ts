@@ -6,9 +6,10 @@
  * - Addresses and CIDRs: the sandbox's own filter chain. Allow beats deny: a destination in `allowOut` returns to the
  *   guard (which still drops private and link-local space: an allow rule never opens the host's networks), one in
  *   `denyOut` is rejected, anything else returns too.
- * - Domain names in `allowOut`, and an egress proxy: every new TCP connection of the sandbox is redirected (nat) to
- *   the egress relay of the bridge namespace (egress-relay/), which decides on the TLS SNI or HTTP Host and the
- *   address, and connects directly or through the SOCKS5 proxy. UDP keeps to the filter chain.
+ * - Domain names in `allowOut`: every new TCP connection of the sandbox to a denied address (and not an allowed one)
+ *   is redirected (nat) to the egress relay of the bridge namespace (egress-relay/), which decides on the TLS SNI or
+ *   HTTP Host and the address; the rest the filter chain decides. An egress proxy: every new TCP connection goes to
+ *   the relay, which connects through the SOCKS5 proxy. UDP keeps to the filter chain.
  * - `onlyTo` (the stack's proxy): the filter chain passes the proxy's address and port and rejects everything else,
  *   whatever the lists say.
  * DNS to the sandbox's resolvers passes before any policy (guard-rules.ts).
@@ -77,6 +78,18 @@ export function redirectChain(port: string): string {
 const REJECT = '-j REJECT --reject-with icmp-admin-prohibited';
 
 /**
+ * The nat chain's rules: with a proxy every TCP connection goes to the relay (it leaves only through the proxy); with
+ * domain rules alone only TCP to a denied address does (only there can a name change the decision), so everything
+ * else goes out at the kernel's speed, decided by the filter chain as the relay would decide it.
+ */
+function redirectRules(chain: string, policy: EgressPolicy): string[] {
+  if (!needsRelay(policy)) return [];
+  const to = `-j REDIRECT --to-ports ${RELAY_PORT}`;
+  if (policy.proxy) return [`-A ${chain} -p tcp ${to}`];
+  return [...policy.allowOut.map((c) => `-A ${chain} -d ${c} -j RETURN`), ...policy.denyOut.map((c) => `-A ${chain} -p tcp -d ${c} ${to}`)];
+}
+
+/**
  * iptables-restore input (--noflush) for both of the sandbox's chains; `jumps`: also the jumps into them (a fresh
  * attachment, which has none yet).
  */
@@ -97,7 +110,7 @@ export function policyRestore(port: string, address: string, policy: EgressPolic
     'COMMIT',
     '*nat',
     `:${redirect} - [0:0]`,
-    ...(needsRelay(policy) ? [`-A ${redirect} -p tcp -j REDIRECT --to-ports ${RELAY_PORT}`] : []),
+    ...redirectRules(redirect, policy),
     ...(jumps ? [`-A ${GUARD_CHAINS.redirect} -s ${address}/32 -j ${redirect}`] : []),
     'COMMIT',
     '',

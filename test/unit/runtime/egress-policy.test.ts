@@ -15,8 +15,29 @@ describe('egress policy rules', () => {
   it("redirect the sandbox's TCP to the relay for a domain rule or a proxy, never for the stack's proxy", () => {
     const domains = { allowOut: [], denyOut: ['0.0.0.0/0'], allowDomains: ['example.com'] };
     expect(needsRelay(domains)).toBe(true);
-    expect(policyRestore('vabc', '198.19.2.2', domains, false)).toContain(`-A SKIT-R-vabc -p tcp -j REDIRECT --to-ports ${RELAY_PORT}`);
-    expect(needsRelay({ allowOut: [], denyOut: [], proxy: { host: 'p.example.com', port: 1080 } })).toBe(true);
+    expect(policyRestore('vabc', '198.19.2.2', domains, false)).toContain(
+      `-A SKIT-R-vabc -p tcp -d 0.0.0.0/0 -j REDIRECT --to-ports ${RELAY_PORT}`,
+    );
+    // Only TCP to a denied address can need a name: an allowed address, or one no rule denies, goes out directly.
+    const some = policyRestore(
+      'vabc',
+      '198.19.2.2',
+      { allowOut: ['1.1.1.1/32'], denyOut: ['1.1.1.0/24'], allowDomains: ['example.com'] },
+      false,
+    );
+    const nat = some
+      .slice(some.indexOf('*nat'))
+      .split('\n')
+      .filter((l) => l.startsWith('-A SKIT-R-vabc'));
+    expect(nat).toEqual([
+      '-A SKIT-R-vabc -d 1.1.1.1/32 -j RETURN',
+      `-A SKIT-R-vabc -p tcp -d 1.1.1.0/24 -j REDIRECT --to-ports ${RELAY_PORT}`,
+    ]);
+    const proxied = { allowOut: ['1.1.1.1/32'], denyOut: [], proxy: { host: 'p.example.com', port: 1080 } };
+    expect(needsRelay(proxied)).toBe(true);
+    // Through a proxy everything goes to the relay, the allowed address too.
+    expect(policyRestore('vabc', '198.19.2.2', proxied, false)).toContain(`-A SKIT-R-vabc -p tcp -j REDIRECT --to-ports ${RELAY_PORT}`);
+    expect(policyRestore('vabc', '198.19.2.2', proxied, false)).not.toContain('-A SKIT-R-vabc -d 1.1.1.1/32 -j RETURN');
     const pinned = {
       allowOut: ['1.1.1.1/32'],
       denyOut: [],
