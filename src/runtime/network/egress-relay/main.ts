@@ -1,10 +1,11 @@
 /**
- * The egress relay: one process in a bridge namespace, started by the platform (relay-process.ts), that every new
- * TCP connection of a sandbox whose policy names domains or a proxy is redirected to (egress-policy.ts). For each
- * connection it finds where the sandbox was going (original-destination.ts) and the sandbox's policy (the file of
- * its source address, which the bridge pins to the sandbox), waits for the TLS SNI or HTTP Host when the decision
- * depends on it (first-bytes.ts), decides (relay-policy.ts), and connects directly or through the sandbox's SOCKS5
- * proxy (socks5.ts). Anything it cannot decide is refused (a reset): no policy file, no tracked destination, a name
+ * The egress relay: one process in a bridge namespace, started by the platform (relay-process.ts), that a sandbox's
+ * new TCP connections are redirected to (egress-policy.ts): every one when its policy names a proxy, those to denied
+ * addresses when it names domains. For each connection it finds where the sandbox was going
+ * (original-destination.ts) and the sandbox's policy (the file of its source address, which the bridge pins to the
+ * sandbox), waits for the TLS SNI or HTTP Host when the decision depends on it (first-bytes.ts), decides
+ * (relay-policy.ts), and connects directly or through the sandbox's SOCKS5 proxy (socks5.ts); a plain HTTP connection
+ * admitted by its Host is followed request by request (http-requests.ts). Anything it cannot decide is refused (a reset): no policy file, no tracked destination, a name
  * that does not resolve to the destination, a proxy that fails. It exits once its namespace is gone.
  *
  * Usage: egress-relay --dir DIR --port PORT --netns NAME
