@@ -75,6 +75,28 @@ export interface ContainerConfigInput {
   role?: 'sandbox' | 'build';
   /** Default true; false only to measure the hardening's cost. */
   hardened?: boolean;
+  /**
+   * Directories inside the container that programs enter with chroot (an MCP image server's filesystem): each gets a
+   * /dev tmpfs holding only null, zero, full, random, urandom and tty (CHROOT_DEVICES). No /proc: crun mounts
+   * a proc only at /proc (crun: "it must be mounted at the root").
+   */
+  chrootDirs?: string[];
+}
+
+/** The device nodes a chroot directory's /dev holds: the host's, bound as the runtime binds them for the container. */
+export const CHROOT_DEVICES = ['null', 'zero', 'full', 'random', 'urandom', 'tty'] as const;
+
+/** The mounts of one chroot directory: a /dev tmpfs and its device nodes. */
+function chrootMounts(dir: string): OciConfig['mounts'] {
+  return [
+    { destination: `${dir}/dev`, type: 'tmpfs', source: 'tmpfs', options: ['nosuid', 'noexec', 'strictatime', 'mode=755', 'size=64k'] },
+    ...CHROOT_DEVICES.map((d) => ({
+      destination: `${dir}/dev/${d}`,
+      type: 'bind',
+      source: `/dev/${d}`,
+      options: ['bind', 'nosuid', 'noexec'],
+    })),
+  ];
 }
 
 export interface OciConfig {
@@ -103,6 +125,10 @@ function checkInput(input: ContainerConfigInput): void {
   for (const b of input.binds) {
     if (!b.source.startsWith('/') || !b.target.startsWith('/'))
       problems.push(`bind ${b.source} -> ${b.target}: both paths must be absolute`);
+  }
+  for (const dir of input.chrootDirs ?? []) {
+    if (!/^(\/[A-Za-z0-9._-]+)+$/.test(dir) || dir.split('/').some((part) => part === '.' || part === '..'))
+      problems.push(`chroot dir ${JSON.stringify(dir)} must be an absolute path of plain names (letters, digits, . _ -)`);
   }
   for (const key of Object.keys(input.env)) {
     if (key === '' || key.includes('='))
@@ -169,6 +195,7 @@ export function renderOciConfig(input: ContainerConfigInput): OciConfig {
         source: b.source,
         options: ['rbind', 'nosuid', 'nodev', b.readonly ? 'ro' : 'rw'],
       })),
+      ...(input.chrootDirs ?? []).flatMap(chrootMounts),
     ],
     linux: {
       ...(input.userns ? idMappings(input.userns.mapping) : {}),

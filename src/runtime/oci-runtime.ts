@@ -223,6 +223,8 @@ export class OciSandboxRuntime implements SandboxRuntime {
         nofile: this.nofile,
         oomScoreAdj: AGENT_OOM_SCORE_ADJ,
         hardened,
+        // Not under runsc, where binding host device nodes is untested: image servers there keep the bare chroot.
+        ...(spec.chrootDirs?.length && this.name !== 'runsc' ? { chrootDirs: spec.chrootDirs } : {}),
         ...(hardened
           ? { userns: { ...(spec.network.usernsPath && joinsUsernsByPath(this.name) ? { path: spec.network.usernsPath } : {}), mapping } }
           : {}),

@@ -76,6 +76,11 @@ export interface SandboxSpec {
   volumes?: Array<{ source: string; target: string }>;
   /** A directory made by `copyChanges`: a copy of it becomes the new sandbox's own changes (fork). */
   changesFrom?: string;
+  /**
+   * Directories inside the sandbox that programs enter with chroot (MCP image servers' filesystems): each gets a
+   * minimal /dev (oci-config.ts, ContainerConfigInput.chrootDirs). Not under runsc.
+   */
+  chrootDirs?: string[];
 }
 
 export type ContainerState = 'running' | 'paused' | 'stopped';

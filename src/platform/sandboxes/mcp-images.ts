@@ -9,7 +9,7 @@ import type { ValidMcpConfig } from '../../mcp/config/validate';
 import { DEFAULT_IMAGES_DIR, type ImageInfo, imageInfoPath, imageKey, PREINSTALL_FILE, parsePreinstall } from '../../mcp/launch/image-dir';
 import type { PulledImage } from '../../runtime';
 import { pullImage } from '../../runtime/images';
-import { existsInLayers, readInLayers } from '../../runtime/layer-view';
+import { existsInLayers, insideTree, readInLayers, resolveInLayers } from '../../runtime/layer-view';
 import { checkSandboxMcp } from './mcp-check';
 import { DEFAULT_ID_MAPPING } from '../../runtime/id-shift';
 
@@ -219,4 +219,37 @@ export function mcpPreinstallFor(o: McpImageSources) {
     }
     return out;
   };
+}
+
+/** At most this many image filesystems per sandbox get a /dev of their own. */
+const MAX_IMAGE_ROOTS = 64;
+
+/**
+ * The image filesystems a sandbox's layers hold (`/opt/mcp-images/<key>/rootfs` beside its image.json, from the
+ * template or the create), which the runtime gives a minimal /dev of their own for the servers the gateway runs in
+ * them with chroot (SandboxSpec.chrootDirs). Names are read from each layer's own directory, never through a
+ * link; whether an image is there is decided in the merged view.
+ */
+export function mcpImageRoots(layers: readonly string[]): string[] {
+  const rel = DEFAULT_IMAGES_DIR.slice(1);
+  const keys = new Set<string>();
+  for (const layer of layers) {
+    if (!insideTree(layer, `${rel}/x`)) continue;
+    let names: string[];
+    try {
+      names = fs.readdirSync(path.join(layer, rel));
+    } catch {
+      continue;
+    }
+    for (const name of names) if (/^[A-Za-z0-9_-][A-Za-z0-9._-]*$/.test(name)) keys.add(name);
+  }
+  return [...keys]
+    .filter(
+      (key) =>
+        resolveInLayers(layers, `${rel}/${key}/rootfs`, false)?.stat.isDirectory() === true &&
+        existsInLayers(layers, `${rel}/${key}/image.json`),
+    )
+    .sort()
+    .slice(0, MAX_IMAGE_ROOTS)
+    .map((key) => `${DEFAULT_IMAGES_DIR}/${key}/rootfs`);
 }

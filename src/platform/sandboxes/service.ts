@@ -29,6 +29,7 @@ import type { QuotaLedger } from '../teams/quotas';
 import type { VolumeMount, VolumeResolver } from './volume-mounts';
 import { WarmPool, type PooledSandbox } from './warm-pool';
 import type { PathHolds, Release } from '../../util/path-holds';
+import { mcpImageRoots } from './mcp-images';
 
 export interface SandboxServiceOptions {
   store: SandboxStore;
@@ -1026,5 +1027,12 @@ function containerSpec(
     network,
     accessToken: record.envdAccessToken,
     ...(record.volumeMounts?.length ? { volumes: record.volumeMounts.map((m) => ({ source: m.source, target: m.path })) } : {}),
+    ...chrootDirsOf(template.layers),
   };
+}
+
+/** The MCP image filesystems in the layers, for a /dev of their own (mcp-images.ts). */
+function chrootDirsOf(layers: readonly string[]): { chrootDirs?: string[] } {
+  const dirs = mcpImageRoots(layers);
+  return dirs.length > 0 ? { chrootDirs: dirs } : {};
 }

@@ -244,6 +244,24 @@ test('a catalog server run from an OCI image is listed and called; one whose ima
     error: expect.stringContaining('could not be fetched'),
   });
   expect(body).not.toContain(secret);
+
+  // The image's filesystem has a /dev of its own (its server read /dev/urandom and wrote /dev/null before it started)
+  // holding six nodes and nothing more; a disk's node cannot be made in it.
+  const root = '/opt/mcp-images/mcp_time/rootfs';
+  const run = async (cmd: string) =>
+    (await sdk({ op: 'run', sandboxId, cmd })).value as { exitCode: number; stdout: string; stderr: string };
+  expect((await run(`ls ${root}/dev`)).stdout.split('\n').filter(Boolean).sort()).toEqual([
+    'full',
+    'null',
+    'random',
+    'tty',
+    'urandom',
+    'zero',
+  ]);
+  expect((await run(`stat -c %t:%T ${root}/dev/urandom ${root}/dev/null`)).stdout).toBe('1:9\n1:3\n');
+  const mknod = await run(`mknod ${root}/dev/sda b 8 0`);
+  expect(mknod.exitCode).not.toBe(0);
+  expect(mknod.stderr).toMatch(/Operation not permitted/);
 });
 
 test.each([

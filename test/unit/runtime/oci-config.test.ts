@@ -92,11 +92,31 @@ describe('renderOciConfig', () => {
     expect(() => renderSeccomp('riscv64')).toThrow('no seccomp profile for CPU architecture riscv64: supported x64, arm64');
   });
 
+  test('a chroot dir gets a /dev of six nodes, after every mount of the sandbox', () => {
+    const dir = '/opt/mcp-images/mcp_time/rootfs';
+    const c = renderOciConfig({ ...input, chrootDirs: [dir] });
+    expect(c.mounts.slice(-7).map((m) => [m.destination, m.type, m.source])).toEqual([
+      [`${dir}/dev`, 'tmpfs', 'tmpfs'],
+      ...['null', 'zero', 'full', 'random', 'urandom', 'tty'].map((d) => [`${dir}/dev/${d}`, 'bind', `/dev/${d}`]),
+    ]);
+    expect(c.mounts.filter((m) => m.destination.startsWith(dir))).toHaveLength(7);
+    expect(renderOciConfig(input).mounts.some((m) => m.destination.startsWith('/opt/mcp-images'))).toBe(false);
+  });
+
   test('every bad input at once, each named', () => {
     expect(() =>
-      renderOciConfig({ ...input, rootfs: 'rel', args: [], memoryBytes: 1024, cpuCount: 0, env: { 'A=B': 'x' }, privateNetwork: true }),
+      renderOciConfig({
+        ...input,
+        rootfs: 'rel',
+        args: [],
+        memoryBytes: 1024,
+        cpuCount: 0,
+        env: { 'A=B': 'x' },
+        privateNetwork: true,
+        chrootDirs: ['/opt/x/../../etc', 'rel'],
+      }),
     ).toThrow(
-      /netnsPath and privateNetwork exclude each other; rootfs must be an absolute path, got "rel"; args must name a program, got \[\]; memoryBytes must be an integer of at least 16 MiB, got 1024; cpuCount must be above 0 and at most 1024, got 0; environment variable name "A=B"/,
+      /netnsPath and privateNetwork exclude each other; rootfs must be an absolute path, got "rel"; args must name a program, got \[\]; memoryBytes must be an integer of at least 16 MiB, got 1024; cpuCount must be above 0 and at most 1024, got 0; chroot dir "\/opt\/x\/..\/..\/etc" must be an absolute path of plain names \(letters, digits, . _ -\); chroot dir "rel" must .*; environment variable name "A=B"/,
     );
   });
 });

@@ -68,8 +68,21 @@ export async function startLabRegistry(): Promise<LabRegistry> {
 }
 
 /**
- * Builds an image whose entrypoint runs the `everything` MCP server on stdio, and pushes it as `<host>/<name>`.
- * No /bin/sh in it: the gateway must run its entrypoint as the image says.
+ * What the image runs first: what server processes commonly need of their /dev, random bytes from /dev/urandom and
+ * /dev/null to write to; without them it exits with the reason, before the server starts.
+ */
+const START = `import { closeSync, openSync, readSync, writeFileSync } from 'node:fs';
+const fd = openSync('/dev/urandom', 'r');
+const n = readSync(fd, Buffer.alloc(16));
+closeSync(fd);
+if (n !== 16) throw new Error('/dev/urandom gave ' + n + ' bytes');
+writeFileSync('/dev/null', 'discarded');
+await import('./everything.mjs');
+`;
+
+/**
+ * Builds an image whose entrypoint runs the `everything` MCP server on stdio (after START), and pushes it as
+ * `<host>/<name>`. No /bin/sh in it: the gateway must run its entrypoint as the image says.
  */
 export function pushEverythingImage(registryHost: string, name: string): void {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sk-mcp-image-'));
@@ -90,6 +103,7 @@ export function pushEverythingImage(registryHost: string, name: string): void {
       ],
       { stdio: 'pipe' },
     );
+    fs.writeFileSync(path.join(rootfs, 'srv', 'start.mjs'), START);
     const node = fs.realpathSync(process.execPath);
     fs.copyFileSync(node, path.join(rootfs, 'usr', 'bin', 'node'));
     fs.chmodSync(path.join(rootfs, 'usr', 'bin', 'node'), 0o755);
@@ -113,7 +127,7 @@ export function pushEverythingImage(registryHost: string, name: string): void {
       '--config.entrypoint',
       '/usr/bin/node',
       '--config.cmd',
-      '/srv/everything.mjs',
+      '/srv/start.mjs',
       '--config.cmd',
       'stdio',
       '--config.env',

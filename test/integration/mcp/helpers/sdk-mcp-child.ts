@@ -2,10 +2,12 @@
  * The E2B SDK side of the MCP end-to-end test, in a plain Node process (jest cannot load the SDK's ESM
  * dependencies). argv: a JSON request; prints one JSON line: what the SDK returned, or the error it threw.
  */
-import { Sandbox } from 'e2b';
+import { CommandExitError, Sandbox } from 'e2b';
 
 interface Request {
-  op: 'create' | 'kill' | 'list';
+  op: 'create' | 'kill' | 'list' | 'run';
+  /** op run: a shell command run as root in the sandbox. */
+  cmd?: string;
   opts: Record<string, unknown>;
   mcp?: unknown;
   sandboxId?: string;
@@ -25,6 +27,16 @@ async function main(req: Request): Promise<unknown> {
   if (req.op === 'list') {
     const items = await Sandbox.list(req.opts).nextItems();
     return items.map((s) => ({ sandboxId: s.sandboxId, templateId: s.templateId, name: s.name }));
+  }
+  if (req.op === 'run') {
+    const sbx = await Sandbox.connect(req.sandboxId as string, req.opts);
+    try {
+      const r = await sbx.commands.run(req.cmd as string, { user: 'root' });
+      return { exitCode: r.exitCode, stdout: r.stdout, stderr: r.stderr };
+    } catch (err) {
+      if (err instanceof CommandExitError) return { exitCode: err.exitCode, stdout: err.stdout, stderr: err.stderr };
+      throw err;
+    }
   }
   return Sandbox.kill(req.sandboxId as string, req.opts);
 }
