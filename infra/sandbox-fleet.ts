@@ -2,7 +2,7 @@ import * as aws from '@pulumi/aws';
 import * as pulumi from '@pulumi/pulumi';
 import * as random from '@pulumi/random';
 import type { StackConfig } from '../src/config';
-import { renderSandboxCloudInit, type BundleSource, type SandboxRole, type TemplateBuildInput } from '../src/render';
+import { DATA_VOLUME_DEVICE, renderSandboxCloudInit, type BundleSource, type SandboxRole, type TemplateBuildInput } from '../src/render';
 import { REDIS_PORT, SANDBOX_GENERATION_TAG, TYPE_SANDBOX_FLEET } from './constants';
 import { debianAmiQuery } from './placement';
 
@@ -142,6 +142,8 @@ export class SandboxFleet extends pulumi.ComponentResource {
         instanceType: string;
         count: number;
         diskGb: number;
+        /** The data volume (render/data-volume.ts); none for a gateway. */
+        dataVolumeGb?: number;
         userData: pulumi.Output<string>;
         securityGroupId: pulumi.Input<string>;
         targetGroupArn: pulumi.Input<string>;
@@ -162,6 +164,14 @@ export class SandboxFleet extends pulumi.ComponentResource {
               deviceName: '/dev/xvda',
               ebs: { volumeSize: spec.diskGb, volumeType: 'gp3', encrypted: 'true', deleteOnTermination: 'true' },
             },
+            ...(spec.dataVolumeGb
+              ? [
+                  {
+                    deviceName: DATA_VOLUME_DEVICE,
+                    ebs: { volumeSize: spec.dataVolumeGb, volumeType: 'gp3', encrypted: 'true', deleteOnTermination: 'true' },
+                  },
+                ]
+              : []),
           ],
           networkInterfaces: [
             {
@@ -200,6 +210,7 @@ export class SandboxFleet extends pulumi.ComponentResource {
       instanceType: config.sandboxHost.instanceType,
       count: fleet.hosts,
       diskGb: config.sandboxHost.diskGb,
+      dataVolumeGb: config.sandboxHost.dataVolumeGb,
       userData: this.hostUserData,
       securityGroupId: args.hostSecurityGroupId,
       targetGroupArn: args.apiTargetGroupArn,

@@ -1,7 +1,7 @@
 import * as aws from '@pulumi/aws';
 import * as pulumi from '@pulumi/pulumi';
 import type { StackConfig } from '../src/config';
-import { renderSandboxCloudInit, type BundleSource } from '../src/render';
+import { DATA_VOLUME_DEVICE, renderSandboxCloudInit, type BundleSource } from '../src/render';
 import { SANDBOX_GENERATION_TAG, TYPE_SANDBOX_HOST } from './constants';
 import { debianAmiQuery } from './placement';
 
@@ -68,6 +68,16 @@ export class SandboxHost extends pulumi.ComponentResource {
         userDataReplaceOnChange: true,
         metadataOptions: { httpEndpoint: 'enabled', httpTokens: 'required' },
         rootBlockDevice: { encrypted: true, volumeType: 'gp3', volumeSize: sandbox.diskGb },
+        // The kit's state (sandbox disks, layers) on a volume of its own: render/data-volume.ts mounts it.
+        ebsBlockDevices: [
+          {
+            deviceName: DATA_VOLUME_DEVICE,
+            encrypted: true,
+            volumeType: 'gp3',
+            volumeSize: sandbox.dataVolumeGb,
+            deleteOnTermination: true,
+          },
+        ],
         tags: { Name: `${name}-instance`, [SANDBOX_GENERATION_TAG]: String(sandbox.generation) },
       },
       { ...parent, replaceOnChanges: ['tags'], ignoreChanges: config.host.amiId ? [] : ['ami'] },

@@ -22,6 +22,8 @@ packages=(
   docker-registry     # the lab's OCI registry in the image tests and the pull benchmark
   apache2-utils       # htpasswd: the lab registry's password file
   tini                # tini-static: PID 1 of every sandbox, reaps what the agent's children leave
+  e2fsprogs           # mkfs.ext4: each sandbox's own disk (a loop-mounted image of its size)
+  xfsprogs            # mkfs.xfs: the sandbox host's data volume on AWS, and the disk benchmark's peer
   chromium            # the dashboard's browser test (driven by playwright-core)
   prometheus          # promtool: tests check the platform's and the gateway's /metrics with Prometheus's own parser
   curl

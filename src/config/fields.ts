@@ -29,6 +29,26 @@ export function integer(min: number, max: number, what: string) {
   );
 }
 
+/** A decimal number from `min` to `max` (fractions allowed). */
+export function fraction(min: number, max: number, what: string) {
+  const error = `expected ${what}`;
+  return accepting(
+    z
+      .union(
+        [
+          z.number(),
+          z
+            .string()
+            .regex(/^\d+(\.\d+)?$/)
+            .transform(Number),
+        ],
+        { error },
+      )
+      .pipe(z.number({ error }).min(min, { error }).max(max, { error })),
+    what,
+  );
+}
+
 export const port = () => integer(1, 65535, 'a TCP/UDP port, an integer from 1 to 65535');
 
 export const flag = () =>

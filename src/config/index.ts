@@ -5,3 +5,4 @@ export * from './schema';
 export * from './stack-file';
 export * from './schema-walk';
 export * from './reference';
+export * from './limits';

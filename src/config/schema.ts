@@ -3,6 +3,7 @@ import { cidrList, flag, integer, ipv4, oneOf, openCidrList, port, registryList,
 import { AEAD_METHODS, CLIENT_MODES, SS_MODES } from './methods';
 import { DEFAULT_AGENT_PORT } from '../contract/agent-port';
 import { DEFAULT_RUNSC_PLATFORM, RUNSC_PLATFORMS, RUNTIME_CHOICES } from '../contract/runtime-choice';
+import { limits } from './limits';
 
 /**
  * The whole stack configuration: the `sandbox-kit:` namespace of Pulumi.<stack>.yaml, one object per key.
@@ -221,6 +222,11 @@ const sandboxHost = z
     gatewayCidrs: openCidrList()
       .default(['0.0.0.0/0'])
       .describe("Who may reach the sandbox gateway (`E2B_SANDBOX_URL`; every request still needs the sandbox's access token)."),
+    dataVolumeGb: integer(10, 16384, 'a disk size in GiB, an integer from 10 to 16384')
+      .default(100)
+      .describe(
+        "A second volume (gp3, encrypted, XFS) of each sandbox host holding the platform's state: sandbox disks, template layers, uploads. A full one never fills the host's root volume.",
+      ),
     generation: integer(0, 1_000_000, 'an integer from 0 to 1000000')
       .default(1)
       .describe('Bump to recreate the sandbox host(s): sandboxes are lost, the template is rebuilt.'),
@@ -287,6 +293,7 @@ export const stackConfigSchema = z
     dns,
     builds: buildLimitsSchema,
     gc: gcSchema,
+    limits,
     brand: text(/^[A-Z][A-Za-z0-9]{0,31}$/, 'a capitalised word of letters and digits, such as Svc')
       .default('Svc')
       .describe('Header and xattr brand: `Svc` gives Svc-Sandbox-Id and user.svc.*; `E2b` speaks to the E2B SDK.'),

@@ -64,6 +64,7 @@ export async function startService(
     // The proxy template's sandboxes reach the proxy's ingress address and port, nothing else.
     stackEgress: { templates: [config.template.alias], proxy: [{ address: lab.ingressEip, port: config.proxy.port }] },
     images: { insecureRegistries: config.images.insecureRegistries, e2bBase: config.images.e2bBase },
+    limits: config.limits,
   };
   writeProxyFacts(service.proxyFactsFile as string, { ingress: lab.ingressEip, egress: lab.egressEip, rotatedAt: null });
   const configFile = join(state.dir, 'service.json');

@@ -14,7 +14,7 @@ import type { StackEgress } from '../platform/sandboxes/service';
 import type { ImageSources } from '../platform/templates';
 import { BridgeNetwork, type BridgeNetworkOptions, type RunscPlatform, type RuntimeChoice } from '../runtime';
 import { TemplateBuilds } from './template-builds';
-import type { BuildLimits, GcSettings } from '../config';
+import type { BuildLimits, GcSettings, SandboxLimits } from '../config';
 
 export interface ServiceConfig {
   stateDir: string;
@@ -40,6 +40,8 @@ export interface ServiceConfig {
   images?: ImageSources;
   /** The stack's sandboxHost.warmPool. */
   warmPool?: Record<string, number>;
+  /** The stack's `limits`. */
+  limits?: SandboxLimits;
 }
 
 /**
@@ -75,6 +77,7 @@ async function main(configFile: string): Promise<void> {
     ...(config.stackEgress ? { stackEgress: followingProxyFacts(config.stackEgress, config.proxyFactsFile) } : {}),
     ...(config.images ? { images: config.images } : {}),
     ...(config.warmPool ? { warmPool: config.warmPool } : {}),
+    ...(config.limits ? { limits: config.limits } : {}),
     log,
     ...(builds ? { pendingTemplates: (known) => builds.resolver(known) } : {}),
   });

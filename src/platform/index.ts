@@ -139,6 +139,8 @@ export interface PlatformOptions {
   warmPoolCheckMs?: number;
   /** How often the storage collector runs and how long unused files are kept (the stack's `gc` keys). */
   gc?: Partial<GcSettings>;
+  /** The disk of a sandbox whose template names none; absent: the runtime's default. */
+  diskSizeMB?: number;
 }
 
 export interface FleetOptions {
@@ -277,6 +279,7 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
       log,
       ...(options.paused ? { paused: options.paused } : {}),
       ...(options.stackEgress ? { stackEgress: options.stackEgress } : {}),
+      ...(options.diskSizeMB !== undefined ? { diskSizeMB: options.diskSizeMB } : {}),
       ...(options.fleet ? { hostID: options.fleet.hostID } : {}),
       logs: new SandboxLogs(redis, DEFAULT_STORE_PREFIX),
       observer: metrics,

@@ -37,6 +37,8 @@ import type { ImageSources } from './templates';
 import { LOG_PAGE_LIMIT } from './templates/routes';
 import { mcpPreinstallFor } from './sandboxes/mcp-images';
 import type { BuildLimits, GcSettings } from '../config';
+import { OPEN_TEMPLATE_LIMITS } from './templates/limits';
+import { DEFAULT_DISK_MB } from '../runtime/sandbox-disk';
 
 export interface PlatformOnHostOptions {
   stateDir: string;
@@ -99,6 +101,23 @@ export interface PlatformOnHostOptions {
   warmPoolCheckMs?: number;
   /** The storage collector's interval and how long unused files are kept (the stack's `gc` keys). */
   gc?: Partial<GcSettings>;
+  /** What one sandbox may take (the stack's `limits`; every field has the runtime's default). */
+  limits?: Partial<PlatformLimits>;
+  /** false: sandboxes get no disk of their own (their writes are bounded only by the data root's file system). */
+  disks?: boolean;
+}
+
+/** The stack's `limits` keys (src/config/limits.ts), as the platform and its runtime take them. */
+export interface PlatformLimits {
+  pidsLimit: number;
+  nofile: number;
+  consoleLogBytes: number;
+  memoryOvercommit: number;
+  cpuOvercommit: number;
+  diskDefaultMB: number;
+  diskMaxMB: number;
+  templateMaxMemoryMB: number;
+  templateMaxCpuCount: number;
 }
 
 export interface PlatformOnHost extends RunningPlatform {
@@ -147,6 +166,8 @@ export async function startPlatformOnHost(options: PlatformOnHostOptions): Promi
   await mkdir(options.stateDir, { recursive: true, mode: 0o700 });
   const instance = await instanceName(options.stateDir);
   const dataRoot = options.runtimeDataRoot ?? join(options.stateDir, 'runtime');
+  const limits = options.limits ?? {};
+  const diskMB = limits.diskDefaultMB ?? DEFAULT_DISK_MB;
   const runtime = createOciRuntime({
     instance,
     runtime: options.runtime ?? 'auto',
@@ -154,6 +175,15 @@ export async function startPlatformOnHost(options: PlatformOnHostOptions): Promi
     stateRoot: options.runtimeStateRoot,
     dataRoot,
     agent: options.agent,
+    ...(limits.pidsLimit !== undefined ? { pidsLimit: limits.pidsLimit } : {}),
+    ...(limits.nofile !== undefined ? { nofile: limits.nofile } : {}),
+    ...(limits.consoleLogBytes !== undefined ? { consoleLogBytes: limits.consoleLogBytes } : {}),
+    admission: {
+      ...(limits.memoryOvercommit !== undefined ? { memoryOvercommit: limits.memoryOvercommit } : {}),
+      ...(limits.cpuOvercommit !== undefined ? { cpuOvercommit: limits.cpuOvercommit } : {}),
+    },
+    disks: options.disks !== false,
+    diskMB,
   });
   log(`runtime ${runtime.name}, instance ${instance}`);
   const standalone = options.network
@@ -198,6 +228,7 @@ export async function startPlatformOnHost(options: PlatformOnHostOptions): Promi
       ...(options.warmPool ? { warmPool: options.warmPool } : {}),
       ...(options.warmPoolCheckMs !== undefined ? { warmPoolCheckMs: options.warmPoolCheckMs } : {}),
       ...(options.gc ? { gc: options.gc } : {}),
+      ...(options.disks !== false ? { diskSizeMB: diskMB } : {}),
       ...(fleet ? { fleet } : {}),
       templates: mountTemplates({
         executor: createStepExecutor({
@@ -211,6 +242,12 @@ export async function startPlatformOnHost(options: PlatformOnHostOptions): Promi
         }),
         baseImages,
         ...(options.images ? { images: options.images } : {}),
+        resourceLimits: {
+          defaultDiskMB: diskMB,
+          maxDiskMB: limits.diskMaxMB ?? Math.max(diskMB, OPEN_TEMPLATE_LIMITS.maxDiskMB),
+          maxMemoryMB: limits.templateMaxMemoryMB ?? OPEN_TEMPLATE_LIMITS.maxMemoryMB,
+          maxCpuCount: limits.templateMaxCpuCount ?? OPEN_TEMPLATE_LIMITS.maxCpuCount,
+        },
         // A build is checked by starting a real sandbox from it (the platform exists by the time a build runs).
         validator: sandboxValidator(() => platform?.sandboxes),
         ...(options.buildLimits ? { limits: options.buildLimits } : {}),

@@ -15,3 +15,4 @@ export * from './sandbox-host-paths';
 export * from './sandbox-network';
 export * from './service-units';
 export * from './template-build';
+export * from './data-volume';

@@ -1,3 +1,4 @@
+import { renderDataVolumeScript } from './data-volume';
 import { stringify } from 'yaml';
 import type { StackConfig } from '../config';
 import { NODESOURCE_KEY, NODESOURCE_REPOSITORY } from './nodesource-key';
@@ -70,7 +71,8 @@ export interface HostFile {
 export function sandboxPackages(role: SandboxRole): string[] {
   const fetch = ['awscli', 'unzip', 'curl'];
   if (role === 'fleet-gateway') return ['nodejs', ...fetch];
-  const runtime = ['crun', 'runc', 'tini', 'mmdebstrap', 'iptables', 'iproute2', 'attr', 'uidmap'];
+  // e2fsprogs: each sandbox's disk; xfsprogs: the data volume.
+  const runtime = ['crun', 'runc', 'tini', 'mmdebstrap', 'iptables', 'iproute2', 'attr', 'uidmap', 'e2fsprogs', 'xfsprogs'];
   // Template base images from registries; ECR's credential helper trades the host's instance role for a pull token.
   const images = ['skopeo', 'umoci', 'amazon-ecr-credential-helper'];
   // redis-server: the platform's own state, on loopback (the single host's catalog too).
@@ -172,6 +174,7 @@ export function sandboxHostFiles(config: StackConfig, inputs: SandboxHostInputs)
   if (inputs.role !== 'fleet-gateway') {
     files.push(
       file(P.redisAuth, '0755', renderRedisAuthScript()),
+      file(P.dataVolumeScript, '0755', renderDataVolumeScript()),
       file(P.networkScript, '0755', renderSandboxNetworkScript(networkOptions(config, inputs))),
       file(`${P.units}/${SANDBOX_UNITS.network}`, '0644', renderNetworkUnit()),
       file(
@@ -252,6 +255,7 @@ export function renderSandboxCloudInit(config: StackConfig, inputs: SandboxHostI
     write_files: sandboxHostFiles(config, inputs),
     runcmd: [
       P.installBundle,
+      ...(inputs.role !== 'fleet-gateway' ? [P.dataVolumeScript] : []),
       `install -d -m 0700 ${P.state}`,
       ...(volumes ? [`install -d -m 0700 ${P.volumes}`, `mountpoint -q ${P.volumes} || mount ${P.volumes}`] : []),
       `ln -sf ${P.wrapper} /usr/local/bin/sandbox-kit`,

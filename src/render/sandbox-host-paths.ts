@@ -34,6 +34,8 @@ export const SANDBOX_HOST_PATHS = {
   bundleSums: '/etc/sandbox-kit/bundle.sha256',
   installBundle: '/etc/sandbox-kit/install-bundle.sh',
   networkScript: '/etc/sandbox-kit/sandbox-network.sh',
+  /** Mounts the data volume on `state` (render/data-volume.ts), before anything writes there. */
+  dataVolumeScript: '/etc/sandbox-kit/data-volume.sh',
   /** Where the template build finds the proxy client files (the client configs hold the password: 0600). */
   templateDir: '/etc/sandbox-kit/template',
   buildTemplate: '/etc/sandbox-kit/build-template.sh',

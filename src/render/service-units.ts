@@ -1,4 +1,4 @@
-import type { StackConfig } from '../config';
+import { limitFlags, type StackConfig } from '../config';
 import { SANDBOX_HOST_PATHS as P, SANDBOX_UNITS } from './sandbox-host-paths';
 
 /** What a platform process needs to be told; secrets are never here, only the paths of their 0600 files. */
@@ -103,6 +103,7 @@ export function platformCommand(config: StackConfig, options: PlatformServiceOpt
     '--stack-egress-proxy',
     `${options.proxyIngressIp}:${config.proxy.port}`,
     ...(options.volumesDir ? ['--volumes-dir', options.volumesDir] : []),
+    ...limitFlags(config.limits),
     ...(options.fleet
       ? [
           '--sandbox-subnet',
@@ -156,6 +157,9 @@ Wants=network-online.target
 After=network-online.target ${after.join(' ')}
 Requires=${after.join(' ')}
 ${options.volumesDir ? `RequiresMountsFor=${options.volumesDir}\n` : ''}
+# The data volume (sandbox disks, layers) is mounted before the platform starts (fstab, render/data-volume.ts).
+RequiresMountsFor=${P.state}
+
 [Service]
 Type=simple
 ExecStart=${line(platformCommand(config, options))}

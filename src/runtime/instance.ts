@@ -34,7 +34,7 @@ export interface InstancePaths {
   instance: string;
   /** The OCI runtime's --root. */
   stateDir: string;
-  /** One directory per sandbox: config.json, upper, work, console.log. */
+  /** One directory per sandbox (config.json, upper, work; its disk is mounted there) and its console log beside it. */
   dataDir: string;
   /** Parent cgroup of every sandbox of this instance, relative to each hierarchy's root. */
   cgroupParent: string;
@@ -70,7 +70,8 @@ export function sandboxPaths(p: InstancePaths, id: string): SandboxPaths {
     config: path.join(bundle, 'config.json'),
     upper: path.join(bundle, 'upper'),
     work: path.join(bundle, 'work'),
-    log: path.join(bundle, 'console.log'),
+    // Beside the sandbox's disk, not on it: a sandbox that filled its disk still has its output kept (and capped).
+    log: `${bundle}.console.log`,
     pidFile: path.join(bundle, 'pid'),
   };
 }

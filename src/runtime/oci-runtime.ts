@@ -21,6 +21,7 @@ import {
 import { ConsoleLogCap, DEFAULT_CONSOLE_LOG_BYTES } from './console-log';
 import { containerNofile } from './host-limits';
 import { DEFAULT_ID_MAPPING, shiftedLayer, type IdMapping } from './id-shift';
+import { DEFAULT_DISK_MB, hasSandboxDisk, makeSandboxDisk, mountSandboxDisk, removeSandboxDisk, unmountSandboxDisk } from './sandbox-disk';
 import { releaseUserNamespace } from './userns';
 import { cgroupsPathOf, checkInstanceName, checkSandboxID, instancePaths, sandboxPaths, type InstancePaths } from './instance';
 import { OciCli, STAGED_ROOTFS, stagedBind, type OciState } from './oci-cli';
@@ -65,6 +66,13 @@ export interface OciRuntimeOptions {
   consoleLogBytes?: number;
   /** Default true: user namespace and seccomp profile. false only for the benchmark measuring their cost. */
   hardened?: boolean;
+  /**
+   * Default true: every sandbox gets a disk of its own (sandbox-disk.ts) of its spec's `diskMB`, else `diskMB`
+   * here. false: its writes go to the data root's file system, bounded only by it.
+   */
+  disks?: boolean;
+  /** The disk of a sandbox whose spec names none; default 1024 MB. */
+  diskMB?: number;
   /** Host ids of the sandboxes' user namespaces (id-shift.ts); default 100000, 65536 of them. */
   idMapping?: IdMapping;
   /** When given, kill() also detaches the sandbox's network (idempotent). */
@@ -170,7 +178,8 @@ export class OciSandboxRuntime implements SandboxRuntime {
     if (spec.restart) {
       if (!this.hasChanges(id)) throw new Error(`cannot restart sandbox ${id}: its filesystem changes are gone (${p.upper})`);
       if (await this.cli.state(id)) throw new Error(`cannot restart sandbox ${id}: it still has a container`);
-    } else if (fs.existsSync(p.bundle)) throw new Error(`cannot create sandbox ${id}: it already exists (${p.bundle})`);
+    } else if (fs.existsSync(p.bundle) || hasSandboxDisk(p.bundle))
+      throw new Error(`cannot create sandbox ${id}: it already exists (${p.bundle})`);
     const hardened = this.options.hardened !== false;
     const mapping = this.options.idMapping ?? DEFAULT_ID_MAPPING;
     const request = { memoryMB: spec.memoryMB, cpuCount: spec.cpuCount };
@@ -184,10 +193,12 @@ export class OciSandboxRuntime implements SandboxRuntime {
       const layers = hardened ? await Promise.all(spec.layers.map((l) => shiftedLayer(l, mapping))) : spec.layers;
       fs.mkdirSync(this.paths.dataDir, { recursive: true, mode: 0o700 });
       if (spec.restart) {
+        if (hasSandboxDisk(p.bundle)) await mountSandboxDisk(p.bundle);
         // The overlay's work dir and the mount point are scratch; only the upper dir carries the sandbox's files.
         for (const d of [p.work, p.pidFile]) fs.rmSync(d, { recursive: true, force: true });
       } else {
         fs.mkdirSync(p.bundle, { mode: 0o700 });
+        if (this.options.disks !== false) await makeSandboxDisk(p.bundle, spec.diskMB ?? this.options.diskMB ?? DEFAULT_DISK_MB);
         if (spec.changesFrom !== undefined) await copyChanges(spec.changesFrom, p.upper);
       }
       for (const d of [p.work, path.join(p.upper, 'etc')]) fs.mkdirSync(d, { recursive: true, mode: 0o755 });
@@ -257,15 +268,22 @@ export class OciSandboxRuntime implements SandboxRuntime {
   }
 
   async stop(sandboxID: string): Promise<void> {
-    await this.removeContainer(checkSandboxID(sandboxID));
+    const id = checkSandboxID(sandboxID);
+    await this.removeContainer(id);
+    // Its files stay in the image; a stopped sandbox holds no loop device (a restart or a copy mounts it again).
+    await unmountSandboxDisk(sandboxPaths(this.paths, id).bundle);
   }
 
   hasChanges(sandboxID: string): boolean {
-    return fs.statSync(sandboxPaths(this.paths, checkSandboxID(sandboxID)).upper, { throwIfNoEntry: false })?.isDirectory() === true;
+    const p = sandboxPaths(this.paths, checkSandboxID(sandboxID));
+    // A disk not mounted (after the host restarted) holds the upper dir; the next use mounts it.
+    return hasSandboxDisk(p.bundle) || fs.statSync(p.upper, { throwIfNoEntry: false })?.isDirectory() === true;
   }
 
   async copyChanges(sandboxID: string, target: string): Promise<void> {
     const id = checkSandboxID(sandboxID);
+    const bundle = sandboxPaths(this.paths, id).bundle;
+    if (hasSandboxDisk(bundle)) await mountSandboxDisk(bundle);
     const running = (await this.cli.state(id))?.status === 'running';
     if (running) await this.cli.pause(id);
     try {
@@ -314,12 +332,17 @@ export class OciSandboxRuntime implements SandboxRuntime {
     if (left.length > 0) throw new Error(`sandbox ${id}: cgroups still in use after kill: ${left.join(', ')}`);
   }
 
-  /** The container, its cgroups and its directory. */
+  /** The container, its cgroups, its disk, its directory and its console log. */
   private async removeTraces(id: string): Promise<void> {
+    const p = sandboxPaths(this.paths, id);
     try {
       await this.removeContainer(id);
     } finally {
-      fs.rmSync(sandboxPaths(this.paths, id).bundle, { recursive: true, force: true });
+      try {
+        await removeSandboxDisk(p.bundle);
+      } finally {
+        for (const f of [p.bundle, p.log]) fs.rmSync(f, { recursive: true, force: true });
+      }
     }
   }
 

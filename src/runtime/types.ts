@@ -60,6 +60,8 @@ export interface SandboxSpec {
   layers: string[];
   memoryMB: number;
   cpuCount: number;
+  /** The size of the sandbox's disk (sandbox-disk.ts): its writes beyond it get ENOSPC. Default: the runtime's. */
+  diskMB?: number;
   network: NetworkAttachment;
   /** Extra arguments for the agent after the runtime's own (port). */
   agentArgs?: string[];

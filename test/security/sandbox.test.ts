@@ -11,6 +11,7 @@ import type { AgentPayload } from '../../src/runtime/agent-payload';
 import { cleanupLeftovers } from '../../src/runtime/cleanup';
 import { createSandboxHostNetwork, type SandboxHostNetwork } from '../../src/runtime/network/host-network';
 import { createOciRuntime, type OciSandboxRuntime } from '../../src/runtime/oci-runtime';
+import { sandboxPaths } from '../../src/runtime/instance';
 import { AGENT_OOM_SCORE_ADJ, CHILD_OOM_SCORE_ADJ } from '../../src/runtime/oom';
 import {
   agentRun,
@@ -123,7 +124,7 @@ describe.each(['crun', 'runc'] as const)('%s', (runtimeName) => {
   });
 
   test('a console flood through /proc/1/fd/1 leaves the host-side log within its cap', async () => {
-    const log = path.join(rt.paths.dataDir, id, 'console.log');
+    const log = sandboxPaths(rt.paths, id).log;
     // crun hands the log to the sandbox's root (the write succeeds and is cut); runc leaves it the host's (refused).
     const r = await asRoot('head -c 64M /dev/zero | tr "\\0" x > /proc/1/fd/1; echo "flood $?"');
     await new Promise((resolve) => setTimeout(resolve, 300));

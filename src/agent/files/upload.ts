@@ -97,6 +97,9 @@ function multipart(
         return;
       }
       const destination = queryPath || info.filename || '';
+      // A part's error reaches the caller through its write; once that write failed (a full disk) the part may
+      // still be destroyed with 'abandoned' below, with no pipeline listening: that must not end the agent.
+      stream.on('error', () => undefined);
       open.add(stream);
       stream.once('close', () => open.delete(stream));
       stream.once('end', () => open.delete(stream));

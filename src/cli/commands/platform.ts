@@ -4,7 +4,18 @@
  * With the in-process catalog it also runs the gateway, since nothing else could read that catalog.
  */
 import { isIPv4 } from 'node:net';
-import { buildLimitFields, gcFields, integer, oneOf, text, warmPoolEntry } from '../../config';
+import {
+  buildLimitFields,
+  CONFIG_NAMESPACE,
+  gcFields,
+  integer,
+  LIMIT_FLAGS,
+  oneOf,
+  parseStackConfig,
+  text,
+  warmPoolEntry,
+  type SandboxLimits,
+} from '../../config';
 import { DEFAULT_RUNSC_PLATFORM, RUNSC_PLATFORMS, RUNTIME_CHOICES } from '../../contract/runtime-choice';
 import { startGateway, type RunningGateway } from '../../gateway';
 import { startPlatformOnHost } from '../../platform/on-host';
@@ -64,6 +75,12 @@ unused storage (the stack's gc.* keys; docs/templates.md#storage):
                               (sandbox-kit gc) (default ${gcFields.intervalSeconds.parse(undefined)})
   --gc-keep-unused-seconds S  keep an unused one this long after it last changed (default ${gcFields.keepUnusedSeconds.parse(undefined)})
 
+limits (the stack's \`limits\` keys; docs/config.md):
+  --pids-limit N --nofile N --console-log-bytes N --memory-overcommit X --cpu-overcommit X
+  --disk-default-mb N --disk-max-mb N --template-max-memory-mb N --template-max-cpus N
+  --no-sandbox-disks  give sandboxes no disk of their own (their writes are bounded only by the state dir's file
+                      system; for a host without loop devices)
+
 fleet (with --catalog redis://..., the fleet's shared Redis):
   --host-id ID        this host in the fleet (e.g. its EC2 instance ID); every sandbox's catalog entry names it
   --advertise-url U   where the other hosts reach this API, e.g. http://10.0.1.23:3001
@@ -113,7 +130,31 @@ const FLAGS = {
   'concurrent-builds': valueFlag(buildLimitFields.concurrent),
   'gc-interval-seconds': valueFlag(gcFields.intervalSeconds),
   'gc-keep-unused-seconds': valueFlag(gcFields.keepUnusedSeconds),
+  'no-sandbox-disks': switchFlag(),
+  ...(Object.fromEntries(Object.values(LIMIT_FLAGS).map((f) => [f, valueFlag(word('a value').optional())])) as Record<
+    string,
+    ReturnType<typeof valueFlag<string | undefined>>
+  >),
 };
+
+/** The limit flags, checked as the stack's `limits` keys are (defaults, ranges, the disk default within the maximum). */
+export function limitsFromFlags(flags: Record<string, unknown>): SandboxLimits {
+  const given = Object.fromEntries(
+    (Object.entries(LIMIT_FLAGS) as Array<[keyof SandboxLimits, string]>)
+      .filter(([, flag]) => flags[flag] !== undefined)
+      .map(([key, flag]) => [key, flags[flag]]),
+  );
+  const parsed = parseStackConfig({ limits: given });
+  if (parsed.ok) return parsed.config.limits;
+  const flagOf = (key: string) => {
+    const field = key.replace(`${CONFIG_NAMESPACE}:limits.`, '') as keyof SandboxLimits;
+    return LIMIT_FLAGS[field] ? `--${LIMIT_FLAGS[field]}` : key;
+  };
+  throw new UsageError(
+    'platform',
+    parsed.issues.map((i) => ({ ...i, key: flagOf(i.key) })),
+  );
+}
 
 /** The fleet flags go together, with a shared catalog; every problem at once. */
 function fleetIssues(flags: { catalog: string; 'host-id'?: string; 'advertise-url'?: string; capacity?: number }): ConfigIssue[] {
@@ -162,6 +203,7 @@ export async function run(argv: string[]): Promise<number> {
   }
   const issues = [...fleetIssues(flags), ...stackEgressIssues(flags)];
   if (issues.length > 0) throw new UsageError('platform', issues);
+  const limits = limitsFromFlags(flags);
   const log = (line: string) => console.error(`platform: ${line}`);
   const hostID = flags['host-id'];
   const advertise = flags['advertise-url'];
@@ -191,6 +233,8 @@ export async function run(argv: string[]): Promise<number> {
     ...(flags['stack-egress-template'].length > 0
       ? { stackEgress: { templates: flags['stack-egress-template'], proxy: flags['stack-egress-proxy'] } }
       : {}),
+    limits,
+    disks: !flags['no-sandbox-disks'],
     ...(hostID !== undefined && advertise !== undefined
       ? { fleet: { hostID, apiUrl: advertise.replace(/\/$/, ''), redisUrl: flags.catalog, capacity: flags.capacity } }
       : {}),

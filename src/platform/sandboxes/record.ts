@@ -30,6 +30,8 @@ export interface SandboxRecord {
   endAt: string;
   cpuCount: number;
   memoryMB: number;
+  /** Its disk (absent on records older than disks, which have none of their own). */
+  diskSizeMB?: number;
   metadata: Record<string, string>;
   /** The caller's envVars. */
   envVars: Record<string, string>;

@@ -73,6 +73,8 @@ export interface SandboxServiceOptions {
   warmPoolCheckMs?: number;
   /** A create holds its template's layers here until its record names them (the storage collector leaves them). */
   holds?: PathHolds;
+  /** The disk of a sandbox whose template names none (the stack's limits.diskDefaultMB); absent: the runtime's. */
+  diskSizeMB?: number;
 }
 
 export interface StackEgress {
@@ -423,6 +425,9 @@ export class SandboxService {
       endAt: iso(now + request.timeout * 1000),
       cpuCount: template.cpuCount,
       memoryMB: template.memoryMB,
+      ...(this.o.diskSizeMB !== undefined || template.diskSizeMB !== undefined
+        ? { diskSizeMB: template.diskSizeMB ?? this.o.diskSizeMB }
+        : {}),
       metadata: request.metadata,
       envVars: request.envVars,
       templateEnvs: template.envs,
@@ -741,6 +746,7 @@ export class SandboxService {
       layers: record.layers,
       memoryMB: record.memoryMB,
       cpuCount: record.cpuCount,
+      ...(record.diskSizeMB !== undefined ? { diskSizeMB: record.diskSizeMB } : {}),
       ...(record.startCmd !== undefined ? { startCmd: record.startCmd } : {}),
       ...(record.readyCmd !== undefined ? { readyCmd: record.readyCmd } : {}),
       envs: record.templateEnvs,
@@ -1015,7 +1021,7 @@ function tail(output: string): string {
 
 /** What the runtime is given for a sandbox, on create, for the warm pool and on a reboot from disk alike. */
 function containerSpec(
-  record: Pick<SandboxRecord, 'sandboxID' | 'envdAccessToken' | 'volumeMounts'>,
+  record: Pick<SandboxRecord, 'sandboxID' | 'envdAccessToken' | 'volumeMounts' | 'diskSizeMB'>,
   template: { layers: string[]; memoryMB: number; cpuCount: number },
   network: SandboxSpec['network'],
 ): SandboxSpec {
@@ -1024,6 +1030,7 @@ function containerSpec(
     layers: template.layers,
     memoryMB: template.memoryMB,
     cpuCount: template.cpuCount,
+    ...(record.diskSizeMB !== undefined ? { diskMB: record.diskSizeMB } : {}),
     network,
     accessToken: record.envdAccessToken,
     ...(record.volumeMounts?.length ? { volumes: record.volumeMounts.map((m) => ({ source: m.source, target: m.path })) } : {}),

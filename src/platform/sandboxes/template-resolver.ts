@@ -13,6 +13,8 @@ export interface TemplateForSandbox {
   layers: string[];
   memoryMB: number;
   cpuCount: number;
+  /** The disk of its sandboxes in MB; absent: the platform's default. */
+  diskSizeMB?: number;
   /** Run by the agent after /init, in the background; absent for templates without one. */
   startCmd?: string;
   /** The sandbox is ready when this exits 0 (polled), within readyTimeoutMs. */

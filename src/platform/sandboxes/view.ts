@@ -21,6 +21,7 @@ function common(record: SandboxRecord, ctx: ViewContext) {
     endAt: record.endAt,
     cpuCount: record.cpuCount,
     memoryMB: record.memoryMB,
+    diskSizeMB: record.diskSizeMB ?? 0,
     metadata: record.metadata,
     lifecycle: { onTimeout: record.autoPause ? 'pause' : 'kill', autoResume: record.autoResume },
     volumeMounts: (record.volumeMounts ?? []).map((m) => ({ name: m.name, path: m.path })),

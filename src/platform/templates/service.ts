@@ -28,6 +28,7 @@ import { type BuildPlan, planBuild } from './plan';
 import { ImagePullError } from '../../runtime/images/skopeo';
 import { resolveImage } from '../../runtime/images/pull';
 import { BASE_STEP } from './wire';
+import { OPEN_TEMPLATE_LIMITS, templateDiskMB, templateLimitProblems, type TemplateLimits } from './limits';
 import type { BuildReason, BuildStatus, CreateTemplateBody, ListedTemplate, LogEntry, StartBuildBody } from './wire';
 
 export interface TemplateServiceOptions {
@@ -54,6 +55,8 @@ export interface TemplateServiceOptions {
   limits?: Partial<BuildLimits>;
   /** Each team's concurrent builds and stored upload bytes are held here (the platform's teams). */
   ledger?: QuotaLedger;
+  /** What a template may ask for, and the disk it gets when it asks for none (limits.ts); default the wire's bounds. */
+  resourceLimits?: TemplateLimits;
   /** Resources of a template created without cpuCount/memoryMB. */
   defaultCpuCount?: number;
   defaultMemoryMB?: number;
@@ -198,6 +201,9 @@ export class TemplateService {
   /** A name the caller's team does not have yet makes a new template of that team, even if another team has the name. */
   async requestBuild(body: CreateTemplateBody & { name: string }, caller: Caller): Promise<RequestBuildResult> {
     const { name, tag } = splitNameTag(body.name);
+    const limits = this.o.resourceLimits ?? OPEN_TEMPLATE_LIMITS;
+    const problems = templateLimitProblems(body, limits);
+    if (problems.length > 0) throw new ApiError(400, `POST /v3/templates: ${problems.join('; ')}`);
     const now = new Date().toISOString();
     let template = await this.store.findTemplate(caller.teamID, name);
     if (!template) {
@@ -207,6 +213,7 @@ export class TemplateService {
         names: [name],
         cpuCount: body.cpuCount ?? this.o.defaultCpuCount ?? 2,
         memoryMB: body.memoryMB ?? this.o.defaultMemoryMB ?? 1024,
+        diskSizeMB: templateDiskMB(body.minFreeDiskMb, limits),
         createdAt: now,
         updatedAt: now,
         buildCount: 0,
@@ -225,6 +232,8 @@ export class TemplateService {
       updatedAt: now,
       cpuCount: body.cpuCount ?? template.cpuCount,
       memoryMB: body.memoryMB ?? template.memoryMB,
+      diskSizeMB:
+        body.minFreeDiskMb !== undefined ? templateDiskMB(body.minFreeDiskMb, limits) : (template.diskSizeMB ?? limits.defaultDiskMB),
       tags: tags.length > 0 ? tags : [DEFAULT_TAG],
       layers: [],
       envs: {},
@@ -467,7 +476,7 @@ export class TemplateService {
         buildID: ready?.buildID ?? '',
         cpuCount: ready?.cpuCount ?? t.cpuCount,
         memoryMB: ready?.memoryMB ?? t.memoryMB,
-        diskSizeMB: 0,
+        diskSizeMB: ready?.diskSizeMB ?? t.diskSizeMB ?? (this.o.resourceLimits ?? OPEN_TEMPLATE_LIMITS).defaultDiskMB,
         public: t.public ?? false,
         aliases: t.names,
         names: t.names,
@@ -596,6 +605,7 @@ export class TemplateService {
       layers: b.layers,
       memoryMB: b.memoryMB,
       cpuCount: b.cpuCount,
+      ...(b.diskSizeMB !== undefined ? { diskSizeMB: b.diskSizeMB } : {}),
       ...(b.startCmd ? { startCmd: b.startCmd } : {}),
       ...(b.readyCmd ? { readyCmd: b.readyCmd } : {}),
       envs: b.envs,

@@ -19,6 +19,8 @@ export interface TemplateRecord {
   names: string[];
   cpuCount: number;
   memoryMB: number;
+  /** The disk of its sandboxes (limits.ts); absent on records older than disks: the platform's default. */
+  diskSizeMB?: number;
   createdAt: string;
   updatedAt: string;
   /** The build sandboxes start from; absent until a build is ready. */
@@ -37,6 +39,8 @@ export interface BuildRecord {
   updatedAt: string;
   cpuCount: number;
   memoryMB: number;
+  /** The disk of its sandboxes; absent on records older than disks: the platform's default. */
+  diskSizeMB?: number;
   tags: string[];
   fromImage?: string;
   steps?: Step[];

@@ -63,7 +63,7 @@ export const createTemplateBody = z.object({
   tags: z.array(z.string().regex(TAG, { error: `expected tags of ${TAG_RULE}` })).optional(),
   cpuCount: int(1, 64).optional(),
   memoryMB: int(128, 65536).optional(),
-  minFreeDiskMb: z.number().optional(),
+  minFreeDiskMb: int(0, 1_048_576).optional(),
 });
 export type CreateTemplateBody = z.infer<typeof createTemplateBody>;
 

@@ -100,7 +100,12 @@ function hostTraces(withMounts = true): Record<string, string[]> {
       for (const id of fs.readdirSync(dir)) if (fs.statSync(join(dir, id)).isDirectory()) add(id, `cgroup ${m.mountPoint}`);
   }
   const data = join(stateDir, 'runtime', name);
-  if (fs.existsSync(data)) for (const id of fs.readdirSync(data)) add(id, 'dir');
+  // A sandbox's disk image and console log lie beside its directory (<id>.disk, <id>.console.log).
+  if (fs.existsSync(data))
+    for (const entry of fs.readdirSync(data)) {
+      const [id, beside] = entry.split('.');
+      add(id as string, beside === undefined ? 'dir' : beside);
+    }
   // Mounts in any mount namespace on the host (the runtime mounts in a private one).
   for (const pid of withMounts ? fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d)) : []) {
     let text = '';
@@ -152,7 +157,7 @@ afterAll(async () => {
 
 /** The tail of a sandbox's console log and the sockets listening in its network namespace. */
 function survivorDiagnostics(sandboxID: string): string {
-  const log = join(stateDir, 'runtime', instance(), sandboxID, 'console.log');
+  const log = join(stateDir, 'runtime', instance(), `${sandboxID}.console.log`);
   const tail = fs.existsSync(log) ? fs.readFileSync(log, 'utf8').slice(-2000) : '(no console log)';
   const ss = spawnSync('ip', ['netns', 'exec', `${instance()}-${sandboxID}`, 'ss', '-Htlnp'], { encoding: 'utf8' });
   return `console log: ${tail}\nlistening: ${ss.stdout || ss.stderr}`;

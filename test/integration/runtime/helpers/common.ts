@@ -132,6 +132,7 @@ export function tracesOf(opts: {
   const found: string[] = [];
   const bundle = path.join(opts.dataDir, opts.sandboxID);
   if (fs.existsSync(bundle)) found.push(`sandbox dir ${bundle}`);
+  for (const beside of [`${bundle}.disk`, `${bundle}.console.log`]) if (fs.existsSync(beside)) found.push(`file ${beside}`);
   if (fs.existsSync(path.join(opts.stateDir, opts.sandboxID))) found.push(`runtime state ${opts.stateDir}/${opts.sandboxID}`);
   if (fs.existsSync(`/run/netns/${opts.netns}`)) found.push(`netns ${opts.netns}`);
   for (const m of hostCgroupMounts()) {

@@ -1,0 +1,89 @@
+/**
+ * A sandbox's disk: a sparse file of the sandbox's size, formatted ext4 and loop-mounted on the sandbox's directory
+ * (its upper and work dirs and its config live on it). A write past the size gets ENOSPC inside the sandbox, `df /`
+ * there shows the size (overlayfs reports the file system of its upper dir), and the host's file system gives the
+ * sandbox at most that many bytes, as it writes them (the file is sparse).
+ *
+ * Why not project quotas on the data root (XFS prjquota, ext4 `project`): they are the cheaper way where the kernel
+ * has them, but kernels built without CONFIG_XFS_QUOTA / CONFIG_QUOTA refuse such mounts, and a loop image works
+ * on every kernel with loop devices; docs/runtime.md (Disk) has the measurements.
+ *
+ * One per cent of the blocks is reserved for host root (ext4's root reserve): the sandbox's own processes run as
+ * unprivileged host ids and cannot take it, so the runtime can still write the sandbox's config.json and its
+ * runtime's pid file into a full disk.
+ */
+import * as fs from 'node:fs';
+import { exec, execOk } from '../util/exec';
+
+export const MIB = 1024 * 1024;
+
+/** The smallest and largest disk a sandbox can have (the stack's settings stay within these). */
+export const DISK_MB_RANGE = { min: 64, max: 1024 * 1024 } as const;
+
+/** The disk a sandbox gets when its template and the stack say nothing: 1 GiB. */
+export const DEFAULT_DISK_MB = 1024;
+
+/** The image file of a sandbox's disk, beside its directory (a sandbox ID never holds a dot). */
+export function diskImagePath(sandboxDir: string): string {
+  return `${sandboxDir}.disk`;
+}
+
+/** mke2fs arguments: no discard pass, inode tables and journal zeroed lazily, 1% reserved for host root. */
+export function mkfsArgv(image: string): string[] {
+  return ['mkfs.ext4', '-q', '-F', '-m', '1', '-E', 'lazy_itable_init=1,lazy_journal_init=1,nodiscard', image];
+}
+
+/** Whether `dir` is a mount point (its device differs from its parent's). */
+export function isMountPoint(dir: string): boolean {
+  const here = fs.statSync(dir, { throwIfNoEntry: false });
+  const parent = fs.statSync(`${dir}/..`, { throwIfNoEntry: false });
+  return here !== undefined && parent !== undefined && here.dev !== parent.dev;
+}
+
+/** Makes the image (sparse, `sizeMB`), formats it and mounts it on `dir` (an empty directory, created if missing). */
+export async function makeSandboxDisk(dir: string, sizeMB: number): Promise<void> {
+  if (!Number.isInteger(sizeMB) || sizeMB < DISK_MB_RANGE.min || sizeMB > DISK_MB_RANGE.max)
+    throw new Error(`disk size ${sizeMB} MB: expected an integer from ${DISK_MB_RANGE.min} to ${DISK_MB_RANGE.max}`);
+  const image = diskImagePath(dir);
+  const fd = fs.openSync(image, 'wx', 0o600);
+  try {
+    fs.ftruncateSync(fd, sizeMB * MIB);
+  } finally {
+    fs.closeSync(fd);
+  }
+  try {
+    await execOk(mkfsArgv(image), { timeoutMs: 60_000 });
+    await mountSandboxDisk(dir);
+  } catch (err) {
+    fs.rmSync(image, { force: true });
+    throw err;
+  }
+}
+
+/** Mounts the sandbox's image on `dir` unless it is mounted already (after a host restart it is not). */
+export async function mountSandboxDisk(dir: string): Promise<void> {
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  if (isMountPoint(dir)) return;
+  // noinit_itable: no background thread zeroing inode tables (it would write the whole table into the sparse file).
+  await execOk(['mount', '-t', 'ext4', '-o', 'loop,noatime,noinit_itable', diskImagePath(dir), dir], { timeoutMs: 30_000 });
+  fs.chmodSync(dir, 0o700);
+}
+
+/** Whether the sandbox at `dir` has a disk image. */
+export function hasSandboxDisk(dir: string): boolean {
+  return fs.existsSync(diskImagePath(dir));
+}
+
+/** Unmounts the disk (the loop device goes with it), keeping the image for a later mountSandboxDisk; idempotent. */
+export async function unmountSandboxDisk(dir: string): Promise<void> {
+  if (!isMountPoint(dir)) return;
+  const r = await exec(['umount', dir]);
+  // Busy (a process of the host still has a file open there): detach now, the kernel frees it when closed.
+  if (r.code !== 0) await execOk(['umount', '-l', dir]);
+}
+
+/** Unmounts the disk and removes the image; idempotent. */
+export async function removeSandboxDisk(dir: string): Promise<void> {
+  await unmountSandboxDisk(dir);
+  fs.rmSync(diskImagePath(dir), { force: true });
+}

@@ -1,0 +1,139 @@
+/**
+ * A sandbox's disk, attacked from inside as root with the unmodified E2B SDK through the platform and the gateway:
+ * filling it past its size gets ENOSPC and the host keeps its space; writing within it works; `df /` shows the
+ * size; a template carries its own size (`minFreeDiskMb`), and one asking for more than the stack's maximum is
+ * refused naming the limit, with nothing made. The platform's whole state lives on a small file system of the test's
+ * own (a loop-mounted image), so the host's free space is measured there, free of other processes' writes.
+ */
+import * as fs from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { PlatformAndGateway } from '../integration/platform/helpers/platform-and-gateway';
+import { sandboxTraces, startPlatformAndGateway } from '../integration/platform/helpers/platform-and-gateway';
+import { SdkDriver } from '../integration/platform/helpers/sdk-driver';
+import { baseRootfs, freshAgentPayload, ROOTFS_TIMEOUT_MS } from '../integration/runtime/helpers/common';
+import { makeLoopVolume, type LoopVolume } from './helpers/loop-volume';
+
+jest.setTimeout(240_000);
+
+const MIB = 1024 * 1024;
+/** The stack's limits for this platform: small, so filling a disk is quick. */
+const DISK_DEFAULT_MB = 160;
+const DISK_MAX_MB = 400;
+
+let scratch: string;
+let volume: LoopVolume | undefined;
+let stateDir: string;
+let pg: PlatformAndGateway | undefined;
+let sdk: SdkDriver | undefined;
+
+beforeAll(async () => {
+  await baseRootfs();
+  scratch = fs.mkdtempSync(join(tmpdir(), 'sk-disk-'));
+  volume = makeLoopVolume(scratch, 1536);
+  stateDir = join(volume.mountPoint, 'platform');
+  const agent = await freshAgentPayload(join(scratch, 'bundle'));
+  pg = await startPlatformAndGateway(stateDir, agent, {
+    platform: { limits: { diskDefaultMB: DISK_DEFAULT_MB, diskMaxMB: DISK_MAX_MB } },
+  });
+  sdk = await SdkDriver.start();
+}, ROOTFS_TIMEOUT_MS);
+
+afterAll(async () => {
+  try {
+    await sdk?.close();
+    await pg?.gateway.close();
+    await pg?.platform.close({ killSandboxes: true });
+  } finally {
+    volume?.remove();
+    if (scratch) fs.rmSync(scratch, { recursive: true, force: true });
+  }
+});
+
+const opts = () => ({ ...pg!.opts, timeoutMs: 300_000 });
+
+/** A root shell command in the sandbox; its output (stdout and stderr) whatever its exit code. */
+async function asRoot(sandboxId: string, script: string): Promise<string> {
+  const r = await sdk!.call<{ stdout: string; stderr: string }>(sandboxId, 'commands.run', `(${script}) 2>&1; true`, {
+    user: 'root',
+    timeoutMs: 120_000,
+  });
+  return r.stdout + r.stderr;
+}
+
+/** `df /` inside: the size and the free space of the root file system, in bytes. */
+async function dfRoot(sandboxId: string): Promise<{ size: number; avail: number }> {
+  const out = await asRoot(sandboxId, 'df -B1 --output=size,avail / | tail -n 1');
+  const [size, avail] = out.trim().split(/\s+/).map(Number);
+  return { size: size!, avail: avail! };
+}
+
+test("filling the disk as root gets ENOSPC at the sandbox's size; the host keeps its space; writes within it work", async () => {
+  const { sandboxId } = await sdk!.create('base', opts());
+  try {
+    const df = await dfRoot(sandboxId);
+    // The sandbox sees its own disk (ext4 keeps a few per cent for its metadata), not the host's.
+    expect(df.size).toBeLessThanOrEqual(DISK_DEFAULT_MB * MIB);
+    expect(df.size).toBeGreaterThan(DISK_DEFAULT_MB * MIB * 0.9);
+    expect(df.avail).toBeLessThan(DISK_DEFAULT_MB * MIB);
+
+    // Asking for 2 GiB at once: refused outright, nothing taken from the host.
+    const hostBefore = volume!.freeBytes();
+    // (ext4 may keep the blocks it reserved before it gave up: unwritten, so the image on the host does not grow.)
+    const fallocate = await asRoot(sandboxId, 'fallocate -l 2G /big; echo "exit $?"; rm -f /big');
+    expect(fallocate).toMatch(/No space left on device/);
+    expect(fallocate).toMatch(/exit 1/);
+    expect(volume!.freeBytes()).toBeGreaterThan(hostBefore - 4 * MIB);
+
+    // Writing until it stops: dd ends with ENOSPC near the size; the host gave at most the sandbox's size.
+    const dd = await asRoot(sandboxId, 'dd if=/dev/zero of=/fill bs=1M count=2048; echo "exit $?"; sync');
+    expect(dd).toMatch(/No space left on device/);
+    expect(dd).toMatch(/exit 1/);
+    const written = Number(/(\d+) bytes/.exec(dd)?.[1]);
+    expect(written).toBeGreaterThan(DISK_DEFAULT_MB * MIB * 0.8);
+    expect(written).toBeLessThanOrEqual(DISK_DEFAULT_MB * MIB);
+    const taken = hostBefore - volume!.freeBytes();
+    expect(taken).toBeLessThanOrEqual(DISK_DEFAULT_MB * MIB + 8 * MIB);
+    // Another way in (the agent's own file writes) hits the same wall, and the agent keeps answering.
+    await expect(sdk!.call(sandboxId, 'files.write', '/root/more', 'x'.repeat(4 * MIB))).rejects.toThrow();
+    expect((await asRoot(sandboxId, 'echo alive')).trim()).toBe('alive');
+
+    // Space freed inside is usable again: a write within the size works and reads back.
+    const within = await asRoot(
+      sandboxId,
+      'rm /fill && dd if=/dev/urandom of=/data bs=1M count=64 status=none && sha256sum /data | cut -c1-64 && cp /data /data2 && cmp /data /data2 && echo same',
+    );
+    expect(within).toMatch(/^[0-9a-f]{64}\nsame\n$/);
+  } finally {
+    await sdk!.static('kill', sandboxId, opts());
+  }
+  expect(sandboxTraces(pg!.platform, stateDir, sandboxId)).toEqual([]);
+});
+
+test('a template carries its disk (minFreeDiskMb); one asking for more than the maximum is refused naming it, nothing made', async () => {
+  const refused = sdk!.build('disk-too-big', 'true', { ...opts(), minFreeDiskMb: DISK_MAX_MB + 1 });
+  await expect(refused).rejects.toThrow(
+    `minFreeDiskMb: ${DISK_MAX_MB + 1} is more than this platform's maximum disk of ${DISK_MAX_MB} MB per sandbox (setting limits.diskMaxMB)`,
+  );
+  expect(await sdk!.template('exists', 'disk-too-big', opts())).toBe(false);
+  const listed = (await (await fetch(`${pg!.opts.apiUrl}/templates`, { headers: { 'x-api-key': pg!.opts.apiKey } })).json()) as Array<{
+    names: string[];
+    diskSizeMB: number;
+  }>;
+  expect(listed.flatMap((t) => t.names)).not.toContain('disk-too-big');
+
+  const wanted = DISK_MAX_MB - 100;
+  await sdk!.build('disk-roomy', 'true', { ...opts(), minFreeDiskMb: wanted });
+  const { sandboxId } = await sdk!.create('disk-roomy', opts());
+  try {
+    const df = await dfRoot(sandboxId);
+    expect(df.size).toBeLessThanOrEqual(wanted * MIB);
+    expect(df.size).toBeGreaterThan(wanted * MIB * 0.9);
+    const info = (await (
+      await fetch(`${pg!.opts.apiUrl}/sandboxes/${sandboxId}`, { headers: { 'x-api-key': pg!.opts.apiKey } })
+    ).json()) as { diskSizeMB: number };
+    expect(info.diskSizeMB).toBe(wanted);
+  } finally {
+    await sdk!.static('kill', sandboxId, opts());
+  }
+});
