@@ -268,7 +268,10 @@ export async function startPlatformOnHost(options: PlatformOnHostOptions): Promi
       await platform.close(closeOptions);
       await closeCatalog();
       if (closeOptions.killSandboxes && standalone) await standalone.close();
-      if (closeOptions.killSandboxes) removeEmptyTree(join(options.runtimeStateRoot ?? DEFAULT_STATE_ROOT, instance));
+      if (closeOptions.killSandboxes) {
+        removeEmptyTree(join(options.runtimeStateRoot ?? DEFAULT_STATE_ROOT, instance));
+        await runtime.releaseDataDir();
+      }
     },
   };
 }

@@ -48,8 +48,13 @@ function unescapeMountinfo(field: string): string {
   return field.replace(/\\([0-7]{3})/g, (_, oct: string) => String.fromCharCode(parseInt(oct, 8)));
 }
 
-/** Every mount of /proc/self/mountinfo: mount point, file system type, super options. */
-export function parseMountinfo(text: string): Array<{ mountPoint: string; type: string; source: string; superOptions: string[] }> {
+/**
+ * Every mount of /proc/self/mountinfo: mount point, file system type, super options, and the optional fields (its
+ * propagation: `shared:N`, `master:N`; none for a private mount).
+ */
+export function parseMountinfo(
+  text: string,
+): Array<{ mountPoint: string; type: string; source: string; superOptions: string[]; optional: string[] }> {
   const mounts = [];
   for (const line of text.split('\n')) {
     if (line.trim() === '') continue;
@@ -62,6 +67,7 @@ export function parseMountinfo(text: string): Array<{ mountPoint: string; type: 
       type: type ?? '',
       source: source ?? '',
       superOptions: (superOpts ?? '').split(','),
+      optional: fields.slice(6).filter((f) => f !== ''),
     });
   }
   return mounts;

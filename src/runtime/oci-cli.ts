@@ -1,6 +1,7 @@
 /**
- * Drives one OCI runtime CLI (crun, runc or runsc) with the kit's own --root. Calls that need it run inside a private
- * mount namespace (`unshare -m`): there the overlay root filesystem is mounted (the container inherits it and the
+ * Drives one OCI runtime CLI (crun, runc or runsc) with the kit's own --root. Calls that need it run inside a mount
+ * namespace of their own (`unshare -m`, a slave of the host's mounts, so a sandbox disk the host unmounts meanwhile is
+ * not held here; sandbox-disk.ts): there the overlay root filesystem is mounted (the container inherits it and the
  * host's mount table never sees it, so nothing stays mounted once the container is gone) and, for crun on a hybrid
  * host, /sys/fs/cgroup/unified is hidden so crun works in v1 mode; runsc's `run` gets /proc/sys/net hidden (runsc.ts). A detached container inherits the CLI's stdio,
  * so it gets a file, never a pipe.
@@ -52,7 +53,7 @@ export interface PrivateNamespaceSetup {
   stage?: { binds: string[] };
 }
 
-/** argv running `argv` in a private mount namespace after the given mounts; `argv` itself when none is needed. */
+/** argv running `argv` in a mount namespace of its own (a slave of the host's) after the given mounts; `argv` itself when none is needed. */
 export function inPrivateMountNamespace(setup: PrivateNamespaceSetup, argv: string[]): string[] {
   if (!setup.overlay && !setup.hideUnified && !setup.hideNetSysctls && !setup.stage) return argv;
   const steps: string[] = [];
@@ -76,7 +77,9 @@ export function inPrivateMountNamespace(setup: PrivateNamespaceSetup, argv: stri
   if (setup.hideUnified) steps.push(`mount -t tmpfs -o size=4k,mode=755 sandbox-kit-hide ${CGROUP_UNIFIED}`);
   if (setup.hideNetSysctls) steps.push(HIDE_NET_SYSCTLS);
   steps.push('exec "$@"');
-  return ['unshare', '-m', '--propagation', 'private', 'sh', '-ec', steps.join('\n'), 'sh', ...args, ...argv];
+  // A slave of the host's mounts: the copies of the sandboxes' disks this namespace starts with go as soon as the host
+  // unmounts them (sandbox-disk.ts), and nothing mounted here reaches the host.
+  return ['unshare', '-m', '--propagation', 'slave', 'sh', '-ec', steps.join('\n'), 'sh', ...args, ...argv];
 }
 
 export interface OciState {

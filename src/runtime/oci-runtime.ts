@@ -21,7 +21,16 @@ import {
 import { ConsoleLogCap, DEFAULT_CONSOLE_LOG_BYTES } from './console-log';
 import { containerNofile } from './host-limits';
 import { DEFAULT_ID_MAPPING, shiftedLayer, type IdMapping } from './id-shift';
-import { DEFAULT_DISK_MB, hasSandboxDisk, makeSandboxDisk, mountSandboxDisk, removeSandboxDisk, unmountSandboxDisk } from './sandbox-disk';
+import {
+  DEFAULT_DISK_MB,
+  hasSandboxDisk,
+  makeSandboxDisk,
+  mountSandboxDisk,
+  releaseDataDir,
+  removeSandboxDisk,
+  shareDataDir,
+  unmountSandboxDisk,
+} from './sandbox-disk';
 import { releaseUserNamespace } from './userns';
 import { cgroupsPathOf, checkInstanceName, checkSandboxID, instancePaths, sandboxPaths, type InstancePaths } from './instance';
 import { OciCli, STAGED_ROOTFS, stagedBind, type OciState } from './oci-cli';
@@ -136,6 +145,8 @@ export class OciSandboxRuntime implements SandboxRuntime {
   private inFlight = 0;
   /** Read once: the hierarchies do not change while the platform runs. */
   private mounts: CgroupMount[] | undefined;
+  /** shareDataDir of the data dir, once (sharedDataDir). */
+  private sharing: Promise<void> | undefined;
 
   constructor(
     readonly cli: OciCli,
@@ -193,12 +204,15 @@ export class OciSandboxRuntime implements SandboxRuntime {
       const layers = hardened ? await Promise.all(spec.layers.map((l) => shiftedLayer(l, mapping))) : spec.layers;
       fs.mkdirSync(this.paths.dataDir, { recursive: true, mode: 0o700 });
       if (spec.restart) {
-        if (hasSandboxDisk(p.bundle)) await mountSandboxDisk(p.bundle);
+        if (hasSandboxDisk(p.bundle)) await this.mountDisk(p.bundle);
         // The overlay's work dir and the mount point are scratch; only the upper dir carries the sandbox's files.
         for (const d of [p.work, p.pidFile]) fs.rmSync(d, { recursive: true, force: true });
       } else {
         fs.mkdirSync(p.bundle, { mode: 0o700 });
-        if (this.options.disks !== false) await makeSandboxDisk(p.bundle, spec.diskMB ?? this.options.diskMB ?? DEFAULT_DISK_MB);
+        if (this.options.disks !== false) {
+          await this.sharedDataDir();
+          await makeSandboxDisk(p.bundle, spec.diskMB ?? this.options.diskMB ?? DEFAULT_DISK_MB);
+        }
         if (spec.changesFrom !== undefined) await copyChanges(spec.changesFrom, p.upper);
       }
       for (const d of [p.work, path.join(p.upper, 'etc')]) fs.mkdirSync(d, { recursive: true, mode: 0o755 });
@@ -283,7 +297,7 @@ export class OciSandboxRuntime implements SandboxRuntime {
   async copyChanges(sandboxID: string, target: string): Promise<void> {
     const id = checkSandboxID(sandboxID);
     const bundle = sandboxPaths(this.paths, id).bundle;
-    if (hasSandboxDisk(bundle)) await mountSandboxDisk(bundle);
+    if (hasSandboxDisk(bundle)) await this.mountDisk(bundle);
     const running = (await this.cli.state(id))?.status === 'running';
     if (running) await this.cli.pause(id);
     try {
@@ -291,6 +305,27 @@ export class OciSandboxRuntime implements SandboxRuntime {
     } finally {
       if (running) await this.cli.resume(id);
     }
+  }
+
+  /** The data dir as a shared mount point (sandbox-disk.ts), made once before the first disk is mounted below it. */
+  private sharedDataDir(): Promise<void> {
+    this.sharing ??= shareDataDir(this.paths.dataDir).catch((err: unknown) => {
+      this.sharing = undefined;
+      throw err;
+    });
+    return this.sharing;
+  }
+
+  private async mountDisk(bundle: string): Promise<void> {
+    await this.sharedDataDir();
+    await mountSandboxDisk(bundle);
+  }
+
+  /** Gives up the data dir's own mount when no sandbox of this instance has its disk mounted (its sandboxes are gone). */
+  async releaseDataDir(): Promise<void> {
+    await this.sharing?.catch(() => undefined);
+    this.sharing = undefined;
+    await releaseDataDir(this.paths.dataDir);
   }
 
   /** What the sandboxes of this instance hold (their config.json) plus the requests being created; `except` (a restart) not. */

@@ -11,9 +11,16 @@
  * One per cent of the blocks is reserved for host root (ext4's root reserve): the sandbox's own processes run as
  * unprivileged host ids and cannot take it, so the runtime can still write the sandbox's config.json and its
  * runtime's pid file into a full disk.
+ *
+ * The directory holding the disks is a shared mount of its own (shareDataDir). Every runtime call and build step
+ * runs in a mount namespace of its own (oci-cli.ts), which starts with a copy of every mount of the host, the other
+ * sandboxes' disks among them; it is made a slave of the host's mounts, so when the host unmounts a disk (pause to
+ * disk, kill) the copy goes too, and the loop device is freed at once, not when the longest call in flight returns.
+ * The host's root mount is private where the kit runs in a container, hence a shared mount of the kit's own.
  */
 import * as fs from 'node:fs';
 import { exec, execOk } from '../util/exec';
+import { parseMountinfo } from './cgroup-layout';
 
 export const MIB = 1024 * 1024;
 
@@ -86,4 +93,36 @@ export async function unmountSandboxDisk(dir: string): Promise<void> {
 export async function removeSandboxDisk(dir: string): Promise<void> {
   await unmountSandboxDisk(dir);
   fs.rmSync(diskImagePath(dir), { force: true });
+}
+
+function mountsOf(dir: string): { own: { optional: string[] } | undefined; below: string[] } {
+  const mounts = parseMountinfo(fs.readFileSync('/proc/self/mountinfo', 'utf8'));
+  return {
+    own: mounts.filter((m) => m.mountPoint === dir).at(-1),
+    below: mounts.filter((m) => m.mountPoint.startsWith(`${dir}/`)).map((m) => m.mountPoint),
+  };
+}
+
+/**
+ * Makes `dir` (the directory of the sandboxes' directories and disks) a shared mount point: bound on itself unless
+ * it is a mount point already, then marked shared. Idempotent; run before the first disk is mounted below it.
+ */
+export async function shareDataDir(dir: string): Promise<void> {
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const { own, below } = mountsOf(dir);
+  if (own === undefined) {
+    // A bind on top would hide the disks mounted below it from the sandboxes' paths.
+    if (below.length > 0)
+      throw new Error(
+        `${dir} has sandbox disks mounted (${below[0]}) but is no mount point of its own: unmount them first (sandbox-kit down)`,
+      );
+    await execOk(['mount', '--bind', dir, dir]);
+  } else if (own.optional.some((o) => o.startsWith('shared:'))) return;
+  await execOk(['mount', '--make-shared', dir]);
+}
+
+/** Undoes shareDataDir's bind once no disk is mounted below `dir` (a sandbox still there keeps it); idempotent. */
+export async function releaseDataDir(dir: string): Promise<void> {
+  const { own, below } = mountsOf(dir);
+  if (own !== undefined && below.length === 0) await execOk(['umount', dir]);
 }

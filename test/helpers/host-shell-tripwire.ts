@@ -52,7 +52,9 @@ export function underTripwire(argv: string[]): Tripwire {
   const script = path.join(dir, 'enter.sh');
   fs.writeFileSync(script, `${lines.join('\n')}\n`);
   return {
-    argv: ['unshare', '--mount', '--propagation', 'private', '/bin/sh', script, ...argv],
+    // A slave of the host's mounts, like the runtime's own namespaces: the copies of other tests' sandbox disks it
+    // starts with go when their platform unmounts them, and the tripwires stay in here.
+    argv: ['unshare', '--mount', '--propagation', 'slave', '/bin/sh', script, ...argv],
     tripped: () => fs.readFileSync(marker, 'utf8').split('\n').filter(Boolean),
     remove: () => fs.rmSync(dir, { recursive: true, force: true }),
   };

@@ -83,12 +83,17 @@ describe('the sandbox host bundle, booted as cloud-init lays it out on the lab s
     ].join(' && ');
     // One mount namespace holds the host's view (overlays mount an upper dir once); every process of the host,
     // services and the commands run later alike, enters it and the lab's sandbox host network namespace.
-    // (Not `ip netns exec`: it mounts a fresh /sys, without the cgroup file systems the runtime needs.)
+    // (Not `ip netns exec`: it mounts a fresh /sys, without the cgroup file systems the runtime needs.) A slave of the
+    // host's mounts, so it holds no copy of another test's sandbox disk after that test unmounted it.
     const netns = `${NETNS_DIR}/${lab.namespace('sbhost')}`;
-    const holder = spawn('nsenter', [`--net=${netns}`, 'unshare', '-m', 'sh', '-c', `${mounts} && exec sleep infinity`], {
-      detached: true,
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
+    const holder = spawn(
+      'nsenter',
+      [`--net=${netns}`, 'unshare', '-m', '--propagation', 'slave', 'sh', '-c', `${mounts} && exec sleep infinity`],
+      {
+        detached: true,
+        stdio: ['ignore', 'ignore', 'pipe'],
+      },
+    );
     let holderErr = '';
     holder.stderr?.on('data', (d: Buffer) => (holderErr += d.toString()));
     pids.push(holder.pid!);

@@ -251,8 +251,9 @@ test('a sandbox paused to disk survives SIGKILL of the platform: after a restart
     await sdk.call(s.sandboxId, 'files.write', '/home/user/kept.txt', 'survives the crash');
     const before = (await (await api(platform, 'GET', `/sandboxes/${s.sandboxId}`)).json()) as { envdAccessToken: string };
     expect(await sdk.call(s.sandboxId, 'pause', { keepMemory: false })).toBe(true);
-    // Only its files are left: no container state, cgroup or network namespace.
-    expect(hostTraces()[s.sandboxId]).toEqual(['dir']);
+    // Only its files are left (its directory, its disk's image, its console log): no container state, cgroup or
+    // network namespace.
+    expect(hostTraces()[s.sandboxId]).toEqual(['console', 'dir', 'disk']);
 
     await killHard();
     platform = await startCli();

@@ -11,6 +11,10 @@ import { cleanupLeftovers } from '../../../src/runtime/cleanup';
 import { createSandboxHostNetwork, openSandboxHostNetwork, type SandboxHostNetwork } from '../../../src/runtime/network/host-network';
 import { createOciRuntime, type OciSandboxRuntime } from '../../../src/runtime/oci-runtime';
 import { CHILD_OOM_SCORE_ADJ } from '../../../src/runtime/oom';
+import { diskImagePath } from '../../../src/runtime/sandbox-disk';
+import { createStepExecutor } from '../../../src/runtime/step-executor';
+import { exec } from '../../../src/util/exec';
+import { waitFor } from '../../../src/util/poll';
 import {
   agentRun,
   baseRootfs,
@@ -165,6 +169,98 @@ describe.each(testRuntimes(['crun', 'runc']))('%s', (runtimeName) => {
     expect(await waitForHealth(network.address, port, 3000)).toBe(204);
     expect((await rt.status(id))?.state).toBe('running');
     await rt.kill(id);
+  });
+
+  /** Whether `pid` is a descendant of this test's process (not another test's on the same machine). */
+  function ofThisTest(pid: string): boolean {
+    for (let p = pid, hops = 0; p !== '0' && p !== '1' && hops < 64; hops++) {
+      if (p === String(process.pid)) return true;
+      p =
+        fs
+          .readFileSync(`/proc/${p}/stat`, 'utf8')
+          .replace(/^.*\) /, '')
+          .split(' ')[1] ?? '0';
+    }
+    return false;
+  }
+
+  /** This test's processes in another mount namespace than its own that have the mount on `dir`. */
+  function holdersElsewhere(dir: string): number[] {
+    const ours = fs.readlinkSync('/proc/self/ns/mnt');
+    const held: number[] = [];
+    for (const pid of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+      try {
+        if (fs.readlinkSync(`/proc/${pid}/ns/mnt`) === ours || !ofThisTest(pid)) continue;
+        if (
+          fs
+            .readFileSync(`/proc/${pid}/mountinfo`, 'utf8')
+            .split('\n')
+            .some((l) => l.split(' ')[4] === dir)
+        )
+          held.push(Number(pid));
+      } catch {
+        // gone
+      }
+    }
+    return held;
+  }
+
+  /** The loop devices backed by `image` (losetup -j). */
+  async function loopsOf(image: string): Promise<string> {
+    return (await exec(['losetup', '-j', image])).stdout.trim();
+  }
+
+  test("a runtime call in flight does not hold another sandbox's disk: stop and kill unmount it and free its loop device at once", async () => {
+    await start('disk1');
+    await start('disk2');
+    const bundles = ['disk1', 'disk2'].map((id) => path.join(rt.paths.dataDir, id));
+    const images = bundles.map(diskImagePath);
+    for (const image of images) expect(await loopsOf(image)).not.toBe('');
+
+    // A long runtime call: a build step, in its mount namespace, until the test opens its gate.
+    const gate = fs.mkdtempSync(path.join(scratch, 'gate-'));
+    fs.chmodSync(gate, 0o755); // the step's root is a mapped uid
+    const layer = fs.mkdtempSync(path.join(scratch, 'layer-'));
+    const lines: string[] = [];
+    const done = createStepExecutor({ instance, runtime: runtimeName, ...roots() }).run({
+      layers: [rootfs],
+      layerDir: layer,
+      argv: ['/bin/sh', '-c', 'echo waiting; while [ ! -e /gate/open ]; do sleep 0.1; done'],
+      user: 'root',
+      workdir: '/',
+      env: {},
+      binds: [{ source: gate, target: '/gate' }],
+      network: 'none',
+      memoryMB: 256,
+      cpuCount: 1,
+      timeoutMs: 60_000,
+      onLine: (_, line) => lines.push(line),
+    });
+    try {
+      await waitFor('the step to run', () => (lines.includes('waiting') ? true : undefined), { timeoutMs: 60_000 });
+      // Its namespace started with a copy of both disks: the copies that used to keep them mounted.
+      for (const bundle of bundles) expect(holdersElsewhere(bundle).length).toBeGreaterThan(0);
+
+      await rt.stop('disk1'); // what a pause to disk does
+      expect(holdersElsewhere(bundles[0]!)).toEqual([]);
+      // The loop device goes with the file system's last mount (the kernel frees it a moment after); the deadline
+      // only bounds a hang: the step keeps running until the gate opens.
+      await waitFor('the loop device of the stopped sandbox to go', async () => ((await loopsOf(images[0]!)) === '' ? true : undefined));
+      expect(fs.existsSync(images[0]!)).toBe(true);
+
+      await rt.kill('disk2');
+      expect(holdersElsewhere(bundles[1]!)).toEqual([]);
+      await waitFor('the loop device of the killed sandbox to go', async () => ((await loopsOf(images[1]!)) === '' ? true : undefined));
+      expect(fs.existsSync(images[1]!)).toBe(false);
+      expect(lines).toEqual(['waiting']); // still running
+    } finally {
+      fs.writeFileSync(path.join(gate, 'open'), '');
+      await done.catch(() => undefined);
+    }
+    expect(await done).toBe(0);
+    await rt.kill('disk1');
+    expect(traces('disk1')).toEqual([]);
+    expect(await loopsOf(images[0]!)).toBe('');
   });
 
   test('after a crash (runtime object dropped) cleanupLeftovers removes every trace, paused ones too', async () => {

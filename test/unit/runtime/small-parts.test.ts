@@ -86,7 +86,7 @@ describe('mounts and argv', () => {
       'crun',
       'run',
     ]);
-    expect(argv.slice(0, 5)).toEqual(['unshare', '-m', '--propagation', 'private', 'sh']);
+    expect(argv.slice(0, 5)).toEqual(['unshare', '-m', '--propagation', 'slave', 'sh']);
     expect(argv.slice(-5)).toEqual(['sh', 'lowerdir=/l,upperdir=/u,workdir=/w', '/r', 'crun', 'run']);
     expect(argv[6]).toContain('/sys/fs/cgroup/unified');
   });
