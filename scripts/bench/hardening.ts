@@ -2,7 +2,9 @@
  * What the sandbox hardening costs: create -> first agent call (GET /health 204, then a Stat) and a
  * `commands.run('true')` round trip (Process.Start of /bin/true to its end event), p50/p95, with the hardening on
  * (user namespace made with the network namespace, shifted layers, seccomp) and off (a plain network namespace, the
- * unshifted base, no user namespace, no seccomp), per runtime, in one run; the columns take turns sample by sample.
+ * unshifted base, no user namespace, no seccomp, no disk of its own), per runtime, in one run; the columns take turns
+ * sample by sample. A third column per runtime is hardened without the sandbox's disk (a loop-mounted ext4 image,
+ * sandbox-disk.ts): on against it is what the disk costs.
  * Also a ListDir of /usr/bin (one directory of ~400 entries), and each runtime against the first one listed (e.g.
  * runsc, gVisor, against crun), both hardened. Root only; makes one link into the root namespace (the standalone
  * sandbox network).
@@ -109,14 +111,18 @@ async function main(): Promise<number> {
   const roots = { stateRoot: path.join(scratch, 'state'), dataRoot: path.join(scratch, 'data') };
   try {
     for (const [i, runtime] of runtimes.entries()) {
-      for (const hardened of [true, false]) {
-        const name = `${runtime} ${hardened ? 'hardened' : 'off'}`;
+      for (const [tag, hardened, disks] of [
+        ['h', true, true],
+        ['n', true, false],
+        ['o', false, false],
+      ] as const) {
+        const name = `${runtime} ${tag}`;
         const network = new BridgeNetwork({
           ...base.options,
-          netnsPrefix: `${instance}-${i}${hardened ? 'h' : 'o'}-`,
+          netnsPrefix: `${instance}-${i}${tag}-`,
           idMapping: hardened ? undefined : null,
         });
-        const rt = createOciRuntime({ instance: `${instance}${i}${hardened ? 'h' : 'o'}`, runtime, ...roots, network, hardened });
+        const rt = createOciRuntime({ instance: `${instance}${i}${tag}`, runtime, ...roots, network, hardened, disks });
         columns.push({ name, rt, network });
       }
     }
@@ -145,16 +151,20 @@ async function main(): Promise<number> {
       }
     }
     console.log(`\nhardening cost, ${samples} samples per cell (create -> first agent call; commands.run('true'))\n`);
+    console.log('on: user namespace, seccomp and a disk of its own; no disk: the same without the disk; off: none of them\n');
     console.log(
-      '| runtime | create p50 / p95, on | create p50 / p95, off | on / off (p50) | run true p50 / p95, on | run true p50 / p95, off | on / off (p50) |',
+      '| runtime | create p50 / p95, on | create p50 / p95, no disk | create p50 / p95, off | on / no disk (p50) | on / off (p50) | run true p50 / p95, on | run true p50 / p95, off | on / off (p50) |',
     );
-    console.log('|---|---|---|---|---|---|---|');
-    for (let k = 0; k < columns.length; k += 2) {
-      const [cOn, cOff, rOn, rOff] = [create[k]!, create[k + 1]!, run[k]!, run[k + 1]!].map((a) => a.sort((x, y) => x - y));
+    console.log('|---|---|---|---|---|---|---|---|---|');
+    for (let k = 0; k < columns.length; k += 3) {
+      const [cOn, cNoDisk, cOff, rOn, rOff] = [create[k]!, create[k + 1]!, create[k + 2]!, run[k]!, run[k + 2]!].map((a) =>
+        a.sort((x, y) => x - y),
+      );
       const cell = (a: number[]) => `${percentile(a, 0.5).toFixed(1)} / ${percentile(a, 0.95).toFixed(1)} ms`;
       const ratio = (a: number[], b: number[]) => `${(percentile(a, 0.5) / percentile(b, 0.5)).toFixed(2)}x`;
       console.log(
-        `| ${columns[k]!.rt.name} | ${cell(cOn!)} | ${cell(cOff!)} | ${ratio(cOn!, cOff!)} | ${cell(rOn!)} | ${cell(rOff!)} | ${ratio(rOn!, rOff!)} |`,
+        `| ${columns[k]!.rt.name} | ${cell(cOn!)} | ${cell(cNoDisk!)} | ${cell(cOff!)} | ${ratio(cOn!, cNoDisk!)} | ${ratio(cOn!, cOff!)} | ` +
+          `${cell(rOn!)} | ${cell(rOff!)} | ${ratio(rOn!, rOff!)} |`,
       );
     }
     const peer = columns[0]!.rt.name;
@@ -162,7 +172,7 @@ async function main(): Promise<number> {
     console.log(`| runtime | create p50 | / ${peer} | run true p50 | / ${peer} | ListDir p50 / p95 | / ${peer} |`);
     console.log('|---|---|---|---|---|---|---|');
     const p50 = (a: number[]) => percentile(a, 0.5);
-    for (let k = 0; k < columns.length; k += 2) {
+    for (let k = 0; k < columns.length; k += 3) {
       const l = list[k]!.sort((x, y) => x - y);
       console.log(
         `| ${columns[k]!.rt.name} | ${p50(create[k]!).toFixed(1)} ms | ${(p50(create[k]!) / p50(create[0]!)).toFixed(2)}x | ` +
