@@ -208,6 +208,12 @@ export class SandboxService {
     return this.pool?.members() ?? {};
   }
 
+  /** A sandbox's disk: its template's, else the stack's default; neither: the runtime's. */
+  private diskOf(template: TemplateForSandbox): { diskSizeMB?: number } {
+    const size = template.diskSizeMB ?? this.o.diskSizeMB;
+    return size !== undefined ? { diskSizeMB: size } : {};
+  }
+
   /** One sandbox for the pool: networked, its container started, its agent answering and holding a token of ours. */
   private async startPooled(template: TemplateForSandbox): Promise<PooledSandbox> {
     const sandboxID = newSandboxID();
@@ -219,7 +225,8 @@ export class SandboxService {
     try {
       // No egress rules yet: nothing but the agent runs in it until a create takes it and loads the create's.
       const network = await this.o.network.attach(sandboxID);
-      await this.o.runtime.create(containerSpec({ sandboxID, envdAccessToken: token }, template, network));
+      const disk = this.diskOf(template);
+      await this.o.runtime.create(containerSpec({ sandboxID, envdAccessToken: token, ...disk }, template, network));
       await this.agentFor({ address: network.address, agentPort: this.agentPort }).waitForHealth(this.healthTimeoutMs);
       return { sandboxID, address: network.address, token, template, readyAt: this.now() };
     } catch (err) {
@@ -425,9 +432,7 @@ export class SandboxService {
       endAt: iso(now + request.timeout * 1000),
       cpuCount: template.cpuCount,
       memoryMB: template.memoryMB,
-      ...(this.o.diskSizeMB !== undefined || template.diskSizeMB !== undefined
-        ? { diskSizeMB: template.diskSizeMB ?? this.o.diskSizeMB }
-        : {}),
+      ...this.diskOf(template),
       metadata: request.metadata,
       envVars: request.envVars,
       templateEnvs: template.envs,

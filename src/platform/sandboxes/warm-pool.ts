@@ -46,6 +46,7 @@ export function sameBuild(a: TemplateForSandbox, b: TemplateForSandbox): boolean
     a.buildID === b.buildID &&
     a.memoryMB === b.memoryMB &&
     a.cpuCount === b.cpuCount &&
+    a.diskSizeMB === b.diskSizeMB &&
     a.layers.length === b.layers.length &&
     a.layers.every((layer, i) => layer === b.layers[i])
   );

@@ -13,7 +13,7 @@ const build: TemplateForSandbox = {
 };
 
 describe('sameBuild: which pooled sandboxes a create may take', () => {
-  it('takes one of the same template, build, layers, memory and CPUs', () => {
+  it('takes one of the same template, build, layers, memory, CPUs and disk', () => {
     expect(sameBuild(build, { ...build, layers: [...build.layers] })).toBe(true);
   });
 
@@ -25,6 +25,7 @@ describe('sameBuild: which pooled sandboxes a create may take', () => {
       { ...build, layers: [build.layers[1] as string, build.layers[0] as string] },
       { ...build, memoryMB: 1024 },
       { ...build, cpuCount: 2 },
+      { ...build, diskSizeMB: 2048 },
     ])
       expect(sameBuild(build, other)).toBe(false);
   });
