@@ -131,6 +131,11 @@ beforeAll(async () => {
   stateDir = await mkdtemp(join(tmpdir(), 'skp-'));
 }, ROOTFS_TIMEOUT_MS);
 
+// Each test starts its own platform on the shared state dir: the one a test leaves running goes with it.
+afterEach(async () => {
+  if (child) await killHard();
+});
+
 afterAll(async () => {
   if (child) await killHard();
   if (!stateDir) return;
