@@ -125,6 +125,11 @@ export interface PlatformOptions {
   volumesDir?: string;
   /** The most one volume may hold (default DEFAULT_VOLUME_MAX_BYTES). */
   volumeMaxBytes?: number;
+  /**
+   * A disk per volume, so writes from sandboxes are bounded by volumeMaxBytes too (volumes/service.ts). Default: on
+   * one host yes; on a fleet host no (its volumes dir is a file system every host mounts, where an image may not be).
+   */
+  volumeDisks?: boolean;
   /** The stack's proxy templates and proxy: their sandboxes leave only through it (docs/network.md). */
   stackEgress?: StackEgress;
   /**
@@ -261,6 +266,7 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
       sandboxes: () => sandboxStore.all(),
       dir: options.volumesDir ?? join(options.stateDir, 'volumes'),
       ...(options.volumeMaxBytes !== undefined ? { maxBytes: options.volumeMaxBytes } : {}),
+      disks: options.volumeDisks ?? options.fleet === undefined,
       ...(tenancy ? { ledger: teams.ledger } : {}),
     });
     const sandboxes = new SandboxService({
@@ -414,7 +420,11 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
         closing = (async () => {
           await registry?.close();
           await server.close();
-          if (closeOptions.killSandboxes) await sandboxes.killAll();
+          if (closeOptions.killSandboxes) {
+            await sandboxes.killAll();
+            // No sandbox is left to use a volume (paused ones are on disk): their disks are unmounted.
+            await volumes.unmountAll();
+          }
           await unwind();
         })();
         return closing;

@@ -47,8 +47,11 @@ export function isMountPoint(dir: string): boolean {
   return here !== undefined && parent !== undefined && here.dev !== parent.dev;
 }
 
-/** Makes the image (sparse, `sizeMB`), formats it and mounts it on `dir` (an empty directory, created if missing). */
-export async function makeSandboxDisk(dir: string, sizeMB: number): Promise<void> {
+/**
+ * Makes the image (sparse, `sizeMB`), formats it and mounts it on `dir` (an empty directory, created if missing).
+ * `mode`: of the disk's root directory (a sandbox's directory is the host's alone; a volume's is shared, volumes/).
+ */
+export async function makeSandboxDisk(dir: string, sizeMB: number, mode = 0o700): Promise<void> {
   if (!Number.isInteger(sizeMB) || sizeMB < DISK_MB_RANGE.min || sizeMB > DISK_MB_RANGE.max)
     throw new Error(`disk size ${sizeMB} MB: expected an integer from ${DISK_MB_RANGE.min} to ${DISK_MB_RANGE.max}`);
   const image = diskImagePath(dir);
@@ -60,7 +63,7 @@ export async function makeSandboxDisk(dir: string, sizeMB: number): Promise<void
   }
   try {
     await execOk(mkfsArgv(image), { timeoutMs: 60_000 });
-    await mountSandboxDisk(dir);
+    await mountSandboxDisk(dir, mode);
   } catch (err) {
     fs.rmSync(image, { force: true });
     throw err;
@@ -68,12 +71,12 @@ export async function makeSandboxDisk(dir: string, sizeMB: number): Promise<void
 }
 
 /** Mounts the sandbox's image on `dir` unless it is mounted already (after a host restart it is not). */
-export async function mountSandboxDisk(dir: string): Promise<void> {
+export async function mountSandboxDisk(dir: string, mode = 0o700): Promise<void> {
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   if (isMountPoint(dir)) return;
   // noinit_itable: no background thread zeroing inode tables (it would write the whole table into the sparse file).
   await execOk(['mount', '-t', 'ext4', '-o', 'loop,noatime,noinit_itable', diskImagePath(dir), dir], { timeoutMs: 30_000 });
-  fs.chmodSync(dir, 0o700);
+  fs.chmodSync(dir, mode);
 }
 
 /** Whether the sandbox at `dir` has a disk image. */

@@ -18,11 +18,18 @@ function bearerOf(req: ApiRequest): string | undefined {
 }
 
 /** VolumePathError as the API's error; anything else as it is. */
+/** The volume's file system has no room (its disk is full, volumes/service.ts). */
+function isFull(err: unknown): boolean {
+  const code = (err as NodeJS.ErrnoException).code;
+  return code === 'ENOSPC' || code === 'EDQUOT';
+}
+
 function answering<T>(fn: () => T): T {
   try {
     return fn();
   } catch (err) {
     if (err instanceof VolumePathError) throw new ApiError(err.status, err.message);
+    if (isFull(err)) throw new ApiError(507, 'the volume is full: remove files from it first');
     throw err;
   }
 }
@@ -30,17 +37,23 @@ function answering<T>(fn: () => T): T {
 class OverLimit extends Error {}
 
 /**
- * Writes the body to `fd` until more than `limit` bytes came; the rest is read and dropped (so the client reads the
- * answer rather than a reset connection), and OverLimit thrown.
+ * Writes the body to `fd` until more than `limit` bytes came or the volume is full; the rest is read and dropped
+ * (so the client reads the answer rather than a reset connection), and OverLimit thrown.
  */
 async function writeBounded(body: AsyncIterable<Buffer>, fd: number, limit: number): Promise<void> {
   let seen = 0;
+  let full = false;
   for await (const chunk of body) {
     seen += chunk.length;
-    if (seen > limit) continue;
-    for (let off = 0; off < chunk.length; ) off += fs.writeSync(fd, chunk, off);
+    if (seen > limit || full) continue;
+    try {
+      for (let off = 0; off < chunk.length; ) off += fs.writeSync(fd, chunk, off);
+    } catch (err) {
+      if (!isFull(err)) throw err;
+      full = true;
+    }
   }
-  if (seen > limit) throw new OverLimit();
+  if (seen > limit || full) throw new OverLimit();
 }
 
 export function volumeContentRoutes(volumes: VolumeService): Route[] {
@@ -159,7 +172,7 @@ export function volumeContentRoutes(volumes: VolumeService): Route[] {
         const before = await volumes.usage(record.volumeID);
         const temp = answering(() => tree.createTemp(parts, owner, `.sandbox-kit-write-${randomText(LOWER_ALNUM, 12)}`));
         const replaced = temp.existing?.isFile() ? temp.existing.blocks * 512 : 0;
-        const room = Math.max(0, volumes.maxBytes - (before - replaced));
+        const room = Math.max(0, Math.min(volumes.maxBytes - (before - replaced), volumes.room(record.volumeID)));
         let fdOpen = true;
         try {
           await writeBounded(req.raw, temp.fd, room);

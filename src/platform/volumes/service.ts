@@ -4,12 +4,30 @@
  * number of sandboxes at once. Owned right inside the sandboxes' user namespace: the root directory is root's
  * there (host id = the mapping's base) and open to every user (0777), so the default user writes it too. Each
  * belongs to its team; another team's volume is as unknown as a missing one.
+ *
+ * With `disks` (one host) each volume is a disk of its own, the sandboxes' kind (runtime/sandbox-disk.ts): a sparse
+ * ext4 image of the volume's size beside its directory, loop-mounted on it, so a sandbox writing past the size gets
+ * ENOSPC and the host gives the volume at most that; the file API works on the same mount. Mounted when first used
+ * after a start (a host reboot unmounts it), unmounted at the platform's shutdown. Without (a fleet's shared file
+ * system, which several hosts mount at once and an ext4 image must not be), only the file API is bounded.
  */
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { accessTokenMatches, hashAccessToken } from '../../contract/access-token';
 import { DEFAULT_USER } from '../../runtime/base-images';
 import { DEFAULT_ID_MAPPING, type IdMapping } from '../../runtime/id-shift';
+import {
+  DISK_MB_RANGE,
+  hasSandboxDisk,
+  isMountPoint,
+  makeSandboxDisk,
+  MIB,
+  mountSandboxDisk,
+  releaseDataDir,
+  removeSandboxDisk,
+  shareDataDir,
+  unmountSandboxDisk,
+} from '../../runtime/sandbox-disk';
 import { allocatedBytes } from '../../util/disk-usage';
 import { ApiError } from '../http/types';
 import { newAccessToken, newSandboxID } from '../sandboxes/ids';
@@ -22,6 +40,9 @@ import type { VolumeRecord, VolumeStore } from './store';
 
 /** What one volume may hold unless the platform is told otherwise: 10 GiB. */
 export const DEFAULT_VOLUME_MAX_BYTES = 10 * 1024 ** 3;
+
+/** The smallest size limit a volume with a disk of its own can have: the smallest disk (sandbox-disk.ts). */
+export const DISK_MIN_BYTES = DISK_MB_RANGE.min * MIB;
 
 /** Ids the sandboxes see for a host id outside their range (the kernel's overflow id). */
 const OVERFLOW_ID = 65_534;
@@ -36,6 +57,8 @@ export interface VolumeServiceOptions {
   idMapping?: IdMapping;
   /** Per volume: a write through the file API that would take it over this is refused (413). */
   maxBytes?: number;
+  /** Each volume a disk of maxBytes (rounded up to a MiB), so writes from sandboxes are bounded too; see above. */
+  disks?: boolean;
   /** A volume's size (as of its last change through the file API) is held of its team's stored bytes. */
   ledger?: QuotaLedger;
   now?: () => number;
@@ -49,15 +72,37 @@ export class VolumeService implements VolumeResolver {
   readonly mapping: IdMapping;
   readonly maxBytes: number;
   private readonly now: () => number;
+  /** shareDataDir of the volumes dir, once (mounts below it then leave the runtime's namespaces with the host's). */
+  private sharing: Promise<void> | undefined;
 
   constructor(private readonly o: VolumeServiceOptions) {
     this.mapping = o.idMapping ?? DEFAULT_ID_MAPPING;
     this.maxBytes = o.maxBytes ?? DEFAULT_VOLUME_MAX_BYTES;
     this.now = o.now ?? Date.now;
+    if (o.disks && this.maxBytes < DISK_MIN_BYTES)
+      throw new Error(
+        `the volume size limit is ${this.maxBytes} bytes: with a disk per volume it must be at least ${DISK_MIN_BYTES} (64 MiB)`,
+      );
   }
 
   dirOf(volumeID: string): string {
     return join(this.o.dir, volumeID);
+  }
+
+  private share(): Promise<void> {
+    this.sharing ??= shareDataDir(this.o.dir).catch((err: unknown) => {
+      this.sharing = undefined;
+      throw err;
+    });
+    return this.sharing;
+  }
+
+  /** The volume's disk mounted on its directory (after a start it may not be yet); nothing without disks. */
+  private async mounted(volumeID: string): Promise<void> {
+    const dir = this.dirOf(volumeID);
+    if (!this.o.disks || !hasSandboxDisk(dir) || isMountPoint(dir)) return;
+    await this.share();
+    await mountSandboxDisk(dir, 0o777);
   }
 
   async create(name: string, teamID: string): Promise<VolumeRecord> {
@@ -65,14 +110,44 @@ export class VolumeService implements VolumeResolver {
     const record: VolumeRecord = { volumeID, name, teamID, createdAt: new Date(this.now()).toISOString(), token: newAccessToken() };
     fs.mkdirSync(this.o.dir, { recursive: true, mode: 0o700 });
     const dir = this.dirOf(volumeID);
-    fs.mkdirSync(dir);
-    fs.chownSync(dir, this.mapping.base, this.mapping.base);
-    fs.chmodSync(dir, 0o777);
+    try {
+      if (this.o.disks) {
+        await this.share();
+        await makeSandboxDisk(dir, Math.ceil(this.maxBytes / MIB), 0o777);
+        // mke2fs's lost+found is not the volume's: a volume starts empty.
+        fs.rmdirSync(join(dir, 'lost+found'));
+      } else {
+        fs.mkdirSync(dir);
+        fs.chmodSync(dir, 0o777);
+      }
+      fs.chownSync(dir, this.mapping.base, this.mapping.base);
+    } catch (err) {
+      await this.remove(volumeID);
+      throw err;
+    }
     if (!(await this.o.store.add(record))) {
-      fs.rmSync(dir, { recursive: true, force: true });
+      await this.remove(volumeID);
       throw new ApiError(409, `this team has a volume named ${JSON.stringify(name)} already: choose another name`);
     }
     return record;
+  }
+
+  /** The volume's disk and directory; idempotent. */
+  private async remove(volumeID: string): Promise<void> {
+    const dir = this.dirOf(volumeID);
+    await removeSandboxDisk(dir);
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+
+  /** The shutdown: every volume's disk unmounted (no sandbox is left to use one), the volumes dir's own mount too. */
+  async unmountAll(): Promise<void> {
+    if (!this.o.disks || !fs.existsSync(this.o.dir)) return;
+    for (const entry of fs.readdirSync(this.o.dir)) {
+      const dir = this.dirOf(entry);
+      if (hasSandboxDisk(dir)) await unmountSandboxDisk(dir);
+    }
+    await releaseDataDir(this.o.dir);
+    this.sharing = undefined;
   }
 
   async list(caller: Caller): Promise<VolumeRecord[]> {
@@ -108,7 +183,7 @@ export class VolumeService implements VolumeResolver {
         `volume ${JSON.stringify(record.name)} is mounted by sandbox(es) ${users.join(', ')}: kill them first (nothing was removed)`,
       );
     }
-    fs.rmSync(this.dirOf(volumeID), { recursive: true, force: true });
+    await this.remove(volumeID);
     await this.o.store.delete(record);
     await this.o.ledger?.release(record.teamID, `bytes:volume:${volumeID}`);
     return true;
@@ -122,6 +197,7 @@ export class VolumeService implements VolumeResolver {
       if (!record || record.destroying)
         throw new ApiError(404, `volumeMounts: volume ${JSON.stringify(m.name)} not found in this team; create it first`);
       const source = this.dirOf(record.volumeID);
+      await this.mounted(record.volumeID);
       if (!fs.statSync(source, { throwIfNoEntry: false })?.isDirectory())
         throw new ApiError(500, `volume ${JSON.stringify(m.name)} has no directory at ${source} (is the volumes file system mounted?)`);
       out.push({ name: m.name, path: m.path, volumeID: record.volumeID, source });
@@ -135,7 +211,18 @@ export class VolumeService implements VolumeResolver {
     if (!record || record.destroying) throw volumeNotFound(volumeID);
     if (!accessTokenMatches(bearer, hashAccessToken(record.token)))
       throw new ApiError(401, "send the volume's token (Volume.create or Volume.connect hand it out) as Authorization: Bearer <token>");
+    await this.mounted(volumeID);
     return { record, tree: new AnchoredTree(this.dirOf(volumeID)) };
+  }
+
+  /**
+   * Bytes a write may still add before the volume's disk is full for the sandboxes: the file API runs as the host's
+   * root, which could take the disk's root reserve too. Without disks: no bound of its own (maxBytes holds).
+   */
+  room(volumeID: string): number {
+    if (!this.o.disks) return Number.POSITIVE_INFINITY;
+    const s = fs.statfsSync(this.dirOf(volumeID));
+    return s.bavail * s.bsize;
   }
 
   /** Bytes the volume's files take on disk now (allocated blocks, one file system). */

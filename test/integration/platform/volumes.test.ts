@@ -6,6 +6,7 @@
  * plants links in its volume to reach the host through the file API. Root only; one link into the root namespace on
  * a /24 of its own.
  */
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -20,8 +21,9 @@ import { adminCall, startPlatformAndGateway } from './helpers/platform-and-gatew
 
 jest.setTimeout(180_000);
 
-/** Small, so the limit is reached in a test. */
-const MAX_BYTES = 4 * 1024 * 1024;
+const MiB = 1024 * 1024;
+/** Small, so the limit is reached in a test: the smallest a volume with a disk of its own may have. */
+const MAX_BYTES = 64 * MiB;
 
 let stateDir: string;
 let agent: AgentPayload;
@@ -117,6 +119,7 @@ test('a volume mounted in two sandboxes: written in one, read in the other at on
 
   expect(await sdk.volume('destroy', vol.volumeId, opts)).toBe(true);
   expect(fs.existsSync(volumeDir(vol.volumeId))).toBe(false);
+  expect(fs.existsSync(`${volumeDir(vol.volumeId)}.disk`)).toBe(false);
   await expect(sdk.volume('getInfo', vol.volumeId, opts)).rejects.toMatchObject({ sdkName: 'VolumeNotFoundError' });
   expect(await sdk.volume('destroy', vol.volumeId, opts)).toBe(false);
 });
@@ -201,7 +204,7 @@ test("the size limit and the team's stored bytes bound writes through the file A
   const vol = await sdk.volume<{ volumeId: string }>('create', 'limited', opts);
   await sdk.volumeCall(vol.volumeId, 'writeFile', '/fits.bin', 'a'.repeat(MAX_BYTES / 2));
   await expect(sdk.volumeCall(vol.volumeId, 'writeFile', '/over.bin', 'b'.repeat(MAX_BYTES))).rejects.toThrow(
-    /413: .*limited to 4194304 bytes.*nothing was written/,
+    new RegExp(`413: .*limited to ${MAX_BYTES} bytes.*nothing was written`),
   );
   expect(await sdk.volumeCall(vol.volumeId, 'exists', '/over.bin')).toBe(false);
   expect(fs.readdirSync(volumeDir(vol.volumeId))).toEqual(['fits.bin']);
@@ -218,4 +221,55 @@ test("the size limit and the team's stored bytes bound writes through the file A
   await sdk.volumeCall(mine.volumeId, 'remove', '/a.bin');
   await sdk.volumeCall(mine.volumeId, 'writeFile', '/b.bin', 'b'.repeat(200 * 1024));
   expect(await sdk.volume('destroy', mine.volumeId, small)).toBe(true);
+});
+
+test("within its size a sandbox writes its volume, and the file API reads the same bytes; df in the sandbox shows the volume's size", async () => {
+  const vol = await sdk.volume<{ volumeId: string }>('create', 'roomy', opts);
+  const s = await sdk.create('base', { ...opts, volumeMounts: { '/data': 'roomy' } });
+  const size = Number((await run(s.sandboxId, 'df -B1 --output=size /data | tail -n 1')).trim());
+  expect(size).toBeLessThanOrEqual(MAX_BYTES);
+  expect(size).toBeGreaterThan(MAX_BYTES * 0.8);
+  await run(s.sandboxId, 'seq 1 1000000 > /data/seq.txt');
+  const inside = (await run(s.sandboxId, 'sha256sum < /data/seq.txt')).split(' ')[0];
+  const read = await sdk.volumeCall<string>(vol.volumeId, 'readFile', '/seq.txt');
+  expect(createHash('sha256').update(read).digest('hex')).toBe(inside);
+  expect(await sdk.volumeCall(vol.volumeId, 'getInfo', '/seq.txt')).toMatchObject({ size: read.length, type: 'file' });
+  expect(await sdk.call(s.sandboxId, 'kill')).toBe(true);
+  expect(await sdk.volume('destroy', vol.volumeId, opts)).toBe(true);
+});
+
+test("a sandbox writing past its volume's size gets ENOSPC inside; the host gives the volume at most its size; another volume and the file API go on", async () => {
+  const full = await sdk.volume<{ volumeId: string }>('create', 'fill-me', opts);
+  const other = await sdk.volume<{ volumeId: string }>('create', 'neighbour', opts);
+  const s = await sdk.create('base', { ...opts, volumeMounts: { '/data': 'fill-me', '/other': 'neighbour' } });
+  // As the default user and as root inside: neither gets past the size (root inside is no root of the host).
+  for (const user of ['user', 'root']) {
+    const out = await run(
+      s.sandboxId,
+      `dd if=/dev/zero of=/data/fill-${user} bs=1M count=${MAX_BYTES / MiB + 16} 2>&1; echo "exit $?"`,
+      user,
+    );
+    expect(out).toMatch(/No space left on device/);
+    expect(out).toMatch(/exit 1\n$/);
+  }
+  const written = Number((await run(s.sandboxId, 'du -s -B1 /data | cut -f1')).trim());
+  expect(written).toBeLessThanOrEqual(MAX_BYTES);
+  // On the host the volume is its disk's image: never more than the size allocated, whatever the sandbox wrote.
+  const image = fs.statSync(`${volumeDir(full.volumeId)}.disk`);
+  expect(image.size).toBe(MAX_BYTES);
+  expect(image.blocks * 512).toBeLessThanOrEqual(MAX_BYTES);
+  // The other volume is a disk of its own: it takes writes as before.
+  expect(await run(s.sandboxId, 'head -c 8388608 /dev/urandom > /other/n.bin && echo ok')).toBe('ok\n');
+  expect(await sdk.volumeCall(other.volumeId, 'getInfo', '/n.bin')).toMatchObject({ size: 8 * MiB });
+  // The file API sees the same bytes, and a write into the full volume is refused with nothing kept.
+  const filled = Number((await run(s.sandboxId, 'stat -c %s /data/fill-user')).trim());
+  expect(await sdk.volumeCall(full.volumeId, 'getInfo', '/fill-user')).toMatchObject({ size: filled });
+  await expect(sdk.volumeCall(full.volumeId, 'writeFile', '/more.bin', 'm'.repeat(MiB))).rejects.toThrow(/413: .*nothing was written/);
+  expect(await sdk.volumeCall(full.volumeId, 'exists', '/more.bin')).toBe(false);
+  // Room made inside is room for the file API at once.
+  await run(s.sandboxId, 'rm /data/fill-user /data/fill-root');
+  await sdk.volumeCall(full.volumeId, 'writeFile', '/more.bin', 'm'.repeat(MiB));
+  expect(await run(s.sandboxId, 'stat -c %s /data/more.bin')).toBe(`${MiB}\n`);
+  expect(await sdk.call(s.sandboxId, 'kill')).toBe(true);
+  for (const v of [full, other]) expect(await sdk.volume('destroy', v.volumeId, opts)).toBe(true);
 });
