@@ -8,7 +8,7 @@ import { stopProcesses } from './processes';
 import { localDir, platformStateDir, readLocalState, removeLocalDir } from './state';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { cleanupLeftovers } from '../runtime';
+import { cleanupLeftovers, unmountBelow } from '../runtime';
 
 export interface LocalRemoved {
   anything: boolean;
@@ -36,6 +36,8 @@ export async function downLocal(name: string, options: { stateBase?: string; pur
     });
     containers = report.containers.length;
   }
+  // Volumes' disks the platform had mounted when it crashed (it unmounts them when it stops): the images stay.
+  await unmountBelow(join(platformDir, 'volumes'));
   const hadDir = existsSync(localDir(name, options.stateBase));
   removeLocalDir(name, options.stateBase);
   const purged = options.purge === true && existsSync(platformDir);

@@ -83,12 +83,7 @@ export async function cleanupLeftovers(options: CleanupOptions): Promise<Cleanup
   if (left.length > 0) say(`cleanup: cgroups still busy: ${left.join(', ')}`);
 
   const dataDir = paths.dataDir;
-  const mounts = parseMountinfo(fs.readFileSync('/proc/self/mountinfo', 'utf8'))
-    .map((m) => m.mountPoint)
-    .filter((p) => p === dataDir || p.startsWith(`${dataDir}/`))
-    .reverse();
-  for (const m of mounts) {
-    await exec(['umount', '-l', m]);
+  for (const m of await unmountBelow(dataDir)) {
     report.mounts.push(m);
     say(`cleanup: unmounted ${m}`);
   }
@@ -128,4 +123,14 @@ export async function cleanupLeftovers(options: CleanupOptions): Promise<Cleanup
     }
   }
   return report;
+}
+
+/** Unmounts (lazily) `dir` and every mount below it, innermost first; the mount points it unmounted. */
+export async function unmountBelow(dir: string): Promise<string[]> {
+  const mounts = parseMountinfo(fs.readFileSync('/proc/self/mountinfo', 'utf8'))
+    .map((m) => m.mountPoint)
+    .filter((p) => p === dir || p.startsWith(`${dir}/`))
+    .reverse();
+  for (const m of mounts) await exec(['umount', '-l', m]);
+  return mounts;
 }

@@ -10,7 +10,7 @@ export {
 } from './network/host-network';
 export { CHILD_OOM_SCORE_ADJ } from './oom';
 export { DEFAULT_STATE_ROOT } from './instance';
-export { cleanupLeftovers, type CleanupOptions, type CleanupReport } from './cleanup';
+export { cleanupLeftovers, type CleanupOptions, type CleanupReport, unmountBelow } from './cleanup';
 export { MmdebstrapImages, debianSuite, BASE_PACKAGES, DEFAULT_USER, type MmdebstrapImagesOptions } from './base-images';
 export { createStepExecutor, OciStepExecutor, TIMED_OUT_EXIT_CODE, type StepExecutorOptions } from './step-executor';
 export { buildProxyEnv, PROXY_VARIABLES } from './build-proxy-env';

@@ -838,6 +838,7 @@ export class SandboxService {
     try {
       const network = await this.o.network.attach(id, this.policyOf(record));
       record.address = network.address;
+      if (record.volumeMounts?.length) await this.o.volumes?.ready(record.volumeMounts);
       await this.o.runtime.create({ ...containerSpec(record, template, network), restart: true });
       const agent = this.agentFor(record);
       await agent.waitForHealth(this.healthTimeoutMs);

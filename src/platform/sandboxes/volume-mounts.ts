@@ -85,4 +85,6 @@ export interface VolumeMount {
 export interface VolumeResolver {
   /** The team's volumes by name; 404 naming the first one the team does not have (another team's is as unknown). */
   resolve(mounts: Array<{ name: string; path: string }>, teamID: string): Promise<VolumeMount[]>;
+  /** Makes kept mounts' directories ready to bind again (a sandbox started from its files after the platform restarted). */
+  ready(mounts: VolumeMount[]): Promise<void>;
 }

@@ -205,6 +205,11 @@ export class VolumeService implements VolumeResolver {
     return out;
   }
 
+  /** Kept mounts' volumes, their disks mounted again where a restart unmounted them (VolumeResolver). */
+  async ready(mounts: VolumeMount[]): Promise<void> {
+    for (const m of mounts) await this.mounted(m.volumeID);
+  }
+
   /** The volume a file API call names, when its token is the volume's: 404 unknown, 401 wrong or missing token. */
   async forToken(volumeID: string, bearer: string | undefined): Promise<{ record: VolumeRecord; tree: AnchoredTree }> {
     const record = await this.o.store.get(volumeID);
