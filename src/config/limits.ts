@@ -38,6 +38,19 @@ export const limitFields = {
   templateMaxCpuCount: integer(1, 64, 'an integer from 1 to 64')
     .default(64)
     .describe('The most CPUs a template may ask for (`cpuCount`); a build asking for more is refused naming this key.'),
+  pausedToDiskAfterMinutes: integer(1, 43_200, 'minutes, an integer from 1 to 43200')
+    .default(10)
+    .describe(
+      'A sandbox paused in memory (`pause()`) is moved to disk after this long: its processes end, its memory and CPU are freed, its files kept; the next resume starts it from them.',
+    ),
+  pausedRetentionDays: integer(1, 3650, 'days, an integer from 1 to 3650')
+    .default(30)
+    .describe('A paused sandbox (in memory or on disk) is killed once it has been paused this long (E2B keeps them 30 days).'),
+  volumeMaxMB: integer(64, 1_048_576, 'a size in MB, an integer from 64 to 1048576')
+    .default(10_240)
+    .describe(
+      "What one volume may hold: its disk's size on one host (writes past it get ENOSPC in the sandboxes), and the file API's limit everywhere (413).",
+    ),
 };
 
 export const limits = z
@@ -66,6 +79,9 @@ export const LIMIT_FLAGS: Readonly<Record<keyof SandboxLimits, string>> = {
   diskMaxMB: 'disk-max-mb',
   templateMaxMemoryMB: 'template-max-memory-mb',
   templateMaxCpuCount: 'template-max-cpus',
+  pausedToDiskAfterMinutes: 'paused-to-disk-after-minutes',
+  pausedRetentionDays: 'paused-retention-days',
+  volumeMaxMB: 'volume-max-mb',
 };
 
 /** Every limit as flags (`--pids-limit 4096 ...`), in the order of LIMIT_FLAGS. */

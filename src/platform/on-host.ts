@@ -38,6 +38,7 @@ import { LOG_PAGE_LIMIT } from './templates/routes';
 import { mcpPreinstallFor } from './sandboxes/mcp-images';
 import type { BuildLimits, GcSettings } from '../config';
 import { OPEN_TEMPLATE_LIMITS } from './templates/limits';
+import { DEFAULT_PAUSED_POLICY } from './sandboxes/paused-policy';
 import { DEFAULT_DISK_MB } from '../runtime/sandbox-disk';
 
 export interface PlatformOnHostOptions {
@@ -118,6 +119,9 @@ export interface PlatformLimits {
   diskMaxMB: number;
   templateMaxMemoryMB: number;
   templateMaxCpuCount: number;
+  pausedToDiskAfterMinutes: number;
+  pausedRetentionDays: number;
+  volumeMaxMB: number;
 }
 
 export interface PlatformOnHost extends RunningPlatform {
@@ -128,6 +132,19 @@ export interface PlatformOnHost extends RunningPlatform {
   subnet?: string;
   /** Stops serving; with killSandboxes also removes every sandbox and the standalone network. */
   close(options?: { killSandboxes?: boolean }): Promise<void>;
+}
+
+/** The paused policy: options.paused as given, else the stack's limits keys over the defaults. */
+function pausedPolicy(options: PlatformOnHostOptions): { paused?: PlatformOptions['paused'] } {
+  if (options.paused) return { paused: options.paused };
+  const { pausedToDiskAfterMinutes: minutes, pausedRetentionDays: days } = options.limits ?? {};
+  if (minutes === undefined && days === undefined) return {};
+  return {
+    paused: {
+      toDiskAfterMs: minutes !== undefined ? minutes * 60_000 : DEFAULT_PAUSED_POLICY.toDiskAfterMs,
+      retentionMs: days !== undefined ? days * 86_400_000 : DEFAULT_PAUSED_POLICY.retentionMs,
+    },
+  };
 }
 
 /** A state dir belongs to one instance for good: its name is made once and kept there. */
@@ -220,9 +237,13 @@ export async function startPlatformOnHost(options: PlatformOnHostOptions): Promi
       readyTimeoutMs: options.readyTimeoutMs,
       log,
       pendingTemplates: options.pendingTemplates,
-      ...(options.paused ? { paused: options.paused } : {}),
+      ...pausedPolicy(options),
       ...(options.volumesDir !== undefined ? { volumesDir: options.volumesDir } : {}),
-      ...(options.volumeMaxBytes !== undefined ? { volumeMaxBytes: options.volumeMaxBytes } : {}),
+      ...(options.volumeMaxBytes !== undefined
+        ? { volumeMaxBytes: options.volumeMaxBytes }
+        : limits.volumeMaxMB !== undefined
+          ? { volumeMaxBytes: limits.volumeMaxMB * 1024 * 1024 }
+          : {}),
       ...(options.stackEgress ? { stackEgress: options.stackEgress } : {}),
       ...(options.mcpImages !== undefined ? { mcpImages: options.mcpImages } : {}),
       ...(options.warmPool ? { warmPool: options.warmPool } : {}),

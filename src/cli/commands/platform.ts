@@ -78,6 +78,7 @@ unused storage (the stack's gc.* keys; docs/templates.md#storage):
 limits (the stack's \`limits\` keys; docs/config.md):
   --pids-limit N --nofile N --console-log-bytes N --memory-overcommit X --cpu-overcommit X
   --disk-default-mb N --disk-max-mb N --template-max-memory-mb N --template-max-cpus N
+  --paused-to-disk-after-minutes N --paused-retention-days N --volume-max-mb N
   --no-sandbox-disks  give sandboxes no disk of their own (their writes are bounded only by the state dir's file
                       system; for a host without loop devices)
 

@@ -4,6 +4,8 @@ import { DEFAULT_CONSOLE_LOG_BYTES } from '../../../src/runtime/console-log';
 import { DEFAULT_NOFILE, DEFAULT_PIDS_LIMIT } from '../../../src/runtime/oci-runtime';
 import { DEFAULT_DISK_MB } from '../../../src/runtime/sandbox-disk';
 import { limitsFromFlags } from '../../../src/cli/commands/platform';
+import { DEFAULT_PAUSED_POLICY } from '../../../src/platform/sandboxes/paused-policy';
+import { DEFAULT_VOLUME_MAX_BYTES } from '../../../src/platform/volumes/service';
 
 function issues(raw: Record<string, unknown>) {
   const result = parseStackConfig(raw);
@@ -20,6 +22,9 @@ describe('limits keys', () => {
     expect(limits.cpuOvercommit).toBe(DEFAULT_ADMISSION.cpuOvercommit);
     expect(limits.diskDefaultMB).toBe(DEFAULT_DISK_MB);
     expect(limits.diskMaxMB).toBeGreaterThanOrEqual(limits.diskDefaultMB);
+    expect(limits.pausedToDiskAfterMinutes * 60_000).toBe(DEFAULT_PAUSED_POLICY.toDiskAfterMs);
+    expect(limits.pausedRetentionDays * 86_400_000).toBe(DEFAULT_PAUSED_POLICY.retentionMs);
+    expect(limits.volumeMaxMB * 1024 * 1024).toBe(DEFAULT_VOLUME_MAX_BYTES);
   });
 
   it('accept the strings `pulumi config set` stores, decimals for the overcommits', () => {
@@ -52,7 +57,16 @@ describe('limits keys', () => {
   });
 
   it("reach the platform as the flags the sandbox host's unit passes, read back to the same values", () => {
-    const { limits } = loadStackConfig({ limits: { pidsLimit: 999, memoryOvercommit: 1.25, diskMaxMB: 4096, templateMaxMemoryMB: 2048 } });
+    const { limits } = loadStackConfig({
+      limits: {
+        pidsLimit: 999,
+        memoryOvercommit: 1.25,
+        diskMaxMB: 4096,
+        templateMaxMemoryMB: 2048,
+        pausedRetentionDays: 7,
+        volumeMaxMB: 128,
+      },
+    });
     const argv = limitFlags(limits);
     const flags: Record<string, string> = {};
     for (let i = 0; i < argv.length; i += 2) flags[argv[i]!.slice(2)] = argv[i + 1]!;
