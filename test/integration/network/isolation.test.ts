@@ -9,6 +9,7 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { createOciRuntime } from '../../../src/runtime/oci-runtime';
+import { cleanupLeftovers } from '../../../src/runtime/cleanup';
 import { baseRootfs, freshAgentPayload, ROOTFS_TIMEOUT_MS, uniqueName, waitForHealth } from '../runtime/helpers/common';
 import { INTERNET } from './helpers/internet';
 import { startRig, type NetworkRig } from './helpers/rig';
@@ -148,10 +149,9 @@ test('an agent refuses calls without its token from its first connection on, bef
     expect(init.status).toBe(401);
     expect(await listDir({ 'X-Access-Token': 'the-token' })).toBe(200);
   } finally {
-    // Only what this test made: the rig's sandboxes share the network.
-    await createOciRuntime({ instance, ...roots, network: rig.net.network })
-      .kill('early')
-      .catch(() => undefined);
+    // Only what this test made (its instance: the container, the disk, the shared mount of its data directory; the
+    // rig's sandboxes share the network, so only this sandbox's attachment).
+    await cleanupLeftovers({ instance, ...roots }).catch(() => undefined);
     await rig.net.network.detach('early');
     fs.rmSync(scratch, { recursive: true, force: true });
   }

@@ -31,7 +31,8 @@ function resolver() {
           templateID: `${name}-id`,
           alias: name,
           buildID: 'b1',
-          layers: ['/nonexistent'],
+          // The fake host ignores layers; they must exist, as a create holds them against the storage collector.
+          layers: [__dirname],
           memoryMB: 256,
           cpuCount: 1,
           envs: {},
