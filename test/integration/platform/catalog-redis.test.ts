@@ -25,7 +25,8 @@ const base: TemplateForSandbox = {
   templateID: 'base',
   alias: 'base',
   buildID: 'b',
-  layers: ['/x'],
+  // The fake host ignores layers; they must exist, as a create holds them against the storage collector.
+  layers: [__dirname],
   memoryMB: 256,
   cpuCount: 1,
   envs: {},
