@@ -20,6 +20,7 @@ export const templateAlias = stack.templateAlias;
 export const templateId = stack.templateId;
 export const e2bApiUrlExport = stack.e2bApiUrlExport;
 export const e2bSandboxUrlExport = stack.e2bSandboxUrlExport;
+export const e2bVolumeApiUrlExport = stack.e2bVolumeApiUrlExport;
 export const e2bApiKeyExport = stack.e2bApiKeyExport;
 export const sandboxHost = stack.sandboxHost;
 export const sandboxVerifyCommand = stack.sandboxVerifyCommand;

@@ -28,6 +28,8 @@ export interface SandboxOutputs {
   e2bApiUrlExport: pulumi.Output<string>;
   /** `export E2B_SANDBOX_URL=...` */
   e2bSandboxUrlExport: pulumi.Output<string>;
+  /** `export E2B_VOLUME_API_URL=...`: the SDK's `Volume` file calls (the platform API serves them; unset, the SDK sends them to E2B's cloud). */
+  e2bVolumeApiUrlExport: pulumi.Output<string>;
   /** `export E2B_API_KEY=...` (secret). */
   e2bApiKeyExport: pulumi.Output<string>;
   /** Single host: its public address (SSH, verify); a fleet: a placeholder (its hosts come and go). */
@@ -197,6 +199,7 @@ export function createSandboxSide(args: SandboxSideArgs): SandboxSide {
     templateId,
     e2bApiUrlExport: pulumi.interpolate`export E2B_API_URL=${apiUrl}`,
     e2bSandboxUrlExport: pulumi.interpolate`export E2B_SANDBOX_URL=${sandboxUrl}`,
+    e2bVolumeApiUrlExport: pulumi.interpolate`export E2B_VOLUME_API_URL=${apiUrl}`,
     e2bApiKeyExport: pulumi.secret(pulumi.interpolate`export E2B_API_KEY=${apiKey}`),
     sandboxHost: sshHost,
     sandboxVerifyCommand: pulumi.interpolate`sandbox-kit verify --stack ${pulumi.getStack()} --sandbox-host ${sshHost} --egress-ip ${args.egressIp} --user ${config.host.sshUser} --ssh-key <private key file>`,

@@ -38,6 +38,7 @@ describe('the Pulumi entry point', () => {
       templateId: 'string',
       e2bApiUrlExport: 'string',
       e2bSandboxUrlExport: 'string',
+      e2bVolumeApiUrlExport: 'string',
       e2bApiKeyExport: 'string',
       sandboxHost: 'string',
       sandboxVerifyCommand: 'string',

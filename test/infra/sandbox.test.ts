@@ -300,9 +300,12 @@ describe('outputs', () => {
     expect(await pulumi.isSecret(run.outputs.e2bApiKeyExport)).toBe(true);
     expect(await pulumi.isSecret(run.outputs.e2bApiUrlExport)).toBe(false);
     expect(await pulumi.isSecret(run.outputs.e2bSandboxUrlExport)).toBe(false);
+    expect(await pulumi.isSecret(run.outputs.e2bVolumeApiUrlExport)).toBe(false);
     expect(run.values.e2bApiKeyExport).toBe(`export E2B_API_KEY=${run.values.apiKey}`);
     expect(run.values.e2bApiUrlExport).toBe(`export E2B_API_URL=${run.values.apiUrl}`);
     expect(run.values.e2bSandboxUrlExport).toBe(`export E2B_SANDBOX_URL=${run.values.sandboxUrl}`);
+    // The SDK's Volume file calls go to the platform API, not to E2B's cloud.
+    expect(run.values.e2bVolumeApiUrlExport).toBe(`export E2B_VOLUME_API_URL=${run.values.apiUrl}`);
     expect(resource(run, 'random:index/randomPassword:RandomPassword', 'api-key').inputs).toMatchObject({ special: false, length: 40 });
   });
 });
