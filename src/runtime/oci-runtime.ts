@@ -145,8 +145,6 @@ export class OciSandboxRuntime implements SandboxRuntime {
   private inFlight = 0;
   /** Read once: the hierarchies do not change while the platform runs. */
   private mounts: CgroupMount[] | undefined;
-  /** shareDataDir of the data dir, once (sharedDataDir). */
-  private sharing: Promise<void> | undefined;
 
   constructor(
     readonly cli: OciCli,
@@ -307,13 +305,9 @@ export class OciSandboxRuntime implements SandboxRuntime {
     }
   }
 
-  /** The data dir as a shared mount point (sandbox-disk.ts), made once before the first disk is mounted below it. */
+  /** The data dir as a shared mount point (sandbox-disk.ts), before a disk is mounted below it. */
   private sharedDataDir(): Promise<void> {
-    this.sharing ??= shareDataDir(this.paths.dataDir).catch((err: unknown) => {
-      this.sharing = undefined;
-      throw err;
-    });
-    return this.sharing;
+    return shareDataDir(this.paths.dataDir);
   }
 
   private async mountDisk(bundle: string): Promise<void> {
@@ -323,8 +317,6 @@ export class OciSandboxRuntime implements SandboxRuntime {
 
   /** Gives up the data dir's own mount when no sandbox of this instance has its disk mounted (its sandboxes are gone). */
   async releaseDataDir(): Promise<void> {
-    await this.sharing?.catch(() => undefined);
-    this.sharing = undefined;
     await releaseDataDir(this.paths.dataDir);
   }
 

@@ -12,13 +12,14 @@
  * unprivileged host ids and cannot take it, so the runtime can still write the sandbox's config.json and its
  * runtime's pid file into a full disk.
  *
- * The directory holding the disks is a shared mount of its own (shareDataDir). Every runtime call and build step
+ * The directory holding the disks is a shared mount of its own (shareDataDir, one memo per process). Every runtime call and build step
  * runs in a mount namespace of its own (oci-cli.ts), which starts with a copy of every mount of the host, the other
  * sandboxes' disks among them; it is made a slave of the host's mounts, so when the host unmounts a disk (pause to
  * disk, kill) the copy goes too, and the loop device is freed at once, not when the longest call in flight returns.
  * The host's root mount is private where the kit runs in a container, hence a shared mount of the kit's own.
  */
 import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { exec, execOk } from '../util/exec';
 import { parseMountinfo } from './cgroup-layout';
 
@@ -108,9 +109,9 @@ function mountsOf(dir: string): { own: { optional: string[] } | undefined; below
 
 /**
  * Makes `dir` (the directory of the sandboxes' directories and disks) a shared mount point: bound on itself unless
- * it is a mount point already, then marked shared. Idempotent; run before the first disk is mounted below it.
+ * it is a mount point already, then marked shared. Idempotent.
  */
-export async function shareDataDir(dir: string): Promise<void> {
+async function makeShared(dir: string): Promise<void> {
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   const { own, below } = mountsOf(dir);
   if (own === undefined) {
@@ -124,8 +125,35 @@ export async function shareDataDir(dir: string): Promise<void> {
   await execOk(['mount', '--make-shared', dir]);
 }
 
-/** Undoes shareDataDir's bind once no disk is mounted below `dir` (a sandbox still there keeps it); idempotent. */
+/**
+ * The one memo of shared data directories in this process (the runtime's data dir, the volumes dir), by absolute
+ * path: a directory is made shared once, again after a failure, and again after releaseDataDir gave its mount up.
+ */
+const shared = new Map<string, Promise<void>>();
+
+/** `dir` made a shared mount point (makeShared) unless this process did so already; run before mounting a disk below it. */
+export function shareDataDir(dir: string): Promise<void> {
+  const key = path.resolve(dir);
+  let sharing = shared.get(key);
+  if (sharing === undefined) {
+    const made = makeShared(key).catch((err: unknown) => {
+      if (shared.get(key) === made) shared.delete(key);
+      throw err;
+    });
+    sharing = made;
+    shared.set(key, sharing);
+  }
+  return sharing;
+}
+
+/**
+ * Undoes shareDataDir's bind once no disk is mounted below `dir` (a sandbox still there keeps it); idempotent. The
+ * memo is cleared either way, so the next disk below `dir` shares it again (a no-op while the bind stays).
+ */
 export async function releaseDataDir(dir: string): Promise<void> {
-  const { own, below } = mountsOf(dir);
-  if (own !== undefined && below.length === 0) await execOk(['umount', dir]);
+  const key = path.resolve(dir);
+  await shared.get(key)?.catch(() => undefined);
+  shared.delete(key);
+  const { own, below } = mountsOf(key);
+  if (own !== undefined && below.length === 0) await execOk(['umount', key]);
 }

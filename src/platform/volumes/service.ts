@@ -72,8 +72,6 @@ export class VolumeService implements VolumeResolver {
   readonly mapping: IdMapping;
   readonly maxBytes: number;
   private readonly now: () => number;
-  /** shareDataDir of the volumes dir, once (mounts below it then leave the runtime's namespaces with the host's). */
-  private sharing: Promise<void> | undefined;
 
   constructor(private readonly o: VolumeServiceOptions) {
     this.mapping = o.idMapping ?? DEFAULT_ID_MAPPING;
@@ -89,12 +87,9 @@ export class VolumeService implements VolumeResolver {
     return join(this.o.dir, volumeID);
   }
 
+  /** The volumes dir as a shared mount point: mounts below it then leave the runtime's namespaces with the host's. */
   private share(): Promise<void> {
-    this.sharing ??= shareDataDir(this.o.dir).catch((err: unknown) => {
-      this.sharing = undefined;
-      throw err;
-    });
-    return this.sharing;
+    return shareDataDir(this.o.dir);
   }
 
   /** The volume's disk mounted on its directory (after a start it may not be yet); nothing without disks. */
@@ -147,7 +142,6 @@ export class VolumeService implements VolumeResolver {
       if (hasSandboxDisk(dir)) await unmountSandboxDisk(dir);
     }
     await releaseDataDir(this.o.dir);
-    this.sharing = undefined;
   }
 
   async list(caller: Caller): Promise<VolumeRecord[]> {
