@@ -17,6 +17,7 @@ import { OciLayoutImages } from '../../../src/lab/oci-images';
 import { type LabRegistry, startLabRegistry } from '../../../src/lab/registry';
 import { MmdebstrapImages } from '../../../src/runtime';
 import { runScript } from '../../helpers/node-script';
+import { addMultiLayers } from './helpers/multi-layer-image';
 import { API_KEY, runIn, startTemplatePlatform, type TemplatePlatform } from '../platform/templates/helpers/template-platform';
 
 jest.setTimeout(900_000);
@@ -76,34 +77,8 @@ beforeAll(async () => {
   await images.init('empty');
   await images.insert('empty', rootfs, '/', 'base');
 
-  // Layer 2: the files whose modes, owners and links the sandbox must see exactly, and the image's own user.
-  const a = join(work, 'layer-a');
-  fs.mkdirSync(join(a, 'data', 'dir'), { recursive: true });
-  fs.mkdirSync(join(a, 'etc'));
-  fs.mkdirSync(join(a, 'srv', 'app'), { recursive: true });
-  fs.writeFileSync(join(a, 'data', 'file'), 'content\n', { mode: 0o644 });
-  fs.linkSync(join(a, 'data', 'file'), join(a, 'data', 'hl'));
-  fs.symlinkSync('file', join(a, 'data', 'link'));
-  fs.writeFileSync(join(a, 'data', 'suid'), '#!/bin/sh\n');
-  fs.chmodSync(join(a, 'data', 'suid'), 0o4755);
-  fs.writeFileSync(join(a, 'data', 'owned'), 'mine\n');
-  fs.chmodSync(join(a, 'data', 'owned'), 0o640);
-  fs.chownSync(join(a, 'data', 'owned'), 1000, 1000);
-  fs.writeFileSync(join(a, 'data', 'gone'), 'removed by a later layer\n');
-  fs.writeFileSync(join(a, 'data', 'dir', 'old'), 'hidden by an opaque directory\n');
-  fs.writeFileSync(
-    join(a, 'etc', 'passwd'),
-    `${fs.readFileSync(join(rootfs, 'etc', 'passwd'), 'utf8')}app:x:1234:1234::/srv/app:/bin/bash\n`,
-  );
-  fs.writeFileSync(join(a, 'etc', 'group'), `${fs.readFileSync(join(rootfs, 'etc', 'group'), 'utf8')}app:x:1234:\n`);
-  fs.chownSync(join(a, 'srv', 'app'), 1234, 1234);
-  await images.insert('base', a, '/', 'multi');
-  const b = join(work, 'layer-b');
-  fs.mkdirSync(b);
-  fs.writeFileSync(join(b, 'new'), 'the only entry\n');
-  await images.insert('multi', b, '/data/dir', 'multi', true);
-  await images.whiteout('multi', '/data/gone');
-  await images.configure('multi', { env: { APP_MODE: 'lab' }, workingDir: '/srv/app', user: 'app' });
+  // The files whose modes, owners and links the sandbox must see exactly, and the image's own user.
+  await addMultiLayers(images, { rootfs, work, from: 'base', to: 'multi' });
 
   // Sharing the base layer; another architecture; a layer the registry will serve damaged.
   const c = join(work, 'layer-c');

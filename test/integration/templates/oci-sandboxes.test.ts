@@ -18,6 +18,7 @@ import Redis from 'ioredis';
 import { OciLayoutImages } from '../../../src/lab/oci-images';
 import { type LabRegistry, startLabRegistry } from '../../../src/lab/registry';
 import { runScript } from '../../helpers/node-script';
+import { addMultiLayers } from './helpers/multi-layer-image';
 import { startRedis, type ThrowawayRedis } from '../../helpers/redis';
 import { startPlatformAndGateway, type PlatformAndGateway } from '../platform/helpers/platform-and-gateway';
 import { baseRootfs, freshAgentPayload, ROOTFS_TIMEOUT_MS } from '../runtime/helpers/common';
@@ -121,36 +122,15 @@ beforeAll(async () => {
   const images = new OciLayoutImages(join(work, 'layout'));
   await images.init('empty');
   await images.insert('empty', rootfs, '/', 'app');
-  const a = join(work, 'layer-app');
-  fs.mkdirSync(join(a, 'etc'), { recursive: true });
-  fs.mkdirSync(join(a, 'srv', 'app'), { recursive: true });
-  fs.writeFileSync(
-    join(a, 'etc', 'passwd'),
-    `${fs.readFileSync(join(rootfs, 'etc', 'passwd'), 'utf8')}app:x:1234:1234::/srv/app:/bin/bash\n`,
-  );
-  fs.writeFileSync(join(a, 'etc', 'group'), `${fs.readFileSync(join(rootfs, 'etc', 'group'), 'utf8')}app:x:1234:\n`);
-  fs.writeFileSync(join(a, 'srv', 'app', 'hello.txt'), 'hello from the image\n');
-  fs.chownSync(join(a, 'srv', 'app'), 1234, 1234);
-  // The files whose modes, owners and links the sandbox must show exactly, then a layer making `data/dir` opaque and
-  // one removing `data/gone` (a whiteout).
-  fs.mkdirSync(join(a, 'data', 'dir'), { recursive: true });
-  fs.writeFileSync(join(a, 'data', 'file'), 'content\n', { mode: 0o644 });
-  fs.linkSync(join(a, 'data', 'file'), join(a, 'data', 'hl'));
-  fs.symlinkSync('file', join(a, 'data', 'link'));
-  fs.writeFileSync(join(a, 'data', 'suid'), '#!/bin/sh\n');
-  fs.chmodSync(join(a, 'data', 'suid'), 0o4755);
-  fs.writeFileSync(join(a, 'data', 'owned'), 'mine\n');
-  fs.chmodSync(join(a, 'data', 'owned'), 0o640);
-  fs.chownSync(join(a, 'data', 'owned'), 1000, 1000);
-  fs.writeFileSync(join(a, 'data', 'gone'), 'removed by a later layer\n');
-  fs.writeFileSync(join(a, 'data', 'dir', 'old'), 'hidden by an opaque directory\n');
-  await images.insert('app', a, '/');
-  const b = join(work, 'layer-opaque');
-  fs.mkdirSync(b);
-  fs.writeFileSync(join(b, 'new'), 'the only entry\n');
-  await images.insert('app', b, '/data/dir', 'app', true);
-  await images.whiteout('app', '/data/gone');
-  await images.configure('app', { env: { APP_MODE: 'lab' }, workingDir: '/srv/app', user: 'app' });
+  // The image's own user and its directory with a file, the files whose modes, owners and links the sandbox must
+  // show exactly, then a layer making `data/dir` opaque and one removing `data/gone` (a whiteout).
+  await addMultiLayers(images, {
+    rootfs,
+    work,
+    from: 'app',
+    to: 'app',
+    extra: (layer) => fs.writeFileSync(join(layer, 'srv', 'app', 'hello.txt'), 'hello from the image\n'),
+  });
   await images.push('app', `${open.host}/lab/app:1`);
   // The private image has a layer of its own, so its pull fetches a blob (with the credentials) besides asking.
   const p = join(work, 'layer-private');
