@@ -107,8 +107,8 @@ export const openCidrList = () => cidrList().min(1, { message: 'expected at leas
 
 /** The most sandboxes a warm pool keeps of one template. */
 export const WARM_POOL_MAX = 64;
-const POOL_TEMPLATE = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
-const WARM_POOL = `template names (or IDs), each with how many of its sandboxes to keep started, an integer from 0 to ${WARM_POOL_MAX}, such as {base: 2}`;
+const POOL_TEMPLATE = /^(?:[A-Za-z0-9][A-Za-z0-9._-]{0,63}\/)?[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
+const WARM_POOL = `template names (or IDs), each with how many of its sandboxes to keep started, an integer from 0 to ${WARM_POOL_MAX}, such as {base: 2}; TEAM/TEMPLATE (TEAM a team's name or ID) names that team's own template`;
 /** Sandboxes a platform keeps started per template, for creates to take (docs/platform.md#warm-pool). */
 export const warmPoolSizes = () => {
   const error = `expected ${WARM_POOL}`;
@@ -123,7 +123,7 @@ export const warmPoolSizes = () => {
     WARM_POOL,
   );
 };
-const WARM_POOL_ENTRY = `TEMPLATE=N: a template name (or ID) and how many of its sandboxes to keep started, an integer from 0 to ${WARM_POOL_MAX}`;
+const WARM_POOL_ENTRY = `TEMPLATE=N: a template name (or ID; TEAM/TEMPLATE for a team's own) and how many of its sandboxes to keep started, an integer from 0 to ${WARM_POOL_MAX}`;
 /** One `--warm-pool` flag: `base=2` -> ['base', 2]. */
 export const warmPoolEntry = () => {
   const error = `expected ${WARM_POOL_ENTRY}`;

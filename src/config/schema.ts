@@ -243,7 +243,7 @@ const sandboxHost = z
     warmPool: warmPoolSizes()
       .default({})
       .describe(
-        "The warm pool (docs/platform.md#warm-pool): sandboxes of these templates each host keeps started and networked, waiting for a create to take one (a create then skips the container's and the agent's start). They hold host memory and CPU (the host's admission counts them) but no team's quota; a create the pool cannot serve starts cold. `sandbox-kit platform --warm-pool TEMPLATE=N`.",
+        "The warm pool (docs/platform.md#warm-pool): sandboxes of these templates each host keeps started and networked, waiting for a create to take one (a create then skips the container's and the agent's start). They hold host memory and CPU (the host's admission counts them) but no team's quota; a create the host's admission would refuse removes pooled sandboxes first, and a create the pool cannot serve starts cold. A name `TEAM/TEMPLATE` (a team's name or ID) pools that team's private template. `sandbox-kit platform --warm-pool TEMPLATE=N`.",
       ),
   })
   .prefault({});

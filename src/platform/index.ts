@@ -237,6 +237,7 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
             limits: { ...t.quotas },
           })),
         ),
+      () => sandboxesRef?.warmPoolStats() ?? {},
     );
     const holds = new PathHolds();
     const ctx: PlatformContext = {
@@ -292,6 +293,7 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
       holds,
       ...(options.mcpImages === false ? {} : { mcpImageLayers: mcpImagesFor(options.stateDir, options.mcpImages ?? {}, log) }),
       ...(options.warmPool ? { warmPool: options.warmPool } : {}),
+      findTeamID: async (nameOrID) => (await teams.store.findTeam(nameOrID).catch(() => undefined))?.teamID,
       ...(options.warmPoolCheckMs !== undefined ? { warmPoolCheckMs: options.warmPoolCheckMs } : {}),
     });
     sandboxesRef = sandboxes;

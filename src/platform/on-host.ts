@@ -22,6 +22,7 @@ import {
   type SandboxNetwork,
 } from '../runtime';
 import type { AgentPayload } from '../runtime/agent-payload';
+import type { Resources } from '../runtime/admission';
 import { LOWER_ALNUM, randomText } from '../util/random-text';
 import {
   startPlatform,
@@ -104,6 +105,8 @@ export interface PlatformOnHostOptions {
   gc?: Partial<GcSettings>;
   /** What one sandbox may take (the stack's `limits`; every field has the runtime's default). */
   limits?: Partial<PlatformLimits>;
+  /** The memory and CPUs the host's admission compares with (src/runtime/admission.ts); default this host's. */
+  admissionCapacity?: Resources;
   /** false: sandboxes get no disk of their own (their writes are bounded only by the data root's file system). */
   disks?: boolean;
 }
@@ -199,6 +202,7 @@ export async function startPlatformOnHost(options: PlatformOnHostOptions): Promi
       ...(limits.memoryOvercommit !== undefined ? { memoryOvercommit: limits.memoryOvercommit } : {}),
       ...(limits.cpuOvercommit !== undefined ? { cpuOvercommit: limits.cpuOvercommit } : {}),
     },
+    ...(options.admissionCapacity ? { capacity: options.admissionCapacity } : {}),
     disks: options.disks !== false,
     diskMB,
   });

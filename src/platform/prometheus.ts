@@ -1,12 +1,14 @@
 /**
  * The platform's Prometheus metrics (prom-client, one registry per platform): sandboxes by state and template
  * (counted from the store at scrape time), how long creates, resumes and pauses take and each of their phases,
- * template builds by outcome and their durations, and what each team holds of its quotas. Served at `GET /metrics` with an admin API key (`X-API-Key`, or
+ * template builds by outcome and their durations, what each team holds of its quotas, and each warm pool's
+ * sandboxes, takes, misses and evictions. Served at `GET /metrics` with an admin API key (`X-API-Key`, or
  * `Authorization: Bearer <key>` as Prometheus sends `authorization.credentials`).
  */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Route } from './http/types';
 import type { SandboxObserver, TimedOperation } from './sandboxes/service';
+import type { PoolStats } from './sandboxes/warm-pool';
 
 /** Seconds: a create is tens of milliseconds to a minute (a slow ready command); a phase can be under a millisecond. */
 const OPERATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
@@ -34,7 +36,11 @@ export class PlatformMetrics implements SandboxObserver {
   private readonly builds: Counter<'outcome'>;
   private readonly buildSeconds: Histogram<'outcome'>;
 
-  constructor(sandboxes: () => Promise<CountedSandbox[]>, teams: () => Promise<TeamQuotaUse[]> = async () => []) {
+  constructor(
+    sandboxes: () => Promise<CountedSandbox[]>,
+    teams: () => Promise<TeamQuotaUse[]> = async () => [],
+    pools: () => Record<string, PoolStats> = () => ({}),
+  ) {
     new Gauge({
       name: 'sandboxkit_sandboxes',
       help: 'Sandboxes of this platform by state and template (name, or ID when it has none).',
@@ -64,6 +70,42 @@ export class PlatformMetrics implements SandboxObserver {
         this.reset();
         for (const t of await teams())
           for (const [quota, value] of Object.entries(t.limits)) if (typeof value === 'number') this.set({ team: t.team, quota }, value);
+      },
+    });
+    new Gauge({
+      name: 'sandboxkit_warm_pool_sandboxes',
+      help: "Each warm pool's sandboxes by state: ready (waiting for a create) or starting (being filled).",
+      labelNames: ['template', 'state'],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const [template, s] of Object.entries(pools())) {
+          this.set({ template, state: 'ready' }, s.ready);
+          this.set({ template, state: 'starting' }, s.starting);
+        }
+      },
+    });
+    new Counter({
+      name: 'sandboxkit_warm_pool_creates_total',
+      help: "Creates of a warm pool's template: taken (served from the pool) or missed (it was empty; started cold).",
+      labelNames: ['template', 'outcome'],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const [template, s] of Object.entries(pools())) {
+          this.inc({ template, outcome: 'taken' }, s.takes);
+          this.inc({ template, outcome: 'missed' }, s.misses);
+        }
+      },
+    });
+    new Counter({
+      name: 'sandboxkit_warm_pool_evictions_total',
+      help: "A warm pool's sandboxes removed to make room for a create the host's admission refused.",
+      labelNames: ['template'],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const [template, s] of Object.entries(pools())) this.inc({ template }, s.evictions);
       },
     });
     this.operations = new Histogram({

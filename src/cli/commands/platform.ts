@@ -55,7 +55,7 @@ options:
   --route-out         let sandboxes out through this host (a sandbox host, whose rules then filter and NAT them)
   --volumes-dir D     where volumes live, a directory each (default <state-dir>/volumes; in a fleet the mount of
                       the file system every host shares)
-  --warm-pool TEMPLATE=N  keep N sandboxes of the template (its name or ID) started, for creates to take at once
+  --warm-pool TEMPLATE=N  keep N sandboxes of the template (its name or ID; TEAM/TEMPLATE: a team's own) started
                       (repeatable, one per template; default none: every create starts its sandbox; the stack's
                       sandboxHost.warmPool; docs/platform.md#warm-pool)
 

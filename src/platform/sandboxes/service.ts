@@ -27,7 +27,7 @@ import { sleep } from '../../util/poll';
 import { DEFAULT_TEAM_ID, teamOf } from '../teams/model';
 import type { QuotaLedger } from '../teams/quotas';
 import type { VolumeMount, VolumeResolver } from './volume-mounts';
-import { WarmPool, type PooledSandbox } from './warm-pool';
+import { poolTemplateRef, WarmPool, type PooledSandbox, type PoolStats } from './warm-pool';
 import type { PathHolds, Release } from '../../util/path-holds';
 import { mcpImageRoots } from './mcp-images';
 
@@ -66,9 +66,12 @@ export interface SandboxServiceOptions {
   stackEgress?: StackEgress;
   /**
    * How many sandboxes to keep started per template ID or alias (warm-pool.ts); resolved as the default team
-   * resolves them. Absent or all 0: no pool, every create starts its sandbox.
+   * resolves them, or `TEAM/TEMPLATE` as that team does (poolTemplateRef). Absent or all 0: no pool, every create
+   * starts its sandbox.
    */
   warmPool?: Record<string, number>;
+  /** A team's ID by its name or ID, or undefined when there is none (a warm pool's `TEAM/TEMPLATE`). */
+  findTeamID?: (nameOrID: string) => Promise<string | undefined>;
   /** How often the warm pool is checked and refilled (default warm-pool.ts's). */
   warmPoolCheckMs?: number;
   /** A create holds its template's layers here until its record names them (the storage collector leaves them). */
@@ -179,7 +182,13 @@ export class SandboxService {
         ? undefined
         : new WarmPool({
             sizes,
-            resolve: (name) => this.o.templates.resolve(name, DEFAULT_TEAM_ID),
+            resolve: async (name) => {
+              const { team, ref } = poolTemplateRef(name);
+              const teamID = team === undefined ? DEFAULT_TEAM_ID : await this.o.findTeamID?.(team);
+              // A team that does not exist (yet) has no templates: nothing is pooled until it does.
+              if (teamID === undefined) return undefined;
+              return this.o.templates.resolve(ref, teamID);
+            },
             start: (template) => this.startPooled(template),
             alive: (s) =>
               this.agentFor({ address: s.address, agentPort: this.agentPort })
@@ -206,6 +215,36 @@ export class SandboxService {
   /** The warm pool's ready sandboxes per template (IDs and addresses; their tokens never leave the platform). */
   warmPool(): Record<string, Array<{ sandboxID: string; address: string }>> {
     return this.pool?.members() ?? {};
+  }
+
+  /** Each warm pool's sandboxes and its takes, misses and evictions, per template name (the platform's metrics). */
+  warmPoolStats(): Record<string, PoolStats> {
+    return this.pool?.statistics() ?? {};
+  }
+
+  /**
+   * The runtime's create of a sandbox a caller asked for: when the host's admission refuses it, pooled sandboxes are
+   * removed for it (another template's first, then its own) and the pool's fills wait until it is admitted, so the
+   * pool never holds memory and CPUs a real create needs. Refused with the pool empty: the admission's error.
+   */
+  private async createMakingRoom(spec: SandboxSpec, template: TemplateForSandbox): Promise<void> {
+    let releaseFills: (() => void) | undefined;
+    try {
+      for (;;) {
+        try {
+          await this.o.runtime.create(spec);
+          return;
+        } catch (err) {
+          if (!(err instanceof AdmissionError) || !this.pool) throw err;
+          releaseFills ??= this.pool.holdFills();
+          const room = this.pool.evict(template);
+          if (!room) throw err;
+          await this.pool.discard(room, `sandbox ${spec.sandboxID} needs its memory and CPUs`);
+        }
+      }
+    } finally {
+      releaseFills?.();
+    }
   }
 
   /** A sandbox's disk: its template's, else the stack's default; neither: the runtime's. */
@@ -520,10 +559,10 @@ export class SandboxService {
     // Not stored yet: a crash from here on leaves a `creating` record, removed by ID on the next start.
     record.address = network.address;
     signal.throwIfAborted();
-    await this.o.runtime.create({
-      ...containerSpec(record, template, network),
-      ...(changesFrom !== undefined ? { changesFrom } : {}),
-    });
+    await this.createMakingRoom(
+      { ...containerSpec(record, template, network), ...(changesFrom !== undefined ? { changesFrom } : {}) },
+      template,
+    );
     step('container');
     signal.throwIfAborted();
     const agent = this.agentFor(record);
@@ -839,7 +878,7 @@ export class SandboxService {
       const network = await this.o.network.attach(id, this.policyOf(record));
       record.address = network.address;
       if (record.volumeMounts?.length) await this.o.volumes?.ready(record.volumeMounts);
-      await this.o.runtime.create({ ...containerSpec(record, template, network), restart: true });
+      await this.createMakingRoom({ ...containerSpec(record, template, network), restart: true }, template);
       const agent = this.agentFor(record);
       await agent.waitForHealth(this.healthTimeoutMs);
       await agent.init(this.initRequest(record), record.envdAccessToken);

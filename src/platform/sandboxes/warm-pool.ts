@@ -4,7 +4,9 @@
  * no catalog entry, no team quota; its agent holds a token only the platform knows, so nothing else can call it.
  * The pool is filled in the background, one sandbox at a time; a fill the host's admission refuses waits for the
  * next check. Every check re-resolves each template: a sandbox of a build that is no longer the template's current
- * one (rebuilt, deleted) and one whose agent stopped answering are discarded, never handed out.
+ * one (rebuilt, deleted) and one whose agent stopped answering are discarded, never handed out. A create the host's
+ * admission refuses evicts pooled sandboxes (`evict`) and holds the fills (`holdFills`) until it is admitted: the pool
+ * only ever fills what real creates leave.
  */
 import type { TemplateForSandbox } from './template-resolver';
 
@@ -39,6 +41,28 @@ export interface WarmPoolOptions {
 
 export const DEFAULT_POOL_CHECK_MS = 2000;
 
+/**
+ * A pool's name: `TEMPLATE` (an alias or ID, resolved as the default team resolves it: its own and public templates)
+ * or `TEAM/TEMPLATE` (TEAM a team's name or ID: resolved as that team does, so its private templates can be pooled).
+ */
+export function poolTemplateRef(name: string): { team?: string; ref: string } {
+  const slash = name.indexOf('/');
+  return slash === -1 ? { ref: name } : { team: name.slice(0, slash), ref: name.slice(slash + 1) };
+}
+
+/** One template's pool now, and what creates did with it since the start (the platform's metrics). */
+export interface PoolStats {
+  ready: number;
+  /** Sandboxes being started for it (0 or 1: a pool fills one at a time). */
+  starting: number;
+  /** Creates served from it. */
+  takes: number;
+  /** Creates of its template that found it empty and started cold. */
+  misses: number;
+  /** Its sandboxes removed to make room for a create the host's admission refused. */
+  evictions: number;
+}
+
 /** The same build of the same template: the only sandboxes a create of that template may take. */
 export function sameBuild(a: TemplateForSandbox, b: TemplateForSandbox): boolean {
   return (
@@ -54,6 +78,11 @@ export function sameBuild(a: TemplateForSandbox, b: TemplateForSandbox): boolean
 
 export class WarmPool {
   private readonly ready = new Map<string, PooledSandbox[]>();
+  /** Each pool's template as its last check resolved it (what a miss is counted against). */
+  private readonly current = new Map<string, TemplateForSandbox>();
+  private readonly stats = new Map<string, PoolStats>();
+  /** Creates waiting for room the pool gave up: while any waits, nothing is started. */
+  private fillHolds = 0;
   private readonly checkEveryMs: number;
   private timer: NodeJS.Timeout | undefined;
   private cycle: Promise<void> | undefined;
@@ -62,7 +91,10 @@ export class WarmPool {
 
   constructor(private readonly o: WarmPoolOptions) {
     this.checkEveryMs = o.checkEveryMs ?? DEFAULT_POOL_CHECK_MS;
-    for (const name of o.sizes.keys()) this.ready.set(name, []);
+    for (const name of o.sizes.keys()) {
+      this.ready.set(name, []);
+      this.stats.set(name, { ready: 0, starting: 0, takes: 0, misses: 0, evictions: 0 });
+    }
   }
 
   /** Begins filling, and checks every checkEveryMs. */
@@ -78,6 +110,13 @@ export class WarmPool {
     return Object.fromEntries([...this.ready].map(([name, list]) => [name, list.length]));
   }
 
+  /** Each pool's sandboxes now and its takes, misses and evictions since the start, per template name. */
+  statistics(): Record<string, PoolStats> {
+    return Object.fromEntries(
+      [...this.stats].map(([name, s]) => [name, { ...s, ready: (this.ready.get(name) as PooledSandbox[]).length }]),
+    );
+  }
+
   /** The ready sandboxes (IDs and addresses, never their tokens), per template name. */
   members(): Record<string, Array<{ sandboxID: string; address: string }>> {
     return Object.fromEntries(
@@ -90,14 +129,53 @@ export class WarmPool {
    * begins. Synchronous, so two creates never take the same one.
    */
   take(template: TemplateForSandbox): PooledSandbox | undefined {
-    for (const list of this.ready.values()) {
+    for (const [name, list] of this.ready) {
       const i = list.findIndex((s) => sameBuild(s.template, template));
       if (i === -1) continue;
       const [taken] = list.splice(i, 1);
+      this.stat(name).takes += 1;
       this.kick();
       return taken;
     }
+    for (const [name, t] of this.current) if (sameBuild(t, template)) this.stat(name).misses += 1;
     return undefined;
+  }
+
+  /**
+   * Removes and returns a ready sandbox to make room for a create of `template` the host's admission refused, or
+   * undefined when none is left: one of another template first (the longest ready), then one of the same. The
+   * caller discards it.
+   */
+  evict(template: TemplateForSandbox): PooledSandbox | undefined {
+    const lists = [...this.ready];
+    const others = lists.filter(([, list]) => list.length > 0 && !sameBuild(list[0]!.template, template));
+    const same = lists.filter(([, list]) => list.length > 0 && sameBuild(list[0]!.template, template));
+    for (const [name, list] of [...others, ...same]) {
+      const oldest = list.reduce((a, b) => (b.readyAt < a.readyAt ? b : a));
+      list.splice(list.indexOf(oldest), 1);
+      this.stat(name).evictions += 1;
+      return oldest;
+    }
+    return undefined;
+  }
+
+  /**
+   * Stops the pool starting sandboxes until the returned release is called (a create waiting for the room evicted
+   * for it); then a check refills what the host's admission leaves.
+   */
+  holdFills(): () => void {
+    this.fillHolds += 1;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.fillHolds -= 1;
+      if (this.fillHolds === 0) this.kick();
+    };
+  }
+
+  private stat(name: string): PoolStats {
+    return this.stats.get(name) as PoolStats;
   }
 
   /** Puts back a sandbox `take` gave that was not touched (its create was refused before anything reached it). */
@@ -152,6 +230,8 @@ export class WarmPool {
       this.o.log(`warm pool ${name}: the template did not resolve: ${err.message}`);
       return undefined;
     });
+    if (current) this.current.set(name, current);
+    else this.current.delete(name);
     for (const s of [...list]) {
       const why = !current
         ? 'its template is gone'
@@ -167,14 +247,17 @@ export class WarmPool {
       list.splice(i, 1);
       await this.discard(s, why);
     }
-    while (current && list.length < size && !this.closed) {
+    while (current && list.length < size && !this.closed && this.fillHolds === 0) {
       let started: PooledSandbox;
+      this.stat(name).starting = 1;
       try {
         started = await this.o.start(current);
       } catch (err) {
         // The host's admission, or a failing template: tried again at the next check.
         this.o.log(`warm pool ${name}: could not start a sandbox: ${(err as Error).message}`);
         return;
+      } finally {
+        this.stat(name).starting = 0;
       }
       if (this.closed) {
         await this.discard(started, 'the platform stopped');

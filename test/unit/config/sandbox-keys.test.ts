@@ -31,12 +31,16 @@ describe('sandbox host, fleet and DNS keys', () => {
   it('takes a warm pool per template (none by default), each size from 0 to 64, naming the key of a bad one', () => {
     expect(loadStackConfig({}).sandboxHost.warmPool).toEqual({});
     // From `pulumi config set` the sizes arrive as text.
-    expect(loadStackConfig({ sandboxHost: { warmPool: { base: '2', 'my-template:v2': 0 } } }).sandboxHost.warmPool).toEqual({
+    expect(loadStackConfig({ sandboxHost: { warmPool: { base: '2', 'my-template:v2': 0, 'acme/web': 1 } } }).sandboxHost.warmPool).toEqual({
       base: 2,
       'my-template:v2': 0,
+      'acme/web': 1,
     });
     const expected =
-      'template names (or IDs), each with how many of its sandboxes to keep started, an integer from 0 to 64, such as {base: 2}';
+      "template names (or IDs), each with how many of its sandboxes to keep started, an integer from 0 to 64, such as {base: 2}; TEAM/TEMPLATE (TEAM a team's name or ID) names that team's own template";
+    // One team prefix at most, and both parts are names.
+    for (const bad of ['a/b/c', '/web', 'acme/', 'ac me/web'])
+      expect(issues({ sandboxHost: { warmPool: { [bad]: 1 } } }).map((i) => i.expected)).toEqual([expected]);
     expect(issues({ sandboxHost: { warmPool: { base: 65, ok: 1, other: -1 } } })).toEqual([
       { key: 'sandbox-kit:sandboxHost.warmPool.base', given: '65', expected },
       { key: 'sandbox-kit:sandboxHost.warmPool.other', given: '-1', expected },

@@ -1,4 +1,5 @@
-import { sameBuild } from '../../../../src/platform/sandboxes/warm-pool';
+import { poolTemplateRef, sameBuild, WarmPool, type PooledSandbox } from '../../../../src/platform/sandboxes/warm-pool';
+import { waitFor } from '../../../../src/util/poll';
 import type { TemplateForSandbox } from '../../../../src/platform/sandboxes/template-resolver';
 
 const build: TemplateForSandbox = {
@@ -28,5 +29,92 @@ describe('sameBuild: which pooled sandboxes a create may take', () => {
       { ...build, diskSizeMB: 2048 },
     ])
       expect(sameBuild(build, other)).toBe(false);
+  });
+});
+
+describe('poolTemplateRef: whose template a pool names', () => {
+  it('a bare name is resolved as the default team; TEAM/TEMPLATE as that team', () => {
+    expect(poolTemplateRef('base')).toEqual({ ref: 'base' });
+    expect(poolTemplateRef('acme/web')).toEqual({ team: 'acme', ref: 'web' });
+  });
+});
+
+describe('WarmPool: room for creates the host refuses, and its counts', () => {
+  const web = build;
+  const api: TemplateForSandbox = { ...build, templateID: 't2', alias: 'api', buildID: 'b9' };
+  let pool: WarmPool | undefined;
+  let n = 0;
+  let started: string[] = [];
+  afterEach(async () => {
+    await pool?.close();
+    pool = undefined;
+    started = [];
+  });
+
+  function makePool(sizes: Record<string, number>): WarmPool {
+    const templates: Record<string, TemplateForSandbox> = { web, api };
+    pool = new WarmPool({
+      sizes: new Map(Object.entries(sizes)),
+      resolve: async (name) => templates[name],
+      start: async (template): Promise<PooledSandbox> => {
+        const sandboxID = `s${++n}`;
+        started.push(sandboxID);
+        return { sandboxID, address: '10.0.0.1', token: 't', template, readyAt: n };
+      },
+      alive: async () => true,
+      discard: async () => undefined,
+      log: () => undefined,
+      checkEveryMs: 20,
+    });
+    return pool;
+  }
+
+  const full = (p: WarmPool, counts: Record<string, number>) =>
+    waitFor('a full pool', () => (JSON.stringify(p.counts()) === JSON.stringify(counts) ? true : undefined), {
+      timeoutMs: 5000,
+      intervalMs: 5,
+    });
+
+  it("evicts the other templates' sandboxes first (the longest ready first), then the create's own, then none", async () => {
+    const p = makePool({ web: 2, api: 2 });
+    p.start();
+    await full(p, { web: 2, api: 2 });
+    const release = p.holdFills();
+    const members = p.members();
+    const [api1, api2] = (members.api ?? []).map((s) => s.sandboxID);
+    const [web1, web2] = (members.web ?? []).map((s) => s.sandboxID);
+    expect([p.evict(web)?.sandboxID, p.evict(web)?.sandboxID]).toEqual([api1, api2]);
+    expect([p.evict(web)?.sandboxID, p.evict(web)?.sandboxID]).toEqual([web1, web2]);
+    expect(p.evict(web)).toBeUndefined();
+    expect(p.statistics()).toMatchObject({ web: { evictions: 2, ready: 0 }, api: { evictions: 2, ready: 0 } });
+    release();
+    await full(p, { web: 2, api: 2 });
+  });
+
+  it('starts nothing while a create holds the fills; refills once it releases them', async () => {
+    const p = makePool({ web: 1 });
+    p.start();
+    await full(p, { web: 1 });
+    const release = p.holdFills();
+    expect(p.take(web)).toBeDefined();
+    const before = started.length;
+    await new Promise((r) => setTimeout(r, 100));
+    expect(started.length).toBe(before);
+    expect(p.counts()).toEqual({ web: 0 });
+    release();
+    release();
+    await full(p, { web: 1 });
+  });
+
+  it('counts takes, and misses of its template only', async () => {
+    const p = makePool({ web: 1 });
+    p.start();
+    await full(p, { web: 1 });
+    const release = p.holdFills();
+    expect(p.take(web)).toBeDefined();
+    expect(p.take(web)).toBeUndefined();
+    expect(p.take(api)).toBeUndefined();
+    expect(p.statistics()).toEqual({ web: { ready: 0, starting: 0, takes: 1, misses: 1, evictions: 0 } });
+    release();
   });
 });
