@@ -10,10 +10,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { writeProxyFacts } from '../../../src/platform/dashboard/proxy-facts';
-import { startGateway, type RunningGateway } from '../../../src/gateway';
-import { startPlatformOnHost, type PlatformOnHost } from '../../../src/platform/on-host';
+import type { RunningGateway } from '../../../src/gateway';
+import type { PlatformOnHost } from '../../../src/platform/on-host';
 import { baseRootfs, freshAgentPayload, ROOTFS_TIMEOUT_MS } from '../runtime/helpers/common';
 import { SdkDriver } from './helpers/sdk-driver';
+import { startPlatformAndGateway } from './helpers/platform-and-gateway';
 
 jest.setTimeout(300_000);
 
@@ -41,9 +42,7 @@ beforeAll(async () => {
   const proxyFactsFile = join(stateDir, 'proxy.json');
   writeProxyFacts(proxyFactsFile, { ingress: '203.0.113.10', egress: '203.0.113.20', rotatedAt: '2026-01-02T03:04:05.000Z' });
   const agent = await freshAgentPayload(join(stateDir, 'bundle'));
-  platform = await startPlatformOnHost({ stateDir, agent, proxyFactsFile, log: (line) => process.stderr.write(`platform: ${line}\n`) });
-  gateway = await startGateway({ catalog: platform.catalog });
-  opts = { apiKey: platform.apiKey, apiUrl: platform.url, sandboxUrl: `http://127.0.0.1:${gateway.port}` };
+  ({ platform, gateway, opts } = await startPlatformAndGateway(stateDir, agent, { platform: { proxyFactsFile } }));
   sdk = await SdkDriver.start();
   // A fresh profile for every run: nothing of an earlier run (cookies, cache) is reused.
   browser = await chromium.launchPersistentContext(join(stateDir, 'chromium-profile'), {
