@@ -13,6 +13,7 @@
  */
 import type { IdMapping } from './id-shift';
 import { renderSeccomp, type SeccompProfile } from './seccomp';
+import { chrootDirProblem } from './chroot-proc';
 
 export const DEFAULT_CAPABILITIES = [
   'CAP_CHOWN',
@@ -77,8 +78,8 @@ export interface ContainerConfigInput {
   hardened?: boolean;
   /**
    * Directories inside the container that programs enter with chroot (an MCP image server's filesystem): each gets a
-   * /dev tmpfs holding only null, zero, full, random, urandom and tty (CHROOT_DEVICES). No /proc: crun mounts
-   * a proc only at /proc (crun: "it must be mounted at the root").
+   * /dev tmpfs holding only null, zero, full, random, urandom and tty (CHROOT_DEVICES), and a small tmpfs at /proc
+   * over which the host binds the container's own /proc once it runs (chroot-proc.ts).
    */
   chrootDirs?: string[];
 }
@@ -86,7 +87,7 @@ export interface ContainerConfigInput {
 /** The device nodes a chroot directory's /dev holds: the host's, bound as the runtime binds them for the container. */
 export const CHROOT_DEVICES = ['null', 'zero', 'full', 'random', 'urandom', 'tty'] as const;
 
-/** The mounts of one chroot directory: a /dev tmpfs and its device nodes. */
+/** The mounts of one chroot directory: a /dev tmpfs and its device nodes; the mount point of its /proc. */
 function chrootMounts(dir: string): OciConfig['mounts'] {
   return [
     { destination: `${dir}/dev`, type: 'tmpfs', source: 'tmpfs', options: ['nosuid', 'noexec', 'strictatime', 'mode=755', 'size=64k'] },
@@ -96,6 +97,8 @@ function chrootMounts(dir: string): OciConfig['mounts'] {
       source: `/dev/${d}`,
       options: ['bind', 'nosuid', 'noexec'],
     })),
+    // Made here so the runtime creates it safely inside the root; a mount point cannot be unlinked or renamed.
+    { destination: `${dir}/proc`, type: 'tmpfs', source: 'tmpfs', options: ['nosuid', 'noexec', 'nodev', 'mode=555', 'size=4k'] },
   ];
 }
 
@@ -127,8 +130,8 @@ function checkInput(input: ContainerConfigInput): void {
       problems.push(`bind ${b.source} -> ${b.target}: both paths must be absolute`);
   }
   for (const dir of input.chrootDirs ?? []) {
-    if (!/^(\/[A-Za-z0-9._-]+)+$/.test(dir) || dir.split('/').some((part) => part === '.' || part === '..'))
-      problems.push(`chroot dir ${JSON.stringify(dir)} must be an absolute path of plain names (letters, digits, . _ -)`);
+    const problem = chrootDirProblem(dir);
+    if (problem) problems.push(problem);
   }
   for (const key of Object.keys(input.env)) {
     if (key === '' || key.includes('='))

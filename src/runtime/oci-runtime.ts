@@ -35,6 +35,7 @@ import { releaseUserNamespace } from './userns';
 import { cgroupsPathOf, checkInstanceName, checkSandboxID, instancePaths, sandboxPaths, type InstancePaths } from './instance';
 import { OciCli, STAGED_ROOTFS, stagedBind, type OciState } from './oci-cli';
 import { renderOciConfig } from './oci-config';
+import { bindChrootProcs } from './chroot-proc';
 import { CHILD_OOM_SCORE_ADJ_ENV } from '../contract/child-oom';
 import { AGENT_OOM_SCORE_ADJ, CHILD_OOM_SCORE_ADJ } from './oom';
 import { hostSandboxResolvConf } from './network/host-resolvers';
@@ -221,6 +222,8 @@ export class OciSandboxRuntime implements SandboxRuntime {
       if (hardened)
         for (const f of ['', 'etc', 'etc/hostname', 'etc/hosts', 'etc/resolv.conf'])
           fs.lchownSync(path.join(p.upper, f), mapping.base, mapping.base);
+      // Not under runsc, where binding host device nodes is untested: image servers there keep the bare chroot.
+      const chrootDirs = this.name === 'runsc' ? [] : (spec.chrootDirs ?? []);
       const binds = [...payloadBinds(this.payload), ...(spec.volumes ?? []).map((v) => ({ ...v, readonly: false }))];
       const config = renderOciConfig({
         rootfs: STAGED_ROOTFS,
@@ -246,8 +249,7 @@ export class OciSandboxRuntime implements SandboxRuntime {
         nofile: this.nofile,
         oomScoreAdj: AGENT_OOM_SCORE_ADJ,
         hardened,
-        // Not under runsc, where binding host device nodes is untested: image servers there keep the bare chroot.
-        ...(spec.chrootDirs?.length && this.name !== 'runsc' ? { chrootDirs: spec.chrootDirs } : {}),
+        ...(chrootDirs.length > 0 ? { chrootDirs } : {}),
         ...(hardened
           ? { userns: { ...(spec.network.usernsPath && joinsUsernsByPath(this.name) ? { path: spec.network.usernsPath } : {}), mapping } }
           : {}),
@@ -265,6 +267,7 @@ export class OciSandboxRuntime implements SandboxRuntime {
       // The container holds its user namespace now (so does the network namespace): the name is no longer needed.
       if (spec.network.usernsPath) await releaseUserNamespace(spec.network.usernsPath);
       const pid = Number(fs.readFileSync(p.pidFile, 'utf8').trim());
+      if (chrootDirs.length > 0) await bindChrootProcs(pid, chrootDirs);
       return { sandboxID: id, state: 'running', ...(pid > 0 ? { pid } : {}) };
     } catch (err) {
       this.inFlight--;

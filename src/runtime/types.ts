@@ -80,7 +80,8 @@ export interface SandboxSpec {
   changesFrom?: string;
   /**
    * Directories inside the sandbox that programs enter with chroot (MCP image servers' filesystems): each gets a
-   * minimal /dev (oci-config.ts, ContainerConfigInput.chrootDirs). Not under runsc.
+   * minimal /dev (oci-config.ts, ContainerConfigInput.chrootDirs) and the container's own /proc (chroot-proc.ts).
+   * Not under runsc.
    */
   chrootDirs?: string[];
 }

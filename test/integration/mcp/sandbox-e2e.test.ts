@@ -237,7 +237,7 @@ test('a catalog server run from an OCI image is listed and called; one whose ima
   });
   const body = await status.text();
   expect(status.status).toBe(200);
-  const servers = (JSON.parse(body) as { servers: { name: string; state: string; error?: string }[] }).servers;
+  const servers = (JSON.parse(body) as { servers: { name: string; state: string; error?: string; pid?: number }[] }).servers;
   expect(servers.find((s) => s.name === 'time')).toMatchObject({ state: 'ready' });
   expect(servers.find((s) => s.name === 'airtable')).toMatchObject({
     state: 'failed',
@@ -262,6 +262,18 @@ test('a catalog server run from an OCI image is listed and called; one whose ima
   const mknod = await run(`mknod ${root}/dev/sda b 8 0`);
   expect(mknod.exitCode).not.toBe(0);
   expect(mknod.stderr).toMatch(/Operation not permitted/);
+
+  // And the sandbox's own /proc (its server read its /proc/self/status before it started): the server's process is
+  // in it, the host's processes are not; the sandbox cannot take it away.
+  const procPids = (await run(`ls ${root}/proc`)).stdout
+    .split('\n')
+    .filter((l) => /^\d+$/.test(l))
+    .map(Number);
+  expect(procPids).toContain(servers.find((s) => s.name === 'time')?.pid);
+  expect(procPids).not.toContain(process.pid);
+  const umount = await run(`umount ${root}/proc`);
+  expect(umount.exitCode).not.toBe(0);
+  expect(umount.stderr).toMatch(/must be superuser|not permitted/);
 });
 
 test.each([

@@ -1,4 +1,5 @@
 import { renderOciConfig, type ContainerConfigInput } from '../../../src/runtime/oci-config';
+import { chrootProcArgv } from '../../../src/runtime/chroot-proc';
 import { CLONE_NEWUSER, renderSeccomp } from '../../../src/runtime/seccomp';
 
 const input: ContainerConfigInput = {
@@ -92,14 +93,29 @@ describe('renderOciConfig', () => {
     expect(() => renderSeccomp('riscv64')).toThrow('no seccomp profile for CPU architecture riscv64: supported x64, arm64');
   });
 
-  test('a chroot dir gets a /dev of six nodes, after every mount of the sandbox', () => {
+  test('a chroot dir gets a /dev of six nodes and a mount point for its /proc, after every mount of the sandbox', () => {
     const dir = '/opt/mcp-images/mcp_time/rootfs';
     const c = renderOciConfig({ ...input, chrootDirs: [dir] });
-    expect(c.mounts.slice(-7).map((m) => [m.destination, m.type, m.source])).toEqual([
+    expect(c.mounts.slice(-8).map((m) => [m.destination, m.type, m.source])).toEqual([
       [`${dir}/dev`, 'tmpfs', 'tmpfs'],
       ...['null', 'zero', 'full', 'random', 'urandom', 'tty'].map((d) => [`${dir}/dev/${d}`, 'bind', `/dev/${d}`]),
+      [`${dir}/proc`, 'tmpfs', 'tmpfs'],
     ]);
-    expect(c.mounts.filter((m) => m.destination.startsWith(dir))).toHaveLength(7);
+    expect(c.mounts.filter((m) => m.destination.startsWith(dir))).toHaveLength(8);
+    // The sandbox's own /proc is the only proc mounted by the runtime; the host binds it into the chroot dir later.
+    expect(c.mounts.filter((m) => m.type === 'proc').map((m) => m.destination)).toEqual(['/proc']);
+    expect(chrootProcArgv(4242, dir)).toEqual([
+      'mount',
+      '--namespace',
+      '4242',
+      '--no-canonicalize',
+      '--no-mtab',
+      '--rbind',
+      '/proc',
+      `${dir}/proc`,
+    ]);
+    expect(() => chrootProcArgv(4242, '/opt/../etc')).toThrow('chroot dir "/opt/../etc" must be an absolute path of plain names');
+    expect(() => chrootProcArgv(0, dir)).toThrow('not a process ID: 0');
     expect(renderOciConfig(input).mounts.some((m) => m.destination.startsWith('/opt/mcp-images'))).toBe(false);
   });
 

@@ -9,7 +9,12 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
-const REPO = path.resolve(__dirname, '..', '..', '..', '..');
+/** The checkout (from test/ or a benchmark's dist/test/). */
+const REPO = (() => {
+  let dir = __dirname;
+  while (!fs.existsSync(path.join(dir, 'package.json')) && path.dirname(dir) !== dir) dir = path.dirname(dir);
+  return dir;
+})();
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -68,15 +73,18 @@ export async function startLabRegistry(): Promise<LabRegistry> {
 }
 
 /**
- * What the image runs first: what server processes commonly need of their /dev, random bytes from /dev/urandom and
- * /dev/null to write to; without them it exits with the reason, before the server starts.
+ * What the image runs first: what server processes commonly need of their /dev and /proc, random bytes from
+ * /dev/urandom, /dev/null to write to and their own /proc/self/status; without them it exits with the reason, before
+ * the server starts.
  */
-const START = `import { closeSync, openSync, readSync, writeFileSync } from 'node:fs';
+const START = `import { closeSync, openSync, readFileSync, readSync, writeFileSync } from 'node:fs';
 const fd = openSync('/dev/urandom', 'r');
 const n = readSync(fd, Buffer.alloc(16));
 closeSync(fd);
 if (n !== 16) throw new Error('/dev/urandom gave ' + n + ' bytes');
 writeFileSync('/dev/null', 'discarded');
+const status = readFileSync('/proc/self/status', 'utf8');
+if (!status.split('\\n').includes('Pid:\\t' + process.pid)) throw new Error('/proc/self/status is not this process: ' + status.slice(0, 200));
 await import('./everything.mjs');
 `;
 
