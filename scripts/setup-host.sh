@@ -6,6 +6,7 @@ packages=(
   shadowsocks-libev   # ss-server, ss-local, ss-redir
   iptables            # NAT chain in transparent mode, lab EIP emulation, the sandbox guard (iptables, ebtables-nft)
   iproute2            # network namespaces and veth pairs for the lab
+  conntrack           # the egress relay's original destinations through netlink (kernels without /proc/net/nf_conntrack)
   shellcheck          # lints every rendered shell artifact
   systemd             # systemd-analyze verify for the rendered unit
   openssh-server      # sshd on the lab proxy host, for `sandbox-kit verify`

@@ -7,6 +7,7 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { projectRoot } from '../../util/project-root';
+import type { LookupChoice } from './egress-relay/original-destination';
 import { RELAY_PORT } from './guard-rules';
 
 export const RELAY_STATE_ROOT = '/run/sandbox-kit/egress-relay';
@@ -31,8 +32,15 @@ export function runningRelay(bridgeNamespace: string): number | undefined {
   }
 }
 
-/** Starts the relay in `bridgeNamespace` unless it runs; resolves once it listens. */
-export async function ensureRelay(bridgeNamespace: string, program: string = defaultRelayProgram()): Promise<void> {
+/**
+ * Starts the relay in `bridgeNamespace` unless it runs; resolves once it listens. `originalDestination`: how it reads
+ * where redirected connections were going (original-destination.ts); tests force one way, everything else says auto.
+ */
+export async function ensureRelay(
+  bridgeNamespace: string,
+  program: string = defaultRelayProgram(),
+  originalDestination: LookupChoice = 'auto',
+): Promise<void> {
   if (runningRelay(bridgeNamespace) !== undefined) return;
   if (!fs.existsSync(program)) throw new Error(`${program} not found: run 'npm run build' (it bundles the egress relay)`);
   const dir = relayDir(bridgeNamespace);
@@ -40,7 +48,21 @@ export async function ensureRelay(bridgeNamespace: string, program: string = def
   const logFd = fs.openSync(join(dir, 'relay.log'), 'a', 0o600);
   const child = spawn(
     'ip',
-    ['netns', 'exec', bridgeNamespace, process.execPath, program, '--dir', dir, '--port', String(RELAY_PORT), '--netns', bridgeNamespace],
+    [
+      'netns',
+      'exec',
+      bridgeNamespace,
+      process.execPath,
+      program,
+      '--dir',
+      dir,
+      '--port',
+      String(RELAY_PORT),
+      '--netns',
+      bridgeNamespace,
+      '--original-destination',
+      originalDestination,
+    ],
     { detached: true, stdio: ['ignore', 'pipe', logFd] },
   );
   fs.closeSync(logFd);

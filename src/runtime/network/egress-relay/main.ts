@@ -8,7 +8,8 @@
  * admitted by its Host is followed request by request (http-requests.ts). Anything it cannot decide is refused (a reset): no policy file, no tracked destination, a name
  * that does not resolve to the destination, a proxy that fails. It exits once its namespace is gone.
  *
- * Usage: egress-relay --dir DIR --port PORT --netns NAME
+ * Usage: egress-relay --dir DIR --port PORT --netns NAME [--original-destination auto|procfs|netlink]
+ * (how original destinations are read, original-destination.ts; default auto).
  */
 import * as dns from 'node:dns/promises';
 import { existsSync } from 'node:fs';
@@ -16,16 +17,16 @@ import * as net from 'node:net';
 import { matchesDomain } from '../domain-names';
 import { MAX_FIRST_BYTES, nameInFirstBytes } from './first-bytes';
 import { RequestSplitter } from './http-requests';
-import { type Endpoint, originalDestination } from './original-destination';
+import { type Endpoint, isLookupChoice, LOOKUP_CHOICES, type Lookup, type LookupChoice, originalDestination } from './original-destination';
 import { needsName, plan, readRelayPolicy, type RelayPolicy } from './relay-policy';
 import { connectThrough } from './socks5';
 
 const FIRST_BYTES_TIMEOUT_MS = 10_000;
 const CONNECT_TIMEOUT_MS = 15_000;
 
-function option(argv: string[], name: string): string {
+function option(argv: string[], name: string, fallback?: string): string {
   const i = argv.indexOf(`--${name}`);
-  const value = i >= 0 ? argv[i + 1] : undefined;
+  const value = i >= 0 ? argv[i + 1] : fallback;
   if (value === undefined) throw new Error(`egress-relay: --${name} is required (usage: egress-relay --dir DIR --port PORT --netns NAME)`);
   return value;
 }
@@ -99,7 +100,29 @@ async function upstreamFor(policy: RelayPolicy, host: string, port: number): Pro
   return socket;
 }
 
-async function handle(client: net.Socket, dir: string, relayPort: number): Promise<void> {
+/** Logs the way original destinations are read when it is the first or it changes (auto), and why a read failed. */
+function lookupLogger(): { used(lookup: Lookup): void; failed(err: Error): void } {
+  let last: Lookup | undefined;
+  let lastError: string | undefined;
+  return {
+    used(lookup) {
+      if (lookup !== last) log(`original destinations from ${lookup === 'procfs' ? 'procfs' : 'netlink (the conntrack tool)'}`);
+      last = lookup;
+    },
+    failed(err) {
+      if (err.message !== lastError) log(`cannot read original destinations: ${err.message}`);
+      lastError = err.message;
+    },
+  };
+}
+
+async function handle(
+  client: net.Socket,
+  dir: string,
+  relayPort: number,
+  choice: LookupChoice,
+  lookups: ReturnType<typeof lookupLogger>,
+): Promise<void> {
   client.on('error', () => client.destroy());
   const source: Endpoint = { address: (client.remoteAddress ?? '').replace(/^::ffff:/, ''), port: client.remotePort ?? 0 };
   const refuse = (reason: string) => {
@@ -108,7 +131,16 @@ async function handle(client: net.Socket, dir: string, relayPort: number): Promi
   };
   const policy = readRelayPolicy(dir, source.address);
   if (!policy) return refuse('no egress policy for this address');
-  const destination = await originalDestination(source, relayPort).catch(() => undefined);
+  const destination = await originalDestination(source, relayPort, choice).then(
+    (r) => {
+      lookups.used(r.lookup);
+      return r.destination;
+    },
+    (err: Error) => {
+      lookups.failed(err);
+      return undefined;
+    },
+  );
   if (!destination) return refuse('its original destination is not tracked');
   const { head, name, protocol } = needsName(policy, destination)
     ? await firstBytes(client)
@@ -189,8 +221,12 @@ export function main(argv: string[]): void {
   const dir = option(argv, 'dir');
   const port = Number(option(argv, 'port'));
   const netns = option(argv, 'netns');
+  const choice = option(argv, 'original-destination', 'auto');
+  if (!isLookupChoice(choice))
+    throw new Error(`egress-relay: --original-destination is one of ${LOOKUP_CHOICES.join(', ')}, not ${choice}`);
+  const lookups = lookupLogger();
   const server = net.createServer({ pauseOnConnect: false }, (client) => {
-    handle(client, dir, port).catch((err: Error) => {
+    handle(client, dir, port, choice, lookups).catch((err: Error) => {
       log(`error: ${err.message}`);
       client.destroy();
     });

@@ -1,5 +1,5 @@
 import { canonicalDomainRule, matchesDomain } from '../../../../src/runtime/network/domain-names';
-import { findOriginalDestination } from '../../../../src/runtime/network/egress-relay/original-destination';
+import { chooseLookup, conntrackArgs, findOriginalDestination } from '../../../../src/runtime/network/egress-relay/original-destination';
 import { needsName, plan, type RelayPolicy } from '../../../../src/runtime/network/egress-relay/relay-policy';
 import { connectRequest, greeting, passwordRequest } from '../../../../src/runtime/network/egress-relay/socks5';
 
@@ -85,6 +85,24 @@ describe('the original destination of a redirected connection', () => {
     expect(findOriginalDestination(table, { address: '198.19.5.2', port: 40001 }, 15001)).toEqual({ address: '203.0.113.1', port: 443 });
     expect(findOriginalDestination(table, { address: '198.19.5.2', port: 40000 }, 15001)).toBeUndefined();
     expect(findOriginalDestination(table, { address: '198.19.5.3', port: 40001 }, 15001)).toBeUndefined();
+  });
+
+  it('is read the same from what the conntrack tool lists (netlink), asked for the client only', () => {
+    const client = { address: '198.19.5.2', port: 40001 };
+    expect(conntrackArgs(client)).toEqual(['-L', '-p', 'tcp', '--orig-src', '198.19.5.2', '--orig-port-src', '40001']);
+    const listed =
+      'tcp      6 431999 ESTABLISHED src=198.19.5.2 dst=203.0.113.1 sport=40001 dport=443 src=198.19.5.1 dst=198.19.5.2 sport=15001 dport=40001 [ASSURED] mark=0 use=1\n';
+    expect(findOriginalDestination(listed, client, 15001)).toEqual({ address: '203.0.113.1', port: 443 });
+    // Not redirected to the relay (its reply comes from the destination): no answer, whichever way it was read.
+    expect(findOriginalDestination(listed, client, 15002)).toBeUndefined();
+    expect(findOriginalDestination('', client, 15001)).toBeUndefined();
+  });
+
+  it('is read from procfs while the kernel has the file, else through netlink, unless one way is forced', () => {
+    expect(chooseLookup('auto', true)).toBe('procfs');
+    expect(chooseLookup('auto', false)).toBe('netlink');
+    expect(chooseLookup('netlink', true)).toBe('netlink');
+    expect(chooseLookup('procfs', false)).toBe('procfs');
   });
 });
 
