@@ -126,6 +126,11 @@ export const buildLimitFields = {
     .describe(
       "Log volume kept per build (the steps' output): past it one marker line says the rest is not kept, and the build goes on; the failure reason still carries the failing step's last lines.",
     ),
+  stepDiskMB: integer(64, 1_048_576, 'a size in MB, an integer from 64 to 1048576')
+    .default(10_240)
+    .describe(
+      "Disk of each template build step (a sparse file of this size per running step, on the platform's data root): a step writing past it gets ENOSPC and the build fails naming this key.",
+    ),
   concurrent: integer(1, 64, 'an integer from 1 to 64')
     .default(2)
     .describe(

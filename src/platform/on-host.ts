@@ -264,6 +264,8 @@ export async function startPlatformOnHost(options: PlatformOnHostOptions): Promi
           stateRoot: options.runtimeStateRoot,
           dataRoot,
           proxyEnv: buildProxyEnv(process.env),
+          disks: options.disks !== false,
+          ...(options.buildLimits?.stepDiskMB !== undefined ? { diskMB: options.buildLimits.stepDiskMB } : {}),
         }),
         baseImages,
         ...(options.images ? { images: options.images } : {}),

@@ -91,6 +91,8 @@ export function platformCommand(config: StackConfig, options: PlatformServiceOpt
     String(config.builds.logBytes),
     '--concurrent-builds',
     String(config.builds.concurrent),
+    '--build-step-disk-mb',
+    String(config.builds.stepDiskMB),
     ...Object.entries(config.sandboxHost.warmPool).flatMap(([template, n]) => ['--warm-pool', `${template}=${n}`]),
     '--gc-interval-seconds',
     String(config.gc.intervalSeconds),

@@ -12,7 +12,7 @@ import { DEFAULT_STATE_ROOT, instancePaths } from './instance';
 import { OciCli } from './oci-cli';
 import type { SandboxNetwork } from './types';
 import { NETNS_DIR } from './network/bridge-network';
-import { STEPS_SUFFIX, stepNetnsName } from './step-executor';
+import { STEPS_DATA_DIR, STEPS_SUFFIX, stepNetnsName } from './step-executor';
 import { removeUserNamespace } from './userns';
 import { findExecutable } from './which';
 import { sleep } from '../util/poll';
@@ -114,7 +114,8 @@ export async function cleanupLeftovers(options: CleanupOptions): Promise<Cleanup
   }
 
   const dirs = [path.join(options.stateRoot ?? DEFAULT_STATE_ROOT, options.instance)];
-  if (!options.keepFiles) dirs.unshift(dataDir);
+  // Build steps' scratch and disks are never kept: a step does not survive its platform.
+  dirs.unshift(options.keepFiles ? path.join(dataDir, STEPS_DATA_DIR) : dataDir);
   for (const dir of dirs) {
     if (fs.existsSync(dir)) {
       fs.rmSync(dir, { recursive: true, force: true });

@@ -3,9 +3,15 @@
  * as the overlay's upper dir, in a user namespace. With network 'egress' the step gets a network namespace of its
  * own (owned by its user namespace) whose only way out is the platform's build egress proxy (build-egress.ts): the
  * Debian mirror and registries, never the host's loopback, private ranges or metadata. With 'none' it gets one with
- * only loopback (a template's start and ready check, which may listen anywhere or change firewall rules). The overlay is mounted in the runtime call's private mount namespace, so nothing stays mounted afterwards. The
- * container's stdout and stderr are pipes: every process of the step dies with its PID namespace when the step's
- * first process exits, so the pipes always reach EOF.
+ * only loopback (a template's start and ready check, which may listen anywhere or change firewall rules). The overlay is
+ * mounted in the runtime call's private mount namespace, so nothing stays mounted afterwards. The container's stdout
+ * and stderr are pipes: every process of the step dies with its PID namespace when the step's first process exits,
+ * so the pipes always reach EOF.
+ *
+ * A step's disk: its upper and work dirs are on a disk of its own (sandbox-disk.ts: a sparse ext4 image, loop-mounted
+ * beside the step's scratch), so a step writing past its size gets ENOSPC and the host keeps its space. After a
+ * step that succeeded, the upper dir is copied into the layer directory (`cp -a`: owners, modes, xattrs such as
+ * overlayfs' opaque marks, whiteout devices, hard links and holes kept), then the disk is unmounted and removed.
  *
  * What a layer is: the overlay upper dir after the step. Deleted files appear there as whiteouts (character
  * devices 0/0) and replaced directories as opaque directories (xattr trusted.overlay.opaque=y); both take effect
@@ -28,6 +34,7 @@ import { createNamespacePair, removeUserNamespace } from './userns';
 import { exec, execOk } from '../util/exec';
 import { BoundedLines } from '../util/bounded-lines';
 import { CHILD_OOM_SCORE_ADJ } from './oom';
+import { DISK_MB_RANGE, makeSandboxDisk, removeSandboxDisk, shareDataDir } from './sandbox-disk';
 import { inPrivateMountNamespace, OciCli, STAGED_ROOTFS, stagedBind } from './oci-cli';
 import { renderOciConfig, type BindMount } from './oci-config';
 import { resolveRuntimeBinary, DEFAULT_NOFILE, DEFAULT_PIDS_LIMIT } from './oci-runtime';
@@ -37,8 +44,12 @@ import type { RuntimeChoice, StepExecutor, StepRun } from './types';
 export const TIMED_OUT_EXIT_CODE = 124;
 /** A step's output line is kept up to this many bytes when the caller names no cap (StepRun.maxLineBytes). */
 export const DEFAULT_MAX_LINE_BYTES = 1024 * 1024;
+/** The disk a build step gets when neither the step nor the executor names one (builds.stepDiskMB's default). */
+export const DEFAULT_STEP_DISK_MB = 10_240;
 /** The step executor's runtime state dir is the runtime's plus this suffix. */
 export const STEPS_SUFFIX = '-steps';
+/** The step executor's scratch (bundles, disks) is this directory in the runtime's data dir. */
+export const STEPS_DATA_DIR = '.steps';
 
 export interface StepExecutorOptions {
   instance: string;
@@ -53,7 +64,26 @@ export interface StepExecutorOptions {
   proxyEnv?: Record<string, string>;
   /** Host ids of the steps' user namespace (id-shift.ts); the layers they make are owned by them. */
   idMapping?: IdMapping;
+  /**
+   * Default true: every step writes to a disk of its own of StepRun.diskMB, else `diskMB`, else DEFAULT_STEP_DISK_MB
+   * (builds.stepDiskMB). false (a host without loop devices): its writes are bounded only by the data root.
+   */
+  disks?: boolean;
+  diskMB?: number;
 }
+
+/**
+ * Whether the disk mounted on `dir` is (nearly) full for the step's unprivileged ids: under 1% of its blocks or of
+ * its inodes left to them, or ENOSPC's message in the step's output (a step may remove what it wrote as it fails).
+ */
+function diskFull(dir: string, sawEnospc: boolean): boolean {
+  if (sawEnospc) return true;
+  const st = fs.statfsSync(dir);
+  return st.bavail < st.blocks / 100 || st.ffree < st.files / 100;
+}
+
+/** strerror(ENOSPC), as a failing write prints it. */
+const ENOSPC_TEXT = 'No space left on device';
 
 /** The components of `target` (relative, top-down) missing from the merged view: mount points the runtime will make. */
 function newPaths(layers: string[], upper: string, target: string): string[] {
@@ -126,6 +156,8 @@ export class OciStepExecutor implements StepExecutor {
     private readonly paths: InstancePaths,
     private readonly proxyEnv: Record<string, string> = {},
     private readonly mapping: IdMapping = DEFAULT_ID_MAPPING,
+    /** Where the steps' disks go and the shared directory above them (sandbox-disk.ts), or none. */
+    private readonly disks: { diskMB: number; sharedDir: string } | undefined = undefined,
   ) {}
 
   /** The build egress proxy, started with the first step that needs it (one per executor). */
@@ -148,6 +180,9 @@ export class OciStepExecutor implements StepExecutor {
     if (step.network !== 'egress' && step.network !== 'none')
       problems.push(`network ${JSON.stringify(step.network)}: expected 'egress' or 'none'`);
     for (const b of step.binds ?? []) if (!fs.existsSync(b.source)) problems.push(`bind source ${b.source} does not exist`);
+    const diskMB = step.diskMB ?? this.disks?.diskMB;
+    if (diskMB !== undefined && (!Number.isInteger(diskMB) || diskMB < DISK_MB_RANGE.min || diskMB > DISK_MB_RANGE.max))
+      problems.push(`diskMB ${diskMB}: expected an integer from ${DISK_MB_RANGE.min} to ${DISK_MB_RANGE.max}`);
     if (problems.length > 0) throw new Error(`cannot run build step: ${problems.join('; ')}`);
     const account = lookupAccount(step.layers, step.user);
     const layers = await Promise.all(step.layers.map((l) => shiftedLayer(l, this.mapping)));
@@ -159,15 +194,28 @@ export class OciStepExecutor implements StepExecutor {
     const withEgress = step.network === 'egress';
     const netns = withEgress ? stepNetnsName(this.paths.instance, id) : undefined;
     const scratch = path.join(this.paths.dataDir, id);
+    // The step's disk (its upper and work dirs), or the layer dir itself with the work dir beside it.
+    const disk = this.disks ? path.join(this.paths.dataDir, `disk-${id.replace(/^step-/, '')}`) : undefined;
+    const upper = disk ? path.join(disk, 'upper') : path.resolve(step.layerDir);
     // The work dir must be on the upper dir's file system.
-    const work = path.join(path.dirname(path.resolve(step.layerDir)), `.${path.basename(step.layerDir)}.work-${id}`);
+    const work = disk
+      ? path.join(disk, 'work')
+      : path.join(path.dirname(path.resolve(step.layerDir)), `.${path.basename(step.layerDir)}.work-${id}`);
     const binds: BindMount[] = [...(step.binds ?? []).map((b) => ({ source: path.resolve(b.source), target: b.target, readonly: true }))];
     const stubs = binds.flatMap((b) => newPaths(step.layers, step.layerDir, b.target));
     const cgroupsPath = `/${this.paths.cgroupParent}/${id}`;
     fs.mkdirSync(scratch, { recursive: true, mode: 0o700 });
-    fs.mkdirSync(work, { mode: 0o700 });
     let stopRelay: (() => void) | undefined;
+    let sawEnospc = false;
     try {
+      if (disk) {
+        // Shared above, so the other runtime calls' copies of this mount go when the host unmounts it.
+        await shareDataDir(this.disks!.sharedDir);
+        await makeSandboxDisk(disk, diskMB!);
+        fs.mkdirSync(upper, { mode: 0o755 });
+        fs.lchownSync(upper, this.mapping.base, this.mapping.base);
+      }
+      fs.mkdirSync(work, { mode: 0o700 });
       let usernsPath: string | undefined;
       if (netns) {
         const egress = await this.startEgress();
@@ -202,14 +250,14 @@ export class OciStepExecutor implements StepExecutor {
       fs.mkdirSync(this.paths.stateDir, { recursive: true, mode: 0o700 });
       const argv = inPrivateMountNamespace(
         {
-          overlay: { lower: layers, upper: path.resolve(step.layerDir), work, target: STAGED_ROOTFS },
+          overlay: { lower: layers, upper, work, target: STAGED_ROOTFS },
           stage: { binds: binds.map((b) => b.source) },
           hideUnified: this.cli.selection.hideUnified,
           hideNetSysctls: this.cli.hideNetSysctlsOnRun,
         },
         this.cli.argv(['run', '--bundle', scratch, id]),
       );
-      return await new Promise<number>((resolve, reject) => {
+      const code = await new Promise<number>((resolve, reject) => {
         const child = spawn(argv[0]!, argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] });
         let timedOut = false;
         const timer = setTimeout(() => {
@@ -229,7 +277,10 @@ export class OciStepExecutor implements StepExecutor {
           ['stdout', child.stdout],
           ['stderr', child.stderr],
         ] as const) {
-          const lines = new BoundedLines(step.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES, (line, cut) => step.onLine(name, line, cut));
+          const lines = new BoundedLines(step.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES, (line, cut) => {
+            if (line.includes(ENOSPC_TEXT)) sawEnospc = true;
+            step.onLine(name, line, cut);
+          });
           stream.on('data', (chunk: Buffer) => lines.push(chunk));
           stream.on('close', () => {
             lines.end();
@@ -246,6 +297,12 @@ export class OciStepExecutor implements StepExecutor {
           finish();
         });
       });
+      if (disk && code !== 0 && code !== TIMED_OUT_EXIT_CODE && diskFull(disk, sawEnospc)) step.onDiskFull?.(diskMB!);
+      if (disk && code === 0) {
+        removeStubs(upper, stubs);
+        await execOk(['cp', '-a', '--', `${upper}/.`, path.resolve(step.layerDir)], { timeoutMs: step.timeoutMs });
+      }
+      return code;
     } finally {
       await this.cli.remove(id).catch(() => undefined);
       stopRelay?.();
@@ -255,7 +312,10 @@ export class OciStepExecutor implements StepExecutor {
       }
       removeCgroup(cgroupsPath);
       fs.rmSync(scratch, { recursive: true, force: true });
-      fs.rmSync(work, { recursive: true, force: true });
+      if (disk) {
+        await removeSandboxDisk(disk);
+        fs.rmSync(disk, { recursive: true, force: true });
+      } else fs.rmSync(work, { recursive: true, force: true });
       removeStubs(path.resolve(step.layerDir), stubs);
     }
   }
@@ -267,11 +327,12 @@ export function createStepExecutor(options: StepExecutorOptions): OciStepExecuto
   const { cli, binary } = resolveRuntimeBinary(options.runtime ?? 'auto', layout, options.binary);
   const paths = instancePaths(options.instance, cli.name, { stateRoot: options.stateRoot, dataRoot: options.dataRoot });
   // Own state dir and scratch: build steps never show up in the sandbox runtime's list().
-  const stepPaths = { ...paths, stateDir: `${paths.stateDir}${STEPS_SUFFIX}`, dataDir: path.join(paths.dataDir, `.steps`) };
+  const stepPaths = { ...paths, stateDir: `${paths.stateDir}${STEPS_SUFFIX}`, dataDir: path.join(paths.dataDir, STEPS_DATA_DIR) };
   return new OciStepExecutor(
     new OciCli(cli, binary, stepPaths.stateDir, options.runscPlatform),
     stepPaths,
     options.proxyEnv,
     options.idMapping,
+    options.disks === false ? undefined : { diskMB: options.diskMB ?? DEFAULT_STEP_DISK_MB, sharedDir: paths.dataDir },
   );
 }

@@ -161,6 +161,10 @@ export interface StepRun {
   timeoutMs: number;
   /** Each output line is kept up to this many bytes, the rest counted, never buffered (default 1 MiB). */
   maxLineBytes?: number;
+  /** The step's disk in MB (its writes past it get ENOSPC); default: the executor's. */
+  diskMB?: number;
+  /** Called before the exit code is returned when the step failed with its disk full: `diskMB`, the size it had. */
+  onDiskFull?(diskMB: number): void;
   /** Every line of stdout and stderr as it comes; `cutBytes`: how many bytes of a longer line were cut. */
   onLine(stream: 'stdout' | 'stderr', line: string, cutBytes?: number): void;
 }

@@ -3,6 +3,8 @@
  * RUN step): a step tries to reach a listener on the host's loopback and a canary on the host's private address,
  * directly and through the build proxy, and the cloud metadata address; all fail. The same step still installs a
  * Debian package from the mirror through the build proxy, and its files are owned by the user namespace's root.
+ * A step writing past its disk gets ENOSPC, the host gives it no more than the disk, and nothing of the disk stays;
+ * a step writing under it makes its layer with everything overlayfs records (whiteouts, opaque dirs, hard links).
  * Root only; touches no shared network (each step gets namespaces of its own).
  */
 import { execSync } from 'node:child_process';
@@ -14,6 +16,12 @@ import * as path from 'node:path';
 import { cleanupLeftovers } from '../../src/runtime/cleanup';
 import { createStepExecutor, type OciStepExecutor } from '../../src/runtime/step-executor';
 import { baseRootfs, ROOTFS_TIMEOUT_MS, uniqueName } from '../integration/runtime/helpers/common';
+import { parseMountinfo } from '../../src/runtime/cgroup-layout';
+import { instancePaths } from '../../src/runtime/instance';
+import { MIB } from '../../src/runtime/sandbox-disk';
+import { STEPS_DATA_DIR } from '../../src/runtime/step-executor';
+import { exec } from '../../src/util/exec';
+import { waitFor } from '../../src/util/poll';
 import { sdkBuild, succeeded } from '../integration/platform/templates/helpers/sdk-run';
 import { API_KEY, runIn, startTemplatePlatform, type TemplatePlatform } from '../integration/platform/templates/helpers/template-platform';
 import { makeTar, type RawEntry } from '../helpers/tar-writer';
@@ -53,8 +61,12 @@ afterAll(async () => {
   if (scratch) fs.rmSync(scratch, { recursive: true, force: true });
 });
 
-async function run(script: string, layerDir = fs.mkdtempSync(path.join(scratch, 'layer-'))) {
-  const lines: string[] = [];
+async function run(
+  script: string,
+  layerDir = fs.mkdtempSync(path.join(scratch, 'layer-')),
+  more: Partial<Parameters<OciStepExecutor['run']>[0]> = {},
+  lines: string[] = [],
+) {
   const code = await steps.run({
     layers: [rootfs],
     layerDir,
@@ -67,9 +79,88 @@ async function run(script: string, layerDir = fs.mkdtempSync(path.join(scratch, 
     cpuCount: 1,
     timeoutMs: 120_000,
     onLine: (_s, line) => lines.push(line),
+    ...more,
   });
   return { code, out: lines.join('\n'), layerDir };
 }
+
+/** The build steps' scratch directory (their bundles and disks) of this test's runtime instance. */
+const stepsDir = () => path.join(instancePaths(instance, 'crun', roots()).dataDir, STEPS_DATA_DIR);
+
+/** What the steps left: files in their scratch, mounts below it, loop devices of their disk images. */
+async function stepLeftovers(dir = stepsDir()): Promise<string[]> {
+  const files = fs.existsSync(dir) ? fs.readdirSync(dir).map((f) => `file ${f}`) : [];
+  const mounts = parseMountinfo(fs.readFileSync('/proc/self/mountinfo', 'utf8'))
+    .filter((m) => m.mountPoint.startsWith(`${dir}/`))
+    .map((m) => `mount ${m.mountPoint}`);
+  const loops = (await exec(['losetup', '-l', '-n', '-O', 'BACK-FILE'])).stdout
+    .split('\n')
+    .filter((l) => l.includes(`${dir}/`))
+    .map((l) => `loop ${l.trim()}`);
+  return [...files, ...mounts, ...loops];
+}
+
+test('a RUN step writing past its disk gets ENOSPC; the host gives it no more than the disk; nothing of the disk is left', async () => {
+  const gate = fs.mkdtempSync(path.join(scratch, 'gate-'));
+  fs.chmodSync(gate, 0o755); // the step's root is a mapped uid
+  const lines: string[] = [];
+  let full: number | undefined;
+  const done = run(
+    [
+      'dd if=/dev/zero of=/fill bs=1M count=1024 2>&1 | grep -o "No space left on device"',
+      'fallocate -l 2G /fill2 2>&1; echo "fallocate $?"',
+      'echo written; while [ ! -e /gate/open ]; do sleep 0.1; done; exit 1',
+    ].join('\n'),
+    undefined,
+    { diskMB: 64, binds: [{ source: gate, target: '/gate' }], onDiskFull: (mb) => (full = mb), network: 'none' },
+    lines,
+  );
+  try {
+    await waitFor('the step to have written', () => (lines.includes('written') ? true : undefined), { timeoutMs: 120_000 });
+    // While it runs: one disk image of the step's size, of which the host's file system gave it at most that much.
+    const images = fs.readdirSync(stepsDir()).filter((f) => f.endsWith('.disk'));
+    expect(images).toHaveLength(1);
+    const image = fs.statSync(path.join(stepsDir(), images[0]!));
+    expect(image.size).toBe(64 * MIB);
+    expect(image.blocks * 512).toBeLessThanOrEqual(64 * MIB);
+  } finally {
+    fs.writeFileSync(path.join(gate, 'open'), '');
+  }
+  const r = await done;
+  expect(r.code).toBe(1);
+  expect(lines.slice(0, 3)).toEqual(['No space left on device', 'fallocate: fallocate failed: No space left on device', 'fallocate 1']);
+  expect(full).toBe(64);
+  expect(fs.readdirSync(r.layerDir)).toEqual([]); // a failed step's layer is the builder's to remove: it holds nothing
+  expect(await stepLeftovers()).toEqual([]);
+});
+
+test('a RUN step writing under its disk makes its layer: files, owners, whiteouts, opaque dirs and hard links kept', async () => {
+  const r = await run(
+    [
+      'dd if=/dev/zero of=/under bs=1M count=20 status=none && ln /under /under-link',
+      'rm /etc/issue', // a whiteout
+      'rm -rf /etc/apt && mkdir /etc/apt && echo mine > /etc/apt/only', // an opaque directory
+      'useradd -m builder && install -o builder -m 4750 /bin/true /home/builder/suid',
+    ].join(' && '),
+    undefined,
+    { diskMB: 64, network: 'none' },
+  );
+  expect(r.code).toBe(0);
+  const under = fs.statSync(path.join(r.layerDir, 'under'));
+  expect(under.size).toBe(20 * MIB);
+  expect(under.nlink).toBe(2);
+  expect(fs.statSync(path.join(r.layerDir, 'under-link')).ino).toBe(under.ino);
+  expect([under.uid, under.gid]).toEqual([100000, 100000]);
+  const whiteout = fs.lstatSync(path.join(r.layerDir, 'etc/issue'));
+  expect([whiteout.isCharacterDevice(), whiteout.rdev]).toEqual([true, 0]);
+  expect((await exec(['getfattr', '--only-values', '-n', 'trusted.overlay.opaque', path.join(r.layerDir, 'etc/apt')])).stdout).toBe('y');
+  const suid = fs.statSync(path.join(r.layerDir, 'home/builder/suid'));
+  expect((suid.mode & 0o7777).toString(8)).toBe('4750');
+  expect(suid.uid).toBeGreaterThan(100000);
+  // The layer's root as the step's "/": the mapped root's.
+  expect(fs.statSync(r.layerDir).uid).toBe(100000);
+  expect(await stepLeftovers()).toEqual([]);
+});
 
 test("a RUN step reaches neither the host's loopback nor its private address nor the metadata address", async () => {
   const priv = hostPrivateAddress();
@@ -111,10 +202,10 @@ test('a RUN step still installs a Debian package through the build proxy; its fi
 /**
  * Hostile builds through the template API, driven by the unmodified SDK's `Template` builder (raw HTTP only for
  * what the SDK never sends: a hostile archive, bytes that do not match their hash), on a template service with small
- * limits: one build at a time, 1 KiB log lines, 256 KiB of log, a 20 s deadline.
+ * limits: one build at a time, 1 KiB log lines, 256 KiB of log, a 20 s deadline, 128 MB of disk per step.
  */
 describe('hostile builds through the template API', () => {
-  const LIMITS = { concurrent: 1, logLineBytes: 1024, logBytes: 256 * 1024, deadlineSeconds: 20 };
+  const LIMITS = { concurrent: 1, logLineBytes: 1024, logBytes: 256 * 1024, deadlineSeconds: 20, stepDiskMB: 128 };
   let platform: TemplatePlatform;
   let contexts: string;
 
@@ -179,6 +270,20 @@ describe('hostile builds through the template API', () => {
     expect(Date.now() - started).toBeLessThan(120_000);
     // The step's container is gone: nothing of it runs on the host any more.
     expect(execSync('pgrep -f "[s]leep 600 # " || true').toString().trim()).toBe('');
+  });
+
+  test('a RUN step writing past builds.stepDiskMB fails the build naming the limit, leaving nothing; one under it builds', async () => {
+    const over = await sdkBuild(platform.url, 'diskFill', 'sec-disk-fill', context());
+    expect(over.done).toBeUndefined();
+    expect(over.error?.message).toMatch(
+      /^step 1 \(RUN dd if=\/dev\/zero of=\/tmp\/fill bs=1M count=300 # .*\) ran out of disk: a build step may write 128 MB \(builds\.stepDiskMB\); it exited with code 1; last output:\n(.|\n)*No space left on device/,
+    );
+    const runtimeData = path.join(platform.dataDir, 'runtime-data');
+    for (const inst of fs.readdirSync(runtimeData)) expect(await stepLeftovers(path.join(runtimeData, inst, STEPS_DATA_DIR))).toEqual([]);
+
+    succeeded(await sdkBuild(platform.url, 'diskUnder', 'sec-disk-under', context()));
+    const probe = await runIn(platform, (await platform.service.resolve('sec-disk-under'))!, 'stat -c %s /tmp/under');
+    expect(probe.out).toBe(String(50 * MIB));
   });
 
   test('builds beyond the limit wait in a queue (status waiting, a log line saying so) and then run', async () => {

@@ -64,6 +64,7 @@ template builds (the stack's builds.* keys; docs/security.md, Limits):
   --build-log-line-bytes N    longest build log line kept; longer ones are cut with a marker (default ${buildLimitFields.logLineBytes.parse(undefined)})
   --build-log-bytes N         a build's output kept in its log; past it a marker, the build goes on (default ${buildLimitFields.logBytes.parse(undefined)})
   --concurrent-builds N       builds running at once; more wait in a queue, status waiting (default ${buildLimitFields.concurrent.parse(undefined)})
+  --build-step-disk-mb N      disk of each build step; a step writing past it fails the build (default ${buildLimitFields.stepDiskMB.parse(undefined)})
 
 the stack's proxy (docs/network.md: a proxy template's sandboxes leave only through the stack's proxy):
   --stack-egress-template T   a template (alias or ID) of the stack's proxy; its sandboxes reach only the
@@ -129,6 +130,7 @@ const FLAGS = {
   'build-log-line-bytes': valueFlag(buildLimitFields.logLineBytes),
   'build-log-bytes': valueFlag(buildLimitFields.logBytes),
   'concurrent-builds': valueFlag(buildLimitFields.concurrent),
+  'build-step-disk-mb': valueFlag(buildLimitFields.stepDiskMB),
   'gc-interval-seconds': valueFlag(gcFields.intervalSeconds),
   'gc-keep-unused-seconds': valueFlag(gcFields.keepUnusedSeconds),
   'no-sandbox-disks': switchFlag(),
@@ -227,6 +229,7 @@ export async function run(argv: string[]): Promise<number> {
       logLineBytes: flags['build-log-line-bytes'],
       logBytes: flags['build-log-bytes'],
       concurrent: flags['concurrent-builds'],
+      stepDiskMB: flags['build-step-disk-mb'],
     },
     gc: { intervalSeconds: flags['gc-interval-seconds'], keepUnusedSeconds: flags['gc-keep-unused-seconds'] },
     ...(flags['volumes-dir'] !== undefined ? { volumesDir: flags['volumes-dir'] } : {}),

@@ -479,6 +479,7 @@ export class BuildRunner {
     let mounts: Array<{ source: string; target: string; adopt?: boolean }> = [];
     let code: number;
     let boundByDeadline = false;
+    let diskFull: number | undefined;
     try {
       mounts = run.mounts ? await run.mounts() : [];
       const home = (await homeOf(state.layers, user)) ?? (user === 'root' ? '/root' : `/home/${user}`);
@@ -498,6 +499,7 @@ export class BuildRunner {
         timeoutMs: Math.min(this.o.stepTimeoutMs, left),
         maxLineBytes: this.o.limits.logLineBytes,
         onLine: (stream, line, cut) => log.output(stream === 'stderr' ? 'warn' : 'info', line, name, cut),
+        onDiskFull: (mb) => (diskFull = mb),
       });
     } catch (err) {
       await rm(layerDir, { recursive: true, force: true });
@@ -509,10 +511,11 @@ export class BuildRunner {
       if (code === TIMED_OUT_EXIT_CODE && boundByDeadline && performance.now() >= ctx.deadline) throw this.pastDeadline(name, run.label);
       await log.flush();
       const tail = log.lastOf(name, 6).map((e) => e.message);
-      throw new StepFailed(
-        name,
-        `step ${name} (${run.label}) failed with exit code ${code}${tail.length > 0 ? `; last output:\n${tail.join('\n')}` : ''}`,
-      );
+      const why =
+        diskFull !== undefined
+          ? `ran out of disk: a build step may write ${diskFull} MB (builds.stepDiskMB); it exited with code ${code}`
+          : `failed with exit code ${code}`;
+      throw new StepFailed(name, `step ${name} (${run.label}) ${why}${tail.length > 0 ? `; last output:\n${tail.join('\n')}` : ''}`);
     }
     // Mount targets were created in the layer as mount points; they are not part of the template.
     for (const m of mounts)

@@ -25,6 +25,13 @@ export const DEFINITIONS = {
     Template({ fileContextPath: context })
       .fromDebianImage('bookworm')
       .runCmd(`head -c 5000000 /dev/zero | tr '\\0' x; echo; seq 1 100000; echo flood-done # ${context}`),
+  /** A step writing 300 MB (past the security test's 128 MB step disk), one writing 50 MB. */
+  diskFill: (context: string) =>
+    Template({ fileContextPath: context }).fromDebianImage('bookworm').runCmd(`dd if=/dev/zero of=/tmp/fill bs=1M count=300 # ${context}`),
+  diskUnder: (context: string) =>
+    Template({ fileContextPath: context })
+      .fromDebianImage('bookworm')
+      .runCmd(`dd if=/dev/zero of=/tmp/under bs=1M count=50 status=none # ${context}`),
   sleepy: (context: string) => Template({ fileContextPath: context }).fromDebianImage('bookworm').runCmd(`sleep 600 # ${context}`),
   /** A copied tree with a symlink to / and one inside it, then a file copied through the symlink to /. */
   linkTree: (context: string) =>

@@ -41,7 +41,11 @@ export async function startTemplatePlatform(
     stateRoot: join(dataDir, 'runtime-state'),
     dataRoot: join(dataDir, 'runtime-data'),
   };
-  const executor = createStepExecutor({ ...runtime, runtime: testRuntime() });
+  const executor = createStepExecutor({
+    ...runtime,
+    runtime: testRuntime(),
+    ...(opts.limits?.stepDiskMB !== undefined ? { diskMB: opts.limits.stepDiskMB } : {}),
+  });
   const bases = new MmdebstrapImages();
   const service = await createTemplateService({
     redis,
