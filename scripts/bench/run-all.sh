@@ -24,6 +24,9 @@ echo
 echo "== mcp: tool call through the in-sandbox gateway vs stdio vs the server's own HTTP; catalog validation =="
 node dist/scripts/bench/mcp.js
 echo
+echo "== mcp: create -> MCP-ready with a preinstalled image server vs the same server from npm =="
+bash scripts/bench/mcp-image-start.sh
+echo
 echo "== sandboxes: create -> first agent call through the runtime and the API vs bare crun run; idle memory =="
 bash scripts/bench/sandbox-start.sh
 echo
