@@ -43,6 +43,7 @@ import { renderHosts } from './sandbox-etc';
 import { joinsUsernsByPath, type RunscPlatform } from './runsc';
 import type { RuntimeChoice, RuntimeName, SandboxNetwork, SandboxRuntime, SandboxSpec, SandboxStatus, SandboxUsage } from './types';
 import { readSandboxUsage } from './usage';
+import { EndWatch, type EndListener } from './end-watch';
 import { copyChanges } from './filesystem-changes';
 import { findExecutable } from './which';
 import { sleep } from '../util/poll';
@@ -139,6 +140,8 @@ export class OciSandboxRuntime implements SandboxRuntime {
   private readonly nofile: number;
   private readonly resolvConf: string;
   private readonly consoleLogs: ConsoleLogCap;
+  /** Under runsc: sandboxes that end by themselves (an OOM ends gVisor's kernel, end-watch.ts). */
+  private readonly ends = new EndWatch();
   private readonly admission: AdmissionLimits;
   private readonly capacity: Resources;
   /** Requests admitted whose config.json is not written yet. */
@@ -268,6 +271,7 @@ export class OciSandboxRuntime implements SandboxRuntime {
       if (spec.network.usernsPath) await releaseUserNamespace(spec.network.usernsPath);
       const pid = Number(fs.readFileSync(p.pidFile, 'utf8').trim());
       if (chrootDirs.length > 0) await bindChrootProcs(pid, chrootDirs);
+      if (this.name === 'runsc' && pid > 0) this.ends.watch(id, pid, spec.network.address, cgroupsPathOf(this.paths, id));
       return { sandboxID: id, state: 'running', ...(pid > 0 ? { pid } : {}) };
     } catch (err) {
       this.inFlight--;
@@ -282,8 +286,14 @@ export class OciSandboxRuntime implements SandboxRuntime {
     }
   }
 
+  /** Called when a sandbox ends without a kill or stop (under runsc: out of memory, end-watch.ts). */
+  onEnded(listener: EndListener): void {
+    this.ends.onEnded(listener);
+  }
+
   async stop(sandboxID: string): Promise<void> {
     const id = checkSandboxID(sandboxID);
+    this.ends.unwatch(id);
     await this.removeContainer(id);
     // Its files stay in the image; a stopped sandbox holds no loop device (a restart or a copy mounts it again).
     await unmountSandboxDisk(sandboxPaths(this.paths, id).bundle);
@@ -349,6 +359,7 @@ export class OciSandboxRuntime implements SandboxRuntime {
 
   async kill(sandboxID: string): Promise<void> {
     const id = checkSandboxID(sandboxID);
+    this.ends.unwatch(id);
     await this.removeTraces(id);
     if (this.options.network) await this.options.network.detach(id);
   }

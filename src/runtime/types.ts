@@ -124,6 +124,11 @@ export interface SandboxRuntime {
   status(sandboxID: string): Promise<SandboxStatus | undefined>;
   /** Every sandbox this runtime's state dir knows, to reconcile after a restart. */
   list(): Promise<SandboxStatus[]>;
+  /**
+   * Tells `listener` of a sandbox that ended without a kill or stop, and why (under runsc an OOM ends the whole
+   * sandbox, end-watch.ts); its connections are reset, its traces stay for the caller's kill. Absent: not watched.
+   */
+  onEnded?(listener: (sandboxID: string, why: string) => void): void;
   /** What the sandbox uses now (CPU time, memory, its writes); undefined when it is gone. Absent: not measurable. */
   usage?(sandboxID: string): SandboxUsage | undefined;
 }

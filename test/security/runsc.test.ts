@@ -16,6 +16,7 @@ import type { RunningGateway } from '../../src/gateway';
 import { instancePaths } from '../../src/runtime/instance';
 import { baseRootfs, freshAgentPayload, ROOTFS_TIMEOUT_MS } from '../integration/runtime/helpers/common';
 import { SdkDriver } from '../integration/platform/helpers/sdk-driver';
+import { waitFor } from '../../src/util/poll';
 import { sandboxTraces, startPlatformAndGateway } from '../integration/platform/helpers/platform-and-gateway';
 
 jest.setTimeout(300_000);
@@ -26,6 +27,8 @@ let gateway: RunningGateway;
 let sdk: SdkDriver;
 let opts: { apiKey: string; apiUrl: string; sandboxUrl: string };
 let sandboxId: string;
+/** The platform's log lines, kept to read what it said of a sandbox. */
+const platformLog: string[] = [];
 
 /** Netlink protocols by number (linux/netlink.h): each a part of the kernel reachable by one socket() call. */
 const NETLINK = { route: 0, sock_diag: 4, xfrm: 6, audit: 9, generic: 16 };
@@ -54,7 +57,15 @@ beforeAll(async () => {
   await baseRootfs();
   stateDir = await mkdtemp(join(os.tmpdir(), 'skp-runsc-'));
   const agent = await freshAgentPayload(join(stateDir, 'bundle'));
-  ({ platform, gateway, opts } = await startPlatformAndGateway(stateDir, agent, { platform: { runtime: 'runsc' } }));
+  ({ platform, gateway, opts } = await startPlatformAndGateway(stateDir, agent, {
+    platform: {
+      runtime: 'runsc',
+      log: (line) => {
+        platformLog.push(line);
+        process.stderr.write(`platform: ${line}\n`);
+      },
+    },
+  }));
   sdk = await SdkDriver.start();
   sandboxId = (await sdk.create('base', { ...opts, envs: { GREETING: 'hello' } })).sandboxId;
 }, ROOTFS_TIMEOUT_MS);
@@ -135,4 +146,35 @@ test('a template builds (its steps on crun or runc) and a sandbox from it runs o
   expect(uname.stdout.trim()).not.toBe(os.release());
   expect(await sdk.call(s.sandboxId, 'kill')).toBe(true);
   expect(sandboxTraces(platform, stateDir, s.sandboxId)).toEqual([]);
+});
+
+test('hostile: a memory hog past its limit ends its own sandbox at once and the platform says why; a process within the limit runs', async () => {
+  // The legitimate use: 200 MiB in a 512 MB sandbox.
+  const within = await run(`python3 -c "a = b'x' * (200 << 20); print(len(a))"`);
+  expect(within.stdout.trim()).toBe(String(200 << 20));
+
+  const hogBox = (await sdk.create('base', opts)).sandboxId;
+  const address = /inet (\d+\.\d+\.\d+\.\d+)\//.exec(
+    (await sdk.call<{ stdout: string }>(hogBox, 'commands.run', 'ip -4 -o addr show dev eth0')).stdout,
+  )![1]!;
+  // 4 GiB written at once. gVisor's kernel holds the application's memory, so the host's OOM killer can only end it
+  // and the sandbox with it; the command's stream must end then, not wait on a network stack that is gone (no
+  // client timeout here).
+  const hog = sdk
+    .call(hogBox, 'commands.run', `python3 -c "a = b'x' * (4 << 30); print('survived')"`, { timeoutMs: 0, requestTimeoutMs: 0 })
+    .then(
+      (r) => ({ finished: r }),
+      (err: { sdkName?: string; detail?: { message?: string } }) => ({ failed: err }),
+    );
+
+  // The platform removed it and said why; by then no connection of the host waits on the sandbox's address.
+  const said = `sandbox ${hogBox} removed (it ran out of memory: its limit is 512 MB)`;
+  await waitFor('the platform to remove the sandbox', () => platformLog.find((l) => l.includes(said)), { timeoutMs: 60_000 });
+  expect(execFileSync('ss', ['-H', '-t', 'dst', address], { encoding: 'utf8' }).trim()).toBe('');
+  const ended = await hog;
+  expect(ended).toMatchObject({ failed: { detail: { message: expect.stringMatching(/sandbox was killed/) } } });
+  await expect(sdk.static('getInfo', hogBox, opts)).rejects.toMatchObject({ sdkName: 'SandboxNotFoundError' });
+  expect(sandboxTraces(platform, stateDir, hogBox)).toEqual([]);
+  // The other sandbox, the platform and the host go on.
+  expect((await run('echo still here')).stdout).toBe('still here\n');
 });

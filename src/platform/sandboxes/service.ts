@@ -205,6 +205,7 @@ export class SandboxService {
             log: this.log,
             ...(o.warmPoolCheckMs !== undefined ? { checkEveryMs: o.warmPoolCheckMs } : {}),
           });
+    o.runtime.onEnded?.((id, why) => void this.ended(id, why));
   }
 
   /** Begins filling the warm pool (after reconcile: until then a pooled sandbox would look like a leftover). */
@@ -925,6 +926,26 @@ export class SandboxService {
     await this.o.store.delete(id);
     await this.o.quotas?.release(teamOf(record), `sandbox:${id}`);
     this.log(`sandbox ${id} removed (${why})`);
+  }
+
+  /**
+   * A running sandbox ended without being asked to (runtime.onEnded; under runsc an OOM ends the whole sandbox):
+   * everything of it is removed and the platform's log says why. A pooled sandbox is left to the pool's check.
+   */
+  private async ended(sandboxID: string, why: string): Promise<void> {
+    if (this.closed) return;
+    try {
+      await this.lock.run(sandboxID, async () => {
+        const record = await this.o.store.get(sandboxID);
+        if (record?.state !== 'running') return;
+        await this.destroy(
+          record,
+          why === 'out of memory' ? `it ran out of memory: its limit is ${record.memoryMB} MB` : `it ended by itself: ${why}`,
+        );
+      });
+    } catch (err) {
+      this.log(`sandbox ${sandboxID}: removing it after its end failed: ${(err as Error).message}`);
+    }
   }
 
   /** The end time came: pause (auto-pause) or kill; of a paused sandbox: its move to disk, or its retention. */

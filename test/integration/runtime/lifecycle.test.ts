@@ -142,8 +142,8 @@ describe.each(testRuntimes(['crun', 'runc']))('%s', (runtimeName) => {
     expect(traces(id)).toEqual([]);
   });
 
-  // On the host's kernel only: gVisor has no OOM killer of its own, the cgroup bounds the whole sandbox
-  // (docs/runtime.md#runsc).
+  // On the host's kernel only: under runsc an OOM ends the whole sandbox (gVisor has no OOM killer of its own;
+  // docs/runtime.md#runsc; test/security/runsc.test.ts covers that).
   const oomTest = runtimeName === 'runsc' ? undefined : test;
   oomTest?.('an OOM inside kills the memory hog; the agent keeps answering', async () => {
     const id = 'oom1';

@@ -1,0 +1,104 @@
+/**
+ * Sandboxes that end by themselves. Under runsc a sandbox's memory limit bounds gVisor's kernel (the Sentry) with
+ * everything in it: the application's memory is the Sentry's own, so when a process inside passes the limit the
+ * host's OOM killer can only end the Sentry, and the whole sandbox ends with it (gVisor has no OOM killer inside).
+ * Its network stack goes with it: the address it had taken over from the host answers nothing, not even a reset, so
+ * every connection to it (a command's output stream, the next call) would wait forever.
+ *
+ * This watch notices such an end (the container's first process is gone or a zombie; its start time tells a reused
+ * PID apart), resets the host's TCP connections to the sandbox's address (`ss -K`, sock_destroy: the callers see the
+ * connection end at once) and tells the listener why: 'out of memory' when the sandbox's memory cgroup counted an
+ * OOM kill. A check is one read of /proc per sandbox per interval; a kill, stop or pause to disk stops the watch
+ * first, so only an end nobody asked for is reported.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { cgroupDirs } from './cgroups';
+import { exec } from '../util/exec';
+
+export const END_WATCH_INTERVAL_MS = 1000;
+
+export type EndReason = 'out of memory' | 'its processes ended';
+
+export type EndListener = (sandboxID: string, why: EndReason) => void;
+
+interface Watched {
+  pid: number;
+  startTime: string;
+  address: string;
+  cgroup: string;
+}
+
+/** Field 22 of /proc/<pid>/stat (start time) and whether the process still runs (not a zombie); undefined: gone. */
+export function processStart(statText: string): { startTime: string; alive: boolean } | undefined {
+  // The command (field 2) may hold spaces and parentheses: fields after it follow the last ')'.
+  const rest = statText.slice(statText.lastIndexOf(')') + 2).split(' ');
+  if (rest.length < 20) return undefined;
+  return { startTime: rest[19]!, alive: rest[0] !== 'Z' && rest[0] !== 'X' };
+}
+
+function readStart(pid: number): { startTime: string; alive: boolean } | undefined {
+  try {
+    return processStart(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
+/** OOM kills a memory cgroup counted: v1 memory.oom_control or v2 memory.events, `oom_kill N`. */
+export function oomKillCount(text: string): number {
+  return Number(/^oom_kill (\d+)$/m.exec(text)?.[1] ?? 0);
+}
+
+export function oomKillsOf(relativeCgroup: string): number {
+  let n = 0;
+  for (const dir of cgroupDirs(relativeCgroup))
+    for (const file of ['memory.oom_control', 'memory.events']) {
+      try {
+        n = Math.max(n, oomKillCount(fs.readFileSync(path.join(dir, file), 'utf8')));
+      } catch {
+        // not this hierarchy
+      }
+    }
+  return n;
+}
+
+export class EndWatch {
+  private readonly watched = new Map<string, Watched>();
+  private readonly listeners: EndListener[] = [];
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly intervalMs = END_WATCH_INTERVAL_MS) {}
+
+  onEnded(listener: EndListener): void {
+    this.listeners.push(listener);
+  }
+
+  watch(sandboxID: string, pid: number, address: string, cgroup: string): void {
+    const start = readStart(pid);
+    if (!start?.alive) return;
+    this.watched.set(sandboxID, { pid, startTime: start.startTime, address, cgroup });
+    this.timer ??= setInterval(() => void this.check(), this.intervalMs).unref();
+  }
+
+  unwatch(sandboxID: string): void {
+    this.watched.delete(sandboxID);
+    if (this.watched.size === 0 && this.timer) {
+      clearInterval(this.timer);
+      this.timer = undefined;
+    }
+  }
+
+  private async check(): Promise<void> {
+    for (const [id, w] of [...this.watched]) {
+      // Unwatched meanwhile (a kill or stop while this check waited on an earlier reset): not ours to report.
+      if (this.watched.get(id) !== w) continue;
+      const now = readStart(w.pid);
+      if (now?.alive && now.startTime === w.startTime) continue;
+      this.unwatch(id);
+      await exec(['ss', '-K', '-t', 'dst', w.address], { timeoutMs: 10_000 }).catch(() => undefined);
+      const why: EndReason = oomKillsOf(w.cgroup) > 0 ? 'out of memory' : 'its processes ended';
+      for (const l of this.listeners) l(id, why);
+    }
+  }
+}
