@@ -20,13 +20,6 @@ export function resolveRequestPath(requested: string, home: string): Buffer {
   return Buffer.from(path.posix.resolve(homeBin, p), 'latin1');
 }
 
-/** `dir/name` on byte paths, without doubling the slash of `/`. */
-export function joinBytes(dir: Buffer, name: Buffer): Buffer {
-  return dir.length === 1 && dir[0] === 0x2f ? Buffer.concat([dir, name]) : Buffer.concat([dir, SLASH, name]);
-}
-
-const SLASH = Buffer.from('/');
-
 /** The last component of an absolute byte path (`/` for the root itself, as Go's FileInfo.Name() gives). */
 export function baseName(p: Buffer): Buffer {
   if (p.length === 1) return p;

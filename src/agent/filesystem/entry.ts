@@ -14,7 +14,7 @@
  */
 import * as fs from 'node:fs';
 import type { Accounts } from '../accounts';
-import { bytesToText } from '../bytes-text';
+import { binaryText, fsPath } from './binary-path';
 import { goModeString, kindOf } from './file-mode';
 import { readMetadata } from './metadata';
 import { lexicalTarget } from '../paths';
@@ -34,17 +34,36 @@ type EntryType = keyof typeof TYPE_JSON;
 
 /** Builds the entry for `p` from its lstat result, as JSON text. Never throws for a vanished symlink target or xattrs. */
 export function describeEntry(p: Buffer, name: Buffer, st: fs.BigIntStats, ctx: EntryContext): string {
+  return describeBinaryEntry(p.toString('latin1'), name.toString('latin1'), st, ctx);
+}
+
+/** Permission texts by mode: a listing meets few distinct modes. */
+const modeTexts = new Map<number, string>();
+
+function modeText(mode: number): string {
+  let text = modeTexts.get(mode);
+  if (text === undefined) {
+    text = goModeString(mode);
+    if (modeTexts.size < 4096) modeTexts.set(mode, text);
+  }
+  return text;
+}
+
+/** describeEntry for byte paths held as latin1 strings (binary-path.ts), as the walk has them. */
+export function describeBinaryEntry(p: string, name: string, st: fs.BigIntStats, ctx: EntryContext): string {
   const mode = Number(st.mode);
   const kind = kindOf(mode);
   let type: EntryType = kind === 'file' ? 'file' : kind === 'dir' ? 'dir' : 'none';
   let perm = mode & 0o777;
-  let symlinkTarget: Buffer | undefined;
-  let metadataPath: Buffer | undefined = p;
+  let symlinkTarget: string | undefined;
+  let metadataPath: string | undefined = p;
 
   if (kind === 'symlink') {
+    const link = fsPath(p);
     try {
-      symlinkTarget = fs.realpathSync.native(p, { encoding: 'buffer' });
-      const target = fs.statSync(symlinkTarget, { bigint: true });
+      const resolved = fs.realpathSync.native(link, { encoding: 'buffer' });
+      symlinkTarget = resolved.toString('latin1');
+      const target = fs.statSync(resolved, { bigint: true });
       const targetKind = kindOf(Number(target.mode));
       type = targetKind === 'file' ? 'file' : targetKind === 'dir' ? 'dir' : 'none';
       perm = Number(target.mode) & 0o777;
@@ -54,7 +73,7 @@ export function describeEntry(p: Buffer, name: Buffer, st: fs.BigIntStats, ctx: 
       perm = 0;
       metadataPath = undefined;
       try {
-        symlinkTarget = lexicalTarget(p, fs.readlinkSync(p, { encoding: 'buffer' }));
+        symlinkTarget = lexicalTarget(Buffer.from(p, 'latin1'), fs.readlinkSync(link, { encoding: 'buffer' })).toString('latin1');
       } catch {
         symlinkTarget = p; // vanished between lstat and readlink
       }
@@ -63,12 +82,12 @@ export function describeEntry(p: Buffer, name: Buffer, st: fs.BigIntStats, ctx: 
 
   const size = st.size <= MAX_SAFE ? String(st.size) : `"${st.size}"`;
   let json =
-    `{"name":${JSON.stringify(bytesToText(name))},"type":${TYPE_JSON[type]},"path":${JSON.stringify(bytesToText(p))}` +
-    `,"size":${size},"mode":${perm},"permissions":"${goModeString(mode)}"` +
+    `{"name":${JSON.stringify(binaryText(name))},"type":${TYPE_JSON[type]},"path":${JSON.stringify(binaryText(p))}` +
+    `,"size":${size},"mode":${perm},"permissions":"${modeText(mode)}"` +
     `,"owner":${JSON.stringify(ctx.accounts.userName(Number(st.uid)))},"group":${JSON.stringify(ctx.accounts.groupName(Number(st.gid)))}` +
     `,"modifiedTime":"${formatTimestampNs(st.mtimeNs)}"`;
-  if (symlinkTarget) json += `,"symlinkTarget":${JSON.stringify(bytesToText(symlinkTarget))}`;
-  const metadata = metadataPath ? readMetadata(metadataPath, ctx.xattrPrefix) : [];
-  json += `,"metadata":{${metadata.map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v)}`).join(',')}}}`;
-  return json;
+  if (symlinkTarget !== undefined) json += `,"symlinkTarget":${JSON.stringify(binaryText(symlinkTarget))}`;
+  const metadata = metadataPath !== undefined ? readMetadata(metadataPath, ctx.xattrPrefix) : undefined;
+  if (metadata === undefined || metadata.length === 0) return `${json},"metadata":{}}`;
+  return `${json},"metadata":{${metadata.map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v)}`).join(',')}}}`;
 }

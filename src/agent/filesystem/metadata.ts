@@ -10,12 +10,20 @@
  */
 import { isUtf8 } from 'node:buffer';
 import { getAttributeSync, listAttributesSync } from '@napi-rs/xattr';
+import { fsPath } from './binary-path';
 
-export type Metadata = Array<[string, string]>;
+export type Metadata = ReadonlyArray<readonly [string, string]>;
 
-/** Metadata of the file at `target` (already resolved when the entry is a symlink). Never throws. */
-export function readMetadata(target: Buffer, prefix: string): Metadata {
-  return isUtf8(target) ? readByName(target.toString('utf8'), prefix) : [];
+const NONE: Metadata = [];
+
+/**
+ * Metadata of the file at `target` (already resolved when the entry is a symlink), a byte path as a latin1 string
+ * (binary-path.ts). Never throws.
+ */
+export function readMetadata(target: string, prefix: string): Metadata {
+  const p = fsPath(target);
+  if (typeof p === 'string') return readByName(p, prefix);
+  return isUtf8(p) ? readByName(p.toString('utf8'), prefix) : NONE;
 }
 
 function readByName(p: string, prefix: string): Metadata {
@@ -23,9 +31,10 @@ function readByName(p: string, prefix: string): Metadata {
   try {
     names = listAttributesSync(p);
   } catch {
-    return []; // vanished, no xattrs on this filesystem, or a name that is not UTF-8
+    return NONE; // vanished, no xattrs on this filesystem, or a name that is not UTF-8
   }
-  const out: Metadata = [];
+  if (names.length === 0) return NONE;
+  const out: Array<[string, string]> = [];
   for (const name of names) {
     if (!name.startsWith(prefix) || name.length === prefix.length) continue;
     let value: Buffer | null;

@@ -22,8 +22,20 @@ export function formatTimestampNs(totalNs: bigint): string {
     seconds = MAX_SECONDS;
     nanos = NS_PER_S - 1n;
   }
-  const iso = new Date(Number(seconds) * 1000).toISOString(); // YYYY-MM-DDTHH:MM:SS.000Z within the range
-  return `${iso.slice(0, 19)}${fraction(Number(nanos))}Z`;
+  return `${secondsText(seconds)}${fraction(Number(nanos))}Z`;
+}
+
+// The last second formatted: the entries of a listing were mostly written in the same few seconds.
+let lastSeconds = 0n;
+let lastText = '1970-01-01T00:00:00';
+
+/** YYYY-MM-DDTHH:MM:SS of a second within the range. */
+function secondsText(seconds: bigint): string {
+  if (seconds !== lastSeconds) {
+    lastText = new Date(Number(seconds) * 1000).toISOString().slice(0, 19);
+    lastSeconds = seconds;
+  }
+  return lastText;
 }
 
 function fraction(nanos: number): string {

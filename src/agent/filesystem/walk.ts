@@ -12,23 +12,26 @@
  * between slices; the deadline and a client that went away are checked at every yield.
  */
 import * as fs from 'node:fs';
-import { describeEntry, type EntryContext } from './entry';
+import { binaryText, fsPath, joinBinary } from './binary-path';
+import { bytesToText } from '../bytes-text';
+import { describeBinaryEntry, type EntryContext } from './entry';
 import { AgentError, fsError } from '../errors';
 import { kindOf } from './file-mode';
 import type { JsonChunks } from './json-chunks';
-import { joinBytes } from '../paths';
-import { bytesToText } from '../bytes-text';
 import { Code } from '@connectrpc/connect';
 
-/** The few filesystem calls the walk makes itself, replaceable in tests. */
+/**
+ * The few filesystem calls the walk makes itself, replaceable in tests. Paths and names are bytes held as latin1
+ * strings (binary-path.ts): a listing of 100,000 entries then makes no Buffer per name.
+ */
 export interface WalkFs {
-  lstat(p: Buffer): fs.BigIntStats | undefined;
-  readdir(p: Buffer): Buffer[];
+  lstat(p: string): fs.BigIntStats | undefined;
+  readdir(p: string): string[];
 }
 
 export const realWalkFs: WalkFs = {
-  lstat: (p) => fs.lstatSync(p, { bigint: true, throwIfNoEntry: false }),
-  readdir: (p) => fs.readdirSync(p, { encoding: 'buffer' }),
+  lstat: (p) => fs.lstatSync(fsPath(p), { bigint: true, throwIfNoEntry: false }),
+  readdir: (p) => fs.readdirSync(fsPath(p), { encoding: 'latin1' }),
 };
 
 export interface ListDirLimits {
@@ -38,8 +41,8 @@ export interface ListDirLimits {
 }
 
 interface Frame {
-  dir: Buffer;
-  names: Buffer[];
+  dir: string;
+  names: string[];
   next: number;
   level: number;
 }
@@ -77,13 +80,15 @@ export async function walk(
   out: JsonChunks,
   wfs: WalkFs = realWalkFs,
 ): Promise<number> {
-  let names: Buffer[];
+  const rootBin = root.toString('latin1');
+  let names: string[];
   try {
-    names = wfs.readdir(root);
+    names = wfs.readdir(rootBin);
   } catch (err) {
-    throw fsError(err, `ListDir ${bytesToText(root)}`);
+    throw fsError(err, `ListDir ${binaryText(rootBin)}`);
   }
-  const stack: Frame[] = [{ dir: root, names: names.sort(Buffer.compare), next: 0, level: 1 }];
+  // One char per byte, so the default (UTF-16 code unit) order of these strings is the bytewise order.
+  const stack: Frame[] = [{ dir: rootBin, names: names.sort(), next: 0, level: 1 }];
   let count = 0;
   let sliceStart = Date.now();
   let sinceCheck = 0;
@@ -104,7 +109,7 @@ export async function walk(
       continue;
     }
     const name = frame.names[frame.next++]!;
-    const p = joinBytes(frame.dir, name);
+    const p = joinBinary(frame.dir, name);
     let st: fs.BigIntStats | undefined;
     try {
       st = wfs.lstat(p);
@@ -116,19 +121,19 @@ export async function walk(
     if (++count > limits.maxEntries) {
       throw new AgentError(
         Code.ResourceExhausted,
-        `ListDir ${bytesToText(root)} at depth ${depth} has more than ${limits.maxEntries} entries (the agent's --max-entries); list a smaller depth or a subdirectory`,
+        `ListDir ${binaryText(rootBin)} at depth ${depth} has more than ${limits.maxEntries} entries (the agent's --max-entries); list a smaller depth or a subdirectory`,
       );
     }
-    out.push(count === 1 ? describeEntry(p, name, st, ctx) : `,${describeEntry(p, name, st, ctx)}`);
+    out.push(count === 1 ? describeBinaryEntry(p, name, st, ctx) : `,${describeBinaryEntry(p, name, st, ctx)}`);
 
     if (frame.level < depth && kindOf(Number(st.mode)) === 'dir') {
-      let children: Buffer[] | undefined;
+      let children: string[] | undefined;
       try {
         children = wfs.readdir(p);
       } catch {
         children = undefined; // unreadable, vanished or replaced: listed, not descended
       }
-      if (children && children.length > 0) stack.push({ dir: p, names: children.sort(Buffer.compare), next: 0, level: frame.level + 1 });
+      if (children && children.length > 0) stack.push({ dir: p, names: children.sort(), next: 0, level: frame.level + 1 });
     }
   }
   return count;

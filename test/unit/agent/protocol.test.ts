@@ -2,7 +2,8 @@ import { parseGroup, parsePasswd } from '../../../src/agent/accounts';
 import { codeToString } from '@connectrpc/connect/protocol-connect';
 import { AgentError, errorBody, fsError } from '../../../src/agent/errors';
 import { decodeRequest, listDirRequestSchema, statRequestSchema } from '../../../src/agent/filesystem/requests';
-import { baseName, joinBytes, lexicalTarget, resolveRequestPath } from '../../../src/agent/paths';
+import { baseName, lexicalTarget, resolveRequestPath } from '../../../src/agent/paths';
+import { binaryText, fsPath, joinBinary } from '../../../src/agent/filesystem/binary-path';
 import { parseAgentOptions } from '../../../src/agent/options';
 import { Code, ConnectError } from '@connectrpc/connect';
 
@@ -77,8 +78,19 @@ describe('paths', () => {
   });
 
   test('join, base name, lexical symlink target', () => {
-    expect(joinBytes(Buffer.from('/'), Buffer.from('x')).toString()).toBe('/x');
-    expect(joinBytes(Buffer.from('/a'), Buffer.from('x')).toString()).toBe('/a/x');
+    expect(joinBinary('/', 'x')).toBe('/x');
+    expect(joinBinary('/a', 'x')).toBe('/a/x');
+  });
+
+  test('binary-string paths: ASCII as is; other bytes reach the filesystem as bytes and clients as their text', () => {
+    expect(fsPath('/a/b')).toBe('/a/b');
+    const utf8 = Buffer.from('/t/é', 'utf8').toString('latin1');
+    expect(fsPath(utf8)).toEqual(Buffer.from('/t/é', 'utf8'));
+    expect(binaryText(utf8)).toBe('/t/é');
+    const raw = Buffer.from([0x2f, 0x74, 0x2f, 0xff]).toString('latin1');
+    expect(fsPath(raw)).toEqual(Buffer.from([0x2f, 0x74, 0x2f, 0xff]));
+    expect(binaryText(raw)).toBe('/t/\uefff');
+    expect(binaryText('/a"b')).toBe('/a"b');
     expect(baseName(Buffer.from('/')).toString()).toBe('/');
     expect(baseName(Buffer.from('/a/b')).toString()).toBe('b');
     expect(lexicalTarget(Buffer.from('/a/b/link'), Buffer.from('../c')).toString()).toBe('/a/c');

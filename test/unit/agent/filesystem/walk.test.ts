@@ -32,7 +32,7 @@ function fakeFs(tree: Record<string, Node>, opts: { vanish?: string[]; unreadabl
       if (opts.unreadable?.includes(s)) throw Object.assign(new Error('EACCES'), { code: 'EACCES' });
       const node = find(s);
       if (!node || !('dir' in node)) throw Object.assign(new Error('ENOENT'), { code: 'ENOENT' });
-      return Object.keys(node.dir).map((n) => Buffer.from(n));
+      return Object.keys(node.dir);
     },
   };
 }
