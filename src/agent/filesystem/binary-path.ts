@@ -6,7 +6,7 @@
  */
 import { bytesToText } from '../bytes-text';
 
-const NON_ASCII = /[^\x00-\x7f]/;
+const NON_ASCII = /[\u0080-\uffff]/;
 
 /** A path node:fs accepts for these bytes (a string is encoded as UTF-8, so only an ASCII one stands for itself). */
 export function fsPath(bin: string): string | Buffer {
