@@ -4,8 +4,8 @@ import { HostShell, type CheckResult } from './checks';
 import { parseStat } from './parse';
 import type { Remote } from './remote';
 import { shellQuote } from '../util/shell-quote';
-import { renderSandboxProbe } from './sandbox-probe';
-import { findCommand, parseProbeReport, parseProcesses, parseTemplates } from './sandbox-parse';
+import { bypassCommand, renderSandboxProbe, type SandboxProbeOptions } from './sandbox-probe';
+import { findCommand, judgeBypass, parseProbeReport, parseProcesses, parseTemplates } from './sandbox-parse';
 
 /** What a healthy single sandbox host looks like, from the stack config and the stack outputs. */
 export interface SandboxExpectations {
@@ -151,9 +151,8 @@ async function checkTemplate(shell: HostShell, expected: SandboxExpectations): P
   return { name, ok: true, detail: `templateID ${found.templateID}${found.status ? `, ${found.status}` : ''}` };
 }
 
-async function checkSandboxEgress(shell: HostShell, expected: SandboxExpectations): Promise<CheckResult> {
-  const name = `a sandbox reaches the internet through the proxy${expected.egressIp ? ` (${expected.egressIp})` : ''}`;
-  const probe = renderSandboxProbe({
+function probeOptions(expected: SandboxExpectations): SandboxProbeOptions {
+  return {
     apiPort: expected.apiPort,
     gatewayUrl: expected.gatewayUrl,
     agentPort: expected.agentPort,
@@ -164,7 +163,12 @@ async function checkSandboxEgress(shell: HostShell, expected: SandboxExpectation
     mode: expected.mode,
     socksPort: expected.socksPort,
     sandboxNode: expected.sandboxNode,
-  });
+  };
+}
+
+async function checkSandboxEgress(shell: HostShell, expected: SandboxExpectations): Promise<CheckResult> {
+  const name = `a sandbox reaches the internet through the proxy${expected.egressIp ? ` (${expected.egressIp})` : ''}`;
+  const probe = renderSandboxProbe(probeOptions(expected));
   const run = await shell.tryRun(`node -e ${shellQuote(probe)}`);
   if (!run.ok) return { name, ok: false, detail: run.error };
   const outcome = parseProbeReport(run.stdout);
@@ -182,6 +186,25 @@ async function checkSandboxEgress(shell: HostShell, expected: SandboxExpectation
   return { name, ok: seen === expected.egressIp, detail: `sandbox ${outcome.sandboxID} is seen as ${seen}${removed}` };
 }
 
+/**
+ * The attack on the stack's egress: root in a sandbox of the proxy template flushes its NAT table and requests
+ * `checkUrl` directly, with no proxy. It must get no way out, or leave from the egress address; never from the host's
+ * own (what the host itself is seen as, asked from the host).
+ */
+async function checkSandboxBypass(shell: HostShell, expected: SandboxExpectations): Promise<CheckResult> {
+  const name = "root in a sandbox, its NAT table flushed, cannot leave past the proxy from the host's address";
+  const own = await shell.tryRun(`curl -sS --max-time 10 --noproxy '*' ${shellQuote(expected.checkUrl)}`);
+  const hostSeen = own.ok && own.stdout.trim() !== '' ? own.stdout.trim() : undefined;
+  const probe = renderSandboxProbe({ ...probeOptions(expected), command: bypassCommand(expected.checkUrl, expected.sandboxNode) });
+  const run = await shell.tryRun(`node -e ${shellQuote(probe)}`);
+  if (!run.ok) return { name, ok: false, detail: run.error };
+  const known = {
+    ...(expected.egressIp !== undefined ? { egressIp: expected.egressIp } : {}),
+    ...(hostSeen !== undefined ? { hostSeen } : {}),
+  };
+  return { name, ...judgeBypass(parseProbeReport(run.stdout), known) };
+}
+
 /** Every sandbox host check, in a fixed order. Throws only when the host cannot run commands at all. */
 export async function runSandboxHostChecks(remote: Remote, expected: SandboxExpectations): Promise<CheckResult[]> {
   const shell = await HostShell.open(remote);
@@ -191,5 +214,6 @@ export async function runSandboxHostChecks(remote: Remote, expected: SandboxExpe
   results.push(await checkRuntime(shell));
   results.push(await checkTemplate(shell, expected));
   results.push(await checkSandboxEgress(shell, expected));
+  results.push(await checkSandboxBypass(shell, expected));
   return results;
 }

@@ -118,3 +118,33 @@ export function parseProbeReport(text: string): ProbeOutcome {
   if (trailerError) return { ...base, problem: trailerError };
   return { ...base, ...(exitCode !== undefined ? { exitCode } : { problem: 'the process stream ended without an end event' }) };
 }
+
+/**
+ * Whether a direct request from a sandbox, made past its proxy (bypassCommand), stayed off the host's own address:
+ * it failed (no route out), or it was seen from the egress address. Seen from the host's address, or from any other
+ * when the egress address is known, it got out.
+ */
+export function judgeBypass(outcome: ProbeOutcome, known: { egressIp?: string; hostSeen?: string }): { ok: boolean; detail: string } {
+  const removed = outcome.created ? (outcome.removed ? '; sandbox removed' : `; sandbox ${outcome.sandboxID} NOT removed`) : '';
+  if (outcome.problem) return { ok: false, detail: `${outcome.problem}${removed}` };
+  const flushed = outcome.stderr.includes('nat table flushed') ? 'its NAT table flushed' : 'no NAT table to flush';
+  if (outcome.exitCode !== 0) {
+    const why =
+      outcome.stderr
+        .split('\n')
+        .filter((l) => l.trim() !== '' && !l.includes('nat table flushed'))
+        .pop() ?? '';
+    return {
+      ok: true,
+      detail: `${flushed}, the direct request in sandbox ${outcome.sandboxID} got no way out (${why.trim() || `exit ${outcome.exitCode}`})${removed}`,
+    };
+  }
+  const seen = outcome.stdout.trim();
+  const base = `${flushed}, the direct request in sandbox ${outcome.sandboxID} was seen as ${seen}`;
+  if (known.hostSeen !== undefined && seen === known.hostSeen) return { ok: false, detail: `${base}, the host's own address${removed}` };
+  if (known.egressIp !== undefined)
+    return { ok: seen === known.egressIp, detail: `${base}${seen === known.egressIp ? ', the egress address' : ''}${removed}` };
+  if (known.hostSeen !== undefined)
+    return { ok: true, detail: `${base}, not the host's ${known.hostSeen} (no --egress-ip to compare with)${removed}` };
+  return { ok: false, detail: `${base}: neither the egress address (--egress-ip) nor the host's own is known to compare with${removed}` };
+}

@@ -24,6 +24,13 @@ export interface SandboxProbeOptions {
   socksPort: number;
   /** Node inside every sandbox (the runtime's payload). */
   sandboxNode: string;
+  /** What the probe runs in the sandbox as root; default the request of inSandboxRequest with the sandbox's Node. */
+  command?: SandboxCommand;
+}
+
+export interface SandboxCommand {
+  cmd: string;
+  args: string[];
 }
 
 /** Runs inside the sandbox: one HTTP GET, through SOCKS5 or directly; prints the body. */
@@ -43,10 +50,26 @@ s.on("end",()=>done(Buffer.concat(chunks)));s.on("error",fail);`
 }`;
 }
 
+/**
+ * Runs inside the sandbox as root, the way a hostile program would get past the stack's proxy: it flushes the
+ * sandbox's NAT table (the transparent mode's chain; a local-mode template has no iptables, which changes nothing)
+ * and makes the request directly, with no proxy, to `url`. Its stdout is the request's body only; what the flush did
+ * goes to stderr.
+ */
+export function bypassCommand(url: string, sandboxNode: string): SandboxCommand {
+  const flush = ['iptables', 'iptables-legacy']
+    .map((t) => `if command -v ${t} >/dev/null 2>&1; then ${t} -t nat -F && ${t} -t nat -X && echo "${t}: nat table flushed" >&2; fi`)
+    .join('; ');
+  return { cmd: '/bin/sh', args: ['-c', `${flush}; exec "$0" -e "$1"`, sandboxNode, inSandboxRequest(url, undefined)] };
+}
+
 /** The host-side program (run with `node -e`). It never prints the API key or the sandbox's token. */
 export function renderSandboxProbe(o: SandboxProbeOptions): string {
   const names = brandNames(o.brand);
-  const inner = inSandboxRequest(o.checkUrl, o.mode === 'local' ? o.socksPort : undefined);
+  const command = o.command ?? {
+    cmd: o.sandboxNode,
+    args: ['-e', inSandboxRequest(o.checkUrl, o.mode === 'local' ? o.socksPort : undefined)],
+  };
   return `"use strict";
 const fs = require("fs");
 const key = fs.readFileSync(${JSON.stringify(o.apiKeyFile)}, "utf8").trim();
@@ -79,7 +102,7 @@ const frames = (buf) => splitEnvelopes(buf).frames.map((f) => ({ flags: f.flags,
         ${JSON.stringify(ACCESS_TOKEN_HEADER)}: body.envdAccessToken || "",
         authorization: "Basic " + Buffer.from("root:").toString("base64"),
       },
-      body: envelope({ process: { cmd: ${JSON.stringify(o.sandboxNode)}, args: ["-e", ${JSON.stringify(inner)}], envs: {} } }),
+      body: envelope({ process: { cmd: ${JSON.stringify(command.cmd)}, args: ${JSON.stringify(command.args)}, envs: {} } }),
     });
     report.frames = started.ok ? frames(Buffer.from(await started.arrayBuffer())) : [{ flags: -1, message: { status: started.status, body: await started.text() } }];
   } catch (err) {

@@ -23,7 +23,9 @@ import { bundleSums, layOutSandboxHost } from '../../helpers/sandbox-host-layout
  * private mount namespace), the rendered units run by the lab's supervisor (ExecStartPost and EnvironmentFile
  * included) in the lab's `sbhost` namespace, whose uplink reaches the lab's proxy host and internet. The proxy
  * template is built through it with build-template.sh, as `pulumi up` runs it over SSH, and `verify`'s sandbox host
- * checks pass against it, the last one creating a sandbox whose request leaves through the proxy's egress address.
+ * checks pass against it, the last two creating a sandbox whose request leaves through the proxy's egress address
+ * and one whose root flushes its NAT table and asks directly, which gets no way out (the rendered unit pins the
+ * template's sandboxes to the stack's proxy).
  *
  * The lab has no route to the Debian mirror; the one site setting the host gets (platform.env, as an admin behind
  * an HTTP proxy would write it) sends the template build's apt through a forward proxy on the lab's host link.
@@ -211,10 +213,11 @@ describe('the sandbox host bundle, booted as cloud-init lays it out on the lab s
       'OCI runtime',
       `template ${config.template.alias} present`,
       `a sandbox reaches the internet through the proxy (${lab_.egressEip})`,
+      "root in a sandbox, its NAT table flushed, cannot leave past the proxy from the host's address",
     ]) {
       expect(lines.find((l) => l.startsWith(`PASS ${prefix}`))).toBeDefined();
     }
-    expect(lines.at(-1)).toContain(`is seen as ${lab_.egressEip}; sandbox removed`);
+    expect(lines.at(-2)).toContain(`is seen as ${lab_.egressEip}; sandbox removed`);
   });
 
   it("the host's Redis refuses a client without its password (0600, made at boot); the platform, with it, works", () => {
