@@ -82,6 +82,11 @@ export interface ContainerConfigInput {
    * over which the host binds the container's own /proc once it runs (chroot-proc.ts).
    */
   chrootDirs?: string[];
+  /**
+   * The container's mounts are slaves of the host's (rootfsPropagation rslave, runc's default): a mount the host
+   * makes later below a bind's source appears inside (attach-image.ts). Default: private (crun's default).
+   */
+  followHostMounts?: boolean;
 }
 
 /** The device nodes a chroot directory's /dev holds: the host's, bound as the runtime binds them for the container. */
@@ -224,6 +229,7 @@ export function renderOciConfig(input: ContainerConfigInput): OciConfig {
         '/sys/devices/virtual/powercap',
       ],
       readonlyPaths: ['/proc/bus', '/proc/fs', '/proc/irq', '/proc/sys', '/proc/sysrq-trigger'],
+      ...(input.followHostMounts ? { rootfsPropagation: 'rslave' } : {}),
       ...(seccomp ? { seccomp } : {}),
     },
   };

@@ -35,7 +35,8 @@ import { releaseUserNamespace } from './userns';
 import { cgroupsPathOf, checkInstanceName, checkSandboxID, instancePaths, sandboxPaths, type InstancePaths } from './instance';
 import { OciCli, STAGED_ROOTFS, stagedBind, type OciState } from './oci-cli';
 import { renderOciConfig } from './oci-config';
-import { bindChrootProcs } from './chroot-proc';
+import { bindChrootProcs, chrootDirProblem } from './chroot-proc';
+import { attachImageTree, detachAll, makeAttachedDir, writeAttachedFiles } from './attach-image';
 import { CHILD_OOM_SCORE_ADJ_ENV } from '../contract/child-oom';
 import { AGENT_OOM_SCORE_ADJ, CHILD_OOM_SCORE_ADJ } from './oom';
 import { hostSandboxResolvConf } from './network/host-resolvers';
@@ -227,7 +228,14 @@ export class OciSandboxRuntime implements SandboxRuntime {
           fs.lchownSync(path.join(p.upper, f), mapping.base, mapping.base);
       // Not under runsc, where binding host device nodes is untested: image servers there keep the bare chroot.
       const chrootDirs = this.name === 'runsc' ? [] : (spec.chrootDirs ?? []);
-      const binds = [...payloadBinds(this.payload), ...(spec.volumes ?? []).map((v) => ({ ...v, readonly: false }))];
+      const attachDir = this.name === 'runsc' ? undefined : spec.attachDir;
+      const attachProblem = attachDir === undefined ? undefined : chrootDirProblem(attachDir);
+      if (attachProblem) throw new Error(`cannot create sandbox ${id}: attach dir: ${attachProblem}`);
+      const binds = [
+        ...payloadBinds(this.payload),
+        ...(spec.volumes ?? []).map((v) => ({ ...v, readonly: false })),
+        ...(attachDir !== undefined ? [{ source: makeAttachedDir(p.bundle), target: attachDir, readonly: true }] : []),
+      ];
       const config = renderOciConfig({
         rootfs: STAGED_ROOTFS,
         args: agentArgv(this.agentPort, [
@@ -253,6 +261,7 @@ export class OciSandboxRuntime implements SandboxRuntime {
         oomScoreAdj: AGENT_OOM_SCORE_ADJ,
         hardened,
         ...(chrootDirs.length > 0 ? { chrootDirs } : {}),
+        ...(attachDir !== undefined ? { followHostMounts: true } : {}),
         ...(hardened
           ? { userns: { ...(spec.network.usernsPath && joinsUsernsByPath(this.name) ? { path: spec.network.usernsPath } : {}), mapping } }
           : {}),
@@ -295,6 +304,8 @@ export class OciSandboxRuntime implements SandboxRuntime {
     const id = checkSandboxID(sandboxID);
     this.ends.unwatch(id);
     await this.removeContainer(id);
+    // What was attached after start goes with the container (a restart gets its filesystems as layers, if at all).
+    await detachAll(sandboxPaths(this.paths, id).bundle, { remove: true });
     // Its files stay in the image; a stopped sandbox holds no loop device (a restart or a copy mounts it again).
     await unmountSandboxDisk(sandboxPaths(this.paths, id).bundle);
   }
@@ -349,6 +360,27 @@ export class OciSandboxRuntime implements SandboxRuntime {
     return sum;
   }
 
+  /**
+   * Mounts an image's filesystem (its layers, topmost first) at `<attachDir>/<key>/rootfs` inside the running
+   * sandbox, writable, with a /dev and /proc of its own (attach-image.ts). `attachDir` is the one it was created with.
+   */
+  async attachImage(sandboxID: string, o: { key: string; layers: string[]; attachDir: string }): Promise<void> {
+    const id = checkSandboxID(sandboxID);
+    if (this.name === 'runsc') throw new Error('attaching a filesystem to a running sandbox is not done under runsc');
+    const state = await this.cli.state(id);
+    const pid = state?.status === 'stopped' ? undefined : state?.pid;
+    if (pid === undefined || !(pid > 0)) throw new Error(`sandbox ${id} is not running`);
+    const mapping = this.options.idMapping ?? DEFAULT_ID_MAPPING;
+    const hardened = this.options.hardened !== false;
+    const layers = hardened ? await Promise.all(o.layers.map((l) => shiftedLayer(l, mapping))) : o.layers;
+    await attachImageTree({ bundle: sandboxPaths(this.paths, id).bundle, key: o.key, layers, pid, attachDir: o.attachDir, mapping });
+  }
+
+  /** Writes (null: removes) files beside an attached filesystem, `<attachDir>/<key>/<name>` inside (read-only there). */
+  setAttachedFiles(sandboxID: string, key: string, files: Record<string, string | null>): void {
+    writeAttachedFiles(sandboxPaths(this.paths, checkSandboxID(sandboxID)).bundle, key, files);
+  }
+
   pause(sandboxID: string): Promise<void> {
     return this.cli.pause(checkSandboxID(sandboxID)).then(() => undefined);
   }
@@ -380,6 +412,7 @@ export class OciSandboxRuntime implements SandboxRuntime {
       await this.removeContainer(id);
     } finally {
       try {
+        await detachAll(p.bundle, { remove: false });
         await removeSandboxDisk(p.bundle);
       } finally {
         for (const f of [p.bundle, p.log]) fs.rmSync(f, { recursive: true, force: true });

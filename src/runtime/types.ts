@@ -84,6 +84,11 @@ export interface SandboxSpec {
    * Not under runsc.
    */
   chrootDirs?: string[];
+  /**
+   * A directory inside the sandbox, read-only there, under which the host attaches filesystems after start
+   * (OciSandboxRuntime.attachImage; attach-image.ts). Not under runsc.
+   */
+  attachDir?: string;
 }
 
 export type ContainerState = 'running' | 'paused' | 'stopped';

@@ -2,7 +2,9 @@
  * A chroot directory of a sandbox (an MCP image server's filesystem) gets the sandbox's own /proc, bound by the host
  * after start: a program run in it reads its own /proc/self/status and sees the sandbox's processes, never the
  * host's; the sandbox still cannot mount or unmount anything. The same after a stop and a restart from the kept files
- * (pause to disk, then resume). crun and runc; root only; one link into the root namespace on a /24 of its own.
+ * (pause to disk, then resume). An image filesystem attached to a running sandbox gets the same, is writable, and
+ * a hostile image cannot make the host mount through its links. crun and runc; root only; one link into the root
+ * namespace on a /24 of its own.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -18,6 +20,7 @@ import { testRuntimes } from '../../helpers/test-runtime';
 jest.setTimeout(180_000);
 
 const DIR = '/opt/mcp-images/skm_image/rootfs';
+const ATTACH = '/run/skm-attached';
 const port = DEFAULT_AGENT_PORT;
 
 let rootfs: string;
@@ -74,9 +77,9 @@ describe.each(testRuntimes(['crun', 'runc']))('%s', (runtimeName) => {
   });
 
   /** What a program in the chroot dir sees of /proc, and what the sandbox's root sees. */
-  async function look(address: string) {
+  async function look(address: string, dir = DIR) {
     const script = [
-      `chroot ${DIR} /bin/sh -c 'while read -r l; do echo "$l"; done < /proc/self/status; echo ==; cd /proc && echo [0-9]*; echo ==; cat /proc/1/cmdline; echo'`,
+      `chroot ${dir} /bin/sh -c 'while read -r l; do echo "$l"; done < /proc/self/status; echo ==; cd /proc && echo [0-9]*; echo ==; cat /proc/1/cmdline; echo'`,
       'echo ==; cd /proc && echo [0-9]*; echo ==; cat /proc/1/cmdline; echo',
     ].join('; ');
     const r = await agentRun(address, port, '/bin/sh', ['-c', script], 'root');
@@ -147,5 +150,69 @@ describe.each(testRuntimes(['crun', 'runc']))('%s', (runtimeName) => {
     expect(await waitForHealth(again.address, port)).toBe(204);
     expectOwnProc(await look(again.address));
     await rt.kill(id);
+  });
+
+  test('an image attached to a running sandbox: writable, its own /dev and /proc, read-only files beside it; a hostile image cannot make the host mount through a link; gone at stop', async () => {
+    const id = 'attach1';
+    const network = await hostNet.network.attach(id);
+    await rt.create({ sandboxID: id, layers: [rootfs], memoryMB: 256, cpuCount: 1, network, attachDir: ATTACH });
+    expect(await waitForHealth(network.address, port)).toBe(204);
+    const sh = (script: string) => agentRun(network.address, port, '/bin/sh', ['-c', script], 'root');
+
+    rt.setAttachedFiles(id, 'img', { pulling: 'mcp/x\n' });
+    expect((await sh(`cat ${ATTACH}/img/pulling; ls ${ATTACH}/img`)).stdout).toBe('mcp/x\npulling\n');
+
+    // The image's top layer is hostile: its dev and proc are links to host directories.
+    const hostile = path.join(scratch, `hostile-${runtimeName}`);
+    const canaries = [path.join(scratch, `canary-dev-${runtimeName}`), path.join(scratch, `canary-proc-${runtimeName}`)];
+    for (const c of canaries) fs.mkdirSync(c, { recursive: true });
+    fs.mkdirSync(hostile, { recursive: true });
+    fs.symlinkSync(canaries[0], path.join(hostile, 'dev'));
+    fs.symlinkSync(canaries[1], path.join(hostile, 'proc'));
+    await rt.attachImage(id, { key: 'img', layers: [hostile, path.join(imageLayer, DIR)], attachDir: ATTACH });
+    rt.setAttachedFiles(id, 'img', { pulling: null, 'image.json': '{}\n' });
+    const mounts = () => fs.readFileSync('/proc/self/mountinfo', 'utf8');
+    for (const c of canaries) {
+      expect(mounts()).not.toContain(` ${c} `);
+      expect(fs.readdirSync(c)).toEqual([]);
+    }
+
+    const root = `${ATTACH}/img/rootfs`;
+    expectOwnProc(await look(network.address, root));
+    expect((await sh(`ls ${ATTACH}/img; ls ${root}/dev`)).stdout.split('\n').filter(Boolean)).toEqual([
+      'image.json',
+      'rootfs',
+      ...['full', 'null', 'random', 'tty', 'urandom', 'zero'],
+    ]);
+    const written = await sh(`chroot ${root} /bin/sh -c 'echo kept > /written; while read -r l; do echo "$l"; done < /written'`);
+    expect(written).toMatchObject({ stdout: 'kept\n', stderr: '' });
+
+    // Hostile from inside: write beside the image, unmount it or its /proc, mount over it.
+    const attack = await sh(
+      [
+        `touch ${ATTACH}/img/x && echo touched`,
+        `rm -f ${ATTACH}/img/image.json && echo removed`,
+        `umount ${root}/proc && echo umounted-proc`,
+        `umount -l ${root} && echo umounted-root`,
+        `mount -t tmpfs tmpfs ${root}/dev && echo mounted`,
+        'true',
+      ].join('; '),
+    );
+    expect(attack.stdout).toBe('');
+    expect(attack.stderr).toMatch(/read-only|must be superuser|not permitted|permission denied/i);
+    expectOwnProc(await look(network.address, root));
+
+    // Stop (pause to disk): nothing of it stays mounted on the host; a restart starts without it.
+    const bundle = path.join(rt.paths.dataDir, id);
+    await rt.stop(id);
+    expect(mounts()).not.toContain(`${bundle}/`);
+    await hostNet.network.detach(id);
+    const again = await hostNet.network.attach(id);
+    await rt.create({ sandboxID: id, layers: [rootfs], memoryMB: 256, cpuCount: 1, network: again, attachDir: ATTACH, restart: true });
+    expect(await waitForHealth(again.address, port)).toBe(204);
+    const after = await agentRun(again.address, port, '/bin/sh', ['-c', `ls -A ${ATTACH}`], 'root');
+    expect(after).toMatchObject({ stdout: '', stderr: '' });
+    await rt.kill(id);
+    expect(mounts()).not.toContain(`${bundle}/`);
   });
 });

@@ -116,6 +116,9 @@ describe('renderOciConfig', () => {
     ]);
     expect(() => chrootProcArgv(4242, '/opt/../etc')).toThrow('chroot dir "/opt/../etc" must be an absolute path of plain names');
     expect(() => chrootProcArgv(0, dir)).toThrow('not a process ID: 0');
+    // Only a sandbox that attaches filesystems later follows the host's mounts (crun's default is private).
+    expect(renderOciConfig({ ...input, followHostMounts: true }).linux.rootfsPropagation).toBe('rslave');
+    expect(c.linux.rootfsPropagation).toBeUndefined();
     expect(renderOciConfig(input).mounts.some((m) => m.destination.startsWith('/opt/mcp-images'))).toBe(false);
   });
 
