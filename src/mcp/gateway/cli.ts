@@ -7,7 +7,7 @@ import { MCP_GATEWAY_PORT, MCP_TOKEN_ENV, MCP_TOKEN_FILE } from '../../contract/
 import { loadCatalog } from '../catalog/load';
 import type { Catalog } from '../catalog/schema';
 import { formatMcpIssues, validateMcpConfig, type ValidMcpConfig } from '../config/validate';
-import { DEFAULT_IMAGES_DIR } from '../launch/image-dir';
+import { DEFAULT_IMAGES_DIRS } from '../launch/image-dir';
 import { DEFAULT_SERVERS_DIR } from '../launch/resolve-bin';
 import { pullServers } from './pull';
 import { type GatewayStatus, startMcpGateway } from './server';
@@ -33,7 +33,7 @@ options:
   --token-file F       where the token is written (default ${MCP_TOKEN_FILE})
   --state-dir D        private dir for logs, per-server dirs and config files (default ${DEFAULT_STATE_DIR})
   --servers-dir D      dir whose node_modules holds the npm servers (default ${DEFAULT_SERVERS_DIR}); repeatable
-  --images-dir D       dir holding the image servers' filesystems (default ${DEFAULT_IMAGES_DIR}); repeatable
+  --images-dir D       dir holding the image servers' filesystems (default ${DEFAULT_IMAGES_DIRS.join(', ')}); repeatable
   --catalog F          a larger catalog file, added to the built-in one (or $SANDBOX_KIT_MCP_CATALOG)
   --wait-ms N          how long the launcher waits for the servers (default 50000)`;
 
@@ -115,7 +115,7 @@ async function serve(values: Values): Promise<number> {
     port: integer('port', values.port, MCP_GATEWAY_PORT),
     host: values.host,
     serversDirs: values['servers-dir'] ?? [DEFAULT_SERVERS_DIR],
-    imagesDirs: values['images-dir'] ?? [DEFAULT_IMAGES_DIR],
+    imagesDirs: values['images-dir'] ?? DEFAULT_IMAGES_DIRS,
     stateDir,
   });
   const status = await gateway.settled;
@@ -183,7 +183,10 @@ async function launch(values: Values, self: string[]): Promise<number> {
         `mcp-gateway: serving ${ready.map((s) => `${s.name} (${s.tools} tools)`).join(', ') || 'no servers'} on port ${port} (pid ${daemon.pid}, log ${logFile})`,
       );
       if (failures) process.stderr.write(`mcp-gateway: ${failures}\n`);
-      if (ready.length === 0 && status.servers.length > 0) {
+      const pulling = status.servers.filter((s) => s.state === 'pulling');
+      if (pulling.length > 0)
+        console.log(`mcp-gateway: pulling ${pulling.map((s) => s.name).join(', ')}: each starts once its image is there`);
+      if (ready.length === 0 && pulling.length === 0 && status.servers.length > 0) {
         // Nothing to serve: stop the daemon, so a corrected retry finds the port free.
         process.kill(-daemon.pid!, 'SIGTERM');
         return 1;

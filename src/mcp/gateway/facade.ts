@@ -30,7 +30,7 @@ function errorResult(text: string): CallToolResult {
 export function createFacade(
   upstreams: Map<string, Upstream>,
   version: string,
-  unplanned: { name: string; error?: string }[] = [],
+  unplanned: { name: string; state: string; error?: string }[] = [],
 ): Server {
   const server = new Server({ name: 'mcp-gateway', version }, { capabilities: { tools: { listChanged: true } } });
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: namespacedTools(upstreams) }));
@@ -38,7 +38,12 @@ export function createFacade(
     const split = splitToolName(request.params.name);
     const upstream = split === undefined ? undefined : upstreams.get(split.server);
     const failed = split === undefined ? undefined : unplanned.find((f) => f.name === split.server);
-    if (failed !== undefined) return errorResult(`server ${failed.name} is failed: ${failed.error}`);
+    if (failed !== undefined)
+      return errorResult(
+        failed.state === 'pulling'
+          ? `server ${failed.name} is pulling: ${failed.error}; its tools are listed once it has started`
+          : `server ${failed.name} is failed: ${failed.error}`,
+      );
     if (split === undefined || upstream === undefined) {
       return errorResult(
         `unknown tool ${JSON.stringify(request.params.name)}: tools are named <server>${TOOL_SEPARATOR}<tool>; servers: ${[...upstreams.keys()].join(', ')}`,

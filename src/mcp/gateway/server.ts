@@ -7,8 +7,8 @@ import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { MCP_GATEWAY_PORT, MCP_PATH } from '../../contract/mcp';
 import type { Catalog } from '../catalog/schema';
 import type { ValidMcpConfig } from '../config/validate';
-import { planLaunches } from '../launch/plan';
-import { DEFAULT_IMAGES_DIR, imageResolver } from '../launch/image-dir';
+import { type LaunchPlan, planLaunches, type UnplannedServer } from '../launch/plan';
+import { DEFAULT_IMAGES_DIRS, imageResolver } from '../launch/image-dir';
 import { binResolver } from '../launch/resolve-bin';
 import { createFacade } from './facade';
 import { Upstream, type UpstreamStatus } from './upstream';
@@ -21,7 +21,7 @@ export interface GatewayOptions {
   host?: string;
   /** Directories holding node_modules with the catalog's npm servers, searched in order. */
   serversDirs: string[];
-  /** Directories holding the catalog's OCI images (`<dir>/<key>/rootfs`), searched in order. */
+  /** Directories holding the catalog's OCI images (`<dir>/<key>/rootfs`), searched in order (default DEFAULT_IMAGES_DIRS). */
   imagesDirs?: string[];
   /** A private directory for per-server working dirs and config files. */
   stateDir: string;
@@ -104,30 +104,72 @@ export async function startMcpGateway(options: GatewayOptions): Promise<RunningG
     }
   };
 
-  const plans = planLaunches(options.config, options.catalog, {
+  const planOptions = {
     node: options.node ?? process.execPath,
     resolveBin: binResolver(options.serversDirs),
-    resolveImage: imageResolver(options.imagesDirs ?? [DEFAULT_IMAGES_DIR]),
+    resolveImage: imageResolver(options.imagesDirs ?? DEFAULT_IMAGES_DIRS),
     stateDir: options.stateDir,
+  };
+  const upstreamFor = (plan: LaunchPlan) =>
+    new Upstream(plan, {
+      startTimeoutMs: options.startTimeoutMs ?? 30_000,
+      callTimeoutMs: options.callTimeoutMs ?? 300_000,
+      maxRestarts: options.maxRestarts ?? 3,
+      restartWindowMs: options.restartWindowMs ?? 60_000,
+      log,
+      onChange: () => notifyToolsChanged(),
+    });
+  const unplanned = (plan: UnplannedServer): UpstreamStatus => ({
+    name: plan.name,
+    state: plan.pulling ? 'pulling' : 'failed',
+    tools: 0,
+    pid: null,
+    restarts: 0,
+    error: plan.error,
   });
-  for (const plan of plans) {
+  for (const plan of planLaunches(options.config, options.catalog, planOptions)) {
     if ('error' in plan) {
-      failedPlans.push({ name: plan.name, state: 'failed', tools: 0, pid: null, restarts: 0, error: plan.error });
+      failedPlans.push(unplanned(plan));
       log(`${plan.name}: ${plan.error}`);
       continue;
     }
-    upstreams.set(
-      plan.name,
-      new Upstream(plan, {
-        startTimeoutMs: options.startTimeoutMs ?? 30_000,
-        callTimeoutMs: options.callTimeoutMs ?? 300_000,
-        maxRestarts: options.maxRestarts ?? 3,
-        restartWindowMs: options.restartWindowMs ?? 60_000,
-        log,
-        onChange: () => notifyToolsChanged(),
-      }),
-    );
+    upstreams.set(plan.name, upstreamFor(plan));
   }
+
+  // A server whose image is being pulled (the platform attaches it after the create answered) is planned again
+  // until its image is there (then started, its tools announced) or its pull failed.
+  const replan = async (): Promise<void> => {
+    for (const [i, waiting] of failedPlans.entries()) {
+      if (waiting.state !== 'pulling') continue;
+      const one = { servers: { [waiting.name]: options.config.servers[waiting.name] }, custom: {} } as ValidMcpConfig;
+      const [plan] = planLaunches(one, options.catalog, planOptions);
+      if (plan === undefined || ('error' in plan && plan.pulling)) continue;
+      if ('error' in plan) {
+        failedPlans[i] = unplanned(plan);
+        log(`${plan.name}: ${plan.error}`);
+        notifyToolsChanged();
+        continue;
+      }
+      failedPlans.splice(i, 1);
+      const upstream = upstreamFor(plan);
+      upstreams.set(plan.name, upstream);
+      log(`${plan.name}: its image is there; starting it`);
+      await upstream.start();
+      notifyToolsChanged();
+      return replan();
+    }
+  };
+  let replanning = false;
+  const pullWatch = setInterval(() => {
+    if (replanning || !failedPlans.some((p) => p.state === 'pulling')) return;
+    replanning = true;
+    replan()
+      .catch((err: unknown) => log(`planning a pulled image failed: ${(err as Error).message}`))
+      .finally(() => {
+        replanning = false;
+      });
+  }, 250);
+  pullWatch.unref();
 
   const status = (): GatewayStatus => {
     const servers = [...failedPlans, ...[...upstreams.values()].map((u) => u.status())];
@@ -239,6 +281,7 @@ export async function startMcpGateway(options: GatewayOptions): Promise<RunningG
     status,
     close: async () => {
       clearInterval(sweep);
+      clearInterval(pullWatch);
       for (const s of sessions.values()) await s.transport.close().catch(() => undefined);
       sessions.clear();
       server.closeAllConnections();

@@ -10,7 +10,7 @@ import type { LaunchPlan } from '../launch/plan';
 import { Tail } from './tail';
 import { sleep } from '../../util/poll';
 
-export type UpstreamState = 'starting' | 'ready' | 'restarting' | 'failed' | 'stopped';
+export type UpstreamState = 'pulling' | 'starting' | 'ready' | 'restarting' | 'failed' | 'stopped';
 
 export interface UpstreamStatus {
   name: string;

@@ -12,6 +12,18 @@ import { IMAGE_REF } from '../catalog/schema';
 export const DEFAULT_IMAGES_DIR = '/opt/mcp-images';
 
 /**
+ * Where the platform attaches images it pulls after the create answered (the runtime's attach dir): `<key>/pulling`
+ * (the reference) while the pull runs, then `<key>/rootfs` and `<key>/image.json`, or `<key>/error`.
+ */
+export const ATTACHED_IMAGES_DIR = '/run/mcp-images';
+
+/** The directories the gateway looks in, in order. */
+export const DEFAULT_IMAGES_DIRS = [DEFAULT_IMAGES_DIR, ATTACHED_IMAGES_DIR];
+
+/** An image that is being pulled: not there yet, not failed either. */
+export class ImagePulling extends Error {}
+
+/**
  * A template's request to its builder: the image references (one a line) whose filesystems the build is to place under
  * DEFAULT_IMAGES_DIR, so sandboxes of the template need no pull. `mcp-gateway pull` and the mcp-gateway template
  * append to it; the kit's template builder reads it at the end of a build (platform/sandboxes/mcp-images.ts).
@@ -82,6 +94,7 @@ export function imageResolver(dirs: string[]) {
           reason = fs.readFileSync(path.join(base, 'error'), 'utf8').trim();
         } catch {}
         if (reason) throw new Error(`image ${ref} could not be fetched: ${reason}`);
+        if (fs.existsSync(path.join(base, 'pulling'))) throw new ImagePulling(`image ${ref} is being pulled`);
         continue;
       }
       const rootfs = path.join(base, 'rootfs');

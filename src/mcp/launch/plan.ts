@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import type { Catalog, CatalogEntry, CatalogProperty } from '../catalog/schema';
 import type { CustomServer, ValidMcpConfig } from '../config/validate';
-import type { ResolvedImage } from './image-dir';
+import { ImagePulling, type ResolvedImage } from './image-dir';
 import { fill, fillArgs, fillRecord } from './template';
 
 /** How to start one server: the process, its extra env, files to write first (0600) and a command to run before. */
@@ -143,21 +143,24 @@ function customPlan(name: string, server: CustomServer, options: PlanOptions): L
   };
 }
 
+/** A server with no plan: why, and whether only because its image is still being pulled (planned again later). */
+export interface UnplannedServer {
+  name: string;
+  error: string;
+  pulling?: boolean;
+}
+
 /**
  * Turns a validated config into launch plans, one per server, in config order (catalog servers, then custom).
  * Pure apart from `resolveBin`; a server whose package is not installed gets a plan whose failure is reported.
  */
-export function planLaunches(
-  config: ValidMcpConfig,
-  catalog: Catalog,
-  options: PlanOptions,
-): (LaunchPlan | { name: string; error: string })[] {
-  const plans: (LaunchPlan | { name: string; error: string })[] = [];
+export function planLaunches(config: ValidMcpConfig, catalog: Catalog, options: PlanOptions): (LaunchPlan | UnplannedServer)[] {
+  const plans: (LaunchPlan | UnplannedServer)[] = [];
   for (const [name, values] of Object.entries(config.servers)) {
     try {
       plans.push(catalogPlan(name, catalog[name], values, options));
     } catch (err) {
-      plans.push({ name, error: (err as Error).message });
+      plans.push({ name, error: (err as Error).message, ...(err instanceof ImagePulling ? { pulling: true } : {}) });
     }
   }
   for (const [name, server] of Object.entries(config.custom)) plans.push(customPlan(name, server, options));
