@@ -317,6 +317,9 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
     const swept = await teams.ledger.sweepHere((hold) => alive.has(hold) || hold.startsWith('bytes:'));
     if (swept > 0) log(`gave back ${swept} quota hold(s) of sandboxes or builds that a stop cut short`);
     sandboxes.startWarmPool();
+    // What sandboxes write into volumes reaches their teams' stored bytes (volumes/service.ts).
+    volumes.start();
+    cleanups.push(() => volumes.stop());
 
     // Unused layers, uploads and pulled images go (docs/templates.md#storage): periodically, and on POST /admin/gc.
     const gc = { ...defaultGcSettings(), ...options.gc };
@@ -387,7 +390,7 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
         ...volumeRoutes(volumes),
         ...volumeContentRoutes(volumes),
         ...(collector ? storageRoutes(collector) : []),
-        ...(tenancy ? teamRoutes({ ...teams, holdings }) : []),
+        ...(tenancy ? teamRoutes({ ...teams, holdings, measure: (teamID) => volumes.measureTeam(teamID) }) : []),
       ],
       apiKeys,
       ...(tenancy ? { audit: (entry: AuditEntry) => teams.audit.record(entry) } : {}),

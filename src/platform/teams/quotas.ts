@@ -36,6 +36,18 @@ for name, amount in pairs(cjson.decode(hold).amounts) do redis.call('HINCRBY', K
 return redis.call('HGET', KEYS[1], 'sandboxes') or '0'
 `;
 
+/** Sets a hold to what was measured, whatever the quota: {'ok'} or {'no-team'}. ARGV: teamID, holdID, hold JSON, then name/amount pairs. */
+const SET_HOLD = `
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then return {'no-team'} end
+local old = redis.call('HGET', KEYS[3], ARGV[2])
+if old then
+  for name, amount in pairs(cjson.decode(old).amounts) do redis.call('HINCRBY', KEYS[2], name, '-' .. amount) end
+end
+for i = 4, #ARGV, 2 do redis.call('HINCRBY', KEYS[2], ARGV[i], ARGV[i + 1]) end
+redis.call('HSET', KEYS[3], ARGV[2], ARGV[3])
+return {'ok'}
+`;
+
 /** Sets the given quotas (null removes one) unless a held one would fall below current use: {'ok'} or {'below', quota, used}. */
 const SET_QUOTAS = `
 local text = redis.call('HGET', KEYS[1], ARGV[1])
@@ -91,6 +103,7 @@ export class QuotaLedger {
     redis.defineCommand('skitReserve', { numberOfKeys: 3, lua: RESERVE });
     redis.defineCommand('skitRelease', { numberOfKeys: 2, lua: RELEASE });
     redis.defineCommand('skitSetQuotas', { numberOfKeys: 2, lua: SET_QUOTAS });
+    redis.defineCommand('skitSetHold', { numberOfKeys: 3, lua: SET_HOLD });
   }
 
   private command(name: string): Run {
@@ -118,6 +131,33 @@ export class QuotaLedger {
     if (result[0] === 'no-team') throw new ApiError(404, `team ${JSON.stringify(teamID)} not found`);
     const quota = result[1] as HeldQuota;
     throw quotaExceeded(quota, Number(result[2]), Number(result[3]), amounts[quota] ?? 0);
+  }
+
+  /**
+   * Sets a hold to a measured amount with no quota check: what a volume's disk holds is a fact (its sandboxes wrote
+   * it), not a request. The team may be over its quota afterwards; overQuota tells, and what asks for more is refused.
+   */
+  async setHold(teamID: string, hold: HoldID, amounts: Amounts): Promise<void> {
+    const pairs = Object.entries(amounts).filter(([, v]) => v !== undefined && v !== 0);
+    const record: Hold = { host: this.host, amounts: Object.fromEntries(pairs.map(([k, v]) => [k, String(v)])) };
+    await this.command('skitSetHold')(
+      this.k.teams,
+      this.k.usage(teamID),
+      this.k.held(teamID),
+      teamID,
+      hold,
+      JSON.stringify(record),
+      ...pairs.flatMap(([k, v]) => [k, String(v)]),
+    );
+  }
+
+  /** The quota and the team's use of it when the use is above it (a measured hold can take it there), else undefined. */
+  async overQuota(teamID: string, quota: HeldQuota): Promise<{ limit: number; used: number } | undefined> {
+    const text = await this.redis.hget(this.k.teams, teamID);
+    const limit = text ? (JSON.parse(text) as { quotas?: Quotas }).quotas?.[quota] : undefined;
+    if (limit === undefined || limit === null) return undefined;
+    const used = Number((await this.redis.hget(this.k.usage(teamID), quota)) ?? 0);
+    return used > limit ? { limit, used } : undefined;
   }
 
   /** Gives a hold back; false when it was already given back. */

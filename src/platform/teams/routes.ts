@@ -20,6 +20,8 @@ export interface TeamServices {
   metrics: TeamMetrics;
   /** What a team still has that deleting it would orphan (e.g. "2 templates"), or undefined when nothing. */
   holdings(teamID: string): Promise<string | undefined>;
+  /** Brings what the ledger holds for the team's stored bytes up to date before it is shown (volumes written from sandboxes). */
+  measure?(teamID: string): Promise<void>;
 }
 
 const createTeamBody = z.object({ name: nameSchema, quotas: quotaSchema.default({}) }).strict();
@@ -75,6 +77,7 @@ function interval(q: { start?: number; end?: number }): { startMs: number; endMs
 }
 
 async function teamView(s: TeamServices, team: Team) {
+  await s.measure?.(team.teamID);
   return { ...team, usage: await s.ledger.usage(team.teamID) };
 }
 

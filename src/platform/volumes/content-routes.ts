@@ -90,9 +90,10 @@ export function volumeContentRoutes(volumes: VolumeService): Route[] {
       path: `${base}/dir`,
       auth: 'none',
       handler: async (req) => {
-        const { tree } = await open(req);
+        const { record, tree } = await open(req);
         const q = validate(writeQuerySchema, queryObject(req.query), 'query');
         const parts = answering(() => pathComponents(q.path));
+        await volumes.checkStorage(record.teamID);
         answering(() => tree.mkdir(parts, own(q, true), q.force === true));
         return { status: 201, body: stat(tree, parts) };
       },
@@ -140,7 +141,7 @@ export function volumeContentRoutes(volumes: VolumeService): Route[] {
         const q = validate(pathQuerySchema, queryObject(req.query), 'query');
         const parts = answering(() => pathComponents(q.path));
         answering(() => tree.remove(parts));
-        await volumes.account(record, await volumes.usage(record.volumeID));
+        await volumes.account(record, await volumes.usage(record.volumeID), false);
         return { status: 204 };
       },
     },
@@ -169,6 +170,8 @@ export function volumeContentRoutes(volumes: VolumeService): Route[] {
         const q = validate(writeQuerySchema, queryObject(req.query), 'query');
         const parts = answering(() => pathComponents(q.path));
         const owner = own(q, false);
+        // The team's other volumes as they are now (their sandboxes may have written them), so the check below is true.
+        await volumes.measureTeam(record.teamID);
         const before = await volumes.usage(record.volumeID);
         const temp = answering(() => tree.createTemp(parts, owner, `.sandbox-kit-write-${randomText(LOWER_ALNUM, 12)}`));
         const replaced = temp.existing?.isFile() ? temp.existing.blocks * 512 : 0;

@@ -10,6 +10,13 @@
  * ENOSPC and the host gives the volume at most that; the file API works on the same mount. Mounted when first used
  * after a start (a host reboot unmounts it), unmounted at the platform's shutdown. Without (a fleet's shared file
  * system, which several hosts mount at once and an ext4 image must not be), only the file API is bounded.
+ *
+ * What a volume holds counts against its team's stored bytes as measured, writes from sandboxes included: with
+ * disks its disk's used blocks (one statfs, so cheap enough for every request), measured for the team's mounted
+ * volumes before a sandbox create that mounts one, a volume create, a file API write and the team's reported usage,
+ * every minute, and at the shutdown's unmount. A team found over its quota gets 429 for those until it frees room.
+ * Without disks a measurement walks the files (du on the shared file system): only the periodic one does, for the
+ * volumes this host's running sandboxes mount; a volume found over its size is not mounted by new sandboxes.
  */
 import * as fs from 'node:fs';
 import { join } from 'node:path';
@@ -59,19 +66,32 @@ export interface VolumeServiceOptions {
   maxBytes?: number;
   /** Each volume a disk of maxBytes (rounded up to a MiB), so writes from sandboxes are bounded too; see above. */
   disks?: boolean;
-  /** A volume's size (as of its last change through the file API) is held of its team's stored bytes. */
+  /** A volume's size (as last measured) is held of its team's stored bytes. */
   ledger?: QuotaLedger;
   now?: () => number;
 }
 
+/** How often the volumes in use are measured (see above). */
+export const MEASURE_EVERY_MS = 60_000;
+
 export function volumeNotFound(ref: string): ApiError {
   return new ApiError(404, `volume ${JSON.stringify(ref)} not found`);
+}
+
+/** The 429 of a team whose stored bytes, as measured, are above its quota. */
+export function storedBytesOver(limit: number, used: number): ApiError {
+  return new ApiError(
+    429,
+    `quota exceeded: stored bytes (templateBytes) is ${limit} for this team, which holds ${used} now (templates, snapshots, and its volumes as their disks hold them, writes from sandboxes included): remove files or delete a volume or snapshot first; nothing was made`,
+  );
 }
 
 export class VolumeService implements VolumeResolver {
   readonly mapping: IdMapping;
   readonly maxBytes: number;
   private readonly now: () => number;
+  private timer: NodeJS.Timeout | undefined;
+  private measuring: Promise<void> | undefined;
 
   constructor(private readonly o: VolumeServiceOptions) {
     this.mapping = o.idMapping ?? DEFAULT_ID_MAPPING;
@@ -101,6 +121,7 @@ export class VolumeService implements VolumeResolver {
   }
 
   async create(name: string, teamID: string): Promise<VolumeRecord> {
+    await this.checkStorage(teamID);
     const volumeID = newSandboxID();
     const record: VolumeRecord = { volumeID, name, teamID, createdAt: new Date(this.now()).toISOString(), token: newAccessToken() };
     fs.mkdirSync(this.o.dir, { recursive: true, mode: 0o700 });
@@ -136,10 +157,15 @@ export class VolumeService implements VolumeResolver {
 
   /** The shutdown: every volume's disk unmounted (no sandbox is left to use one), the volumes dir's own mount too. */
   async unmountAll(): Promise<void> {
+    await this.stop();
     if (!this.o.disks || !fs.existsSync(this.o.dir)) return;
     for (const entry of fs.readdirSync(this.o.dir)) {
       const dir = this.dirOf(entry);
-      if (hasSandboxDisk(dir)) await unmountSandboxDisk(dir);
+      if (!hasSandboxDisk(dir)) continue;
+      // Its last measurement: unmounted, nothing writes it until it is mounted again.
+      const record = isMountPoint(dir) ? await this.o.store.get(entry) : undefined;
+      if (record && !record.destroying) await this.measure(record).catch(() => undefined);
+      await unmountSandboxDisk(dir);
     }
     await releaseDataDir(this.o.dir);
   }
@@ -191,11 +217,18 @@ export class VolumeService implements VolumeResolver {
       if (!record || record.destroying)
         throw new ApiError(404, `volumeMounts: volume ${JSON.stringify(m.name)} not found in this team; create it first`);
       const source = this.dirOf(record.volumeID);
+      if (!this.o.disks && (record.heldBytes ?? 0) > this.maxBytes)
+        throw new ApiError(
+          507,
+          `volumeMounts: volume ${JSON.stringify(m.name)} holds ${record.heldBytes} bytes, over its limit of ${this.maxBytes} (as last measured): remove files through the file API first`,
+        );
       await this.mounted(record.volumeID);
       if (!fs.statSync(source, { throwIfNoEntry: false })?.isDirectory())
         throw new ApiError(500, `volume ${JSON.stringify(m.name)} has no directory at ${source} (is the volumes file system mounted?)`);
       out.push({ name: m.name, path: m.path, volumeID: record.volumeID, source });
     }
+    // Mounted, the sandbox could write the team past its stored bytes: not while it is there already.
+    await this.checkStorage(teamID);
     return out;
   }
 
@@ -224,26 +257,101 @@ export class VolumeService implements VolumeResolver {
     return s.bavail * s.bsize;
   }
 
-  /** Bytes the volume's files take on disk now (allocated blocks, one file system). */
-  usage(volumeID: string): Promise<number> {
-    return allocatedBytes(this.dirOf(volumeID));
+  /**
+   * Bytes the volume takes now. With disks: its disk's used blocks (statfs; delayed allocations count, so no sync is
+   * needed), which are what its files take plus one block of the file system's own. Without: its files' (du).
+   */
+  async usage(volumeID: string): Promise<number> {
+    const dir = this.dirOf(volumeID);
+    if (!this.o.disks) return allocatedBytes(dir);
+    // Unmounted, statfs would tell the volumes dir's file system.
+    if (!isMountPoint(dir)) throw new Error(`volume ${volumeID}: its disk is not mounted, so it cannot be measured`);
+    const s = fs.statfsSync(dir);
+    return (s.blocks - s.bfree) * s.bsize;
   }
 
-  /** Holds `bytes` of the team's stored bytes for the volume (instead of what it held): 429, holding the old amount, when over. */
-  async account(record: VolumeRecord, bytes: number): Promise<void> {
+  /** Measures the volume and holds that of its team's stored bytes, whatever the quota (see setHold). Returns the bytes. */
+  async measure(record: VolumeRecord): Promise<number> {
+    const bytes = await this.usage(record.volumeID);
+    await this.hold(record, bytes);
+    return bytes;
+  }
+
+  private async hold(record: VolumeRecord, bytes: number): Promise<void> {
+    await this.o.ledger?.setHold(record.teamID, `bytes:volume:${record.volumeID}`, { templateBytes: bytes });
+    const now = await this.o.store.get(record.volumeID);
+    if (now && !now.destroying && now.heldBytes !== bytes) await this.o.store.put({ ...now, heldBytes: bytes });
+  }
+
+  /** With disks: the team's volumes whose disk is mounted (only those can have changed since), measured now. */
+  async measureTeam(teamID: string): Promise<void> {
+    if (!this.o.disks || !this.o.ledger) return;
+    for (const record of await this.o.store.all())
+      if (record.teamID === teamID && !record.destroying && isMountPoint(this.dirOf(record.volumeID))) await this.measure(record);
+  }
+
+  /** 429 when the team's stored bytes, its mounted volumes measured now, are above its quota. */
+  async checkStorage(teamID: string): Promise<void> {
     const ledger = this.o.ledger;
     if (!ledger) return;
+    await this.measureTeam(teamID);
+    const over = await ledger.overQuota(teamID, 'templateBytes');
+    if (over) throw storedBytesOver(over.limit, over.used);
+  }
+
+  /**
+   * Every volume in use measured: with disks each mounted one; without, those this host's running sandboxes mount
+   * (du on the shared file system, one at a time). One pass at a time; a volume that fails is tried next time.
+   */
+  measureInUse(): Promise<void> {
+    this.measuring ??= (async () => {
+      const inUse = this.o.disks
+        ? undefined
+        : new Set(
+            (await this.o.sandboxes()).filter((s) => s.state === 'running').flatMap((s) => (s.volumeMounts ?? []).map((m) => m.volumeID)),
+          );
+      for (const record of await this.o.store.all()) {
+        if (record.destroying) continue;
+        const used = inUse ? inUse.has(record.volumeID) : isMountPoint(this.dirOf(record.volumeID));
+        if (used) await this.measure(record).catch(() => undefined);
+      }
+    })().finally(() => {
+      this.measuring = undefined;
+    });
+    return this.measuring;
+  }
+
+  /** Measures the volumes in use every `everyMs` until stop(). */
+  start(everyMs = MEASURE_EVERY_MS): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = setInterval(() => void this.measureInUse(), everyMs);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    await this.measuring;
+  }
+
+  /**
+   * Holds `bytes` of the team's stored bytes for the volume (instead of what it held). With `ask` (a write adding to
+   * it): 429 when that takes the team over its quota, the hold kept as measured before. Without (a removal): as is.
+   */
+  async account(record: VolumeRecord, bytes: number, ask = true): Promise<void> {
+    const ledger = this.o.ledger;
+    if (!ledger) return;
+    if (!ask) return this.hold(record, bytes);
     const hold = `bytes:volume:${record.volumeID}` as const;
     const before = (await this.o.store.get(record.volumeID))?.heldBytes ?? 0;
     await ledger.release(record.teamID, hold);
     try {
       await ledger.reserve(record.teamID, hold, { templateBytes: bytes });
     } catch (err) {
-      await ledger.reserve(record.teamID, hold, { templateBytes: before }).catch(() => undefined);
+      await ledger.setHold(record.teamID, hold, { templateBytes: before });
       throw err;
     }
-    const now = await this.o.store.get(record.volumeID);
-    if (now) await this.o.store.put({ ...now, heldBytes: bytes });
+    await this.hold(record, bytes);
   }
 
   /** An id inside the sandboxes (0..size-1) as the host's; 400 outside the range. */

@@ -223,6 +223,57 @@ test("the size limit and the team's stored bytes bound writes through the file A
   expect(await sdk.volume('destroy', mine.volumeId, small)).toBe(true);
 });
 
+test("what a sandbox writes into its volume counts against its team's stored bytes: over the quota, writes, mounts and volume creates are refused until room is made", async () => {
+  const QUOTA = 8 * MiB;
+  await admin('POST', '/admin/teams', { name: 'vol-inside', quotas: { templateBytes: QUOTA } });
+  const key = (await admin('POST', '/admin/keys', { team: 'vol-inside', name: 'k' })).key as string;
+  const team = { ...opts, apiKey: key };
+  const stored = async () => {
+    const teams = (await adminCall(opts, 'GET', '/admin/teams', undefined)) as unknown as Array<{
+      name: string;
+      usage: { templateBytes: number };
+    }>;
+    return teams.find((t) => t.name === 'vol-inside')?.usage.templateBytes as number;
+  };
+  const vol = await sdk.volume<{ volumeId: string }>('create', 'inside', team);
+  const s = await sdk.create('base', { ...team, volumeMounts: { '/data': 'inside' } });
+
+  // Written inside only, no file API call: the team's usage shows it (the volume's disk, measured when asked).
+  await run(s.sandboxId, 'head -c 3145728 /dev/urandom > /data/a.bin');
+  const afterA = await stored();
+  expect(afterA).toBeGreaterThanOrEqual(3 * MiB);
+  expect(afterA).toBeLessThan(4 * MiB);
+  // Under the quota: the file API writes.
+  await sdk.volumeCall(vol.volumeId, 'writeFile', '/api.bin', 'x'.repeat(MiB));
+
+  // The volume has room, the team does not: the sandbox's write lands, and the team is over its quota.
+  await run(s.sandboxId, 'head -c 6291456 /dev/urandom > /data/b.bin');
+  expect(await stored()).toBeGreaterThan(QUOTA);
+  const over = /quota exceeded: stored bytes \(templateBytes\) is 8388608 for this team/;
+  await expect(sdk.volumeCall(vol.volumeId, 'writeFile', '/more.bin', 'm')).rejects.toThrow(over);
+  expect(await sdk.volumeCall(vol.volumeId, 'exists', '/more.bin')).toBe(false);
+  await expect(sdk.volumeCall(vol.volumeId, 'makeDir', '/newdir')).rejects.toThrow(over);
+  expect(await sdk.volumeCall(vol.volumeId, 'exists', '/newdir')).toBe(false);
+  await expect(sdk.volume('create', 'second', team)).rejects.toThrow(over);
+  expect(await sdk.volume('list', team)).toEqual([{ volumeId: vol.volumeId, name: 'inside' }]);
+  const before = (await platform.sandboxes.all()).length;
+  await expect(sdk.create('base', { ...team, volumeMounts: { '/data': 'inside' } })).rejects.toThrow(over);
+  expect((await platform.sandboxes.all()).length).toBe(before);
+  // Another team is not held to this team's quota.
+  const elsewhere = await sdk.volume<{ volumeId: string }>('create', 'inside', opts);
+  expect(await sdk.volume('destroy', elsewhere.volumeId, opts)).toBe(true);
+
+  // Room made inside is room again, at once.
+  await run(s.sandboxId, 'rm /data/b.bin');
+  expect(await stored()).toBeLessThan(QUOTA);
+  await sdk.volumeCall(vol.volumeId, 'writeFile', '/more.bin', 'm');
+  const t = await sdk.create('base', { ...team, volumeMounts: { '/v': 'inside' } });
+  expect(await run(t.sandboxId, 'cat /v/more.bin')).toBe('m');
+  for (const id of [s.sandboxId, t.sandboxId]) expect(await sdk.call(id, 'kill')).toBe(true);
+  expect(await sdk.volume('destroy', vol.volumeId, team)).toBe(true);
+  expect(await stored()).toBe(0);
+});
+
 test("within its size a sandbox writes its volume, and the file API reads the same bytes; df in the sandbox shows the volume's size", async () => {
   const vol = await sdk.volume<{ volumeId: string }>('create', 'roomy', opts);
   const s = await sdk.create('base', { ...opts, volumeMounts: { '/data': 'roomy' } });
