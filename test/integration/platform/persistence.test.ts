@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import type { RunningGateway } from '../../../src/gateway';
 import type { PlatformOnHost } from '../../../src/platform/on-host';
 import type { AgentPayload } from '../../../src/runtime/agent-payload';
+import { hostCgroupMounts } from '../../../src/runtime/cgroups';
 import { baseRootfs, freshAgentPayload, ROOTFS_TIMEOUT_MS } from '../runtime/helpers/common';
 import { SdkDriver } from './helpers/sdk-driver';
 import { adminCall, startPlatformAndGateway, sandboxTraces } from './helpers/platform-and-gateway';
@@ -107,8 +108,25 @@ function memoryCharged(sandboxID: string): { bytes: number; pids: number[] } | u
   return undefined;
 }
 
-test('pause to disk frees what the sandbox held in memory: the memory cgroup it was charged to and the process holding it are gone', async () => {
+/**
+ * Bytes charged to every sandbox of this platform together: the memory cgroup all of them are children of, hierarchical
+ * (cgroup v2 memory.current, v1 memory.usage_in_bytes). Only this file's sandboxes are in it, one test at a time, so
+ * other work on the host does not move it as it moves the host's MemAvailable.
+ */
+function platformMemory(): number {
+  for (const m of hostCgroupMounts()) {
+    const dir = join(m.mountPoint, `sandbox-kit-${platform.instance}`);
+    for (const file of ['memory.current', 'memory.usage_in_bytes'])
+      if (fs.existsSync(join(dir, file))) return Number(fs.readFileSync(join(dir, file), 'utf8').trim());
+  }
+  throw new Error(`no memory cgroup sandbox-kit-${platform.instance} under the host's cgroup mounts`);
+}
+
+test('pause to disk frees what the sandbox held in memory: its memory cgroup and the process holding it are gone, the platform holds 200 MiB less; connect starts it again with its files', async () => {
+  // A second sandbox keeps the platform's cgroup there (the runtime removes it with the last sandbox).
+  const keeper = await sdk.create('base', opts);
   const s = await sdk.create('base', opts);
+  await sdk.call(s.sandboxId, 'files.write', '/home/user/kept.txt', 'on its disk');
   const MiB = 1024 * 1024;
   // 200 MiB of touched memory, held by a process that sleeps.
   await run(s.sandboxId, `setsid python3 -c 'import time; b = b"x" * (200 * 1024 * 1024); time.sleep(600)' > /dev/null 2>&1 < /dev/null &`);
@@ -125,13 +143,28 @@ test('pause to disk frees what the sandbox held in memory: the memory cgroup it 
     }
   });
   expect(holder).toBeDefined();
+  const before = platformMemory();
+  expect(before).toBeGreaterThanOrEqual(200 * MiB);
 
   expect(await sdk.call(s.sandboxId, 'pause', { keepMemory: false })).toBe(true);
   expect(memoryCharged(s.sandboxId)).toBeUndefined();
   onlyFilesLeft(s.sandboxId);
   const gone = !fs.existsSync(`/proc/${holder}`) || /\) Z /.test(fs.readFileSync(`/proc/${holder}/stat`, 'utf8'));
   expect(gone).toBe(true);
-  expect(await sdk.call(s.sandboxId, 'kill')).toBe(true);
+  // The 200 MiB went back to the host: the sandboxes' common cgroup holds at least 150 MiB less (the rest is slack for
+  // the page cache a removed cgroup hands to its parent).
+  expect(before - platformMemory()).toBeGreaterThanOrEqual(150 * MiB);
+
+  // Resumed: the same sandbox from its files (a reboot: the process that held the memory is not started again).
+  await sdk.connect(s.sandboxId, opts);
+  expect(await sdk.call(s.sandboxId, 'files.read', '/home/user/kept.txt')).toBe('on its disk');
+  // ("[.]": the shell running this has the pattern in its own command line, not a match of it.)
+  expect(await run(s.sandboxId, "cat /proc/[0-9]*/cmdline 2>/dev/null | tr '\\0' ' ' | grep -c 'time[.]sleep(600)' || true")).toBe('0\n');
+  expect(await sdk.call<{ sandboxId: string; state: string }>(s.sandboxId, 'getInfo')).toMatchObject({
+    sandboxId: s.sandboxId,
+    state: 'running',
+  });
+  for (const id of [s.sandboxId, keeper.sandboxId]) expect(await sdk.call(id, 'kill')).toBe(true);
 });
 
 test('a disk-paused sandbox with autoResume is started again by its first request through the gateway', async () => {
