@@ -14,6 +14,11 @@ export interface VolumeStorageArgs {
  * with a mount target in each of the fleet's subnets. Every sandbox host mounts it at the same path
  * (renderSandboxCloudInit, `volumesFileSystem`), so a volume is a directory on it and a sandbox on any host mounts
  * any volume; nothing of the kit replicates it.
+ *
+ * EFS has no per-directory quota, so a volume's size is not enforced by the kernel here as on one host (a loop
+ * image each): the platform measures the volumes that running sandboxes mount (du, once a minute) and refuses new
+ * mounts over the size, file API writes over it, and creates over the team's stored bytes; writes from sandboxes
+ * already running are not stopped (docs/volumes.md#size has the table).
  */
 export class VolumeStorage extends pulumi.ComponentResource {
   readonly fileSystemId: pulumi.Output<string>;
