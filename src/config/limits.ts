@@ -22,6 +22,11 @@ export const limitFields = {
   cpuOvercommit: fraction(0.1, 1000, 'a number from 0.1 to 1000')
     .default(32)
     .describe("The CPU quotas of all running sandboxes together may reach the host's CPUs times this."),
+  diskOvercommit: fraction(0.1, 100, 'a number from 0.1 to 100')
+    .default(1)
+    .describe(
+      "The disks of all sandboxes (running, paused or stopped), build steps and volumes on the data root together may reach its size times this; a create past it is refused (429) naming this key. The disks are sparse, so 1 costs nothing until they are written; above 1 they could fill the data root together, which fails every sandbox, build and the platform's own files at once.",
+    ),
   diskDefaultMB: integer(64, 1_048_576, 'a size in MB, an integer from 64 to 1048576')
     .default(1024)
     .describe(
@@ -75,6 +80,7 @@ export const LIMIT_FLAGS: Readonly<Record<keyof SandboxLimits, string>> = {
   consoleLogBytes: 'console-log-bytes',
   memoryOvercommit: 'memory-overcommit',
   cpuOvercommit: 'cpu-overcommit',
+  diskOvercommit: 'disk-overcommit',
   diskDefaultMB: 'disk-default-mb',
   diskMaxMB: 'disk-max-mb',
   templateMaxMemoryMB: 'template-max-memory-mb',

@@ -78,6 +78,11 @@ export interface TemplateMount {
   storage?: TemplateStorage;
 }
 
+/** Where the volumes live: `volumesDir`, else <stateDir>/volumes. */
+export function volumesDirOf(options: { stateDir: string; volumesDir?: string }): string {
+  return options.volumesDir ?? join(options.stateDir, 'volumes');
+}
+
 export interface PlatformOptions {
   /** Where the platform keeps its Redis data, API key file and anything else of its own. */
   stateDir: string;
@@ -265,7 +270,7 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
       // In a fleet every host mounts the same volumes, so their records live in the shared Redis.
       store: new VolumeStore(shared ?? redis),
       sandboxes: () => sandboxStore.all(),
-      dir: options.volumesDir ?? join(options.stateDir, 'volumes'),
+      dir: volumesDirOf(options),
       ...(options.volumeMaxBytes !== undefined ? { maxBytes: options.volumeMaxBytes } : {}),
       disks: options.volumeDisks ?? options.fleet === undefined,
       ...(tenancy ? { ledger: teams.ledger } : {}),

@@ -26,6 +26,7 @@ import type { Resources } from '../runtime/admission';
 import { LOWER_ALNUM, randomText } from '../util/random-text';
 import {
   startPlatform,
+  volumesDirOf,
   type FleetOptions,
   type PlatformContext,
   type PlatformOptions,
@@ -118,6 +119,7 @@ export interface PlatformLimits {
   consoleLogBytes: number;
   memoryOvercommit: number;
   cpuOvercommit: number;
+  diskOvercommit: number;
   diskDefaultMB: number;
   diskMaxMB: number;
   templateMaxMemoryMB: number;
@@ -201,7 +203,10 @@ export async function startPlatformOnHost(options: PlatformOnHostOptions): Promi
     admission: {
       ...(limits.memoryOvercommit !== undefined ? { memoryOvercommit: limits.memoryOvercommit } : {}),
       ...(limits.cpuOvercommit !== undefined ? { cpuOvercommit: limits.cpuOvercommit } : {}),
+      ...(limits.diskOvercommit !== undefined ? { diskOvercommit: limits.diskOvercommit } : {}),
     },
+    // The volumes' disks count against the data root too where they share its file system.
+    diskDirs: [volumesDirOf(options)],
     ...(options.admissionCapacity ? { capacity: options.admissionCapacity } : {}),
     disks: options.disks !== false,
     diskMB,
@@ -242,7 +247,7 @@ export async function startPlatformOnHost(options: PlatformOnHostOptions): Promi
       log,
       pendingTemplates: options.pendingTemplates,
       ...pausedPolicy(options),
-      ...(options.volumesDir !== undefined ? { volumesDir: options.volumesDir } : {}),
+      volumesDir: volumesDirOf(options),
       ...(options.volumeMaxBytes !== undefined
         ? { volumeMaxBytes: options.volumeMaxBytes }
         : limits.volumeMaxMB !== undefined

@@ -29,6 +29,8 @@ export function checkSandboxID(id: string): string {
 /** Default roots: runtime state is volatile (/run); upper dirs are on disk. */
 export const DEFAULT_STATE_ROOT = '/run/sandbox-kit/runtime';
 export const DEFAULT_DATA_ROOT = '/var/lib/sandbox-kit/runtime';
+/** The build steps' scratch (bundles, disks): this directory in an instance's data dir (step-executor.ts). */
+export const STEPS_DATA_DIR = '.steps';
 
 export interface InstancePaths {
   instance: string;

@@ -23,6 +23,8 @@ import { containerNofile } from './host-limits';
 import { DEFAULT_ID_MAPPING, shiftedLayer, type IdMapping } from './id-shift';
 import {
   DEFAULT_DISK_MB,
+  diskImagesMB,
+  fileSystemMB,
   hasSandboxDisk,
   makeSandboxDisk,
   mountSandboxDisk,
@@ -32,7 +34,15 @@ import {
   unmountSandboxDisk,
 } from './sandbox-disk';
 import { releaseUserNamespace } from './userns';
-import { cgroupsPathOf, checkInstanceName, checkSandboxID, instancePaths, sandboxPaths, type InstancePaths } from './instance';
+import {
+  cgroupsPathOf,
+  checkInstanceName,
+  checkSandboxID,
+  instancePaths,
+  sandboxPaths,
+  STEPS_DATA_DIR,
+  type InstancePaths,
+} from './instance';
 import { OciCli, STAGED_ROOTFS, stagedBind, type OciState } from './oci-cli';
 import { renderOciConfig } from './oci-config';
 import { bindChrootProcs, chrootDirProblem } from './chroot-proc';
@@ -72,8 +82,13 @@ export interface OciRuntimeOptions {
   resolvConf?: string;
   /** Overcommit of the host's memory and CPUs (admission.ts); default memory 1, CPUs 4. */
   admission?: Partial<AdmissionLimits>;
-  /** The capacity admission compares with; default this host's memory and CPUs. */
+  /** The capacity admission compares with; default this host's memory and CPUs, and the data root's size. */
   capacity?: Resources;
+  /**
+   * Other directories whose disk images count against the data root (admission.ts) when they lie on its file
+   * system: the volumes'. The sandboxes' and the build steps' are counted always.
+   */
+  diskDirs?: string[];
   /** Cap of each sandbox's console log (console-log.ts); default 1 MiB. */
   consoleLogBytes?: number;
   /** Default true: user namespace and seccomp profile. false only for the benchmark measuring their cost. */
@@ -145,8 +160,8 @@ export class OciSandboxRuntime implements SandboxRuntime {
   private readonly ends = new EndWatch();
   private readonly admission: AdmissionLimits;
   private readonly capacity: Resources;
-  /** Requests admitted whose config.json is not written yet. */
-  private readonly pending: Resources = { memoryMB: 0, cpuCount: 0 };
+  /** Requests admitted whose config.json (disk image) is not written yet. */
+  private readonly pending: Resources = { memoryMB: 0, cpuCount: 0, diskMB: 0 };
   private inFlight = 0;
   /** Read once: the hierarchies do not change while the platform runs. */
   private mounts: CgroupMount[] | undefined;
@@ -196,11 +211,16 @@ export class OciSandboxRuntime implements SandboxRuntime {
       throw new Error(`cannot create sandbox ${id}: it already exists (${p.bundle})`);
     const hardened = this.options.hardened !== false;
     const mapping = this.options.idMapping ?? DEFAULT_ID_MAPPING;
-    const request = { memoryMB: spec.memoryMB, cpuCount: spec.cpuCount };
-    const problem = admissionProblem(request, this.committed(id), this.capacity, this.admission);
+    const disks = this.options.disks !== false;
+    const diskMB = spec.diskMB ?? this.options.diskMB ?? DEFAULT_DISK_MB;
+    // A restart mounts the disk it has (counted already); a new sandbox asks for its own.
+    const request = { memoryMB: spec.memoryMB, cpuCount: spec.cpuCount, ...(disks ? { diskMB: spec.restart ? 0 : diskMB } : {}) };
+    const host = disks ? { diskMB: fileSystemMB(this.paths.dataDir), ...this.capacity } : this.capacity;
+    const problem = admissionProblem(request, this.committed(id), host, this.admission);
     if (problem) throw new AdmissionError(`cannot create sandbox ${id}: ${problem}`);
     this.pending.memoryMB += request.memoryMB;
     this.pending.cpuCount += request.cpuCount;
+    this.pending.diskMB! += request.diskMB ?? 0;
     this.inFlight++;
     let counted = true;
     try {
@@ -212,9 +232,9 @@ export class OciSandboxRuntime implements SandboxRuntime {
         for (const d of [p.work, p.pidFile]) fs.rmSync(d, { recursive: true, force: true });
       } else {
         fs.mkdirSync(p.bundle, { mode: 0o700 });
-        if (this.options.disks !== false) {
+        if (disks) {
           await this.sharedDataDir();
-          await makeSandboxDisk(p.bundle, spec.diskMB ?? this.options.diskMB ?? DEFAULT_DISK_MB);
+          await makeSandboxDisk(p.bundle, diskMB);
         }
         if (spec.changesFrom !== undefined) await copyChanges(spec.changesFrom, p.upper);
       }
@@ -292,6 +312,7 @@ export class OciSandboxRuntime implements SandboxRuntime {
       if (counted) this.inFlight--;
       this.pending.memoryMB -= request.memoryMB;
       this.pending.cpuCount -= request.cpuCount;
+      this.pending.diskMB! -= request.diskMB ?? 0;
     }
   }
 
@@ -344,9 +365,14 @@ export class OciSandboxRuntime implements SandboxRuntime {
     await releaseDataDir(this.paths.dataDir);
   }
 
-  /** What the sandboxes of this instance hold (their config.json) plus the requests being created; `except` (a restart) not. */
+  /**
+   * What the sandboxes of this instance hold (their config.json; disk: every image on the data root, a restart's
+   * included) plus the requests being created; `except` (a restart) not.
+   */
   private committed(except: string): Resources {
     const sum = { ...this.pending };
+    const dirs = [this.paths.dataDir, path.join(this.paths.dataDir, STEPS_DATA_DIR), ...(this.options.diskDirs ?? [])];
+    sum.diskMB = (sum.diskMB ?? 0) + diskImagesMB(this.paths.dataDir, dirs);
     for (const entry of fs.existsSync(this.paths.dataDir) ? fs.readdirSync(this.paths.dataDir) : []) {
       if (entry === except) continue;
       try {

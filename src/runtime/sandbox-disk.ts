@@ -80,6 +80,31 @@ export async function mountSandboxDisk(dir: string, mode = 0o700): Promise<void>
   fs.chmodSync(dir, mode);
 }
 
+/** The size in MB of the file system holding `dir` (or its nearest existing parent). */
+export function fileSystemMB(dir: string): number {
+  let at = path.resolve(dir);
+  while (!fs.existsSync(at) && path.dirname(at) !== at) at = path.dirname(at);
+  const st = fs.statfsSync(at);
+  return Math.floor((st.blocks * st.bsize) / MIB);
+}
+
+/**
+ * The sizes in MB (as made, not as written: they are sparse) of the disk images directly in `dirs` that lie on the
+ * file system holding `root`; a missing directory counts nothing.
+ */
+export function diskImagesMB(root: string, dirs: readonly string[]): number {
+  const dev = fs.statSync(root, { throwIfNoEntry: false })?.dev;
+  let bytes = 0;
+  for (const dir of dirs) {
+    for (const name of fs.existsSync(dir) ? fs.readdirSync(dir) : []) {
+      if (!name.endsWith('.disk')) continue;
+      const st = fs.statSync(path.join(dir, name), { throwIfNoEntry: false });
+      if (st?.isFile() && st.dev === dev) bytes += st.size;
+    }
+  }
+  return Math.ceil(bytes / MIB);
+}
+
 /** Whether the sandbox at `dir` has a disk image. */
 export function hasSandboxDisk(dir: string): boolean {
   return fs.existsSync(diskImagePath(dir));

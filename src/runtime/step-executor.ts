@@ -24,7 +24,7 @@ import * as path from 'node:path';
 import { classifyCgroupLayout, readCgroupFacts } from './cgroup-layout';
 import { removeCgroup } from './cgroups';
 import { containerNofile } from './host-limits';
-import { checkInstanceName, instancePaths, type InstancePaths } from './instance';
+import { checkInstanceName, instancePaths, STEPS_DATA_DIR, type InstancePaths } from './instance';
 import { DEFAULT_ID_MAPPING, shiftedLayer, shiftTree, type IdMapping } from './id-shift';
 import { lookupAccount } from './layer-accounts';
 import { existsInLayers, insideTree } from './layer-view';
@@ -48,8 +48,6 @@ export const DEFAULT_MAX_LINE_BYTES = 1024 * 1024;
 export const DEFAULT_STEP_DISK_MB = 10_240;
 /** The step executor's runtime state dir is the runtime's plus this suffix. */
 export const STEPS_SUFFIX = '-steps';
-/** The step executor's scratch (bundles, disks) is this directory in the runtime's data dir. */
-export const STEPS_DATA_DIR = '.steps';
 
 export interface StepExecutorOptions {
   instance: string;

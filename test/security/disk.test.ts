@@ -2,8 +2,10 @@
  * A sandbox's disk, attacked from inside as root with the unmodified E2B SDK through the platform and the gateway:
  * filling it past its size gets ENOSPC and the host keeps its space; writing within it works; `df /` shows the
  * size; a template carries its own size (`minFreeDiskMb`), and one asking for more than the stack's maximum is
- * refused naming the limit, with nothing made. The platform's whole state lives on a small file system of the test's
- * own (a loop-mounted image), so the host's free space is measured there, free of other processes' writes.
+ * refused naming the limit, with nothing made; a create whose disk would take the disks together past the data
+ * root's size × limits.diskOvercommit is refused (429) naming it, with nothing made. The platform's whole state lives
+ * on a small file system of the test's own (a loop-mounted image), so the host's free space is measured there, free
+ * of other processes' writes, and its size is the data root's.
  */
 import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,6 +22,8 @@ const MIB = 1024 * 1024;
 /** The stack's limits for this platform: small, so filling a disk is quick. */
 const DISK_DEFAULT_MB = 160;
 const DISK_MAX_MB = 400;
+/** The data root's disks together may reach half its size: 2 disks of DISK_MAX_MB do not fit on this 1536 MiB one. */
+const DISK_OVERCOMMIT = 0.5;
 
 let scratch: string;
 let volume: LoopVolume | undefined;
@@ -34,7 +38,7 @@ beforeAll(async () => {
   stateDir = join(volume.mountPoint, 'platform');
   const agent = await freshAgentPayload(join(scratch, 'bundle'));
   pg = await startPlatformAndGateway(stateDir, agent, {
-    platform: { limits: { diskDefaultMB: DISK_DEFAULT_MB, diskMaxMB: DISK_MAX_MB } },
+    platform: { limits: { diskDefaultMB: DISK_DEFAULT_MB, diskMaxMB: DISK_MAX_MB, diskOvercommit: DISK_OVERCOMMIT } },
   });
   sdk = await SdkDriver.start();
 }, ROOTFS_TIMEOUT_MS);
@@ -136,4 +140,32 @@ test('a template carries its disk (minFreeDiskMb); one asking for more than the 
   } finally {
     await sdk!.static('kill', sandboxId, opts());
   }
+});
+
+test("a create whose disk would take the disks past the data root's size × diskOvercommit is refused naming it; nothing is made", async () => {
+  await sdk!.build('disk-admit', 'true', { ...opts(), minFreeDiskMb: DISK_MAX_MB });
+  const images = () =>
+    fs
+      .readdirSync(join(stateDir, 'runtime', pg!.platform.instance))
+      .filter((f) => f.endsWith('.disk'))
+      .sort();
+  const rootMB = Math.floor((fs.statfsSync(volume!.mountPoint).blocks * fs.statfsSync(volume!.mountPoint).bsize) / MIB);
+  const limitMB = Math.floor(rootMB * DISK_OVERCOMMIT);
+  const first = await sdk!.create('disk-admit', opts());
+  try {
+    expect(images()).toEqual([`${first.sandboxId}.disk`]);
+    // The second would commit 2 × DISK_MAX_MB, past half the data root.
+    await expect(sdk!.create('disk-admit', opts())).rejects.toThrow(
+      `the host cannot take this sandbox now: disk: ${DISK_MAX_MB} MB asked, ${DISK_MAX_MB} MB of ${limitMB} MB committed (data root ${rootMB} MB × diskOvercommit ${DISK_OVERCOMMIT})`,
+    );
+    expect(images()).toEqual([`${first.sandboxId}.disk`]);
+    const [page] = await sdk!.list(opts());
+    expect(page!.items.map((i) => i.sandboxId)).toEqual([first.sandboxId]);
+  } finally {
+    await sdk!.static('kill', first.sandboxId, opts());
+  }
+  // Its disk gone, the same create is admitted.
+  const second = await sdk!.create('disk-admit', opts());
+  await sdk!.static('kill', second.sandboxId, opts());
+  expect(images()).toEqual([]);
 });

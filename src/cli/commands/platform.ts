@@ -77,7 +77,7 @@ unused storage (the stack's gc.* keys; docs/templates.md#storage):
   --gc-keep-unused-seconds S  keep an unused one this long after it last changed (default ${gcFields.keepUnusedSeconds.parse(undefined)})
 
 limits (the stack's \`limits\` keys; docs/config.md):
-  --pids-limit N --nofile N --console-log-bytes N --memory-overcommit X --cpu-overcommit X
+  --pids-limit N --nofile N --console-log-bytes N --memory-overcommit X --cpu-overcommit X --disk-overcommit X
   --disk-default-mb N --disk-max-mb N --template-max-memory-mb N --template-max-cpus N
   --paused-to-disk-after-minutes N --paused-retention-days N --volume-max-mb N
   --no-sandbox-disks  give sandboxes no disk of their own (their writes are bounded only by the state dir's file

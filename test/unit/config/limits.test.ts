@@ -20,6 +20,7 @@ describe('limits keys', () => {
     expect(limits.consoleLogBytes).toBe(DEFAULT_CONSOLE_LOG_BYTES);
     expect(limits.memoryOvercommit).toBe(DEFAULT_ADMISSION.memoryOvercommit);
     expect(limits.cpuOvercommit).toBe(DEFAULT_ADMISSION.cpuOvercommit);
+    expect(limits.diskOvercommit).toBe(DEFAULT_ADMISSION.diskOvercommit);
     expect(limits.diskDefaultMB).toBe(DEFAULT_DISK_MB);
     expect(limits.diskMaxMB).toBeGreaterThanOrEqual(limits.diskDefaultMB);
     expect(limits.pausedToDiskAfterMinutes * 60_000).toBe(DEFAULT_PAUSED_POLICY.toDiskAfterMs);

@@ -64,7 +64,7 @@ describe('id shifting', () => {
 
 describe('admission', () => {
   const host = { memoryMB: 4096, cpuCount: 2 };
-  const limits = { memoryOvercommit: 2, cpuOvercommit: 4 };
+  const limits = { memoryOvercommit: 2, cpuOvercommit: 4, diskOvercommit: 1.5 };
   test('fits: nothing to say; over the whole host or over the overcommitted total: a message naming the limit', () => {
     expect(admissionProblem({ memoryMB: 1024, cpuCount: 1 }, { memoryMB: 6000, cpuCount: 6 }, host, limits)).toBeUndefined();
     expect(admissionProblem({ memoryMB: 65536, cpuCount: 64 }, { memoryMB: 0, cpuCount: 0 }, host, limits)).toBe(
@@ -73,6 +73,20 @@ describe('admission', () => {
     expect(admissionProblem({ memoryMB: 2048, cpuCount: 2 }, { memoryMB: 7000, cpuCount: 7 }, host, limits)).toBe(
       'the host cannot take this sandbox now: memory: 2048 MB asked, 7000 MB of 8192 MB committed (host 4096 MB × memoryOvercommit 2); CPUs: 2 asked, 7 of 8 committed (host 2 × cpuOvercommit 4)',
     );
+  });
+  test('disk: one disk larger than the data root, or past its size × diskOvercommit with the others, is refused naming it', () => {
+    const withRoot = { ...host, diskMB: 10_000 };
+    const none = { memoryMB: 0, cpuCount: 0 };
+    expect(admissionProblem({ ...none, diskMB: 1024 }, { ...none, diskMB: 13_976 }, withRoot, limits)).toBeUndefined();
+    expect(admissionProblem({ ...none, diskMB: 1024 }, { ...none, diskMB: 13_977 }, withRoot, limits)).toBe(
+      'the host cannot take this sandbox now: disk: 1024 MB asked, 13977 MB of 15000 MB committed (data root 10000 MB × diskOvercommit 1.5)',
+    );
+    expect(admissionProblem({ ...none, diskMB: 10_001 }, none, withRoot, limits)).toBe(
+      'the host cannot take this sandbox: disk: 10001 MB asked, the data root has 10000 MB',
+    );
+    // Without disks (nothing asked, or no data root known) nothing is said about disk.
+    expect(admissionProblem(none, { ...none, diskMB: 99_999 }, withRoot, limits)).toBeUndefined();
+    expect(admissionProblem({ ...none, diskMB: 99_999 }, none, host, limits)).toBeUndefined();
   });
   test('a config.json commits its memory limit and CPU quota', () => {
     expect(
