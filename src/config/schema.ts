@@ -238,7 +238,7 @@ const sandboxHost = z
     runtime: oneOf(RUNTIME_CHOICES, 'crun, runc, runsc or auto')
       .default('auto')
       .describe(
-        "OCI runtime of the sandboxes: crun or runc share the host's kernel; runsc (gVisor) gives each sandbox a kernel of its own in user space (docs/runtime.md#runsc; template build steps then run on crun or runc); auto takes crun, or runc where crun is missing.",
+        "OCI runtime of the sandboxes: crun or runc share the host's kernel; runsc (gVisor) gives each sandbox a kernel of its own in user space (docs/runtime.md#runsc; template build steps run on it too); auto takes crun, or runc where crun is missing.",
       ),
     runscPlatform: oneOf(RUNSC_PLATFORMS)
       .default(DEFAULT_RUNSC_PLATFORM)

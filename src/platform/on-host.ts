@@ -263,9 +263,10 @@ export async function startPlatformOnHost(options: PlatformOnHostOptions): Promi
       templates: mountTemplates({
         executor: createStepExecutor({
           instance,
-          // Build steps reach the build egress proxy through a relay on the step's own loopback, which gVisor's
-          // network stack does not share: under runsc the steps run on crun or runc (docs/runtime.md#runsc).
-          runtime: options.runtime === 'runsc' ? 'auto' : (options.runtime ?? 'auto'),
+          // Build steps run on the sandboxes' runtime; under runsc their egress relay sits beside the step's
+          // namespace, not on its loopback (build-relay-link.ts).
+          runtime: options.runtime ?? 'auto',
+          ...(options.runscPlatform ? { runscPlatform: options.runscPlatform } : {}),
           stateRoot: options.runtimeStateRoot,
           dataRoot,
           proxyEnv: buildProxyEnv(process.env),

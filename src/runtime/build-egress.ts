@@ -178,7 +178,10 @@ export async function startBuildEgress(options: BuildEgressOptions): Promise<Bui
   };
 }
 
-/** A relay inside a step's network namespace: 127.0.0.1:port -> the egress socket (a host path). Run with node -e. */
-export const RELAY_SCRIPT = `const net=require('net');const [sock,port]=process.argv.slice(1);
+/**
+ * A relay for one step: address:port (the step's loopback, or under runsc the relay's end of its link,
+ * build-relay-link.ts) -> the egress socket (a host path). Run with node -e.
+ */
+export const RELAY_SCRIPT = `const net=require('net');const [sock,port,host]=process.argv.slice(1);
 net.createServer((c)=>{const u=net.connect(sock);c.on('error',()=>u.destroy());u.on('error',()=>c.destroy());c.pipe(u).pipe(c);})
-.listen(Number(port),'127.0.0.1',()=>process.stdout.write('ready\\n'));`;
+.listen(Number(port),host,()=>process.stdout.write('ready\\n'));`;

@@ -29,6 +29,7 @@ import { DEFAULT_ID_MAPPING, shiftedLayer, shiftTree, type IdMapping } from './i
 import { lookupAccount } from './layer-accounts';
 import { existsInLayers, insideTree } from './layer-view';
 import { BUILD_PROXY_PORT, RELAY_SCRIPT, startBuildEgress, type BuildEgress } from './build-egress';
+import { createRelayLink, relayNetnsName } from './build-relay-link';
 import { NETNS_DIR } from './network/bridge-network';
 import { createNamespacePair, removeUserNamespace } from './userns';
 import { exec, execOk } from '../util/exec';
@@ -115,9 +116,9 @@ export function stepNetnsName(instance: string, id: string): string {
   return `skb-${instance}-${id.replace(/^step-/, '')}`;
 }
 
-/** The proxy variables a step with egress gets: the relay in its own namespace. */
-export function stepProxyEnv(): Record<string, string> {
-  const url = `http://127.0.0.1:${BUILD_PROXY_PORT}`;
+/** The proxy variables a step with egress gets: the relay at `host` (its loopback, or under runsc its link). */
+export function stepProxyEnv(host = '127.0.0.1'): Record<string, string> {
+  const url = `http://${host}:${BUILD_PROXY_PORT}`;
   return {
     http_proxy: url,
     https_proxy: url,
@@ -128,12 +129,12 @@ export function stepProxyEnv(): Record<string, string> {
   };
 }
 
-/** Starts the relay inside the namespace; resolves once it listens, to a function that stops it. */
-function startRelay(netnsPath: string, socketPath: string): Promise<() => void> {
+/** Starts the relay inside the namespace on `host`; resolves once it listens, to a function that stops it. */
+function startRelay(netnsPath: string, socketPath: string, host: string): Promise<() => void> {
   return new Promise((resolve, reject) => {
     const child = spawn(
       'nsenter',
-      [`--net=${netnsPath}`, '--', process.execPath, '-e', RELAY_SCRIPT, socketPath, String(BUILD_PROXY_PORT)],
+      [`--net=${netnsPath}`, '--', process.execPath, '-e', RELAY_SCRIPT, socketPath, String(BUILD_PROXY_PORT), host],
       {
         stdio: ['ignore', 'pipe', 'pipe'],
       },
@@ -204,6 +205,7 @@ export class OciStepExecutor implements StepExecutor {
     const cgroupsPath = `/${this.paths.cgroupParent}/${id}`;
     fs.mkdirSync(scratch, { recursive: true, mode: 0o700 });
     let stopRelay: (() => void) | undefined;
+    let relayHost = '127.0.0.1';
     let sawEnospc = false;
     try {
       if (disk) {
@@ -219,12 +221,18 @@ export class OciStepExecutor implements StepExecutor {
         const egress = await this.startEgress();
         usernsPath = (await createNamespacePair(netns, this.mapping)).usernsPath;
         await execOk(['ip', '-n', netns, 'link', 'set', 'lo', 'up']);
-        stopRelay = await startRelay(`${NETNS_DIR}/${netns}`, egress.socketPath);
+        // Under runsc the step's loopback is gVisor's: the relay gets a namespace of its own, linked to the step's.
+        if (this.cli.name === 'runsc') relayHost = await createRelayLink(netns);
+        stopRelay = await startRelay(
+          `${NETNS_DIR}/${this.cli.name === 'runsc' ? relayNetnsName(netns) : netns}`,
+          egress.socketPath,
+          relayHost,
+        );
       }
       const config = renderOciConfig({
         rootfs: STAGED_ROOTFS,
         args: step.argv,
-        env: { HOME: account.home, ...(withEgress ? stepProxyEnv() : {}), ...step.env },
+        env: { HOME: account.home, ...(withEgress ? stepProxyEnv(relayHost) : {}), ...step.env },
         // A workdir that does not exist yet would be created by the runtime inside the layer: start in / then.
         cwd: step.workdir && newPaths(step.layers, step.layerDir, step.workdir).length === 0 ? step.workdir : '/',
         uid: account.uid,
@@ -305,6 +313,7 @@ export class OciStepExecutor implements StepExecutor {
       await this.cli.remove(id).catch(() => undefined);
       stopRelay?.();
       if (netns) {
+        if (this.cli.name === 'runsc') await exec(['ip', 'netns', 'del', relayNetnsName(netns)]);
         await exec(['ip', 'netns', 'del', netns]);
         await removeUserNamespace(netns);
       }

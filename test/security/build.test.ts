@@ -33,6 +33,8 @@ let rootfs: string;
 let scratch: string;
 let instance: string;
 let steps: OciStepExecutor;
+/** The same steps under runsc (gVisor), whose relay sits beside the step's namespace (build-relay-link.ts). */
+let stepsRunsc: OciStepExecutor;
 let canary: net.Server;
 let canaryPort: number;
 const roots = () => ({ stateRoot: path.join(scratch, 'state'), dataRoot: path.join(scratch, 'data') });
@@ -49,6 +51,7 @@ beforeAll(async () => {
   scratch = fs.mkdtempSync('/var/tmp/sk-security-build-');
   instance = uniqueName('b');
   steps = createStepExecutor({ instance, ...roots() });
+  stepsRunsc = createStepExecutor({ instance, runtime: 'runsc', ...roots() });
   canary = net.createServer((c) => c.end('HTTP/1.0 200 OK\r\n\r\ncanary-reached\n'));
   await new Promise<void>((resolve) => canary.listen(0, '0.0.0.0', resolve));
   canaryPort = (canary.address() as net.AddressInfo).port;
@@ -65,8 +68,9 @@ async function run(
   layerDir = fs.mkdtempSync(path.join(scratch, 'layer-')),
   more: Partial<Parameters<OciStepExecutor['run']>[0]> = {},
   lines: string[] = [],
+  executor: OciStepExecutor = steps,
 ) {
-  const code = await steps.run({
+  const code = await executor.run({
     layers: [rootfs],
     layerDir,
     argv: ['/bin/bash', '-c', script],
@@ -161,41 +165,59 @@ test('a RUN step writing under its disk makes its layer: files, owners, whiteout
   expect(await stepLeftovers()).toEqual([]);
 });
 
-test("a RUN step reaches neither the host's loopback nor its private address nor the metadata address", async () => {
-  const priv = hostPrivateAddress();
-  const r = await run(
-    [
-      `for target in 127.0.0.1 ${priv}; do`,
-      `  curl -sS -m 3 --noproxy '*' http://$target:${canaryPort}/ 2>/dev/null; echo "direct $target $?"`,
-      // --noproxy '': through the proxy even where no_proxy would go direct (127.0.0.1)
-      `  curl -sS -m 5 --noproxy '' http://$target:${canaryPort}/; echo " proxied $target $?"`,
-      `  curl -sS -m 5 --noproxy '' https://$target:${canaryPort}/ 2>&1 | tail -1; echo "connect $target"`,
-      'done',
-      'curl -sS -m 5 http://169.254.169.254/latest/user-data; echo " metadata $?"',
-      'ip -o addr show | grep -v " lo " | wc -l',
-    ].join('\n'),
-  );
-  expect(r.out).not.toContain('canary-reached');
-  for (const target of ['127.0.0.1', priv]) {
-    expect(r.out).toMatch(new RegExp(`^direct ${target.replace(/\./g, '\\.')} 7$`, 'm')); // no route: connection refused
-    expect(r.out).toContain(
-      `template builds may not reach ${target} (${target}): loopback, private, link-local and metadata destinations are refused\n proxied ${target} 0`,
+// The step's network under crun (the relay on its loopback) and under runsc (the relay in a namespace beside it).
+describe.each([
+  ['crun', () => steps],
+  ['runsc', () => stepsRunsc],
+] as const)('%s', (runtime, executor) => {
+  test("a RUN step reaches neither the host's loopback nor its private address nor the metadata address", async () => {
+    const priv = hostPrivateAddress();
+    const r = await run(
+      [
+        `for target in 127.0.0.1 ${priv}; do`,
+        `  curl -sS -m 3 --noproxy '*' http://$target:${canaryPort}/ 2>/dev/null; echo "direct $target $?"`,
+        // --noproxy '': through the proxy even where no_proxy would go direct (127.0.0.1)
+        `  curl -sS -m 5 --noproxy '' http://$target:${canaryPort}/; echo " proxied $target $?"`,
+        `  curl -sS -m 5 --noproxy '' https://$target:${canaryPort}/ 2>&1 | tail -1; echo "connect $target"`,
+        'done',
+        'curl -sS -m 5 http://169.254.169.254/latest/user-data; echo " metadata $?"',
+        'ip -o -4 addr show | grep -v " lo " | wc -l',
+        'ip route | grep -c default || true',
+      ].join('\n'),
+      undefined,
+      {},
+      [],
+      executor(),
     );
-    expect(r.out).toMatch(new RegExp(`CONNECT tunnel failed, response 403\\nconnect ${target.replace(/\./g, '\\.')}`));
-  }
-  expect(r.out).toContain('template builds may not reach 169.254.169.254');
-  expect(r.out.trim().split('\n').at(-1)).toBe('0'); // only loopback in the step's namespace
-  expect(r.code).toBe(0);
-});
+    expect(r.out).not.toContain('canary-reached');
+    for (const target of ['127.0.0.1', priv]) {
+      expect(r.out).toMatch(new RegExp(`^direct ${target.replace(/\./g, '\\.')} 7$`, 'm')); // no route: connection refused
+      expect(r.out).toContain(
+        `template builds may not reach ${target} (${target}): loopback, private, link-local and metadata destinations are refused\n proxied ${target} 0`,
+      );
+      expect(r.out).toMatch(new RegExp(`CONNECT tunnel failed, response 403\\nconnect ${target.replace(/\./g, '\\.')}`));
+    }
+    expect(r.out).toContain('template builds may not reach 169.254.169.254');
+    // No default route; besides loopback only, under runsc, the link to its relay (192.0.2.2/30).
+    expect(r.out.trim().split('\n').slice(-2)).toEqual([runtime === 'runsc' ? '1' : '0', '0']);
+    expect(r.code).toBe(0);
+  });
 
-test('a RUN step still installs a Debian package through the build proxy; its files are owned by the mapped root', async () => {
-  const r = await run(
-    'apt-get update -qq && apt-get install -y -qq --no-install-recommends jq >/dev/null && jq --version && rm -rf /var/lib/apt/lists/*',
-  );
-  expect(r.code).toBe(0);
-  expect(r.out).toMatch(/^jq-1\.6$/m);
-  const jq = fs.statSync(path.join(r.layerDir, 'usr/bin/jq'));
-  expect([jq.uid, jq.gid]).toEqual([100000, 100000]);
+  test('a RUN step still installs a Debian package through the build proxy; its files are owned by the mapped root', async () => {
+    const r = await run(
+      'apt-get update -qq && apt-get install -y -qq --no-install-recommends jq >/dev/null && jq --version && rm -rf /var/lib/apt/lists/* && uname -r',
+      undefined,
+      {},
+      [],
+      executor(),
+    );
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/^jq-1\.6$/m);
+    const jq = fs.statSync(path.join(r.layerDir, 'usr/bin/jq'));
+    expect([jq.uid, jq.gid]).toEqual([100000, 100000]);
+    // Under runsc the step ran on gVisor's kernel, not the host's.
+    expect(r.out.trim().split('\n').at(-1) === os.release()).toBe(runtime !== 'runsc');
+  });
 });
 
 /**

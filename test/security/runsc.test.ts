@@ -138,10 +138,16 @@ test("hostile: the host's mount table and a listener on the host's 127.0.0.1 are
   }
 });
 
-test('a template builds (its steps on crun or runc) and a sandbox from it runs on runsc', async () => {
-  const { templateId } = await sdk.build(`runsc-${Date.now().toString(36)}`, 'echo built > /home/user/built-on', opts);
+test('a template builds with its RUN step on runsc too, and a sandbox from it runs on runsc', async () => {
+  const { templateId } = await sdk.build(
+    `runsc-${Date.now().toString(36)}`,
+    'echo built > /home/user/built-on && uname -r > /home/user/built-kernel',
+    opts,
+  );
   const s = await sdk.create(templateId, opts);
   expect(await sdk.call<string>(s.sandboxId, 'files.read', '/home/user/built-on')).toBe('built\n');
+  // The step ran on gVisor's kernel, not the host's.
+  expect((await sdk.call<string>(s.sandboxId, 'files.read', '/home/user/built-kernel')).trim()).not.toBe(os.release());
   const uname = await sdk.call<{ stdout: string }>(s.sandboxId, 'commands.run', 'uname -r');
   expect(uname.stdout.trim()).not.toBe(os.release());
   expect(await sdk.call(s.sandboxId, 'kill')).toBe(true);
