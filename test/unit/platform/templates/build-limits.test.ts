@@ -66,7 +66,13 @@ test('builds beyond the slots wait in order, told how many are ahead; closing re
 });
 
 test('the build limits are stack keys: defaults, strings from the CLI, and each bad value named with what it accepts', () => {
-  expect(loadStackConfig({}).builds).toEqual({ deadlineSeconds: 3600, logLineBytes: 16384, logBytes: 8388608, concurrent: 2 });
+  expect(loadStackConfig({}).builds).toEqual({
+    deadlineSeconds: 3600,
+    logLineBytes: 16384,
+    logBytes: 8388608,
+    concurrent: 2,
+    stepDiskMB: 10240,
+  });
   expect(loadStackConfig({ builds: { concurrent: '4', deadlineSeconds: '600' } }).builds).toMatchObject({
     concurrent: 4,
     deadlineSeconds: 600,
