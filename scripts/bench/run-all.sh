@@ -30,6 +30,9 @@ echo
 echo "== sandboxes: create -> first agent call through the runtime and the API vs bare crun run; idle memory =="
 bash scripts/bench/sandbox-start.sh
 echo
+echo "== sandboxes: 200 idle created one after another through the SDK: p50 create flat?, platform and gateway memory and CPU, memory per idle sandbox =="
+bash scripts/bench/density.sh
+echo
 echo "== code interpreter: runCode('1+1') through the gateway vs the kernel driven directly; create -> first result; template size and build times =="
 bash scripts/bench/code-interpreter.sh
 echo

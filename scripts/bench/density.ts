@@ -1,0 +1,392 @@
+/**
+ * Density: N idle sandboxes on one host, created one after another through the API with the unmodified E2B SDK
+ * (`Sandbox.create('base')`, then one agent call through the gateway: a Stat of /). The platform and the gateway
+ * run as the CLI runs them on a sandbox host, each a process of its own (`sandbox-kit platform` with a Redis catalog,
+ * `sandbox-kit gateway` on that catalog), so their own memory and CPU are measured apart.
+ *
+ * Printed: p50 of create (SDK call until it returns) and of create -> first call per bucket of sandbox numbers
+ * (1-20, 81-100 of 200 (the 20 ending at N - 100), the last 20; each a ratio to the first bucket); the platform's and the gateway's RSS and
+ * CPU (per cent of one core over an idle window) with no sandbox and with N idle ones; host memory per idle sandbox
+ * (the sandboxes' memory cgroups' charge, summed, / N; and the drop of MemAvailable / N, which also counts the
+ * kernel's network namespaces, loop devices and page cache, and moves with whatever else runs on the host); the
+ * agent's idle memory (per sandbox, the median of its RSS and of its anonymous part). The run stops with an error
+ * when the host's MemAvailable falls below --min-available-mib (a shared host).
+ * Every sandbox is killed through the API at the end, also when the run fails, then both processes are stopped and
+ * the state directory removed. Root only; one link into the root network namespace (the standalone network).
+ *
+ *   node dist/scripts/bench/density.js [--sandboxes 200] [--idle-seconds 10] [--subnet 10.235.0.0/23]
+ *     [--min-available-mib 3072] [--json FILE]
+ */
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { parseArgs } from 'node:util';
+import { Sandbox } from 'e2b';
+import { cgroupDirs } from '../../src/runtime/cgroups';
+import { cleanupLeftovers } from '../../src/runtime/cleanup';
+import { reopenSandboxHostNetwork } from '../../src/runtime/network/host-network';
+
+const ROOT = path.resolve(__dirname, '..', '..', '..');
+const CLI = path.join(ROOT, 'dist', 'src', 'cli', 'main.js');
+const MiB = 1024 * 1024;
+const CLK_TCK = 100;
+
+function log(msg: string): void {
+  process.stderr.write(`density: ${msg}\n`);
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length === 0 ? Number.NaN : s[Math.floor((s.length - 1) / 2)]!;
+}
+
+const round = (x: number, digits = 1) => Math.round(x * 10 ** digits) / 10 ** digits;
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** Starts a process and waits for a line of its output matching `ready`; answers the process and the match. */
+async function startProcess(
+  name: string,
+  argv: string[],
+  ready: RegExp,
+  logFile: string,
+): Promise<{ child: ChildProcess; match: RegExpExecArray }> {
+  const out = fs.createWriteStream(logFile);
+  const child = spawn(argv[0]!, argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] });
+  let text = '';
+  const match = await new Promise<RegExpExecArray>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${name} not ready after 120 s; its log: ${logFile}`)), 120_000);
+    const onData = (d: Buffer) => {
+      out.write(d);
+      text += d.toString();
+      const m = ready.exec(text);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m);
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${name} exited with ${code}; its log: ${logFile}`));
+    });
+  });
+  // Keep draining its output into the log.
+  return { child, match };
+}
+
+async function stopProcess(child: ChildProcess | undefined): Promise<void> {
+  if (!child || child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+/** RSS (MiB) and CPU time (seconds) of a process and its children that are not sandboxes (none here but redis). */
+function procUsage(pid: number): { rssMiB: number; cpuSeconds: number } {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  const rss = Number(/^VmRSS:\s+(\d+) kB/m.exec(status)?.[1] ?? 0) / 1024;
+  // Fields after the command's closing parenthesis: utime is the 12th, stime the 13th.
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return { rssMiB: rss, cpuSeconds: (Number(fields[11]) + Number(fields[12])) / CLK_TCK };
+}
+
+interface ProcFigures {
+  rssMiB: number;
+  /** Per cent of one core while idle. */
+  idleCpuPct: number;
+}
+
+/** Each process's RSS now and its CPU over an idle window of `seconds`. */
+async function idleFigures(pids: Record<string, number>, seconds: number): Promise<Record<string, ProcFigures>> {
+  const before = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, procUsage(pid)]));
+  const t0 = performance.now();
+  await new Promise((r) => setTimeout(r, seconds * 1000));
+  const wall = (performance.now() - t0) / 1000;
+  return Object.fromEntries(
+    Object.entries(pids).map(([k, pid]) => {
+      const after = procUsage(pid);
+      return [k, { rssMiB: round(after.rssMiB), idleCpuPct: round((100 * (after.cpuSeconds - before[k]!.cpuSeconds)) / wall, 2) }];
+    }),
+  );
+}
+
+function memAvailableMiB(): number {
+  return Number(/^MemAvailable:\s+(\d+) kB/m.exec(fs.readFileSync('/proc/meminfo', 'utf8'))?.[1] ?? 0) / 1024;
+}
+
+/** The sandbox's memory cgroup directory and its charge file (cgroup v2 or v1), or undefined when it has none. */
+function memoryCgroup(instance: string, sandboxID: string): { dir: string; charge: string } | undefined {
+  for (const dir of cgroupDirs(`sandbox-kit-${instance}/${sandboxID}`))
+    for (const charge of ['memory.current', 'memory.usage_in_bytes'])
+      if (fs.existsSync(path.join(dir, charge))) return { dir, charge: path.join(dir, charge) };
+  return undefined;
+}
+
+interface AgentIdle {
+  chargeMiB: number;
+  agentRssMiB: number;
+  agentAnonMiB: number;
+}
+
+/** Each sandbox's memory cgroup charge, and its agent's RSS and anonymous RSS. */
+function sandboxMemory(instance: string, ids: string[]): AgentIdle[] {
+  const out: AgentIdle[] = [];
+  for (const id of ids) {
+    const cg = memoryCgroup(instance, id);
+    if (!cg) continue;
+    const dir = cg.dir;
+    let charge = 0;
+    try {
+      charge = Number(fs.readFileSync(cg.charge, 'utf8')) / MiB;
+    } catch {
+      continue;
+    }
+    let rss = 0;
+    let anon = 0;
+    const procs = fs.readFileSync(path.join(dir, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean);
+    for (const pid of procs) {
+      try {
+        const cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+        if (!cmdline.includes('agent')) continue;
+        const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+        rss = Number(/^VmRSS:\s+(\d+) kB/m.exec(status)?.[1] ?? 0) / 1024;
+        anon = Number(/^RssAnon:\s+(\d+) kB/m.exec(status)?.[1] ?? 0) / 1024;
+      } catch {
+        // gone meanwhile
+      }
+    }
+    out.push({ chargeMiB: charge, agentRssMiB: rss, agentAnonMiB: anon });
+  }
+  return out;
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      sandboxes: { type: 'string', default: '200' },
+      'idle-seconds': { type: 'string', default: '10' },
+      subnet: { type: 'string', default: '10.235.0.0/23' },
+      'min-available-mib': { type: 'string', default: '3072' },
+      json: { type: 'string' },
+    },
+  });
+  const n = Number(values.sandboxes);
+  const idleSeconds = Number(values['idle-seconds']);
+  if (!Number.isInteger(n) || n < 3) throw new Error('--sandboxes: a whole number of at least 3');
+  if (process.getuid?.() !== 0) throw new Error('run as root (the platform makes network namespaces and containers)');
+  if (!fs.existsSync(CLI)) throw new Error(`${CLI} is missing: npm run build`);
+
+  const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sk-density-'));
+  const children: ChildProcess[] = [];
+  const created: string[] = [];
+  let api: { url: string; key: string } | undefined;
+  let instance: string | undefined;
+  try {
+    const redisPort = await freePort();
+    const redisDir = path.join(stateDir, 'redis');
+    fs.mkdirSync(redisDir);
+    const redis = await startProcess(
+      'redis-server',
+      ['redis-server', '--port', String(redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', redisDir],
+      /Ready to accept connections/,
+      path.join(stateDir, 'redis.log'),
+    );
+    children.push(redis.child);
+    const redisUrl = `redis://127.0.0.1:${redisPort}`;
+    const platform = await startProcess(
+      'platform',
+      [
+        process.execPath,
+        CLI,
+        'platform',
+        '--state-dir',
+        path.join(stateDir, 'platform'),
+        '--redis',
+        redisUrl,
+        '--catalog',
+        redisUrl,
+        '--sandbox-subnet',
+        values.subnet as string,
+        // N sandboxes of 512 MB and 1 CPU each must fit the host's admission (they idle far below it).
+        '--memory-overcommit',
+        String(Math.max(2, Math.ceil((n * 512) / (os.totalmem() / MiB)) + 1)),
+        '--cpu-overcommit',
+        String(Math.max(32, Math.ceil(n / os.cpus().length) + 1)),
+      ],
+      /platform API listening on (http:\/\/\S+)/,
+      path.join(stateDir, 'platform.log'),
+    );
+    children.push(platform.child);
+    instance = /instance (\S+)/.exec(fs.readFileSync(path.join(stateDir, 'platform.log'), 'utf8'))?.[1];
+    const gateway = await startProcess(
+      'gateway',
+      [process.execPath, CLI, 'gateway', '--catalog', redisUrl, '--host', '127.0.0.1', '--port', '0'],
+      /listening on \S+?:(\d+)/,
+      path.join(stateDir, 'gateway.log'),
+    );
+    children.push(gateway.child);
+    api = {
+      url: platform.match[1]!,
+      key: fs
+        .readFileSync(path.join(stateDir, 'platform', 'api-key'), 'utf8')
+        .trim()
+        .split('\n')[0]!,
+    };
+    const sandboxUrl = `http://127.0.0.1:${gateway.match[1]}`;
+    const opts = { apiKey: api.key, apiUrl: api.url, sandboxUrl, timeoutMs: 3 * 3600_000 };
+    const pids = { platform: platform.child.pid!, gateway: gateway.child.pid! };
+    log(`platform ${api.url} (instance ${instance}), gateway ${sandboxUrl}; ${n} sandboxes`);
+
+    // A first create and kill warms the base image and the caches: what is measured is the steady path.
+    const warm = await Sandbox.create('base', opts);
+    await warm.files.list('/');
+    await warm.kill();
+    const startFigures = await idleFigures(pids, idleSeconds);
+    const availBefore = memAvailableMiB();
+    log(`no sandbox: ${JSON.stringify(startFigures)}`);
+
+    const createMs: number[] = [];
+    const firstCallMs: number[] = [];
+    const floorMiB = Number(values['min-available-mib']);
+    for (let i = 0; i < n; i++) {
+      // A shared host: stop before its memory runs out, and say so.
+      if (memAvailableMiB() < floorMiB) throw new Error(`MemAvailable fell below ${floorMiB} MiB after ${i} sandboxes; run fewer`);
+      const t0 = performance.now();
+      const sbx = await Sandbox.create('base', opts);
+      const t1 = performance.now();
+      created.push(sbx.sandboxId);
+      await sbx.files.list('/');
+      const t2 = performance.now();
+      createMs.push(t1 - t0);
+      firstCallMs.push(t2 - t0);
+      if ((i + 1) % 20 === 0)
+        log(`${i + 1} sandboxes; the last create ${Math.round(t1 - t0)} ms, MemAvailable ${Math.round(memAvailableMiB())} MiB`);
+    }
+    // Let them settle into idle before they are measured.
+    await new Promise((r) => setTimeout(r, idleSeconds * 1000));
+    const endFigures = await idleFigures(pids, idleSeconds);
+    const availAfter = memAvailableMiB();
+    const perSandbox = instance ? sandboxMemory(instance, created) : [];
+
+    // Buckets of 20 (fewer with a small N): the first, the one ending at N - 100 (81-100 of 200) and the last.
+    const size = Math.min(20, Math.floor(n / 3));
+    const midEnd = n >= 120 ? n - 100 : Math.ceil(n / 2 + size / 2);
+    const buckets = [
+      { label: `1-${size}`, from: 0, to: size },
+      { label: `${midEnd - size + 1}-${midEnd}`, from: midEnd - size, to: midEnd },
+      { label: `${n - size + 1}-${n}`, from: n - size, to: n },
+    ];
+    const first = median(createMs.slice(buckets[0]!.from, buckets[0]!.to));
+    const firstCall = median(firstCallMs.slice(buckets[0]!.from, buckets[0]!.to));
+    const rows = buckets.map((b) => {
+      const c = median(createMs.slice(b.from, b.to));
+      const f = median(firstCallMs.slice(b.from, b.to));
+      return {
+        sandboxes: b.label,
+        createP50Ms: round(c),
+        createRatio: round(c / first, 2),
+        firstCallP50Ms: round(f),
+        firstCallRatio: round(f / firstCall, 2),
+      };
+    });
+    const charge = perSandbox.map((s) => s.chargeMiB);
+    const result = {
+      sandboxes: n,
+      host: { cpus: os.cpus().length, memoryMiB: Math.round(os.totalmem() / MiB), loadavg: os.loadavg().map((x) => round(x, 2)) },
+      create: rows,
+      processes: Object.fromEntries(
+        Object.keys(pids).map((k) => [
+          k,
+          {
+            start: startFigures[k],
+            end: endFigures[k],
+            rssRatio: round(endFigures[k]!.rssMiB / startFigures[k]!.rssMiB, 2),
+          },
+        ]),
+      ),
+      perIdleSandbox: {
+        measured: perSandbox.length,
+        memcgMiB: round(charge.reduce((a, b) => a + b, 0) / Math.max(1, charge.length)),
+        memcgMedianMiB: round(median(charge)),
+        memAvailableDropMiB: round((availBefore - availAfter) / n),
+        goalMiB: 15,
+      },
+      agentIdle: {
+        rssMedianMiB: round(median(perSandbox.map((s) => s.agentRssMiB))),
+        anonMedianMiB: round(median(perSandbox.map((s) => s.agentAnonMiB))),
+      },
+    };
+    console.log(JSON.stringify(result, null, 2));
+    console.log(`\ncreate p50 by sandbox number (SDK Sandbox.create; then a first call through the gateway):`);
+    for (const r of rows)
+      console.log(
+        `  ${r.sandboxes.padEnd(9)} create ${r.createP50Ms} ms (${r.createRatio}x)  create+first call ${r.firstCallP50Ms} ms (${r.firstCallRatio}x)`,
+      );
+    for (const [k, v] of Object.entries(result.processes))
+      console.log(
+        `  ${k}: RSS ${v.start!.rssMiB} -> ${v.end!.rssMiB} MiB (${v.rssRatio}x), idle CPU ${v.start!.idleCpuPct}% -> ${v.end!.idleCpuPct}% of a core`,
+      );
+    console.log(
+      `  per idle sandbox: memcg ${result.perIdleSandbox.memcgMiB} MiB (median ${result.perIdleSandbox.memcgMedianMiB}; goal 15), MemAvailable drop ${result.perIdleSandbox.memAvailableDropMiB} MiB; agent RSS ${result.agentIdle.rssMedianMiB} MiB (anonymous ${result.agentIdle.anonMedianMiB})`,
+    );
+    if (values.json) fs.writeFileSync(values.json, `${JSON.stringify(result, null, 2)}\n`);
+  } finally {
+    if (api) {
+      const key = api.key;
+      const url = api.url;
+      // Every sandbox of this platform, the ones a failed run left included.
+      const listed = await fetch(`${url}/sandboxes`, { headers: { 'x-api-key': key } })
+        .then((r) => r.json() as Promise<Array<{ sandboxID: string }>>)
+        .catch(() => [] as Array<{ sandboxID: string }>);
+      const ids = new Set([...created, ...listed.map((s) => s.sandboxID)]);
+      log(`killing ${ids.size} sandboxes`);
+      for (const id of ids)
+        await fetch(`${url}/sandboxes/${id}`, { method: 'DELETE', headers: { 'x-api-key': key } }).catch((err: Error) =>
+          log(`kill ${id}: ${err.message}`),
+        );
+    }
+    for (const child of children.reverse()) await stopProcess(child);
+    // A stopped platform leaves its standalone network and runtime state for its next start: removed here.
+    if (instance) {
+      const left = await reopenSandboxHostNetwork(instance).catch(() => undefined);
+      const report = await cleanupLeftovers({
+        instance,
+        dataRoot: path.join(stateDir, 'platform', 'runtime'),
+        ...(left ? { network: left.network } : {}),
+      });
+      await left?.close();
+      const removed = Object.values(report).flat().length;
+      if (removed > 0) log(`removed what the platform left: ${JSON.stringify(report)}`);
+    }
+    // The runtime's data directory stays a shared mount of its own after the platform stops (sandbox-disk.ts).
+    const mounts = fs
+      .readFileSync('/proc/self/mountinfo', 'utf8')
+      .split('\n')
+      .map((l) => l.split(' ')[4])
+      .filter((m): m is string => m?.startsWith(`${stateDir}/`) === true)
+      .reverse();
+    for (const m of mounts) spawnSync('umount', [m]);
+    fs.rmSync(stateDir, { recursive: true, force: true });
+  }
+}
+
+main().catch((err: Error) => {
+  process.stderr.write(`density: ${err.stack ?? err.message}\n`);
+  process.exit(1);
+});
