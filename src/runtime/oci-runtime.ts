@@ -464,6 +464,10 @@ export class OciSandboxRuntime implements SandboxRuntime {
     return (await this.cli.list()).map(mapState);
   }
 
+  admissionProblem(request: Resources): string | undefined {
+    return admissionProblem(request, this.committed(''), this.capacity, this.admission);
+  }
+
   usage(sandboxID: string): SandboxUsage | undefined {
     const id = checkSandboxID(sandboxID);
     this.mounts ??= hostCgroupMounts();

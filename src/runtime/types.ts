@@ -136,6 +136,8 @@ export interface SandboxRuntime {
   onEnded?(listener: (sandboxID: string, why: string) => void): void;
   /** What the sandbox uses now (CPU time, memory, its writes); undefined when it is gone. Absent: not measurable. */
   usage?(sandboxID: string): SandboxUsage | undefined;
+  /** Why the host's admission would refuse a sandbox of this size now, or undefined when it would take it. */
+  admissionProblem?(request: { memoryMB: number; cpuCount: number }): string | undefined;
 }
 
 /** One template build step run in a one-shot container; its changes to the root filesystem become a layer. */

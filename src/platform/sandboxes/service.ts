@@ -259,6 +259,9 @@ export class SandboxService {
     const sandboxID = newSandboxID();
     const token = newEnvdAccessToken(sandboxID);
     // It has no record to name its layers: it holds them against the storage collector until taken or discarded.
+    // A full host: refused before a network is attached for it (the pool tries again at its next check).
+    const full = this.o.runtime.admissionProblem?.({ memoryMB: template.memoryMB, cpuCount: template.cpuCount });
+    if (full) throw new AdmissionError(`no room for a pooled sandbox: ${full}`);
     const hold = this.o.holds ? await this.o.holds.claim(template.layers) : () => undefined;
     if (!hold) throw new Error(`the layers of template ${template.templateID} build ${template.buildID} were removed`);
     this.poolHolds.set(sandboxID, hold);

@@ -83,6 +83,8 @@ export class WarmPool {
   private readonly stats = new Map<string, PoolStats>();
   /** Creates waiting for room the pool gave up: while any waits, nothing is started. */
   private fillHolds = 0;
+  /** Pools whose last fill failed: the next failures are not logged again until one starts. */
+  private readonly failing = new Set<string>();
   private readonly checkEveryMs: number;
   private timer: NodeJS.Timeout | undefined;
   private cycle: Promise<void> | undefined;
@@ -253,8 +255,10 @@ export class WarmPool {
       try {
         started = await this.o.start(current);
       } catch (err) {
-        // The host's admission, or a failing template: tried again at the next check.
-        this.o.log(`warm pool ${name}: could not start a sandbox: ${(err as Error).message}`);
+        // The host's admission, or a failing template: tried again at the next check, logged once.
+        if (!this.failing.has(name))
+          this.o.log(`warm pool ${name}: could not start a sandbox (tried again at every check): ${(err as Error).message}`);
+        this.failing.add(name);
         return;
       } finally {
         this.stat(name).starting = 0;
@@ -263,6 +267,7 @@ export class WarmPool {
         await this.discard(started, 'the platform stopped');
         return;
       }
+      this.failing.delete(name);
       list.push(started);
       this.o.log(`warm pool ${name}: sandbox ${started.sandboxID} ready (${list.length} of ${size})`);
     }
