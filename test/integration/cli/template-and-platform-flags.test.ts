@@ -88,7 +88,8 @@ test('sandbox-kit platform: the fleet flags go together and need the shared cata
   expect(limits.stderr).toContain('--build-log-bytes: got "lots"; expected a size in bytes, an integer from 65536 to 1073741824');
   const pool = await runEntry(CLI_SOURCE, { args: ['platform', '--warm-pool', 'base=65', '--warm-pool', 'base'] });
   expect(pool.code).toBe(2);
-  const accepted = 'expected TEMPLATE=N: a template name (or ID) and how many of its sandboxes to keep started, an integer from 0 to 64';
+  const accepted =
+    "expected TEMPLATE=N: a template name (or ID; TEAM/TEMPLATE for a team's own) and how many of its sandboxes to keep started, an integer from 0 to 64";
   expect(pool.stderr).toContain(`--warm-pool: got "base=65"; ${accepted}`);
   expect(pool.stderr).toContain(`--warm-pool: got "base"; ${accepted}`);
 });
