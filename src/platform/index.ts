@@ -13,7 +13,7 @@ import { redisClient, startPrivateRedis, type PrivateRedis } from './private-red
 import { fleetRoutes } from './fleet/routes';
 import { HostRegistry } from './fleet/registry';
 import { SandboxService, type StackEgress } from './sandboxes/service';
-import { mcpImagesFor } from './sandboxes/mcp-images';
+import { mcpImagesFor, mcpImageStore } from './sandboxes/mcp-images';
 import { sandboxRoutes } from './sandboxes/routes';
 import { SandboxStore } from './sandboxes/store';
 import { startApiServer } from './http/server';
@@ -296,7 +296,7 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
       logs: new SandboxLogs(redis, DEFAULT_STORE_PREFIX),
       observer: metrics,
       holds,
-      ...(options.mcpImages === false ? {} : { mcpImageLayers: mcpImagesFor(options.stateDir, options.mcpImages ?? {}, log) }),
+      ...(options.mcpImages === false ? {} : { mcpImageLayers: mcpImagesFor(options.stateDir, options.mcpImages ?? {}, log, holds) }),
       ...(options.warmPool ? { warmPool: options.warmPool } : {}),
       findTeamID: async (nameOrID) => (await teams.store.findTeam(nameOrID).catch(() => undefined))?.teamID,
       ...(options.warmPoolCheckMs !== undefined ? { warmPoolCheckMs: options.warmPoolCheckMs } : {}),
@@ -331,6 +331,7 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
     const collector = templates?.storage
       ? new StorageCollector({
           templates: templates.storage,
+          ...(options.mcpImages === false ? {} : { mcpImages: mcpImageStore(options.stateDir) }),
           sandboxes: () => sandboxStore.all(),
           snapshots: () => snapshotStore.all(),
           holds,

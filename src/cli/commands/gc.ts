@@ -28,7 +28,9 @@ export async function run(argv: string[]): Promise<number> {
   const removed = Object.entries(report.removed).map(([kind, n]) => `${n} ${kind}`);
   console.log(`removed ${removed.join(', ')}`);
   console.log(`freed ${report.bytesFreed} bytes (${(report.bytesFreed / 1048576).toFixed(1)} MiB) in ${report.seconds.toFixed(1)} s`);
-  console.log(`kept ${report.kept.layers} layers, ${report.kept.imageLayers} image layers, ${report.kept.uploads} uploads`);
+  console.log(
+    `kept ${report.kept.layers} layers, ${report.kept.imageLayers} image layers, ${report.kept.imageCopies} image copies, ${report.kept.uploads} uploads`,
+  );
   for (const s of report.skipped) console.log(`skipped ${s}`);
   return 0;
 }

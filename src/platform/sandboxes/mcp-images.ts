@@ -12,6 +12,7 @@ import { pullImage } from '../../runtime/images';
 import { existsInLayers, insideTree, readInLayers, resolveInLayers } from '../../runtime/layer-view';
 import { checkSandboxMcp } from './mcp-check';
 import { DEFAULT_ID_MAPPING } from '../../runtime/id-shift';
+import type { PathHolds } from '../../util/path-holds';
 
 /**
  * The OCI images of the catalog servers a create's `mcp` names, as read-only layers beside the sandbox's own: each
@@ -165,27 +166,39 @@ export interface McpImageSources {
   insecureRegistries?: string[];
 }
 
+/** The image store creates pull the MCP servers' images into (the storage collector's too). */
+export function mcpImageStore(stateDir: string): string {
+  return path.join(stateDir, 'images');
+}
+
 /**
- * A create's `mcp` -> the layers of its image servers its template lacks, pulled into <stateDir>/images (shared with
- * every image pull).
+ * A create's `mcp` -> the layers of its image servers its template lacks, pulled into mcpImageStore (shared with
+ * every image pull). The store is held (`holds`) while it pulls and places them: the storage collector leaves it
+ * whole then, and the create claims the layers it got before the hold goes.
  */
-export function mcpImagesFor(stateDir: string, o: McpImageSources, log: (line: string) => void) {
-  const storeDir = path.join(stateDir, 'images');
+export function mcpImagesFor(stateDir: string, o: McpImageSources, log: (line: string) => void, holds?: PathHolds) {
+  const storeDir = mcpImageStore(stateDir);
   return async (mcp: unknown, templateLayers: readonly string[]): Promise<string[]> => {
     const config = checkSandboxMcp(mcp);
     if (config === undefined) return [];
-    return mcpImageLayers(
-      config,
-      builtinCatalog(),
-      {
-        pull: (reference) =>
-          pullImage(reference, { storeDir, ...(o.insecureRegistries ? { insecureRegistries: o.insecureRegistries } : {}) }),
-        dir: path.join(storeDir, 'mcp'),
-        ...(o.mirror ? { mirror: o.mirror } : {}),
-        log,
-      },
-      templateLayers,
-    );
+    fs.mkdirSync(storeDir, { recursive: true, mode: 0o700 });
+    const release = holds?.hold([storeDir]);
+    try {
+      return await mcpImageLayers(
+        config,
+        builtinCatalog(),
+        {
+          pull: (reference) =>
+            pullImage(reference, { storeDir, ...(o.insecureRegistries ? { insecureRegistries: o.insecureRegistries } : {}) }),
+          dir: path.join(storeDir, 'mcp'),
+          ...(o.mirror ? { mirror: o.mirror } : {}),
+          log,
+        },
+        templateLayers,
+      );
+    } finally {
+      release?.();
+    }
   };
 }
 

@@ -455,7 +455,37 @@ export class SandboxService {
   ): Promise<SandboxRecord> {
     const volumeMounts = await this.resolveVolumes(request.volumeMounts ?? [], teamID);
     // Catalog servers run from OCI images: their filesystems as read-only layers above the template's.
-    const imageLayers = request.mcp !== undefined && this.o.mcpImageLayers ? await this.o.mcpImageLayers(request.mcp, resolved.layers) : [];
+    const { layers: imageLayers, release: releaseImages } = await this.heldImageLayers(request.mcp, resolved.layers);
+    try {
+      return await this.createWith(request, teamID, egress, resolved, origin, volumeMounts, imageLayers);
+    } finally {
+      releaseImages();
+    }
+  }
+
+  /**
+   * The layers of the MCP servers' images a create's `mcp` asks for, held against the storage collector until the
+   * create ends (its record names them by then); made again if the collector took one first.
+   */
+  private async heldImageLayers(mcp: unknown, templateLayers: readonly string[]): Promise<{ layers: string[]; release: Release }> {
+    if (mcp === undefined || !this.o.mcpImageLayers) return { layers: [], release: () => undefined };
+    for (let tries = 0; tries < 3; tries++) {
+      const layers = await this.o.mcpImageLayers(mcp, templateLayers);
+      const release = this.o.holds ? await this.o.holds.claim(layers) : () => undefined;
+      if (release) return { layers, release };
+    }
+    throw new ApiError(503, "the MCP servers' images were removed while they were placed; try again");
+  }
+
+  private async createWith(
+    request: NewSandbox,
+    teamID: string,
+    egress: EgressRequest,
+    resolved: TemplateForSandbox,
+    origin: SandboxOrigin | undefined,
+    volumeMounts: Awaited<ReturnType<SandboxService['resolveVolumes']>>,
+    imageLayers: string[],
+  ): Promise<SandboxRecord> {
     const template = imageLayers.length > 0 ? { ...resolved, layers: [...imageLayers, ...resolved.layers] } : resolved;
     const onlyTo = this.onlyToFor(template);
     this.checkCanEnforce(egress, onlyTo);

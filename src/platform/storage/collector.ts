@@ -3,20 +3,24 @@
  * (docs/templates.md#storage). Step layers, pulled image layers and COPY uploads that no kept build, running or
  * paused sandbox or snapshot references, once unchanged for `keepUnusedSeconds`; the shifted copies of removed
  * layers; image records missing a layer, and blobs no kept image record names; and scratch older than a build may
- * run (what a stopped build left).
+ * run (what a stopped build left). Both image stores: the builder's, and the MCP servers' a create pulls into; in
+ * each, the relocated copies of MCP images (`mcp/`, hard links into the pulled layers) no record references go, and
+ * the pulled layers of a copy that stays are kept with it. The build records and logs of deleted templates go too,
+ * once no sandbox or snapshot names their build and they have not changed for `keepUnusedSeconds`.
  *
  * Races: work under way holds what it uses (util/path-holds.ts: a build its layers, uploads and the image store
  * while it pulls; a create its template's layers until its record names them). The collector starts tracking
  * holds before it reads the records, so a hold released after that read still keeps its paths, and it moves each
  * path out of the way (a rename into a trash directory on the same file system) inside the holds' exclusive
- * section, after checking it was not held. The trash is measured and removed after.
+ * section, after checking it was not held. The trash is measured and removed after: a file counts as freed only
+ * when all its hard links are in the trash (a relocated MCP image copy shares its files with the pulled layers).
  */
 import { createHash, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
-import { mkdir, readdir, readFile, rename, rm } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, rm, rmdir } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { HoldTracker, PathHolds } from '../../util/path-holds';
-import { allocatedBytes } from '../../util/disk-usage';
+import { freedBytes } from '../../util/disk-usage';
 import type { SandboxRecord } from '../sandboxes/record';
 import type { SnapshotRecord } from '../snapshots/store';
 import type { QuotaLedger } from '../teams/quotas';
@@ -26,12 +30,24 @@ import { keptBuildIDs, liveReferences, type TemplateRefs, uploadKey } from './re
 
 /** What one collection removed and freed. */
 export interface GcReport {
-  removed: { layers: number; shiftedCopies: number; uploads: number; imageLayers: number; images: number; blobs: number; scratch: number };
-  /** Bytes the removed files took on disk (`du`), in total and per kind. */
+  removed: {
+    layers: number;
+    shiftedCopies: number;
+    uploads: number;
+    imageLayers: number;
+    images: number;
+    blobs: number;
+    /** Relocated copies of MCP images (`<store>/mcp/`), error layers included. */
+    imageCopies: number;
+    scratch: number;
+    /** Build records of deleted templates, each with its log. */
+    builds: number;
+  };
+  /** Bytes the removed files took on disk (`du`), in total and per kind; a file still linked elsewhere frees nothing. */
   bytesFreed: number;
   bytesFreedBy: { layers: number; uploads: number; images: number; scratch: number };
   /** Referenced or held, so kept. */
-  kept: { layers: number; uploads: number; imageLayers: number };
+  kept: { layers: number; uploads: number; imageLayers: number; imageCopies: number };
   /** Parts left for the next run, and why (a pull under way holds the image store). */
   skipped: string[];
   seconds: number;
@@ -39,6 +55,8 @@ export interface GcReport {
 
 export interface CollectorOptions {
   templates: TemplateStorage;
+  /** The image store creates pull MCP servers' images into (`<state>/images`, sandboxes/mcp-images.ts), if any. */
+  mcpImages?: string;
   /** Every sandbox record, running or paused (what of them the collector reads). */
   sandboxes(): Promise<Array<Pick<SandboxRecord, 'buildID' | 'layers'>>>;
   snapshots(): Promise<Array<Pick<SnapshotRecord, 'layerDir' | 'template'>>>;
@@ -66,13 +84,47 @@ async function entries(dir: string): Promise<string[]> {
 /** A shifted copy of a layer (runtime/id-shift.ts), its lock or its half-made copy: `<layer>.ids-<base>-<size>-<key>...`. */
 const SHIFTED = /^(.+)\.ids-\d+-\d+-[0-9a-f]+(\.lock|\.tmp-\d+)?$/;
 
+/** The digest in a relocated MCP image's directory name (`<key>-sha256-<hex>`, sandboxes/mcp-images.ts). */
+const COPY_DIGEST = /-(sha256-[0-9a-f]{64})$/;
+
+/** What a pulled image's record says (runtime/images/pull.ts): its config (with the diff ids) and layer blobs. */
+interface ImageRecordFile {
+  path: string;
+  /** `sha256-<hex>` of the image's digest, from the record's name (`<digest>-<os>-<arch>.json`). */
+  digest: string;
+  /** The unpacked layers' directory names (`sha256-<diff id hex>`), bottom first; undefined when unreadable. */
+  layerNames?: string[];
+  blobs?: string[];
+}
+
+async function readImageRecord(path: string): Promise<ImageRecordFile> {
+  const digest = /^(sha256-[0-9a-f]{64})-/.exec(basename(path))?.[1] ?? '';
+  try {
+    const record = JSON.parse(await readFile(path, 'utf8')) as { config: string; layers: Array<{ digest: string }> };
+    const diffIds = ((JSON.parse(record.config) as { rootfs?: { diff_ids?: string[] } }).rootfs?.diff_ids ?? []).filter(
+      (d) => typeof d === 'string',
+    );
+    return {
+      path,
+      digest,
+      layerNames: diffIds.map((d) => d.replace(':', '-')),
+      blobs: [
+        `sha256-${createHash('sha256').update(record.config).digest('hex')}`,
+        ...record.layers.map((l) => l.digest.replace(':', '-')),
+      ],
+    };
+  } catch {
+    return { path, digest };
+  }
+}
+
 /** One collection: where its trash goes, and what it has moved there. */
 class Sweep {
   readonly report: GcReport = {
-    removed: { layers: 0, shiftedCopies: 0, uploads: 0, imageLayers: 0, images: 0, blobs: 0, scratch: 0 },
+    removed: { layers: 0, shiftedCopies: 0, uploads: 0, imageLayers: 0, images: 0, blobs: 0, imageCopies: 0, scratch: 0, builds: 0 },
     bytesFreed: 0,
     bytesFreedBy: { layers: 0, uploads: 0, images: 0, scratch: 0 },
-    kept: { layers: 0, uploads: 0, imageLayers: 0 },
+    kept: { layers: 0, uploads: 0, imageLayers: 0, imageCopies: 0 },
     skipped: [],
     seconds: 0,
   };
@@ -165,18 +217,21 @@ export class StorageCollector {
 
       await this.stepLayers(sweep, unused);
       await this.uploads(sweep, live.uploads);
-      await this.images(sweep, unused);
+      await this.images(sweep, unused, this.dirs.images, 'the image store');
+      if (this.o.mcpImages !== undefined) await this.images(sweep, unused, this.o.mcpImages, "the MCP servers' image store");
+      await this.deletedTemplatesBuilds(sweep, templates, sandboxes, snapshots);
       for (const name of await entries(this.dirs.scratch)) {
         const p = join(this.dirs.scratch, name);
         if (ageSeconds(p, this.now()) >= this.staleSeconds && (await sweep.move(p, 'scratch'))) sweep.report.removed.scratch++;
       }
 
       const r = sweep.report;
-      for (const kind of Object.keys(r.bytesFreedBy) as Kind[]) {
-        const dir = join(sweep.trash, kind);
-        // What the moved entries take; the trash directory itself is the collector's, not freed.
-        if (fs.existsSync(dir)) r.bytesFreedBy[kind] = (await allocatedBytes(dir)) - fs.lstatSync(dir).blocks * 512;
-      }
+      const kinds = Object.keys(r.bytesFreedBy) as Kind[];
+      // What the moved entries take, a file only once all its links are there; not the trash's own directories.
+      const freed = await freedBytes(kinds.map((kind) => join(sweep.trash, kind)));
+      kinds.forEach((kind, i) => {
+        r.bytesFreedBy[kind] = freed[i]!;
+      });
       r.bytesFreed = Object.values(r.bytesFreedBy).reduce((a, b) => a + b, 0);
     } finally {
       tracker.stop();
@@ -188,7 +243,7 @@ export class StorageCollector {
       .filter(([, n]) => n > 0)
       .map(([k, n]) => `${n} ${k}`);
     this.log(
-      `gc: removed ${removed.length > 0 ? removed.join(', ') : 'nothing'}; freed ${r.bytesFreed} bytes (${(r.bytesFreed / 1048576).toFixed(1)} MiB) in ${r.seconds.toFixed(1)} s; kept ${r.kept.layers} layers, ${r.kept.imageLayers} image layers, ${r.kept.uploads} uploads${r.skipped.length > 0 ? `; skipped: ${r.skipped.join('; ')}` : ''}`,
+      `gc: removed ${removed.length > 0 ? removed.join(', ') : 'nothing'}; freed ${r.bytesFreed} bytes (${(r.bytesFreed / 1048576).toFixed(1)} MiB) in ${r.seconds.toFixed(1)} s; kept ${r.kept.layers} layers, ${r.kept.imageLayers} image layers, ${r.kept.imageCopies} image copies, ${r.kept.uploads} uploads${r.skipped.length > 0 ? `; skipped: ${r.skipped.join('; ')}` : ''}`,
     );
     return r;
   }
@@ -250,55 +305,105 @@ export class StorageCollector {
   }
 
   /**
-   * The image store (runtime/images/pull.ts): unreferenced unpacked layers, then image records missing a layer, then
-   * blobs no remaining record names, then stale pull scratch. Left whole for the next run while a pull holds it.
+   * One image store (runtime/images/pull.ts): the relocated MCP image copies no record references (`mcp/`), then
+   * unreferenced unpacked layers (those a remaining copy was made from stay with it), image records missing a layer,
+   * blobs no remaining record names, and stale pull scratch. Left whole for the next run while a pull holds it.
    */
-  private async images(sweep: Sweep, unused: (p: string) => boolean): Promise<void> {
-    const root = this.dirs.images;
+  private async images(sweep: Sweep, unused: (p: string) => boolean, root: string, name: string): Promise<void> {
     const r = sweep.report;
     if (!fs.existsSync(root)) return;
     if (sweep.tracker.covered(root)) {
       // Held as a whole: a pull is (or was, since this run began) under way.
-      r.skipped.push('the image store: a pull was under way');
+      r.skipped.push(`${name}: a pull was under way`);
       return;
     }
+    const copiedDigests = await this.imageCopies(sweep, unused, join(root, 'mcp'));
+    const records = await Promise.all((await entries(join(root, 'images'))).map((n) => readImageRecord(join(root, 'images', n))));
+    const copied = new Set(records.filter((rec) => copiedDigests.has(rec.digest)).flatMap((rec) => rec.layerNames ?? []));
     const layerDirs: string[] = [];
     for (const mapping of await entries(join(root, 'layers')))
-      for (const name of await entries(join(root, 'layers', mapping))) layerDirs.push(join(root, 'layers', mapping, name));
+      for (const layer of await entries(join(root, 'layers', mapping))) layerDirs.push(join(root, 'layers', mapping, layer));
     for (const p of layerDirs) {
       if (basename(p).startsWith('.')) continue;
-      if (unused(p) && (await sweep.move(p, 'images'))) r.removed.imageLayers++;
+      if (!copied.has(basename(p)) && unused(p) && (await sweep.move(p, 'images'))) r.removed.imageLayers++;
       else r.kept.imageLayers++;
     }
-    const layerExists = (diffId: string) => layerDirs.some((p) => basename(p) === diffId.replace(':', '-') && fs.existsSync(p));
+    const layerExists = (layerName: string) => layerDirs.some((p) => basename(p) === layerName && fs.existsSync(p));
     const keptBlobs = new Set<string>();
-    for (const name of await entries(join(root, 'images'))) {
-      const p = join(root, 'images', name);
-      let record: { config: string; layers: Array<{ digest: string }> } | undefined;
-      let diffIds: string[] = [];
-      try {
-        record = JSON.parse(await readFile(p, 'utf8')) as { config: string; layers: Array<{ digest: string }> };
-        diffIds = ((JSON.parse(record.config) as { rootfs?: { diff_ids?: string[] } }).rootfs?.diff_ids ?? []).filter(
-          (d) => typeof d === 'string',
-        );
-      } catch {
-        record = undefined;
-      }
-      if (record && diffIds.every(layerExists)) {
-        keptBlobs.add(`sha256-${createHash('sha256').update(record.config).digest('hex')}`);
-        for (const l of record.layers) keptBlobs.add(l.digest.replace(':', '-'));
-      } else if ((record || ageSeconds(p, this.now()) >= this.staleSeconds) && (await sweep.move(p, 'images'))) r.removed.images++;
+    for (const rec of records) {
+      if (rec.layerNames?.every(layerExists)) for (const b of rec.blobs ?? []) keptBlobs.add(b);
+      else if ((rec.layerNames || ageSeconds(rec.path, this.now()) >= this.staleSeconds) && (await sweep.move(rec.path, 'images')))
+        r.removed.images++;
     }
     for (const algo of await entries(join(root, 'blobs'))) {
-      for (const name of await entries(join(root, 'blobs', algo))) {
-        const p = join(root, 'blobs', algo, name);
-        if (keptBlobs.has(`${algo}-${name}`) || ageSeconds(p, this.now()) < this.o.keepUnusedSeconds) continue;
+      for (const blob of await entries(join(root, 'blobs', algo))) {
+        const p = join(root, 'blobs', algo, blob);
+        if (keptBlobs.has(`${algo}-${blob}`) || ageSeconds(p, this.now()) < this.o.keepUnusedSeconds) continue;
         if (await sweep.move(p, 'images')) r.removed.blobs++;
       }
     }
-    for (const name of await entries(join(root, 'tmp'))) {
-      const p = join(root, 'tmp', name);
+    for (const tmp of await entries(join(root, 'tmp'))) {
+      const p = join(root, 'tmp', tmp);
       if (ageSeconds(p, this.now()) >= this.staleSeconds && (await sweep.move(p, 'scratch'))) r.removed.scratch++;
+    }
+  }
+
+  /**
+   * The relocated copies of MCP images in `dir` (`<key>-<digest>/info`, `.../layer-<n>`, `errors/<key>-<hash>`: each
+   * a layer a sandbox or a build names) that nothing references, once unchanged for keepUnusedSeconds; their
+   * half-made copies once stale; an image's directory once empty. Resolves to the digests of the images a copy of
+   * which stays.
+   */
+  private async imageCopies(sweep: Sweep, unused: (p: string) => boolean, dir: string): Promise<Set<string>> {
+    const r = sweep.report;
+    const kept = new Set<string>();
+    for (const name of await entries(dir)) {
+      const digest = COPY_DIGEST.exec(name)?.[1];
+      if (name !== 'errors' && digest === undefined) continue; // not a copy's directory
+      const base = join(dir, name);
+      let left = 0;
+      for (const child of await entries(base)) {
+        const p = join(base, child);
+        if (child.endsWith('.tmp')) {
+          if (ageSeconds(p, this.now()) >= this.staleSeconds && (await sweep.move(p, 'scratch'))) r.removed.scratch++;
+          else left++;
+        } else if (unused(p) && (await sweep.move(p, 'images'))) r.removed.imageCopies++;
+        else {
+          r.kept.imageCopies++;
+          left++;
+          if (digest !== undefined) kept.add(digest);
+        }
+      }
+      // Nothing makes a copy here meanwhile: a create or a build holds the whole store while it makes one.
+      if (left === 0 && name !== 'errors') await rmdir(base).catch(() => undefined);
+    }
+    return kept;
+  }
+
+  /**
+   * The build records and logs of templates that were deleted, once no sandbox or snapshot names the build, it is
+   * not running, and it has not changed for keepUnusedSeconds (their layers go by the rules above).
+   */
+  private async deletedTemplatesBuilds(
+    sweep: Sweep,
+    templates: readonly TemplateRefs[],
+    sandboxes: ReadonlyArray<Pick<SandboxRecord, 'buildID'>>,
+    snapshots: ReadonlyArray<Pick<SnapshotRecord, 'template'>>,
+  ): Promise<void> {
+    const { store } = this.o.templates;
+    const existing = new Set(templates.map((t) => t.template.templateID));
+    const named = new Set([...sandboxes.map((s) => s.buildID), ...snapshots.map((s) => s.template.buildID)]);
+    for (const templateID of await store.templatesWithBuilds()) {
+      // Listed before: a template made since is not deleted.
+      if (existing.has(templateID) || (await store.getTemplate(templateID)) !== undefined) continue;
+      const running = await store.runningBuild(templateID);
+      for (const buildID of await store.buildsOf(templateID)) {
+        if (named.has(buildID) || buildID === running) continue;
+        const build = await store.getBuild(buildID);
+        if (build && (this.now() - Date.parse(build.updatedAt)) / 1000 < this.o.keepUnusedSeconds) continue;
+        await store.deleteBuild(templateID, buildID);
+        sweep.report.removed.builds++;
+      }
     }
   }
 }

@@ -249,6 +249,21 @@ export class TemplateStore {
     return this.redis.smembers(this.key('builds', templateID));
   }
 
+  /** The IDs of the templates that have build records, deleted templates' included. */
+  async templatesWithBuilds(): Promise<string[]> {
+    return (await this.scanKeys(this.key('builds', ''))).map((k) => k.slice(this.key('builds', '').length));
+  }
+
+  /** A build's record and log (the set of its template's builds loses it; Redis removes an empty set). */
+  async deleteBuild(templateID: string, buildID: string): Promise<void> {
+    await this.redis
+      .multi()
+      .del(this.key('build', buildID))
+      .del(this.key('build', buildID, 'logs'))
+      .srem(this.key('builds', templateID), buildID)
+      .exec();
+  }
+
   /** Marks `buildID` as the one running build of its template; false when another one holds the claim. */
   async claimRunning(templateID: string, buildID: string): Promise<boolean> {
     return (await this.redis.set(this.key('running', templateID), buildID, 'NX')) === 'OK';
@@ -311,15 +326,21 @@ export class TemplateStore {
     });
   }
 
-  /** [key without `prefix`, value] of every string key under `prefix`. */
-  private async scanValues(prefix: string): Promise<Array<[string, string]>> {
-    const keys: string[] = [];
+  /** Every key under `prefix`. */
+  private async scanKeys(prefix: string): Promise<string[]> {
+    const keys = new Set<string>();
     let cursor = '0';
     do {
       const [next, batch] = await this.redis.scan(cursor, 'MATCH', `${prefix.replace(/[*?[\]]/g, '\\$&')}*`, 'COUNT', 1000);
       cursor = next;
-      keys.push(...batch);
+      for (const k of batch) keys.add(k);
     } while (cursor !== '0');
+    return [...keys];
+  }
+
+  /** [key without `prefix`, value] of every string key under `prefix`. */
+  private async scanValues(prefix: string): Promise<Array<[string, string]>> {
+    const keys = await this.scanKeys(prefix);
     if (keys.length === 0) return [];
     const values = await this.redis.mget(...keys);
     return keys.flatMap((k, i) => (values[i] === null || values[i] === undefined ? [] : [[k.slice(prefix.length), values[i] as string]]));
