@@ -52,6 +52,8 @@ export const SIGNED_URL_OWNER_PATH = '/signed-urls/owner';
 /** A `/files` request that carries a signature: the query that identifies its signer; undefined for any other. */
 export function signedFilesQuery(method: string | undefined, url: string | undefined): SignedUrlQuery | undefined {
   if (url === undefined || (method !== 'GET' && method !== 'POST')) return undefined;
+  // Without a literal `?` the query is empty, so there is no signature: most calls are answered without parsing.
+  if (!url.includes('?')) return undefined;
   const parsed = new URL(url, 'http://gateway.invalid');
   if (parsed.pathname !== '/files') return undefined;
   const signature = parsed.searchParams.get('signature');

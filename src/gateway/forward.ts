@@ -73,12 +73,19 @@ export function forward(
     return;
   }
   if (framing.kind === 'length' && framing.length <= SMALL_BODY_BYTES) {
-    const parts: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => parts.push(chunk));
-    req.on('end', () => {
+    // Sent as soon as the announced length is in (the parser delivers no more than that), not on the stream's
+    // `end`, which comes a tick and an event later.
+    const length = framing.length;
+    let first: Buffer | undefined;
+    let parts: Buffer[] | undefined;
+    let received = 0;
+    req.on('data', (chunk: Buffer) => {
+      received += chunk.length;
+      if (first === undefined) first = chunk;
+      else (parts ??= [first]).push(chunk);
       // The call may be over already (the client left, or Connect-Timeout-Ms passed while the body came in).
-      if (handler.over) return;
-      call.body = { kind: 'buffer', data: parts.length === 1 ? parts[0] : Buffer.concat(parts) };
+      if (received < length || handler.over || call.body !== NO_BODY) return;
+      call.body = { kind: 'buffer', data: parts === undefined ? first : Buffer.concat(parts) };
       client.dispatch(call, handler);
     });
     return;
@@ -139,10 +146,11 @@ class ForwardHandler implements UpstreamHandler {
     return more;
   }
 
-  onComplete(): void {
+  onComplete(last: Buffer | undefined): void {
     if (this.finished) return;
     this.finish();
-    this.res.end();
+    if (last === undefined) this.res.end();
+    else this.res.end(last);
   }
 
   onError(err: Error & { code?: string }): void {
