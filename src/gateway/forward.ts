@@ -82,7 +82,8 @@ export function forward(
     req.on('data', (chunk: Buffer) => {
       received += chunk.length;
       if (first === undefined) first = chunk;
-      else (parts ??= [first]).push(chunk);
+      else if (parts === undefined) parts = [first, chunk];
+      else parts.push(chunk);
       // The call may be over already (the client left, or Connect-Timeout-Ms passed while the body came in).
       if (received < length || handler.over || call.body !== NO_BODY) return;
       call.body = { kind: 'buffer', data: parts === undefined ? first : Buffer.concat(parts) };
