@@ -30,6 +30,8 @@ let volume: LoopVolume | undefined;
 let stateDir: string;
 let pg: PlatformAndGateway | undefined;
 let sdk: SdkDriver | undefined;
+/** A second platform with runtime runsc (gVisor), on a small file system of its own: the same fill through gVisor. */
+let runsc: { pg?: PlatformAndGateway; volume: LoopVolume; stateDir: string } | undefined;
 
 beforeAll(async () => {
   await baseRootfs();
@@ -40,21 +42,29 @@ beforeAll(async () => {
   pg = await startPlatformAndGateway(stateDir, agent, {
     platform: { limits: { diskDefaultMB: DISK_DEFAULT_MB, diskMaxMB: DISK_MAX_MB, diskOvercommit: DISK_OVERCOMMIT } },
   });
+  const runscVolume = makeLoopVolume(fs.mkdtempSync(join(scratch, 'runsc-')), 768);
+  runsc = { volume: runscVolume, stateDir: join(runscVolume.mountPoint, 'platform') };
+  runsc.pg = await startPlatformAndGateway(runsc.stateDir, agent, {
+    platform: { limits: { diskDefaultMB: DISK_DEFAULT_MB, diskMaxMB: DISK_MAX_MB }, runtime: 'runsc' },
+  });
   sdk = await SdkDriver.start();
 }, ROOTFS_TIMEOUT_MS);
 
 afterAll(async () => {
   try {
     await sdk?.close();
-    await pg?.gateway.close();
-    await pg?.platform.close({ killSandboxes: true });
+    for (const p of [pg, runsc?.pg]) {
+      await p?.gateway.close();
+      await p?.platform.close({ killSandboxes: true });
+    }
   } finally {
+    runsc?.volume.remove();
     volume?.remove();
     if (scratch) fs.rmSync(scratch, { recursive: true, force: true });
   }
 });
 
-const opts = () => ({ ...pg!.opts, timeoutMs: 300_000 });
+const opts = (p = pg!) => ({ ...p.opts, timeoutMs: 300_000 });
 
 /** A root shell command in the sandbox; its output (stdout and stderr) whatever its exit code. */
 async function asRoot(sandboxId: string, script: string): Promise<string> {
@@ -72,47 +82,56 @@ async function dfRoot(sandboxId: string): Promise<{ size: number; avail: number 
   return { size: size!, avail: avail! };
 }
 
-test("filling the disk as root gets ENOSPC at the sandbox's size; the host keeps its space; writes within it work", async () => {
-  const { sandboxId } = await sdk!.create('base', opts());
-  try {
-    const df = await dfRoot(sandboxId);
-    // The sandbox sees its own disk (ext4 keeps a few per cent for its metadata), not the host's.
-    expect(df.size).toBeLessThanOrEqual(DISK_DEFAULT_MB * MIB);
-    expect(df.size).toBeGreaterThan(DISK_DEFAULT_MB * MIB * 0.9);
-    expect(df.avail).toBeLessThan(DISK_DEFAULT_MB * MIB);
+// The default runtime (crun, or what SANDBOX_KIT_TEST_RUNTIME asks for), then runsc: its writes reach the same kind
+// of disk through gVisor's gofer.
+test.each([
+  ['default runtime', () => ({ pg: pg!, volume: volume!, stateDir })],
+  ['runsc', () => ({ pg: runsc!.pg!, volume: runsc!.volume, stateDir: runsc!.stateDir })],
+] as const)(
+  "%s: filling the disk as root gets ENOSPC at the sandbox's size; the host keeps its space; writes within it work",
+  async (_name, rig) => {
+    const { pg: p, volume: v, stateDir: dir } = rig();
+    const { sandboxId } = await sdk!.create('base', opts(p));
+    try {
+      const df = await dfRoot(sandboxId);
+      // The sandbox sees its own disk (ext4 keeps a few per cent for its metadata), not the host's.
+      expect(df.size).toBeLessThanOrEqual(DISK_DEFAULT_MB * MIB);
+      expect(df.size).toBeGreaterThan(DISK_DEFAULT_MB * MIB * 0.9);
+      expect(df.avail).toBeLessThan(DISK_DEFAULT_MB * MIB);
 
-    // Asking for 2 GiB at once: refused outright, nothing taken from the host.
-    const hostBefore = volume!.freeBytes();
-    // (ext4 may keep the blocks it reserved before it gave up: unwritten, so the image on the host does not grow.)
-    const fallocate = await asRoot(sandboxId, 'fallocate -l 2G /big; echo "exit $?"; rm -f /big');
-    expect(fallocate).toMatch(/No space left on device/);
-    expect(fallocate).toMatch(/exit 1/);
-    expect(volume!.freeBytes()).toBeGreaterThan(hostBefore - 4 * MIB);
+      // Asking for 2 GiB at once: refused outright, nothing taken from the host.
+      const hostBefore = v.freeBytes();
+      // (ext4 may keep the blocks it reserved before it gave up: unwritten, so the image on the host does not grow.)
+      const fallocate = await asRoot(sandboxId, 'fallocate -l 2G /big; echo "exit $?"; rm -f /big');
+      expect(fallocate).toMatch(/No space left on device/);
+      expect(fallocate).toMatch(/exit 1/);
+      expect(v.freeBytes()).toBeGreaterThan(hostBefore - 4 * MIB);
 
-    // Writing until it stops: dd ends with ENOSPC near the size; the host gave at most the sandbox's size.
-    const dd = await asRoot(sandboxId, 'dd if=/dev/zero of=/fill bs=1M count=2048; echo "exit $?"; sync');
-    expect(dd).toMatch(/No space left on device/);
-    expect(dd).toMatch(/exit 1/);
-    const written = Number(/(\d+) bytes/.exec(dd)?.[1]);
-    expect(written).toBeGreaterThan(DISK_DEFAULT_MB * MIB * 0.8);
-    expect(written).toBeLessThanOrEqual(DISK_DEFAULT_MB * MIB);
-    const taken = hostBefore - volume!.freeBytes();
-    expect(taken).toBeLessThanOrEqual(DISK_DEFAULT_MB * MIB + 8 * MIB);
-    // Another way in (the agent's own file writes) hits the same wall, and the agent keeps answering.
-    await expect(sdk!.call(sandboxId, 'files.write', '/root/more', 'x'.repeat(4 * MIB))).rejects.toThrow();
-    expect((await asRoot(sandboxId, 'echo alive')).trim()).toBe('alive');
+      // Writing until it stops: dd ends with ENOSPC near the size; the host gave at most the sandbox's size.
+      const dd = await asRoot(sandboxId, 'dd if=/dev/zero of=/fill bs=1M count=2048; echo "exit $?"; sync');
+      expect(dd).toMatch(/No space left on device/);
+      expect(dd).toMatch(/exit 1/);
+      const written = Number(/(\d+) bytes/.exec(dd)?.[1]);
+      expect(written).toBeGreaterThan(DISK_DEFAULT_MB * MIB * 0.8);
+      expect(written).toBeLessThanOrEqual(DISK_DEFAULT_MB * MIB);
+      const taken = hostBefore - v.freeBytes();
+      expect(taken).toBeLessThanOrEqual(DISK_DEFAULT_MB * MIB + 8 * MIB);
+      // Another way in (the agent's own file writes) hits the same wall, and the agent keeps answering.
+      await expect(sdk!.call(sandboxId, 'files.write', '/root/more', 'x'.repeat(4 * MIB))).rejects.toThrow();
+      expect((await asRoot(sandboxId, 'echo alive')).trim()).toBe('alive');
 
-    // Space freed inside is usable again: a write within the size works and reads back.
-    const within = await asRoot(
-      sandboxId,
-      'rm /fill && dd if=/dev/urandom of=/data bs=1M count=64 status=none && sha256sum /data | cut -c1-64 && cp /data /data2 && cmp /data /data2 && echo same',
-    );
-    expect(within).toMatch(/^[0-9a-f]{64}\nsame\n$/);
-  } finally {
-    await sdk!.static('kill', sandboxId, opts());
-  }
-  expect(sandboxTraces(pg!.platform, stateDir, sandboxId)).toEqual([]);
-});
+      // Space freed inside is usable again: a write within the size works and reads back.
+      const within = await asRoot(
+        sandboxId,
+        'rm /fill && dd if=/dev/urandom of=/data bs=1M count=64 status=none && sha256sum /data | cut -c1-64 && cp /data /data2 && cmp /data /data2 && echo same',
+      );
+      expect(within).toMatch(/^[0-9a-f]{64}\nsame\n$/);
+    } finally {
+      await sdk!.static('kill', sandboxId, opts(p));
+    }
+    expect(sandboxTraces(p.platform, dir, sandboxId)).toEqual([]);
+  },
+);
 
 test('a template carries its disk (minFreeDiskMb); one asking for more than the maximum is refused naming it, nothing made', async () => {
   const refused = sdk!.build('disk-too-big', 'true', { ...opts(), minFreeDiskMb: DISK_MAX_MB + 1 });
