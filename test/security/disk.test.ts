@@ -5,7 +5,8 @@
  * refused naming the limit, with nothing made; a create whose disk would take the disks together past the data
  * root's size × limits.diskOvercommit is refused (429) naming it, with nothing made. The platform's whole state lives
  * on a small file system of the test's own (a loop-mounted image), so the host's free space is measured there, free
- * of other processes' writes, and its size is the data root's.
+ * of other processes' writes, and its size is the data root's. The fill runs again on a platform with runtime runsc
+ * (gVisor), on a small file system of its own.
  */
 import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
