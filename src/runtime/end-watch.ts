@@ -63,6 +63,16 @@ export function oomKillsOf(relativeCgroup: string): number {
   return n;
 }
 
+/**
+ * Resets the host's TCP connections to a gVisor sandbox's address (`ss -K`, sock_destroy). Needed whenever the
+ * Sentry is gone, by itself or by a kill or stop: its network stack took no connection down with it, so a kept-alive
+ * connection of the platform's or the gateway's pool would still look open, and once the address is given to the
+ * next sandbox a request on it would meet that sandbox's reset instead of a new connection.
+ */
+export async function resetConnections(address: string): Promise<void> {
+  await exec(['ss', '-K', '-t', 'dst', address], { timeoutMs: 10_000 }).catch(() => undefined);
+}
+
 export class EndWatch {
   private readonly watched = new Map<string, Watched>();
   private readonly listeners: EndListener[] = [];
@@ -81,12 +91,15 @@ export class EndWatch {
     this.timer ??= setInterval(() => void this.check(), this.intervalMs).unref();
   }
 
-  unwatch(sandboxID: string): void {
+  /** Stops watching; the address it had (a kill or stop resets its connections once the container is gone). */
+  unwatch(sandboxID: string): string | undefined {
+    const address = this.watched.get(sandboxID)?.address;
     this.watched.delete(sandboxID);
     if (this.watched.size === 0 && this.timer) {
       clearInterval(this.timer);
       this.timer = undefined;
     }
+    return address;
   }
 
   private async check(): Promise<void> {
@@ -96,7 +109,7 @@ export class EndWatch {
       const now = readStart(w.pid);
       if (now?.alive && now.startTime === w.startTime) continue;
       this.unwatch(id);
-      await exec(['ss', '-K', '-t', 'dst', w.address], { timeoutMs: 10_000 }).catch(() => undefined);
+      await resetConnections(w.address);
       const why: EndReason = oomKillsOf(w.cgroup) > 0 ? 'out of memory' : 'its processes ended';
       for (const l of this.listeners) l(id, why);
     }

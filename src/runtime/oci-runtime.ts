@@ -54,7 +54,7 @@ import { renderHosts } from './sandbox-etc';
 import { joinsUsernsByPath, type RunscPlatform } from './runsc';
 import type { RuntimeChoice, RuntimeName, SandboxNetwork, SandboxRuntime, SandboxSpec, SandboxStatus, SandboxUsage } from './types';
 import { readSandboxUsage } from './usage';
-import { EndWatch, type EndListener } from './end-watch';
+import { EndWatch, resetConnections, type EndListener } from './end-watch';
 import { copyChanges } from './filesystem-changes';
 import { findExecutable } from './which';
 import { sleep } from '../util/poll';
@@ -323,8 +323,9 @@ export class OciSandboxRuntime implements SandboxRuntime {
 
   async stop(sandboxID: string): Promise<void> {
     const id = checkSandboxID(sandboxID);
-    this.ends.unwatch(id);
+    const address = this.ends.unwatch(id);
     await this.removeContainer(id);
+    if (address !== undefined) await resetConnections(address);
     // What was attached after start goes with the container (a restart gets its filesystems as layers, if at all).
     await detachAll(sandboxPaths(this.paths, id).bundle, { remove: true });
     // Its files stay in the image; a stopped sandbox holds no loop device (a restart or a copy mounts it again).
@@ -417,8 +418,10 @@ export class OciSandboxRuntime implements SandboxRuntime {
 
   async kill(sandboxID: string): Promise<void> {
     const id = checkSandboxID(sandboxID);
-    this.ends.unwatch(id);
+    const address = this.ends.unwatch(id);
     await this.removeTraces(id);
+    // Under runsc: before its address can go to another sandbox (end-watch.ts).
+    if (address !== undefined) await resetConnections(address);
     if (this.options.network) await this.options.network.detach(id);
   }
 

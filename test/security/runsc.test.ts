@@ -184,3 +184,24 @@ test('hostile: a memory hog past its limit ends its own sandbox at once and the 
   // The other sandbox, the platform and the host go on.
   expect((await run('echo still here')).stdout).toBe('still here\n');
 });
+
+test("a kill resets the host's kept-alive connections to the sandbox: its address, given to the next sandbox, never meets a stale one", async () => {
+  const box = (await sdk.create('base', opts)).sandboxId;
+  const address = /inet (\d+\.\d+\.\d+\.\d+)\//.exec(
+    (await sdk.call<{ stdout: string }>(box, 'commands.run', 'ip -4 -o addr show dev eth0')).stdout,
+  )![1]!;
+  // A connection held open to the agent, as the platform's and the gateway's pools hold them.
+  const held = net.connect({ host: address, port: 49983 });
+  await new Promise<void>((resolve, reject) => held.once('connect', resolve).once('error', reject));
+  let closed = false;
+  held.once('close', () => {
+    closed = true;
+  });
+  held.on('error', () => undefined);
+  expect(await sdk.static('kill', box, opts)).toBe(true);
+  // gVisor's network stack sends nothing as it goes; without the runtime's reset this waits until the bound.
+  await waitFor('the held connection to end', () => (closed ? true : undefined), { timeoutMs: 30_000 });
+  expect(execFileSync('ss', ['-H', '-t', 'dst', address], { encoding: 'utf8' }).trim()).toBe('');
+  // The legitimate use beside it: a new sandbox answers at once.
+  expect((await run('echo still here')).stdout).toBe('still here\n');
+});
