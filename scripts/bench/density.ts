@@ -19,11 +19,11 @@
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Sandbox } from 'e2b';
+import { freePort } from '../../test/helpers/free-port';
 import { cgroupDirs } from '../../src/runtime/cgroups';
 import { cleanupLeftovers } from '../../src/runtime/cleanup';
 import { reopenSandboxHostNetwork } from '../../src/runtime/network/host-network';
@@ -43,17 +43,6 @@ function median(xs: number[]): number {
 }
 
 const round = (x: number, digits = 1) => Math.round(x * 10 ** digits) / 10 ** digits;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 /** Starts a process and waits for a line of its output matching `ready`; answers the process and the match. */
 async function startProcess(

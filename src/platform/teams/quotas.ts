@@ -111,11 +111,11 @@ export class QuotaLedger {
     return (...args) => run.apply(this.redis, args);
   }
 
-  /** Takes every amount or none; 429 naming the first quota that would be exceeded. Reserving a held ID again is a no-op. */
-  async reserve(teamID: string, hold: HoldID, amounts: Amounts): Promise<void> {
+  /** The keys and arguments of a hold's script (reserve, setHold): the hold's record and its nonzero amounts. */
+  private holdArgs(teamID: string, hold: HoldID, amounts: Amounts): string[] {
     const pairs = Object.entries(amounts).filter(([, v]) => v !== undefined && v !== 0);
     const record: Hold = { host: this.host, amounts: Object.fromEntries(pairs.map(([k, v]) => [k, String(v)])) };
-    const result = (await this.command('skitReserve')(
+    return [
       this.k.teams,
       this.k.usage(teamID),
       this.k.held(teamID),
@@ -123,7 +123,12 @@ export class QuotaLedger {
       hold,
       JSON.stringify(record),
       ...pairs.flatMap(([k, v]) => [k, String(v)]),
-    )) as string[];
+    ];
+  }
+
+  /** Takes every amount or none; 429 naming the first quota that would be exceeded. Reserving a held ID again is a no-op. */
+  async reserve(teamID: string, hold: HoldID, amounts: Amounts): Promise<void> {
+    const result = (await this.command('skitReserve')(...this.holdArgs(teamID, hold, amounts))) as string[];
     if (result[0] === 'ok') {
       if (hold.startsWith('sandbox:')) await this.metrics?.sample(teamID, Number(result[1]), true);
       return;
@@ -138,17 +143,7 @@ export class QuotaLedger {
    * it), not a request. The team may be over its quota afterwards; overQuota tells, and what asks for more is refused.
    */
   async setHold(teamID: string, hold: HoldID, amounts: Amounts): Promise<void> {
-    const pairs = Object.entries(amounts).filter(([, v]) => v !== undefined && v !== 0);
-    const record: Hold = { host: this.host, amounts: Object.fromEntries(pairs.map(([k, v]) => [k, String(v)])) };
-    await this.command('skitSetHold')(
-      this.k.teams,
-      this.k.usage(teamID),
-      this.k.held(teamID),
-      teamID,
-      hold,
-      JSON.stringify(record),
-      ...pairs.flatMap(([k, v]) => [k, String(v)]),
-    );
+    await this.command('skitSetHold')(...this.holdArgs(teamID, hold, amounts));
   }
 
   /** The quota and the team's use of it when the use is above it (a measured hold can take it there), else undefined. */
