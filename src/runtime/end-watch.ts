@@ -9,7 +9,8 @@
  * PID apart), resets the host's TCP connections to the sandbox's address (`ss -K`, sock_destroy: the callers see the
  * connection end at once) and tells the listener why: 'out of memory' when the sandbox's memory cgroup counted an
  * OOM kill. A check is one read of /proc per sandbox per interval; a kill, stop or pause to disk stops the watch
- * first, so only an end nobody asked for is reported.
+ * first, so only an end nobody asked for is reported. The watch lives in the platform's process: after a restart
+ * the platform hands back each sandbox it keeps (OciSandboxRuntime.adopt), and its watch starts again.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -21,6 +22,9 @@ export const END_WATCH_INTERVAL_MS = 1000;
 export type EndReason = 'out of memory' | 'its processes ended';
 
 export type EndListener = (sandboxID: string, why: EndReason) => void;
+
+/** The start time of a process that is gone: no process has it. */
+const GONE = '';
 
 interface Watched {
   pid: number;
@@ -84,10 +88,13 @@ export class EndWatch {
     this.listeners.push(listener);
   }
 
+  /**
+   * Watches the sandbox whose first process is `pid` (just started, or found again after a platform restart). A
+   * process already gone counts as an end: the next check reports it.
+   */
   watch(sandboxID: string, pid: number, address: string, cgroup: string): void {
     const start = readStart(pid);
-    if (!start?.alive) return;
-    this.watched.set(sandboxID, { pid, startTime: start.startTime, address, cgroup });
+    this.watched.set(sandboxID, { pid, startTime: start?.alive ? start.startTime : GONE, address, cgroup });
     this.timer ??= setInterval(() => void this.check(), this.intervalMs).unref();
   }
 

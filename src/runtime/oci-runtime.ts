@@ -316,6 +316,18 @@ export class OciSandboxRuntime implements SandboxRuntime {
     }
   }
 
+  /**
+   * A sandbox of an earlier run of the platform that this run keeps (running or paused in memory), at the address
+   * its network attachment has: under runsc its end is watched again (end-watch.ts); a sandbox already gone is
+   * reported as ended. Nothing to do under crun and runc.
+   */
+  async adopt(sandboxID: string, address: string): Promise<void> {
+    const id = checkSandboxID(sandboxID);
+    if (this.name !== 'runsc') return;
+    const pid = (await this.cli.state(id))?.pid ?? 0;
+    this.ends.watch(id, pid, address, cgroupsPathOf(this.paths, id));
+  }
+
   /** Called when a sandbox ends without a kill or stop (under runsc: out of memory, end-watch.ts). */
   onEnded(listener: EndListener): void {
     this.ends.onEnded(listener);

@@ -134,6 +134,11 @@ export interface SandboxRuntime {
    * sandbox, end-watch.ts); its connections are reset, its traces stay for the caller's kill. Absent: not watched.
    */
   onEnded?(listener: (sandboxID: string, why: string) => void): void;
+  /**
+   * After a platform restart: a sandbox of the earlier run that the platform keeps (running or paused in memory),
+   * at its network attachment's address, taken back into the runtime's care (under runsc its end is watched again).
+   */
+  adopt?(sandboxID: string, address: string): Promise<void>;
   /** What the sandbox uses now (CPU time, memory, its writes); undefined when it is gone. Absent: not measurable. */
   usage?(sandboxID: string): SandboxUsage | undefined;
   /** Why the host's admission would refuse a sandbox of this size now, or undefined when it would take it. */

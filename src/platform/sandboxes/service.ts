@@ -1054,6 +1054,8 @@ export class SandboxService {
         record.address = attached.address;
         await this.o.store.put(record);
       }
+      // Its end is watched again where the runtime watches one (runsc: an OOM ends the whole sandbox).
+      await this.o.runtime.adopt?.(id, record.address);
       // The rules live in the network namespace and survive a restart; loading them again costs little and repairs.
       await this.enforceEgress(record);
       await this.publish(record);

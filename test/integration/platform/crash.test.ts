@@ -5,13 +5,11 @@
  * runtime state, cgroup, mount (in any mount namespace) or directory; killed with a full warm pool, it leaves nothing
  * of the pool's sandboxes after its restart. Root only; one link into the root namespace on a /24 of its own, so it runs beside the other test files.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
-import Redis from 'ioredis';
 import { hostCgroupMounts } from '../../../src/runtime/cgroups';
 import { cleanupLeftovers } from '../../../src/runtime/cleanup';
 import { DEFAULT_STATE_ROOT } from '../../../src/runtime/instance';
@@ -20,6 +18,7 @@ import { bundle, bundleEntries } from '../../../scripts/bundle';
 import { baseRootfs, ROOTFS_TIMEOUT_MS } from '../runtime/helpers/common';
 import { bundleForNode } from '../../helpers/node-bundle';
 import { CLI_SOURCE } from '../../helpers/cli';
+import { killPlatformProcess, shutDownLeftRedis, startPlatformProcess, type PlatformProcess } from '../../helpers/platform-process';
 import { SdkDriver } from './helpers/sdk-driver';
 
 jest.setTimeout(240_000);
@@ -31,49 +30,19 @@ const CLI = join(ROOT, 'dist', 'test-platform', 'cli.js');
 let stateDir: string;
 let child: ChildProcess | undefined;
 
-interface Running {
-  url: string;
-  sandboxUrl: string;
-  key: string;
-}
-
 /** `onStderr`: told each chunk the platform writes to stderr (its log). */
-function startCli(args: string[] = [], onStderr?: (text: string) => void): Promise<Running> {
-  const proc = spawn(process.execPath, [CLI, 'platform', '--state-dir', stateDir, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  child = proc;
-  let stderr = '';
-  proc.stderr?.on('data', (d: Buffer) => {
-    stderr = (stderr + d.toString()).slice(-4000);
-    onStderr?.(d.toString());
-  });
-  return new Promise((resolve, reject) => {
-    const found: Partial<Running> = {};
-    createInterface({ input: proc.stdout as NodeJS.ReadableStream }).on('line', (line) => {
-      const api = /^export E2B_API_URL=(\S+)$/.exec(line);
-      const sbx = /^export E2B_SANDBOX_URL=(\S+)$/.exec(line);
-      if (api) found.url = api[1];
-      if (sbx) found.sandboxUrl = sbx[1];
-      if (/^export E2B_API_KEY=/.test(line)) {
-        resolve({
-          url: found.url as string,
-          sandboxUrl: found.sandboxUrl as string,
-          key: fs.readFileSync(join(stateDir, 'api-key'), 'utf8').trim(),
-        });
-      }
-    });
-    proc.once('exit', (code) => reject(new Error(`the platform exited (${code}): ${stderr}`)));
-  });
+async function startCli(args: string[] = [], onStderr?: (text: string) => void): Promise<PlatformProcess> {
+  const running = await startPlatformProcess(CLI, stateDir, args, onStderr);
+  child = running.proc;
+  return running;
 }
 
 async function killHard(): Promise<void> {
-  const proc = child as ChildProcess;
-  const exited = new Promise((r) => proc.once('exit', r));
-  proc.kill('SIGKILL');
-  await exited;
+  await killPlatformProcess(child as ChildProcess);
   child = undefined;
 }
 
-const api = (p: Running, method: string, path: string, body?: unknown) =>
+const api = (p: PlatformProcess, method: string, path: string, body?: unknown) =>
   fetch(`${p.url}${path}`, {
     method,
     headers: { 'x-api-key': p.key, 'content-type': 'application/json' },
@@ -144,19 +113,7 @@ afterAll(async () => {
     await cleanupLeftovers({ instance: instance(), dataRoot: join(stateDir, 'runtime'), network: net.network });
     await net.close();
   }
-  const socket = join(stateDir, 'redis', 'redis.sock');
-  if (fs.existsSync(socket)) {
-    // The platform's Redis wants its password (kept beside its socket).
-    const passwordFile = join(stateDir, 'redis', 'password');
-    const password = fs.existsSync(passwordFile) ? fs.readFileSync(passwordFile, 'utf8').trim() : undefined;
-    const redis = new Redis({ path: socket, lazyConnect: true, retryStrategy: () => null, ...(password ? { password } : {}) });
-    redis.on('error', () => {});
-    await redis
-      .connect()
-      .then(() => redis.call('SHUTDOWN', 'NOSAVE'))
-      .catch(() => {});
-    redis.disconnect();
-  }
+  await shutDownLeftRedis(stateDir);
   fs.rmSync(stateDir, { recursive: true, force: true });
 });
 
