@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import type Redis from 'ioredis';
 import { MemoryCatalog } from '../catalog/memory';
 import type { WritableCatalog } from '../catalog/types';
+import type { DiskAdmission } from '../runtime/admission';
 import type { BaseImages, SandboxNetwork, SandboxRuntime } from '../runtime/types';
 import { ApiKeys, keysOlderSdksRefuse, loadOrCreateApiKeyFile } from './teams/api-keys';
 import { baseTemplateResolver, firstResolver } from './sandboxes/base-template';
@@ -151,6 +152,8 @@ export interface PlatformOptions {
   gc?: Partial<GcSettings>;
   /** The disk of a sandbox whose template names none; absent: the runtime's default. */
   diskSizeMB?: number;
+  /** The data root's disk check (runtime/admission.ts), which volumes' disks go through as sandboxes' do. */
+  diskAdmission?: DiskAdmission;
 }
 
 export interface FleetOptions {
@@ -274,6 +277,7 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
       ...(options.volumeMaxBytes !== undefined ? { maxBytes: options.volumeMaxBytes } : {}),
       disks: options.volumeDisks ?? options.fleet === undefined,
       ...(tenancy ? { ledger: teams.ledger } : {}),
+      ...(options.diskAdmission ? { admission: options.diskAdmission } : {}),
     });
     const sandboxes = new SandboxService({
       store: sandboxStore,

@@ -22,7 +22,8 @@ import {
   type SandboxNetwork,
 } from '../runtime';
 import type { AgentPayload } from '../runtime/agent-payload';
-import type { Resources } from '../runtime/admission';
+import { DEFAULT_ADMISSION, DiskAdmission, type Resources } from '../runtime/admission';
+import { STEPS_DATA_DIR } from '../runtime/instance';
 import { LOWER_ALNUM, randomText } from '../util/random-text';
 import {
   startPlatform,
@@ -212,6 +213,15 @@ export async function startPlatformOnHost(options: PlatformOnHostOptions): Promi
     diskMB,
   });
   log(`runtime ${runtime.name}, instance ${instance}`);
+  // The disk check of volumes and build steps: the runtime's data root and the images it counts (oci-runtime.ts).
+  const diskAdmission =
+    options.disks === false
+      ? undefined
+      : new DiskAdmission({
+          root: runtime.paths.dataDir,
+          imageDirs: [runtime.paths.dataDir, join(runtime.paths.dataDir, STEPS_DATA_DIR), volumesDirOf(options)],
+          overcommit: limits.diskOvercommit ?? DEFAULT_ADMISSION.diskOvercommit,
+        });
   const standalone = options.network
     ? undefined
     : await openSandboxHostNetwork(instance, { subnet: options.sandboxSubnet, routeOut: options.routeOut });
@@ -259,6 +269,7 @@ export async function startPlatformOnHost(options: PlatformOnHostOptions): Promi
       ...(options.warmPoolCheckMs !== undefined ? { warmPoolCheckMs: options.warmPoolCheckMs } : {}),
       ...(options.gc ? { gc: options.gc } : {}),
       ...(options.disks !== false ? { diskSizeMB: diskMB } : {}),
+      ...(diskAdmission ? { diskAdmission } : {}),
       ...(fleet ? { fleet } : {}),
       templates: mountTemplates({
         executor: createStepExecutor({
@@ -272,6 +283,7 @@ export async function startPlatformOnHost(options: PlatformOnHostOptions): Promi
           proxyEnv: buildProxyEnv(process.env),
           disks: options.disks !== false,
           ...(options.buildLimits?.stepDiskMB !== undefined ? { diskMB: options.buildLimits.stepDiskMB } : {}),
+          ...(diskAdmission ? { admission: diskAdmission } : {}),
         }),
         baseImages,
         ...(options.images ? { images: options.images } : {}),

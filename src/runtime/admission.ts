@@ -1,11 +1,18 @@
 /**
  * Admission: a sandbox is created only when its memory, CPUs and disk fit what the host can give: never more than the
  * whole host (or data root) for one sandbox, and all together at most the host × an overcommit. Memory counts every
- * running sandbox's limit; CPUs count their quotas; disk counts the size of every disk image on the data root's file
- * system (running, paused and stopped sandboxes', build steps', volumes' there), sparse or not. Pure except
- * `hostCapacity`.
+ * running sandbox's limit; CPUs count their quotas. Disk counts what takes the data root's file system
+ * (committedDiskMB): every disk image on it (running, paused and stopped sandboxes', build steps', volumes') at its
+ * size, sparse or not, since each may be written up to it, and everything else there (template layers and their
+ * shifted copies, build uploads, pulled images, snapshots, paused sandboxes' files, the platform's own) by the blocks
+ * it takes, as the file system reports them; plus what is reserved for disks and layers being made. Volumes and
+ * template build steps go through the same disk check (DiskAdmission). Pure except `hostCapacity`, `committedDiskMB`
+ * and DiskAdmission.
  */
+import * as fs from 'node:fs';
 import * as os from 'node:os';
+import * as path from 'node:path';
+import { fileSystemMB, MIB } from './sandbox-disk';
 
 export interface Resources {
   memoryMB: number;
@@ -36,15 +43,24 @@ export function hostCapacity(): Resources {
   return { memoryMB: Math.floor(os.totalmem() / 1024 / 1024), cpuCount: os.cpus().length };
 }
 
-/** Why `request` cannot be admitted beside `committed` on `host`, or undefined when it can. */
-export function admissionProblem(request: Resources, committed: Resources, host: Resources, limits: AdmissionLimits): string | undefined {
+/**
+ * Why `request` cannot be admitted beside `committed` on `host`, or undefined when it can; `what` names the request
+ * in the message (a sandbox, a volume, a build step's layer).
+ */
+export function admissionProblem(
+  request: Resources,
+  committed: Resources,
+  host: Resources,
+  limits: AdmissionLimits,
+  what = 'this sandbox',
+): string | undefined {
   const problems: string[] = [];
   // One sandbox never gets more than the whole host, whatever the overcommit.
   if (request.memoryMB > host.memoryMB) problems.push(`memory: ${request.memoryMB} MB asked, the host has ${host.memoryMB} MB`);
   if (request.cpuCount > host.cpuCount) problems.push(`CPUs: ${request.cpuCount} asked, the host has ${host.cpuCount}`);
   const disk = request.diskMB !== undefined && host.diskMB !== undefined ? { asked: request.diskMB, root: host.diskMB } : undefined;
   if (disk && disk.asked > disk.root) problems.push(`disk: ${disk.asked} MB asked, the data root has ${disk.root} MB`);
-  if (problems.length > 0) return `the host cannot take this sandbox: ${problems.join('; ')}`;
+  if (problems.length > 0) return `the host cannot take ${what}: ${problems.join('; ')}`;
   const memory = Math.floor(host.memoryMB * limits.memoryOvercommit);
   if (committed.memoryMB + request.memoryMB > memory)
     problems.push(
@@ -61,7 +77,7 @@ export function admissionProblem(request: Resources, committed: Resources, host:
     problems.push(
       `disk: ${disk.asked} MB asked, ${diskCommitted} MB of ${disks} MB committed (data root ${disk.root} MB × diskOvercommit ${limits.diskOvercommit})`,
     );
-  return problems.length > 0 ? `the host cannot take this sandbox now: ${problems.join('; ')}` : undefined;
+  return problems.length > 0 ? `the host cannot take ${what} now: ${problems.join('; ')}` : undefined;
 }
 
 /** What a rendered config.json commits (its memory limit and CPU quota). */
@@ -72,4 +88,88 @@ export function committedBy(config: {
   const memoryMB = (r?.memory?.limit ?? 0) / 1024 / 1024;
   const cpuCount = r?.cpu?.quota && r.cpu.period ? r.cpu.quota / r.cpu.period : 0;
   return { memoryMB, cpuCount };
+}
+
+/** MB reserved, per file system (its device number), for disks and layers being made in this process. */
+const reserved = new Map<number, number>();
+
+/**
+ * What the file system holding `root` has committed, in MB: its used blocks (every file there, by the blocks it takes,
+ * hard links once), with each disk image (`*.disk`) directly in `imageDirs` on that file system counted at its size
+ * instead of the blocks it holds, except those in `asWritten` (a build step's disk, which goes once its layer is
+ * copied out), plus what is reserved there. `root` may not exist yet: its nearest parent's file system then.
+ */
+export function committedDiskMB(root: string, imageDirs: readonly string[], asWritten: readonly string[] = []): number {
+  const at = fs.statSync(existing(root));
+  const st = fs.statfsSync(existing(root));
+  let bytes = (st.blocks - st.bfree) * st.bsize;
+  const written = new Set(asWritten.map((p) => path.resolve(p)));
+  for (const dir of imageDirs) {
+    for (const name of fs.existsSync(dir) ? fs.readdirSync(dir) : []) {
+      const file = path.resolve(dir, name);
+      if (!name.endsWith('.disk') || written.has(file)) continue;
+      const image = fs.statSync(file, { throwIfNoEntry: false });
+      if (image?.isFile() && image.dev === at.dev) bytes += Math.max(0, image.size - image.blocks * 512);
+    }
+  }
+  return Math.ceil(bytes / MIB) + (reserved.get(at.dev) ?? 0);
+}
+
+/** `dir`, or its nearest existing parent: on the file system `dir` will be on. */
+function existing(dir: string): string {
+  let at = path.resolve(dir);
+  while (!fs.existsSync(at) && path.dirname(at) !== at) at = path.dirname(at);
+  return at;
+}
+
+/**
+ * The disk check of what is not a sandbox: a volume's disk, a build step's disk and the layer it leaves. The data
+ * root's committed space (committedDiskMB: the sandboxes' disks, layers, uploads, pulls, snapshots, other volumes)
+ * plus the request must stay within the data root's size × diskOvercommit, the sandboxes' own check. A request
+ * admitted is reserved until its bytes are on the file system (the caller's release), so two at once cannot both take
+ * the last room. (A sandbox create in flight holds its disk in the runtime until its image is made; a volume or step
+ * checked in that moment does not see it.)
+ */
+export class DiskAdmission {
+  constructor(
+    private readonly o: {
+      /** The data root: its file system is what is admitted. */
+      root: string;
+      /** Where disk images lie (the sandboxes', the build steps', the volumes'): counted at their size. */
+      imageDirs: readonly string[];
+      overcommit: number;
+    },
+  ) {}
+
+  /** MB the data root may still take: its size × diskOvercommit less what is committed (`asWritten`: see committedDiskMB). */
+  roomMB(asWritten: readonly string[] = []): number {
+    return Math.floor(fileSystemMB(this.o.root) * this.o.overcommit) - committedDiskMB(this.o.root, this.o.imageDirs, asWritten);
+  }
+
+  /**
+   * Reserves `askedMB` for `what` (named in the error: 'this volume'), or throws AdmissionError naming
+   * limits.diskOvercommit. The returned release gives the reservation back (idempotent).
+   */
+  reserve(askedMB: number, what: string, asWritten: readonly string[] = []): () => void {
+    const root = fileSystemMB(this.o.root);
+    const none = { memoryMB: 0, cpuCount: 0 };
+    const problem = admissionProblem(
+      { ...none, diskMB: askedMB },
+      { ...none, diskMB: committedDiskMB(this.o.root, this.o.imageDirs, asWritten) },
+      { ...none, diskMB: root },
+      { ...DEFAULT_ADMISSION, diskOvercommit: this.o.overcommit },
+      what,
+    );
+    if (problem) throw new AdmissionError(problem);
+    const dev = fs.statSync(existing(this.o.root)).dev;
+    reserved.set(dev, (reserved.get(dev) ?? 0) + askedMB);
+    let held = true;
+    return () => {
+      if (!held) return;
+      held = false;
+      const left = (reserved.get(dev) ?? 0) - askedMB;
+      if (left > 0) reserved.set(dev, left);
+      else reserved.delete(dev);
+    };
+  }
 }

@@ -13,6 +13,7 @@ import {
   AdmissionError,
   admissionProblem,
   committedBy,
+  committedDiskMB,
   DEFAULT_ADMISSION,
   hostCapacity,
   type AdmissionLimits,
@@ -23,7 +24,6 @@ import { containerNofile } from './host-limits';
 import { DEFAULT_ID_MAPPING, shiftedLayer, type IdMapping } from './id-shift';
 import {
   DEFAULT_DISK_MB,
-  diskImagesMB,
   fileSystemMB,
   hasSandboxDisk,
   makeSandboxDisk,
@@ -385,7 +385,7 @@ export class OciSandboxRuntime implements SandboxRuntime {
   private committed(except: string): Resources {
     const sum = { ...this.pending };
     const dirs = [this.paths.dataDir, path.join(this.paths.dataDir, STEPS_DATA_DIR), ...(this.options.diskDirs ?? [])];
-    sum.diskMB = (sum.diskMB ?? 0) + diskImagesMB(this.paths.dataDir, dirs);
+    sum.diskMB = (sum.diskMB ?? 0) + committedDiskMB(this.paths.dataDir, dirs);
     for (const entry of fs.existsSync(this.paths.dataDir) ? fs.readdirSync(this.paths.dataDir) : []) {
       if (entry === except) continue;
       try {

@@ -88,23 +88,6 @@ export function fileSystemMB(dir: string): number {
   return Math.floor((st.blocks * st.bsize) / MIB);
 }
 
-/**
- * The sizes in MB (as made, not as written: they are sparse) of the disk images directly in `dirs` that lie on the
- * file system holding `root`; a missing directory counts nothing.
- */
-export function diskImagesMB(root: string, dirs: readonly string[]): number {
-  const dev = fs.statSync(root, { throwIfNoEntry: false })?.dev;
-  let bytes = 0;
-  for (const dir of dirs) {
-    for (const name of fs.existsSync(dir) ? fs.readdirSync(dir) : []) {
-      if (!name.endsWith('.disk')) continue;
-      const st = fs.statSync(path.join(dir, name), { throwIfNoEntry: false });
-      if (st?.isFile() && st.dev === dev) bytes += st.size;
-    }
-  }
-  return Math.ceil(bytes / MIB);
-}
-
 /** Whether the sandbox at `dir` has a disk image. */
 export function hasSandboxDisk(dir: string): boolean {
   return fs.existsSync(diskImagePath(dir));

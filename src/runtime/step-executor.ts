@@ -35,7 +35,9 @@ import { createNamespacePair, removeUserNamespace } from './userns';
 import { exec, execOk } from '../util/exec';
 import { BoundedLines } from '../util/bounded-lines';
 import { CHILD_OOM_SCORE_ADJ } from './oom';
-import { DISK_MB_RANGE, makeSandboxDisk, removeSandboxDisk, shareDataDir } from './sandbox-disk';
+import { DISK_MB_RANGE, diskImagePath, makeSandboxDisk, MIB, removeSandboxDisk, shareDataDir } from './sandbox-disk';
+import type { DiskAdmission } from './admission';
+import { allocatedBytes } from '../util/disk-usage';
 import { inPrivateMountNamespace, OciCli, STAGED_ROOTFS, stagedBind } from './oci-cli';
 import { renderOciConfig, type BindMount } from './oci-config';
 import { resolveRuntimeBinary, DEFAULT_NOFILE, DEFAULT_PIDS_LIMIT } from './oci-runtime';
@@ -69,6 +71,11 @@ export interface StepExecutorOptions {
    */
   disks?: boolean;
   diskMB?: number;
+  /**
+   * The data root's disk check (admission.ts): a step's disk gets at most the room left under it (at least the
+   * smallest disk, else the step is refused), and the layer a step leaves is admitted before it is copied out.
+   */
+  admission?: DiskAdmission;
 }
 
 /**
@@ -155,8 +162,8 @@ export class OciStepExecutor implements StepExecutor {
     private readonly paths: InstancePaths,
     private readonly proxyEnv: Record<string, string> = {},
     private readonly mapping: IdMapping = DEFAULT_ID_MAPPING,
-    /** Where the steps' disks go and the shared directory above them (sandbox-disk.ts), or none. */
-    private readonly disks: { diskMB: number; sharedDir: string } | undefined = undefined,
+    /** Where the steps' disks go and the shared directory above them (sandbox-disk.ts), or none; their admission. */
+    private readonly disks: { diskMB: number; sharedDir: string; admission?: DiskAdmission } | undefined = undefined,
   ) {}
 
   /** The build egress proxy, started with the first step that needs it (one per executor). */
@@ -207,11 +214,20 @@ export class OciStepExecutor implements StepExecutor {
     let stopRelay: (() => void) | undefined;
     let relayHost = '127.0.0.1';
     let sawEnospc = false;
+    const admission = this.disks?.admission;
+    let sizeMB = diskMB;
     try {
       if (disk) {
         // Shared above, so the other runtime calls' copies of this mount go when the host unmounts it.
         await shareDataDir(this.disks!.sharedDir);
-        await makeSandboxDisk(disk, diskMB!);
+        // At most the room the data root has left: a step never writes more than is admitted.
+        sizeMB = admission ? Math.min(diskMB!, Math.max(admission.roomMB(), DISK_MB_RANGE.min)) : diskMB;
+        const release = admission?.reserve(sizeMB!, "this build step's disk");
+        try {
+          await makeSandboxDisk(disk, sizeMB!);
+        } finally {
+          release?.();
+        }
         fs.mkdirSync(upper, { mode: 0o755 });
         fs.lchownSync(upper, this.mapping.base, this.mapping.base);
       }
@@ -303,10 +319,17 @@ export class OciStepExecutor implements StepExecutor {
           finish();
         });
       });
-      if (disk && code !== 0 && code !== TIMED_OUT_EXIT_CODE && diskFull(disk, sawEnospc)) step.onDiskFull?.(diskMB!);
+      if (disk && code !== 0 && code !== TIMED_OUT_EXIT_CODE && diskFull(disk, sawEnospc)) step.onDiskFull?.(sizeMB!, sizeMB! < diskMB!);
       if (disk && code === 0) {
         removeStubs(upper, stubs);
-        await execOk(['cp', '-a', '--', `${upper}/.`, path.resolve(step.layerDir)], { timeoutMs: step.timeoutMs });
+        // The layer is admitted before it lands on the data root; the step's disk, which goes after, counts as written.
+        const layerMB = admission ? Math.ceil((await allocatedBytes(upper)) / MIB) : 0;
+        const release = admission?.reserve(layerMB, "this build step's layer", [diskImagePath(disk)]);
+        try {
+          await execOk(['cp', '-a', '--', `${upper}/.`, path.resolve(step.layerDir)], { timeoutMs: step.timeoutMs });
+        } finally {
+          release?.();
+        }
       }
       return code;
     } finally {
@@ -340,6 +363,12 @@ export function createStepExecutor(options: StepExecutorOptions): OciStepExecuto
     stepPaths,
     options.proxyEnv,
     options.idMapping,
-    options.disks === false ? undefined : { diskMB: options.diskMB ?? DEFAULT_STEP_DISK_MB, sharedDir: paths.dataDir },
+    options.disks === false
+      ? undefined
+      : {
+          diskMB: options.diskMB ?? DEFAULT_STEP_DISK_MB,
+          sharedDir: paths.dataDir,
+          ...(options.admission ? { admission: options.admission } : {}),
+        },
   );
 }

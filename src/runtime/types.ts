@@ -180,8 +180,11 @@ export interface StepRun {
   maxLineBytes?: number;
   /** The step's disk in MB (its writes past it get ENOSPC); default: the executor's. */
   diskMB?: number;
-  /** Called before the exit code is returned when the step failed with its disk full: `diskMB`, the size it had. */
-  onDiskFull?(diskMB: number): void;
+  /**
+   * Called before the exit code is returned when the step failed with its disk full: `diskMB`, the size it had;
+   * `cut`: smaller than asked, the room left on the data root under limits.diskOvercommit (admission.ts).
+   */
+  onDiskFull?(diskMB: number, cut: boolean): void;
   /** Every line of stdout and stderr as it comes; `cutBytes`: how many bytes of a longer line were cut. */
   onLine(stream: 'stdout' | 'stderr', line: string, cutBytes?: number): void;
 }

@@ -3,11 +3,14 @@
  * filling it past its size gets ENOSPC and the host keeps its space; writing within it works; `df /` shows the
  * size; a template carries its own size (`minFreeDiskMb`), and one asking for more than the stack's maximum is
  * refused naming the limit, with nothing made; a create whose disk would take the disks together past the data
- * root's size × limits.diskOvercommit is refused (429) naming it, with nothing made. The platform's whole state lives
+ * root's size × limits.diskOvercommit is refused (429) naming it, with nothing made. The same admission counts the
+ * template layers on the data root and refuses, naming it, a volume whose disk and a build whose layer would pass it,
+ * nothing made, while the smaller volume and build beside them work. The platform's whole state lives
  * on a small file system of the test's own (a loop-mounted image), so the host's free space is measured there, free
  * of other processes' writes, and its size is the data root's. The fill runs again on a platform with runtime runsc
  * (gVisor), on a small file system of its own.
  */
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -25,6 +28,8 @@ const DISK_DEFAULT_MB = 160;
 const DISK_MAX_MB = 400;
 /** The data root's disks together may reach half its size: 2 disks of DISK_MAX_MB do not fit on this 1536 MiB one. */
 const DISK_OVERCOMMIT = 0.5;
+/** A volume's disk: fits beside the layers, not beside a sandbox of DISK_MAX_MB too. */
+const VOLUME_MB = 360;
 
 let scratch: string;
 let volume: LoopVolume | undefined;
@@ -41,7 +46,9 @@ beforeAll(async () => {
   stateDir = join(volume.mountPoint, 'platform');
   const agent = await freshAgentPayload(join(scratch, 'bundle'));
   pg = await startPlatformAndGateway(stateDir, agent, {
-    platform: { limits: { diskDefaultMB: DISK_DEFAULT_MB, diskMaxMB: DISK_MAX_MB, diskOvercommit: DISK_OVERCOMMIT } },
+    platform: {
+      limits: { diskDefaultMB: DISK_DEFAULT_MB, diskMaxMB: DISK_MAX_MB, diskOvercommit: DISK_OVERCOMMIT, volumeMaxMB: VOLUME_MB },
+    },
   });
   const runscVolume = makeLoopVolume(fs.mkdtempSync(join(scratch, 'runsc-')), 768);
   runsc = { volume: runscVolume, stateDir: join(runscVolume.mountPoint, 'platform') };
@@ -162,22 +169,49 @@ test('a template carries its disk (minFreeDiskMb); one asking for more than the 
   }
 });
 
+/** The data root's size and its limit (size × diskOvercommit), as the platform reads them. */
+function dataRoot(): { rootMB: number; limitMB: number } {
+  const st = fs.statfsSync(volume!.mountPoint);
+  const rootMB = Math.floor((st.blocks * st.bsize) / MIB);
+  return { rootMB, limitMB: Math.floor(rootMB * DISK_OVERCOMMIT) };
+}
+
+/** The disk images the platform made (sandboxes', build steps', volumes'), anywhere under its state dir. */
+function images(): string[] {
+  const out: string[] = [];
+  const walk = (dir: string) => {
+    for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+      if (e.isFile() && e.name.endsWith('.disk')) out.push(e.name);
+      // Not into a mounted disk (its files are a sandbox's), nor a template layer (thousands of files).
+      else if (e.isDirectory() && e.name !== 'layers' && fs.statSync(join(dir, e.name)).dev === fs.statSync(dir).dev)
+        walk(join(dir, e.name));
+    }
+  };
+  walk(stateDir);
+  return out.sort();
+}
+
+/** The template layers' directories (step layers and their shifted copies). */
+const layerDirs = () => fs.readdirSync(join(stateDir, 'templates', 'layers')).sort();
+
 test("a create whose disk would take the disks past the data root's size × diskOvercommit is refused naming it; nothing is made", async () => {
   await sdk!.build('disk-admit', 'true', { ...opts(), minFreeDiskMb: DISK_MAX_MB });
-  const images = () =>
-    fs
-      .readdirSync(join(stateDir, 'runtime', pg!.platform.instance))
-      .filter((f) => f.endsWith('.disk'))
-      .sort();
-  const rootMB = Math.floor((fs.statfsSync(volume!.mountPoint).blocks * fs.statfsSync(volume!.mountPoint).bsize) / MIB);
-  const limitMB = Math.floor(rootMB * DISK_OVERCOMMIT);
+  const { rootMB, limitMB } = dataRoot();
   const first = await sdk!.create('disk-admit', opts());
   try {
     expect(images()).toEqual([`${first.sandboxId}.disk`]);
     // The second would commit 2 × DISK_MAX_MB, past half the data root.
-    await expect(sdk!.create('disk-admit', opts())).rejects.toThrow(
-      `the host cannot take this sandbox now: disk: ${DISK_MAX_MB} MB asked, ${DISK_MAX_MB} MB of ${limitMB} MB committed (data root ${rootMB} MB × diskOvercommit ${DISK_OVERCOMMIT})`,
+    const refused = await sdk!.create('disk-admit', opts()).then(
+      () => undefined,
+      (err: Error) => err.message,
     );
+    const m = new RegExp(
+      `the host cannot take this sandbox now: disk: ${DISK_MAX_MB} MB asked, (\\d+) MB of ${limitMB} MB committed \\(data root ${rootMB} MB × diskOvercommit ${DISK_OVERCOMMIT}\\)`,
+    ).exec(refused ?? '');
+    expect(m).not.toBeNull();
+    // The first sandbox's disk at its size, and what else the file system holds (the template's layer among it).
+    expect(Number(m![1])).toBeGreaterThanOrEqual(DISK_MAX_MB);
+    expect(Number(m![1]) + DISK_MAX_MB).toBeGreaterThan(limitMB);
     expect(images()).toEqual([`${first.sandboxId}.disk`]);
     const [page] = await sdk!.list(opts());
     expect(page!.items.map((i) => i.sandboxId)).toEqual([first.sandboxId]);
@@ -187,5 +221,68 @@ test("a create whose disk would take the disks past the data root's size × disk
   // Its disk gone, the same create is admitted.
   const second = await sdk!.create('disk-admit', opts());
   await sdk!.static('kill', second.sandboxId, opts());
+  expect(images()).toEqual([]);
+});
+
+/** `mb` MiB of random bytes into the layer (random: nothing compresses or dedups them). */
+const writeMB = (mb: number) => `head -c ${mb}M /dev/urandom > /home/user/fill-${mb} && sync`;
+
+test('volumes and template builds go through the same admission: a volume or a layer past the room is refused naming limits.diskOvercommit, nothing made; the smaller ones work', async () => {
+  await sdk!.build('disk-admit', 'true', { ...opts(), minFreeDiskMb: DISK_MAX_MB });
+  const holder = await sdk!.create('disk-admit', opts());
+  const volumesBefore = (await sdk!.volume<unknown[]>('list', opts())).length;
+  let layersBefore: string[];
+  try {
+    // The sandbox's disk (DISK_MAX_MB) and a volume's (VOLUME_MB) pass half the data root together.
+    await expect(sdk!.volume('create', 'adp-too-much', opts())).rejects.toThrow(
+      new RegExp(
+        `cannot create the volume: the host cannot take this volume now: disk: ${VOLUME_MB} MB asked, .*diskOvercommit ${DISK_OVERCOMMIT}\\); nothing was made`,
+      ),
+    );
+    expect(await sdk!.volume<unknown[]>('list', opts())).toHaveLength(volumesBefore);
+    expect(images()).toEqual([`${holder.sandboxId}.disk`]);
+
+    // A step writing 200 MB: its layer, beside the sandbox's disk and the step's own, passes it.
+    layersBefore = layerDirs();
+    await expect(sdk!.build('adp-layer-big', writeMB(200), opts())).rejects.toThrow(
+      /the host cannot take this build step's layer now: disk: 2\d\d MB asked, \d+ MB of \d+ MB committed \(data root \d+ MB × diskOvercommit 0\.5\)/,
+    );
+    expect(images()).toEqual([`${holder.sandboxId}.disk`]);
+    expect(layerDirs()).toEqual(layersBefore);
+
+    // A step writing 20 MB builds beside it, and a sandbox of it has the file.
+    await sdk!.build('adp-layer-small', writeMB(20), opts());
+  } finally {
+    await sdk!.static('kill', holder.sandboxId, opts());
+  }
+  const small = await sdk!.create('adp-layer-small', opts());
+  try {
+    expect((await asRoot(small.sandboxId, 'stat -c %s /home/user/fill-20')).trim()).toBe(String(20 * MIB));
+  } finally {
+    await sdk!.static('kill', small.sandboxId, opts());
+  }
+
+  // The sandbox gone, the 200 MB layer is admitted, and the volume is.
+  await sdk!.build('adp-layer-big', writeMB(200), opts());
+  const vol = await sdk!.volume<{ volumeId: string }>('create', 'adp-fits', opts());
+  try {
+    expect(images()).toEqual([`${vol.volumeId}.disk`]);
+    // The layers count as the blocks they take: the 200 MB layer is in what a create of DISK_MAX_MB meets now.
+    const layersMB = Math.floor(
+      Number(/^(\d+)/.exec(execFileSync('du', ['-s', '-x', '-B1', join(stateDir, 'templates', 'layers')], { encoding: 'utf8' }))![1]) / MIB,
+    );
+    expect(layersMB).toBeGreaterThanOrEqual(200);
+    const refused = await sdk!.create('disk-admit', opts()).then(
+      async (s) => {
+        await sdk!.static('kill', s.sandboxId, opts());
+        return 'admitted';
+      },
+      (err: Error) => err.message,
+    );
+    const committed = Number(/disk: \d+ MB asked, (\d+) MB of/.exec(refused)?.[1]);
+    expect(committed).toBeGreaterThanOrEqual(VOLUME_MB + layersMB);
+  } finally {
+    expect(await sdk!.volume('destroy', vol.volumeId, opts())).toBe(true);
+  }
   expect(images()).toEqual([]);
 });

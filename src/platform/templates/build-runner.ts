@@ -479,7 +479,7 @@ export class BuildRunner {
     let mounts: Array<{ source: string; target: string; adopt?: boolean }> = [];
     let code: number;
     let boundByDeadline = false;
-    let diskFull: number | undefined;
+    let diskFull: { mb: number; cut: boolean } | undefined;
     try {
       mounts = run.mounts ? await run.mounts() : [];
       const home = (await homeOf(state.layers, user)) ?? (user === 'root' ? '/root' : `/home/${user}`);
@@ -499,7 +499,7 @@ export class BuildRunner {
         timeoutMs: Math.min(this.o.stepTimeoutMs, left),
         maxLineBytes: this.o.limits.logLineBytes,
         onLine: (stream, line, cut) => log.output(stream === 'stderr' ? 'warn' : 'info', line, name, cut),
-        onDiskFull: (mb) => (diskFull = mb),
+        onDiskFull: (mb, cut) => (diskFull = { mb, cut }),
       });
     } catch (err) {
       await rm(layerDir, { recursive: true, force: true });
@@ -513,7 +513,11 @@ export class BuildRunner {
       const tail = log.lastOf(name, 6).map((e) => e.message);
       const why =
         diskFull !== undefined
-          ? `ran out of disk: a build step may write ${diskFull} MB (builds.stepDiskMB); it exited with code ${code}`
+          ? `ran out of disk: ${
+              diskFull.cut
+                ? `this step got ${diskFull.mb} MB, the room left on the data root (limits.diskOvercommit; builds.stepDiskMB is more)`
+                : `a build step may write ${diskFull.mb} MB (builds.stepDiskMB)`
+            }; it exited with code ${code}`
           : `failed with exit code ${code}`;
       throw new StepFailed(name, `step ${name} (${run.label}) ${why}${tail.length > 0 ? `; last output:\n${tail.join('\n')}` : ''}`);
     }

@@ -21,6 +21,7 @@
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { accessTokenMatches, hashAccessToken } from '../../contract/access-token';
+import { AdmissionError, type DiskAdmission } from '../../runtime/admission';
 import { DEFAULT_USER } from '../../runtime/base-images';
 import { DEFAULT_ID_MAPPING, type IdMapping } from '../../runtime/id-shift';
 import {
@@ -68,6 +69,8 @@ export interface VolumeServiceOptions {
   disks?: boolean;
   /** A volume's size (as last measured) is held of its team's stored bytes. */
   ledger?: QuotaLedger;
+  /** With disks: a volume's disk is admitted as a sandbox's is (the data root's size × limits.diskOvercommit). */
+  admission?: DiskAdmission;
   now?: () => number;
 }
 
@@ -122,6 +125,26 @@ export class VolumeService implements VolumeResolver {
 
   async create(name: string, teamID: string): Promise<VolumeRecord> {
     await this.checkStorage(teamID);
+    const release = this.admitDisk();
+    try {
+      return await this.make(name, teamID);
+    } finally {
+      release();
+    }
+  }
+
+  /** The new volume's disk reserved on the data root, or 429 naming limits.diskOvercommit (nothing made). */
+  private admitDisk(): () => void {
+    if (!this.o.disks || !this.o.admission) return () => undefined;
+    try {
+      return this.o.admission.reserve(Math.ceil(this.maxBytes / MIB), 'this volume');
+    } catch (err) {
+      if (err instanceof AdmissionError) throw new ApiError(429, `cannot create the volume: ${err.message}; nothing was made`);
+      throw err;
+    }
+  }
+
+  private async make(name: string, teamID: string): Promise<VolumeRecord> {
     const volumeID = newSandboxID();
     const record: VolumeRecord = { volumeID, name, teamID, createdAt: new Date(this.now()).toISOString(), token: newAccessToken() };
     fs.mkdirSync(this.o.dir, { recursive: true, mode: 0o700 });

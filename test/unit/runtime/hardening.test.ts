@@ -84,6 +84,10 @@ describe('admission', () => {
     expect(admissionProblem({ ...none, diskMB: 10_001 }, none, withRoot, limits)).toBe(
       'the host cannot take this sandbox: disk: 10001 MB asked, the data root has 10000 MB',
     );
+    // A volume's or a build step's disk is named as what it is.
+    expect(admissionProblem({ ...none, diskMB: 1024 }, { ...none, diskMB: 13_977 }, withRoot, limits, 'this volume')).toBe(
+      'the host cannot take this volume now: disk: 1024 MB asked, 13977 MB of 15000 MB committed (data root 10000 MB × diskOvercommit 1.5)',
+    );
     // Without disks (nothing asked, or no data root known) nothing is said about disk.
     expect(admissionProblem(none, { ...none, diskMB: 99_999 }, withRoot, limits)).toBeUndefined();
     expect(admissionProblem({ ...none, diskMB: 99_999 }, none, host, limits)).toBeUndefined();
