@@ -9,6 +9,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { spawn } from 'node:child_process';
 import { build, type Plugin } from 'esbuild';
+import { agentNodeFlags } from '../src/runtime/agent-payload';
 
 export interface BundleEntry {
   /** Output file dist/bundle/<name>.js. */
@@ -19,6 +20,8 @@ export interface BundleEntry {
   commandModule?: boolean;
   /** Also make V8's code cache for it (it starts often and its start-up time counts: the agent). */
   codeCache?: boolean;
+  /** The node flags it runs with. V8 takes a code cache only under the flags it was made with, so it is made with these. */
+  nodeFlags?: string[];
   /** Files it reads beside itself at run time (relative to the project root), copied next to the bundle. */
   assets?: string[];
 }
@@ -28,8 +31,8 @@ const ROOT = path.resolve(__dirname, fs.existsSync(path.resolve(__dirname, '../p
 /** The agent's standalone entry once it exists; until then the CLI's `agent` command module (same flags). */
 function agentEntry(): BundleEntry {
   return fs.existsSync(path.join(ROOT, 'src/agent/main.ts'))
-    ? { name: 'agent', entry: 'src/agent/main.ts', codeCache: true }
-    : { name: 'agent', entry: 'src/cli/commands/agent.ts', commandModule: true, codeCache: true };
+    ? { name: 'agent', entry: 'src/agent/main.ts', codeCache: true, nodeFlags: agentNodeFlags() }
+    : { name: 'agent', entry: 'src/cli/commands/agent.ts', commandModule: true, codeCache: true, nodeFlags: agentNodeFlags() };
 }
 
 export function bundleEntries(): BundleEntry[] {
@@ -101,7 +104,7 @@ export async function bundle(entry: BundleEntry, outDir = BUNDLE_DIR): Promise<s
   fs.writeFileSync(outfile, asciiOnly(fs.readFileSync(outfile, 'utf8')));
   fs.copyFileSync(path.join(ROOT, 'scripts', 'bundle-loader.js'), path.join(outDir, LOADER));
   for (const asset of entry.assets ?? []) fs.copyFileSync(path.join(ROOT, asset), path.join(outDir, path.basename(asset)));
-  if (entry.codeCache) await produceCodeCache(outDir, entry.name);
+  if (entry.codeCache) await produceCodeCache(outDir, entry.name, entry.nodeFlags ?? []);
   return outfile;
 }
 
@@ -120,14 +123,15 @@ export function asciiOnly(code: string): string {
 export const LOADER = 'run.js';
 
 /**
- * Runs `<name>.js --help` through the loader in produce mode, which writes `<name>.js.cache` at exit. Without a
- * cache the loader compiles normally, so a failure here only costs start-up time; it is reported, not fatal.
+ * Runs `<name>.js --help` through the loader in produce mode, under the node flags the bundle runs with, which writes
+ * `<name>.js.cache` at exit. Without a cache (or with one made under other flags, which V8 rejects) the loader
+ * compiles normally, so a failure here only costs start-up time; it is reported, not fatal.
  */
-async function produceCodeCache(outDir: string, name: string): Promise<void> {
+async function produceCodeCache(outDir: string, name: string, nodeFlags: string[]): Promise<void> {
   const cache = path.join(outDir, `${name}.js.cache`);
   fs.rmSync(cache, { force: true });
   const code = await new Promise<number>((resolve) => {
-    const child = spawn(process.execPath, [path.join(outDir, LOADER), name, '--help'], {
+    const child = spawn(process.execPath, [...nodeFlags, path.join(outDir, LOADER), name, '--help'], {
       stdio: 'ignore',
       env: { ...process.env, SANDBOX_KIT_PRODUCE_CODE_CACHE: '1' },
     });

@@ -46,10 +46,6 @@ export function payloadBinds(p: AgentPayload): BindMount[] {
 }
 
 /**
- * tini as PID 1 (`-s`: also a subreaper should it ever not be PID 1), then the agent through the bundle's loader
- * (run.js: the same as `node agent.js`, with V8's code cache when it matches this node).
- */
-/**
  * The V8 flags the agent's node runs with: a young generation of 1 MiB per semi-space (V8 sizes it from the host's
  * memory otherwise, up to 16 MiB, and garbage that dies young then sits in RSS) and an old generation capped at
  * AGENT_HEAP_MB. The agent's large data (ListDir answers, file bodies) lives in buffers outside the heap, held by
@@ -60,6 +56,11 @@ export function agentNodeFlags(): string[] {
   return ['--max-semi-space-size=1', `--max-old-space-size=${AGENT_HEAP_MB}`];
 }
 
+/**
+ * tini as PID 1 (`-s`: also a subreaper should it ever not be PID 1), then the agent through the bundle's loader
+ * (run.js: the same as `node agent.js`, with V8's code cache, which the bundle step makes with this node and
+ * agentNodeFlags(): V8 rejects a cache made under other flags).
+ */
 export function agentArgv(port: number = DEFAULT_AGENT_PORT, extra: string[] = []): string[] {
   return [
     `${PAYLOAD_DIR}/tini`,
