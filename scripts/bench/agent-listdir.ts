@@ -8,11 +8,16 @@
  *
  * One unmeasured run of each comes first (page/dentry caches, the agent's JIT).
  *
+ * With `--baseline-cli PATH` (the `dist/src/cli/main.js` of another build) a second agent from that build lists the
+ * same tree in the same rounds, so a change is reported against its own previous version and `find` in one run.
+ * The agents' CPU time per listing (utime + stime from /proc/<pid>/stat) is reported beside the wall times: on a
+ * shared machine it moves less with the load than the wall time does.
+ *
  * Peak memory is VmHWM from /proc/<pid>/status: for the agent (a fresh child process) read after the ListDir
  * rounds, with its VmRSS before the first call shown for reference; for find, sampled every millisecond while
  * it runs (VmHWM only grows, so the last sample before exit is its peak up to the sampling gap).
  *
- *   node dist/scripts/bench/agent-listdir.js [--entries 100000] [--rounds 3] [--seconds 5] [--json FILE] [--keep]
+ *   node dist/scripts/bench/agent-listdir.js [--entries 100000] [--rounds 3] [--seconds 5] [--baseline-cli PATH] [--json FILE] [--keep]
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -78,10 +83,18 @@ function procStatus(pid: number, key: 'VmHWM' | 'VmRSS'): number | undefined {
   }
 }
 
-function startAgent(): Promise<{ child: ChildProcess; port: number }> {
+/** CPU time (user + system) the process has used so far, in ms. */
+function cpuMs(pid: number): number {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // utime and stime are fields 14 and 15 of the file, 12 and 13 after the command name; in clock ticks (100 a second).
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+function startAgent(cli = CLI): Promise<{ child: ChildProcess; port: number }> {
   const child = spawn(
     process.execPath,
-    [CLI, 'agent', '--host', '127.0.0.1', '--port', '0', '--default-user', os.userInfo().username, '--max-entries', '2000000'],
+    [cli, 'agent', '--host', '127.0.0.1', '--port', '0', '--default-user', os.userInfo().username, '--max-entries', '2000000'],
     {
       stdio: ['ignore', 'pipe', 'pipe'],
     },
@@ -203,8 +216,10 @@ async function main(): Promise<void> {
       seconds: { type: 'string', default: '5' },
       json: { type: 'string' },
       keep: { type: 'boolean', default: false },
+      'baseline-cli': { type: 'string' },
     },
   });
+  const baselineCli = values['baseline-cli'] === undefined ? undefined : path.resolve(values['baseline-cli']);
   const total = Number(values.entries);
   const rounds = Number(values.rounds);
   const seconds = Number(values.seconds);
@@ -212,6 +227,7 @@ async function main(): Promise<void> {
 
   const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'agent-listdir-bench-')));
   let agent: { child: ChildProcess; port: number } | undefined;
+  let baseline: { child: ChildProcess; port: number } | undefined;
   try {
     const t0 = Date.now();
     const { entries } = generateTree(root, total);
@@ -223,23 +239,35 @@ async function main(): Promise<void> {
     // Warm-up, not measured: the dentry and inode caches for both, and the agent's JIT.
     await runFind(root);
     await listDir(agent.port, root, 3);
+    if (baselineCli) {
+      baseline = await startAgent(baselineCli);
+      await listDir(baseline.port, root, 3);
+    }
     const agentMs: number[] = [];
+    const agentCpuMs: number[] = [];
+    const baselineMs: number[] = [];
+    const baselineCpuMs: number[] = [];
     const findMs: number[] = [];
     const findIdsMs: number[] = [];
     let findPeak = 0;
     let bodyBytes = 0;
     let findBytes = 0;
     for (let r = 0; r < rounds; r++) {
-      const order = r % 2 === 0 ? ['agent', 'find', 'find-ids'] : ['find-ids', 'find', 'agent'];
+      const order = ['agent', ...(baseline ? ['baseline'] : []), 'find', 'find-ids'];
+      if (r % 2 === 1) order.reverse();
       for (const who of order) {
-        if (who === 'agent') {
-          const res = await listDir(agent.port, root, 3);
+        if (who === 'agent' || who === 'baseline') {
+          const target = who === 'agent' ? agent : baseline!;
+          const cpuBefore = cpuMs(target.child.pid!);
+          const res = await listDir(target.port, root, 3);
+          const cpu = cpuMs(target.child.pid!) - cpuBefore;
           if (res.status !== 200) throw new Error(`ListDir answered ${res.status}: ${res.body.toString().slice(0, 300)}`);
           const count = (JSON.parse(res.body.toString('utf8')) as { entries: unknown[] }).entries.length;
           if (count !== entries) throw new Error(`ListDir gave ${count} entries, expected ${entries}`);
-          agentMs.push(res.ms);
+          (who === 'agent' ? agentMs : baselineMs).push(res.ms);
+          (who === 'agent' ? agentCpuMs : baselineCpuMs).push(cpu);
           bodyBytes = res.body.length;
-          log(`round ${r + 1}: agent ListDir ${res.ms.toFixed(0)} ms, ${count} entries, ${mib(res.body.length)}`);
+          log(`round ${r + 1}: ${who} ListDir ${res.ms.toFixed(0)} ms (CPU ${cpu} ms), ${count} entries, ${mib(res.body.length)}`);
         } else if (who === 'find-ids') {
           const res = await runFind(root, FIND_FORMAT_IDS);
           if (res.lines !== entries) throw new Error(`find printed ${res.lines} lines, expected ${entries}`);
@@ -279,6 +307,19 @@ async function main(): Promise<void> {
       ['find ... with %U %G (numeric owner)', `${fi.toFixed(0)} ms`, '', ''],
       ['ratio agent / find (same fields)', `${(a / f).toFixed(2)}x`, '', ''],
       ['ratio agent / find (numeric owner)', `${(a / fi).toFixed(2)}x`, '', ''],
+      ['agent CPU per listing', `${median(agentCpuMs).toFixed(0)} ms`, '', ''],
+      ...(baseline
+        ? [
+            ['ListDir, baseline build', `${median(baselineMs).toFixed(0)} ms`, `CPU ${median(baselineCpuMs).toFixed(0)} ms`, ''],
+            ['ratio baseline / find (numeric owner)', `${(median(baselineMs) / fi).toFixed(2)}x`, '', ''],
+            [
+              'ratio agent / baseline',
+              `${(a / median(baselineMs)).toFixed(2)}x`,
+              `CPU ${(median(agentCpuMs) / median(baselineCpuMs)).toFixed(2)}x`,
+              '',
+            ],
+          ]
+        : []),
       [
         'Stat, 1 client',
         `p50 ${stat[1]!.p50Ms.toFixed(2)} ms`,
@@ -318,6 +359,8 @@ async function main(): Promise<void> {
         findNumericOwnerMedian: fi,
         ratio: a / f,
         ratioNumericOwner: a / fi,
+        agentCpu: agentCpuMs,
+        ...(baseline ? { baseline: baselineMs, baselineCpu: baselineCpuMs, ratioToBaseline: a / median(baselineMs) } : {}),
       },
       bytes: { agentJson: bodyBytes, findText: findBytes },
       peakBytes: { agent: agentPeak, agentRssBefore: rssBefore, find: findPeak },
@@ -327,6 +370,7 @@ async function main(): Promise<void> {
     if (values.json) fs.writeFileSync(values.json, `${JSON.stringify(summary, null, 2)}\n`);
   } finally {
     agent?.child.kill('SIGTERM');
+    baseline?.child.kill('SIGTERM');
     if (!values.keep) fs.rmSync(root, { recursive: true, force: true });
     else log(`tree kept at ${root}`);
   }

@@ -13,6 +13,11 @@ export function fsPath(bin: string): string | Buffer {
   return NON_ASCII.test(bin) ? Buffer.from(bin, 'latin1') : bin;
 }
 
+/** Whether these bytes are all ASCII: then the string is its own text, its own UTF-8 and its own fs path. */
+export function isAscii(bin: string): boolean {
+  return !NON_ASCII.test(bin);
+}
+
 /** The text a client sees for these bytes (see bytes-text.ts). */
 export function binaryText(bin: string): string {
   return NON_ASCII.test(bin) ? bytesToText(Buffer.from(bin, 'latin1')) : bin;

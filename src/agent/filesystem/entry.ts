@@ -14,13 +14,11 @@
  */
 import * as fs from 'node:fs';
 import type { Accounts } from '../accounts';
-import { binaryText, fsPath } from './binary-path';
+import { binaryText, isAscii } from './binary-path';
 import { goModeString, kindOf } from './file-mode';
 import { readMetadata } from './metadata';
 import { lexicalTarget } from '../paths';
 import { formatTimestampNs } from './timestamp';
-
-const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 
 export interface EntryContext {
   accounts: Accounts;
@@ -37,8 +35,15 @@ export function describeEntry(p: Buffer, name: Buffer, st: fs.BigIntStats, ctx: 
   return describeBinaryEntry(p.toString('latin1'), name.toString('latin1'), st, ctx);
 }
 
-/** Permission texts by mode: a listing meets few distinct modes. */
+/** describeEntry for byte paths held as latin1 strings (binary-path.ts). */
+export function describeBinaryEntry(p: string, name: string, st: fs.BigIntStats, ctx: EntryContext): string {
+  const ascii = isAscii(p);
+  return entryJson(p, ascii, JSON.stringify(ascii ? name : binaryText(name)), JSON.stringify(ascii ? p : binaryText(p)), st, ctx);
+}
+
+/** Small caches of texts a listing repeats on almost every entry; bounded, a listing meets few distinct values. */
 const modeTexts = new Map<number, string>();
+const ownerTexts = new Map<string, string>();
 
 function modeText(mode: number): string {
   let text = modeTexts.get(mode);
@@ -49,17 +54,30 @@ function modeText(mode: number): string {
   return text;
 }
 
-/** describeEntry for byte paths held as latin1 strings (binary-path.ts), as the walk has them. */
-export function describeBinaryEntry(p: string, name: string, st: fs.BigIntStats, ctx: EntryContext): string {
+/** An owner or group name as a JSON string. */
+function ownerJson(name: string): string {
+  let text = ownerTexts.get(name);
+  if (text === undefined) {
+    text = JSON.stringify(name);
+    if (ownerTexts.size < 4096) ownerTexts.set(name, text);
+  }
+  return text;
+}
+
+/**
+ * The entry's JSON from what the walk already has: the byte path `p` (a latin1 string), whether it is all ASCII
+ * (then it is its own text and needs no conversion for the filesystem), and the JSON texts of its name and path.
+ */
+export function entryJson(p: string, ascii: boolean, nameJson: string, pathJson: string, st: fs.BigIntStats, ctx: EntryContext): string {
   const mode = Number(st.mode);
   const kind = kindOf(mode);
   let type: EntryType = kind === 'file' ? 'file' : kind === 'dir' ? 'dir' : 'none';
   let perm = mode & 0o777;
   let symlinkTarget: string | undefined;
-  let metadataPath: string | undefined = p;
+  let metadataPath: string | Buffer | undefined = ascii ? p : Buffer.from(p, 'latin1');
 
   if (kind === 'symlink') {
-    const link = fsPath(p);
+    const link = metadataPath!;
     try {
       const resolved = fs.realpathSync.native(link, { encoding: 'buffer' });
       symlinkTarget = resolved.toString('latin1');
@@ -67,7 +85,7 @@ export function describeBinaryEntry(p: string, name: string, st: fs.BigIntStats,
       const targetKind = kindOf(Number(target.mode));
       type = targetKind === 'file' ? 'file' : targetKind === 'dir' ? 'dir' : 'none';
       perm = Number(target.mode) & 0o777;
-      metadataPath = symlinkTarget;
+      metadataPath = resolved;
     } catch {
       type = 'none';
       perm = 0;
@@ -80,11 +98,11 @@ export function describeBinaryEntry(p: string, name: string, st: fs.BigIntStats,
     }
   }
 
-  const size = st.size <= MAX_SAFE ? String(st.size) : `"${st.size}"`;
+  const size = Number(st.size); // exact up to 2^53-1; anything above rounds to at least 2^53
   let json =
-    `{"name":${JSON.stringify(binaryText(name))},"type":${TYPE_JSON[type]},"path":${JSON.stringify(binaryText(p))}` +
-    `,"size":${size},"mode":${perm},"permissions":"${modeText(mode)}"` +
-    `,"owner":${JSON.stringify(ctx.accounts.userName(Number(st.uid)))},"group":${JSON.stringify(ctx.accounts.groupName(Number(st.gid)))}` +
+    `{"name":${nameJson},"type":${TYPE_JSON[type]},"path":${pathJson}` +
+    `,"size":${size <= Number.MAX_SAFE_INTEGER ? size : `"${st.size}"`},"mode":${perm},"permissions":"${modeText(mode)}"` +
+    `,"owner":${ownerJson(ctx.accounts.userName(Number(st.uid)))},"group":${ownerJson(ctx.accounts.groupName(Number(st.gid)))}` +
     `,"modifiedTime":"${formatTimestampNs(st.mtimeNs)}"`;
   if (symlinkTarget !== undefined) json += `,"symlinkTarget":${JSON.stringify(binaryText(symlinkTarget))}`;
   const metadata = metadataPath !== undefined ? readMetadata(metadataPath, ctx.xattrPrefix) : undefined;

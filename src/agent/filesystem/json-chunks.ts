@@ -5,7 +5,7 @@
  */
 import type { ServerResponse } from 'node:http';
 
-const CHUNK_CHARS = 64 * 1024;
+const CHUNK_BYTES = 64 * 1024;
 
 export interface ByteBudget {
   reserve(bytes: number): void;
@@ -14,8 +14,9 @@ export interface ByteBudget {
 
 export class JsonChunks {
   private readonly chunks: Buffer[] = [];
-  private pending: string[] = [];
-  private pendingChars = 0;
+  /** The chunk being filled: texts are encoded into it as they come, with no joined string in between. */
+  private current: Buffer | undefined;
+  private used = 0;
   private total = 0;
   /** Bytes reserved in the budget and not yet released. */
   private held = 0;
@@ -23,22 +24,26 @@ export class JsonChunks {
   constructor(private readonly budget?: ByteBudget) {}
 
   push(text: string): void {
-    this.pending.push(text);
-    this.pendingChars += text.length;
-    if (this.pendingChars >= CHUNK_CHARS) this.seal();
+    // A UTF-16 code unit is at most 3 UTF-8 bytes, so this much room always holds the text.
+    const room = text.length * 3;
+    if (this.current === undefined || this.current.length - this.used < room) {
+      this.seal();
+      this.current = Buffer.allocUnsafeSlow(Math.max(CHUNK_BYTES, room));
+    }
+    this.used += this.current.write(text, this.used);
   }
 
-  /** Total size in bytes; seals the pending text. */
+  /** Total size in bytes; seals the chunk being filled. */
   get byteLength(): number {
     this.seal();
     return this.total;
   }
 
   private seal(): void {
-    if (this.pending.length === 0) return;
-    const chunk = Buffer.from(this.pending.join(''), 'utf8');
-    this.pending = [];
-    this.pendingChars = 0;
+    if (this.current === undefined || this.used === 0) return;
+    const chunk = this.current.subarray(0, this.used);
+    this.current = undefined;
+    this.used = 0;
     this.budget?.reserve(chunk.length);
     this.held += chunk.length;
     this.chunks.push(chunk);
@@ -48,7 +53,8 @@ export class JsonChunks {
   /** Returns what is still held to the budget (after writing, or when the answer is abandoned). */
   dispose(): void {
     this.chunks.length = 0;
-    this.pending = [];
+    this.current = undefined;
+    this.used = 0;
     this.budget?.release(this.held);
     this.held = 0;
   }

@@ -10,18 +10,16 @@
  */
 import { isUtf8 } from 'node:buffer';
 import { getAttributeSync, listAttributesSync } from '@napi-rs/xattr';
-import { fsPath } from './binary-path';
 
 export type Metadata = ReadonlyArray<readonly [string, string]>;
 
 const NONE: Metadata = [];
 
 /**
- * Metadata of the file at `target` (already resolved when the entry is a symlink), a byte path as a latin1 string
- * (binary-path.ts). Never throws.
+ * Metadata of the file at `p` (already resolved when the entry is a symlink), a path as node:fs takes it: an ASCII
+ * string stands for itself (binary-path.ts), anything else is its bytes. Never throws.
  */
-export function readMetadata(target: string, prefix: string): Metadata {
-  const p = fsPath(target);
+export function readMetadata(p: string | Buffer, prefix: string): Metadata {
   if (typeof p === 'string') return readByName(p, prefix);
   return isUtf8(p) ? readByName(p.toString('utf8'), prefix) : NONE;
 }

@@ -4,35 +4,37 @@
  * (0001-01-01T00:00:00Z .. 9999-12-31T23:59:59.999999999Z) are clamped to it, so a client never rejects a
  * whole listing over one file with an absurd mtime.
  */
-const MIN_SECONDS = -62135596800n;
-const MAX_SECONDS = 253402300799n;
+const MIN_SECONDS = -62135596800;
+const MAX_SECONDS = 253402300799;
 const NS_PER_S = 1_000_000_000n;
 
 export function formatTimestampNs(totalNs: bigint): string {
-  let seconds = totalNs / NS_PER_S;
-  let nanos = totalNs % NS_PER_S;
-  if (nanos < 0n) {
-    nanos += NS_PER_S;
-    seconds -= 1n;
+  // Two BigInt operations; the rest in doubles (the seconds of any range this clamps to are exact in a double).
+  const wholeSeconds = totalNs / NS_PER_S;
+  let nanos = Number(totalNs - wholeSeconds * NS_PER_S);
+  let seconds = Number(wholeSeconds);
+  if (nanos < 0) {
+    nanos += 1_000_000_000;
+    seconds -= 1;
   }
   if (seconds < MIN_SECONDS) {
     seconds = MIN_SECONDS;
-    nanos = 0n;
+    nanos = 0;
   } else if (seconds > MAX_SECONDS) {
     seconds = MAX_SECONDS;
-    nanos = NS_PER_S - 1n;
+    nanos = 999_999_999;
   }
-  return `${secondsText(seconds)}${fraction(Number(nanos))}Z`;
+  return `${secondsText(seconds)}${fraction(nanos)}Z`;
 }
 
 // The last second formatted: the entries of a listing were mostly written in the same few seconds.
-let lastSeconds = 0n;
+let lastSeconds = 0;
 let lastText = '1970-01-01T00:00:00';
 
 /** YYYY-MM-DDTHH:MM:SS of a second within the range. */
-function secondsText(seconds: bigint): string {
+function secondsText(seconds: number): string {
   if (seconds !== lastSeconds) {
-    lastText = new Date(Number(seconds) * 1000).toISOString().slice(0, 19);
+    lastText = new Date(seconds * 1000).toISOString().slice(0, 19);
     lastSeconds = seconds;
   }
   return lastText;

@@ -12,9 +12,9 @@
  * between slices; the deadline and a client that went away are checked at every yield.
  */
 import * as fs from 'node:fs';
-import { binaryText, fsPath, joinBinary } from './binary-path';
+import { binaryText, fsPath, isAscii, joinBinary } from './binary-path';
 import { bytesToText } from '../bytes-text';
-import { describeBinaryEntry, type EntryContext } from './entry';
+import { entryJson, type EntryContext } from './entry';
 import { AgentError, fsError } from '../errors';
 import { kindOf } from './file-mode';
 import type { JsonChunks } from './json-chunks';
@@ -25,12 +25,13 @@ import { Code } from '@connectrpc/connect';
  * strings (binary-path.ts): a listing of 100,000 entries then makes no Buffer per name.
  */
 export interface WalkFs {
-  lstat(p: string): fs.BigIntStats | undefined;
+  /** `p` as node:fs takes it: an ASCII string (binary-path.ts), or the bytes. */
+  lstat(p: string | Buffer): fs.BigIntStats | undefined;
   readdir(p: string): string[];
 }
 
 export const realWalkFs: WalkFs = {
-  lstat: (p) => fs.lstatSync(fsPath(p), { bigint: true, throwIfNoEntry: false }),
+  lstat: (p) => fs.lstatSync(p, { bigint: true, throwIfNoEntry: false }),
   readdir: (p) => fs.readdirSync(fsPath(p), { encoding: 'latin1' }),
 };
 
@@ -42,9 +43,21 @@ export interface ListDirLimits {
 
 interface Frame {
   dir: string;
+  /** `dir` is all ASCII: its entries' paths need no conversion when their names are ASCII too. */
+  ascii: boolean;
+  /** The JSON text of `dir/` without the closing quote: an entry's path is this and its name's JSON text. */
+  pathJsonPrefix: string;
   names: string[];
   next: number;
   level: number;
+}
+
+function newFrame(dir: string, names: string[], level: number): Frame {
+  const ascii = isAscii(dir);
+  const dirJson = JSON.stringify(ascii ? dir : binaryText(dir));
+  const pathJsonPrefix = dir === '/' ? '"/' : `${dirJson.slice(0, -1)}/`;
+  // One char per byte, so the default (UTF-16 code unit) order of these strings is the bytewise order.
+  return { dir, ascii, pathJsonPrefix, names: names.sort(), next: 0, level };
 }
 
 const SLICE_MS = 8;
@@ -87,8 +100,7 @@ export async function walk(
   } catch (err) {
     throw fsError(err, `ListDir ${binaryText(rootBin)}`);
   }
-  // One char per byte, so the default (UTF-16 code unit) order of these strings is the bytewise order.
-  const stack: Frame[] = [{ dir: rootBin, names: names.sort(), next: 0, level: 1 }];
+  const stack: Frame[] = [newFrame(rootBin, names, 1)];
   let count = 0;
   let sliceStart = Date.now();
   let sinceCheck = 0;
@@ -110,9 +122,10 @@ export async function walk(
     }
     const name = frame.names[frame.next++]!;
     const p = joinBinary(frame.dir, name);
+    const ascii = frame.ascii && isAscii(name);
     let st: fs.BigIntStats | undefined;
     try {
-      st = wfs.lstat(p);
+      st = wfs.lstat(ascii ? p : Buffer.from(p, 'latin1'));
     } catch {
       st = undefined; // EACCES on a directory we may read but not search: skipped
     }
@@ -124,7 +137,9 @@ export async function walk(
         `ListDir ${binaryText(rootBin)} at depth ${depth} has more than ${limits.maxEntries} entries (the agent's --max-entries); list a smaller depth or a subdirectory`,
       );
     }
-    out.push(count === 1 ? describeBinaryEntry(p, name, st, ctx) : `,${describeBinaryEntry(p, name, st, ctx)}`);
+    const nameJson = JSON.stringify(ascii ? name : binaryText(name));
+    const json = entryJson(p, ascii, nameJson, frame.pathJsonPrefix + nameJson.slice(1), st, ctx);
+    out.push(count === 1 ? json : `,${json}`);
 
     if (frame.level < depth && kindOf(Number(st.mode)) === 'dir') {
       let children: string[] | undefined;
@@ -133,7 +148,7 @@ export async function walk(
       } catch {
         children = undefined; // unreadable, vanished or replaced: listed, not descended
       }
-      if (children && children.length > 0) stack.push({ dir: p, names: children.sort(), next: 0, level: frame.level + 1 });
+      if (children && children.length > 0) stack.push(newFrame(p, children, frame.level + 1));
     }
   }
   return count;

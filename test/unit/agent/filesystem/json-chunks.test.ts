@@ -59,3 +59,18 @@ test('a client that takes nothing for the stall time is dropped, and its bytes r
   chunks.dispose();
   expect(budget.inUse).toBe(0);
 });
+
+test('the chunks hold exactly the UTF-8 of the texts pushed, across chunk borders and for a text larger than a chunk', async () => {
+  const texts = ['{"entries":['];
+  for (let i = 0; i < 3000; i++) texts.push(`${i === 0 ? '' : ','}{"name":"caf\u00e9-\uef80-\u{1f600}-${i}"}`);
+  texts.push(`,{"name":"${'\u00fc'.repeat(100_000)}"}`, ']}');
+  const chunks = new JsonChunks();
+  for (const t of texts) chunks.push(t);
+  const written: Buffer[] = [];
+  const res = { write: (b: Buffer) => (written.push(Buffer.from(b)), true), end: () => undefined, destroyed: false } as never;
+  const expected = Buffer.from(texts.join(''), 'utf8');
+  expect(chunks.byteLength).toBe(expected.length);
+  await chunks.writeTo(res);
+  expect(written.length).toBeGreaterThan(2);
+  expect(Buffer.concat(written).equals(expected)).toBe(true);
+});
