@@ -11,7 +11,10 @@
  * measured in the same rounds (`baseline`), so a change to the data path is reported against its own previous
  * version and nginx in one run.
  *
- *   node dist/scripts/bench/gateway.js [--seconds 8] [--warmup 2] [--rounds 3] [--connections 32] [--workers 1] [--baseline-cli PATH] [--json FILE]
+ * With `--cpu-profile-dir DIR` the gateway (this build's) writes a V8 CPU profile there when it stops
+ * (`node --cpu-prof`), to be read with any `.cpuprofile` viewer.
+ *
+ *   node dist/scripts/bench/gateway.js [--seconds 8] [--warmup 2] [--rounds 3] [--connections 32] [--workers 1] [--baseline-cli PATH] [--cpu-profile-dir DIR] [--json FILE]
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -72,8 +75,8 @@ function cpuSeconds(pid: number | undefined, ticks: number): number {
 }
 
 /** Starts a sandbox-kit command and waits for its "<what> listening on HOST:PORT" line. */
-function startCli(args: string[], what: string, cli = CLI): Promise<{ port: number; pid: number | undefined }> {
-  const child = spawn(process.execPath, [cli, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+function startCli(args: string[], what: string, cli = CLI, nodeFlags: string[] = []): Promise<{ port: number; pid: number | undefined }> {
+  const child = spawn(process.execPath, [...nodeFlags, cli, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
   let output = '';
   return new Promise((res, rej) => {
@@ -134,6 +137,7 @@ async function main(): Promise<void> {
       workers: { type: 'string', default: '1' },
       json: { type: 'string' },
       'baseline-cli': { type: 'string' },
+      'cpu-profile-dir': { type: 'string' },
     },
     strict: true,
   });
@@ -177,6 +181,8 @@ async function main(): Promise<void> {
         ...(workers > 1 ? ['--workers', String(workers)] : []),
       ],
       'gateway',
+      CLI,
+      values['cpu-profile-dir'] === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', resolve(values['cpu-profile-dir'])],
     );
     const gatewayPort = gateway.port;
     const baselineCli = values['baseline-cli'] === undefined ? undefined : resolve(values['baseline-cli']);

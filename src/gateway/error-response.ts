@@ -1,4 +1,4 @@
-import { STATUS_CODES, type ServerResponse } from 'node:http';
+import { STATUS_CODES } from 'node:http';
 import { ACCESS_TOKEN_RULE, type TokenVerdict } from '../contract/access-token';
 
 /** Body of every error the gateway itself answers: JSON, with the status repeated as `code`. */
@@ -44,19 +44,7 @@ export function trafficDenied(sandboxID: string, port: number, verdict: Exclude<
   return { sandboxID, message: problem, port, code: 401 };
 }
 
-/** Sends an error unless a response is already under way (then the connection is cut instead). */
-export function sendError(res: ServerResponse, body: GatewayErrorBody): void {
-  if (res.headersSent) {
-    res.destroy();
-    return;
-  }
-  if (res.writableEnded || res.destroyed) return;
-  const text = JSON.stringify(body);
-  res.writeHead(body.code, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
-  res.end(text);
-}
-
-/** A raw HTTP error for a socket the HTTP parser gave up on (no ServerResponse exists then). */
+/** A raw HTTP error for a connection the HTTP parser gave up on: the connection closes after it. */
 export function rawErrorResponse(code: number, reason: string, message: string): string {
   const text = JSON.stringify({ message, code });
   return `HTTP/1.1 ${code} ${reason}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(text)}\r\nconnection: close\r\n\r\n${text}`;

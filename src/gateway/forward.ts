@@ -1,7 +1,6 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { timerDelay } from '../contract/connect-timeout';
-import { sendError, upstreamTimedOut, upstreamUnreachable, type GatewayErrorBody } from './error-response';
-import { requestFraming } from './framing';
+import type { ClientExchange } from './client-connection';
+import { upstreamTimedOut, upstreamUnreachable, type GatewayErrorBody } from './error-response';
 import { forwardedRequestHeaders, forwardedResponseHeaders } from './hop-by-hop';
 import { UPSTREAM_CONNECT_TIMEOUT, UPSTREAM_HEADERS_TIMEOUT, type UpstreamBody, type UpstreamHandler } from './upstream-client';
 import type { UpstreamPools } from './upstream-pool';
@@ -37,7 +36,7 @@ const SMALL_BODY_BYTES = 64 * 1024;
 const REFUSED = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'EHOSTDOWN', 'EADDRNOTAVAIL']);
 
 /**
- * Streams one request to the sandbox and its response back, without buffering either body.
+ * Streams one request to the sandbox and its answer back, without buffering either body.
  *
  * Framing: the body is forwarded with exactly the framing the parser established (Content-Length or chunked,
  * whatever the method), or the request is refused with 400; see framing.ts.
@@ -50,53 +49,47 @@ const REFUSED = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'EHOSTDO
  * `callTimeoutMs` (Connect-Timeout-Ms) bounds the whole call, body included; a deadline longer than any timer can
  * hold simply never fires.
  */
-export function forward(
-  req: IncomingMessage,
-  res: ServerResponse,
-  target: ForwardTarget,
-  settings: ForwardSettings,
-  callTimeoutMs: number | undefined,
-): void {
-  const framing = requestFraming(req.headers);
+export function forward(ex: ClientExchange, target: ForwardTarget, settings: ForwardSettings, callTimeoutMs: number | undefined): void {
+  const framing = ex.framing;
   if (framing.kind === 'refused') {
     // The body's extent is unknown: this connection cannot carry another request.
-    res.shouldKeepAlive = false;
-    sendError(res, { message: framing.message, code: 400 });
+    ex.fail({ message: framing.message, code: 400 }, true);
     return;
   }
-  const headers = forwardedRequestHeaders(req.rawHeaders, req.headers, settings.via, req.socket.remoteAddress, target.dropped);
-  const handler = new ForwardHandler(res, target, settings, callTimeoutMs);
+  const { head } = ex;
+  const headers = forwardedRequestHeaders(head.rawHeaders, head.headers, settings.via, head.remoteAddress, target.dropped);
+  const handler = new ForwardHandler(ex, target, settings, callTimeoutMs);
   const client = settings.pools.poolFor(target.host, target.port, target.tls === true);
-  const call = { path: req.url as string, method: req.method as string, headers, body: NO_BODY as UpstreamBody };
+  const call = { path: head.url, method: head.method, headers, body: NO_BODY as UpstreamBody };
   if (framing.kind === 'none') {
     client.dispatch(call, handler);
     return;
   }
   if (framing.kind === 'length' && framing.length <= SMALL_BODY_BYTES) {
-    // Sent as soon as the announced length is in (the parser delivers no more than that), not on the stream's
-    // `end`, which comes a tick and an event later.
-    const length = framing.length;
+    // Sent as soon as the announced length is in (the parser delivers no more than that).
     let first: Buffer | undefined;
     let parts: Buffer[] | undefined;
-    let received = 0;
-    req.on('data', (chunk: Buffer) => {
-      received += chunk.length;
-      if (first === undefined) first = chunk;
-      else if (parts === undefined) parts = [first, chunk];
-      else parts.push(chunk);
-      // The call may be over already (the client left, or Connect-Timeout-Ms passed while the body came in).
-      if (received < length || handler.over || call.body !== NO_BODY) return;
-      call.body = { kind: 'buffer', data: parts === undefined ? first : Buffer.concat(parts) };
-      client.dispatch(call, handler);
+    ex.read({
+      data(chunk) {
+        if (first === undefined) first = chunk;
+        else if (parts === undefined) parts = [first, chunk];
+        else parts.push(chunk);
+      },
+      end() {
+        // The call may be over already (the client left, or Connect-Timeout-Ms passed while the body came in).
+        if (handler.over || first === undefined) return;
+        call.body = { kind: 'buffer', data: parts === undefined ? first : Buffer.concat(parts) };
+        client.dispatch(call, handler);
+      },
     });
     return;
   }
   // The client's request streams on as it arrives. When the call ends before the body did (the sandbox answered
   // early, or failed), the rest is read and dropped, so the client connection stays in step for its next request.
   handler.onOver = () => {
-    if (!req.complete) req.resume();
+    if (!ex.bodyDone) ex.drop();
   };
-  call.body = { kind: 'stream', stream: req, ...(framing.kind === 'length' ? { length: framing.length } : {}) };
+  call.body = { kind: 'stream', source: ex, ...(framing.kind === 'length' ? { length: framing.length } : {}) };
   client.dispatch(call, handler);
 }
 
@@ -111,9 +104,10 @@ class ForwardHandler implements UpstreamHandler {
   private finished = false;
   /** Called once when the call is over, whichever way. */
   onOver: (() => void) | undefined;
+  private readonly startedAt = performance.now();
 
   constructor(
-    private readonly res: ServerResponse,
+    private readonly ex: ClientExchange,
     private readonly target: ForwardTarget,
     private readonly settings: ForwardSettings,
     private readonly callTimeoutMs: number | undefined,
@@ -121,46 +115,44 @@ class ForwardHandler implements UpstreamHandler {
     const delay = callTimeoutMs === undefined ? undefined : timerDelay(callTimeoutMs);
     if (delay !== undefined) this.deadline = setTimeout(() => this.expire(), delay);
     // The client went away before the call finished: stop the upstream work too.
-    res.once('close', () => {
+    ex.onAbort = () => {
       if (!this.finished) this.stop(new Error('the client closed the connection'));
-    });
+    };
   }
-
-  private readonly startedAt = performance.now();
 
   onConnect(abort: (err?: Error) => void): void {
     this.abort = abort;
-    if (this.finished || this.res.destroyed) abort(new Error('the call is over'));
+    if (this.finished || this.ex.destroyed) abort(new Error('the call is over'));
   }
 
   onHeaders(statusCode: number, rawHeaders: string[], resume: () => void): void {
     if (this.finished) return;
     this.resume = resume;
     this.settings.onUpstreamHead?.((performance.now() - this.startedAt) / 1000);
-    this.res.writeHead(statusCode, forwardedResponseHeaders(rawHeaders, this.settings.via));
+    const fields = forwardedResponseHeaders(rawHeaders, this.settings.via);
+    this.ex.sendHead(statusCode, fields.fields, fields.hasLength);
   }
 
   onData(chunk: Buffer): boolean {
     if (this.finished) return false;
-    const more = this.res.write(chunk);
-    if (!more) this.res.once('drain', this.resume as () => void);
+    const more = this.ex.sendData(chunk);
+    if (!more) this.ex.onDrain(this.resume as () => void);
     return more;
   }
 
   onComplete(last: Buffer | undefined): void {
     if (this.finished) return;
     this.finish();
-    if (last === undefined) this.res.end();
-    else this.res.end(last);
+    this.ex.end(last);
   }
 
   onError(err: Error & { code?: string }): void {
     if (this.finished) return;
     this.finish();
-    const { res, target, settings } = this;
-    if (res.headersSent) {
+    const { ex, target, settings } = this;
+    if (ex.headSent) {
       // The upstream died mid-body: cut the client connection so it sees an incomplete response.
-      res.destroy();
+      ex.cut();
       return;
     }
     let body: GatewayErrorBody;
@@ -173,17 +165,17 @@ class ForwardHandler implements UpstreamHandler {
       const reason = code !== undefined && REFUSED.has(code) ? 'connection refused' : `connection failed: ${code ?? err.message}`;
       body = upstreamUnreachable(target.sandboxID, target.port, reason);
     }
-    sendError(res, body);
+    ex.fail(body);
   }
 
   private expire(): void {
     this.timedOut = true;
     this.deadline = undefined;
-    if (this.res.headersSent) {
+    if (this.ex.headSent) {
       // Connect-Timeout-Ms covers the body too: the call is over, the client sees it cut.
       this.finish();
       this.abort?.(new Error('Connect-Timeout-Ms elapsed'));
-      this.res.destroy();
+      this.ex.cut();
       return;
     }
     if (this.abort) this.abort(new Error('Connect-Timeout-Ms elapsed'));

@@ -1,11 +1,11 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { AccessTokenChecker } from '../contract/access-token';
 import { CONNECT_TIMEOUT_HEADER, parseConnectTimeoutMs } from '../contract/connect-timeout';
 import { signedFilesQuery } from '../contract/file-signature';
 import type { CatalogEntry } from '../catalog/entry';
 import type { Catalog } from '../catalog/types';
-import { rawErrorFor, sandboxNotFound, sandboxPaused, sendError, type GatewayErrorBody } from './error-response';
+import type { ClientExchange, RequestHead } from './client-connection';
+import { rawErrorFor, sandboxNotFound, sandboxPaused, type GatewayErrorBody } from './error-response';
 import { forward, type ForwardSettings, type ForwardTarget } from './forward';
 import { portAccess } from './port-access';
 import type { SingleFlightResumer } from './resume';
@@ -36,14 +36,14 @@ function isPromise(value: Lookup | Promise<Lookup>): value is Promise<Lookup> {
 
 /** One call in the gateway's hands: a plain request (answered through res) or an upgrade (a raw socket). */
 interface Exchange {
-  req: IncomingMessage;
+  req: RequestHead;
   fail(body: GatewayErrorBody): void;
   deliver(entry: CatalogEntry | undefined, target: ForwardTarget): void;
 }
 
 export interface GatewayHandlers {
-  request(req: IncomingMessage, res: ServerResponse): void;
-  upgrade(req: IncomingMessage, socket: Socket, head: Buffer): void;
+  request(ex: ClientExchange): void;
+  upgrade(req: RequestHead, socket: Socket, head: Buffer): void;
 }
 
 /**
@@ -175,17 +175,19 @@ export function createHandler(deps: HandlerDeps): GatewayHandlers {
     }
   }
 
-  function request(req: IncomingMessage, res: ServerResponse): void {
+  function request(client: ClientExchange): void {
+    const req = client.head;
     const ex: Exchange = {
       req,
-      fail: (body) => sendError(res, body),
+      fail: (body) => client.fail(body),
       deliver: (_entry, target) => {
+        if (client.destroyed || client.answered) return;
         const timeout = parseConnectTimeoutMs(req.headers[CONNECT_TIMEOUT_HEADER]);
         if (!timeout.ok) {
-          sendError(res, { sandboxID: target.sandboxID, message: timeout.message, code: 400 });
+          client.fail({ sandboxID: target.sandboxID, message: timeout.message, code: 400 });
           return;
         }
-        forward(req, res, target, forwarding, timeout.ms);
+        forward(client, target, forwarding, timeout.ms);
       },
     };
     try {
@@ -195,7 +197,7 @@ export function createHandler(deps: HandlerDeps): GatewayHandlers {
     }
   }
 
-  function upgrade(req: IncomingMessage, socket: Socket, head: Buffer): void {
+  function upgrade(req: RequestHead, socket: Socket, head: Buffer): void {
     socket.on('error', () => {});
     const ex: Exchange = {
       req,

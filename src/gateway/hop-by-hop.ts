@@ -78,10 +78,10 @@ export function forwardedRequestHeaders(
 
 /**
  * The response fields to send to the client, from the sandbox's response head ([name, value, ...] as it sent them):
- * end-to-end fields plus the sandbox's Content-Length, which tells Node how to frame the body to the client
- * (without it Node frames the body chunked). Via is appended.
+ * end-to-end fields plus the sandbox's Content-Length (`hasLength`), which frames the body to the client as it came
+ * (without it the gateway frames the body chunked). Via is appended.
  */
-export function forwardedResponseHeaders(rawHeaders: readonly string[], via: string): string[] {
+export function forwardedResponseHeaders(rawHeaders: readonly string[], via: string): { fields: string[]; hasLength: boolean } {
   let connection: string | undefined;
   for (let i = 0; i < rawHeaders.length; i += 2) {
     if (rawHeaders[i].length === 10 && rawHeaders[i].toLowerCase() === 'connection') {
@@ -91,10 +91,12 @@ export function forwardedResponseHeaders(rawHeaders: readonly string[], via: str
   const extra = listedInConnection(connection);
   const out: string[] = [];
   let priorVia: string | undefined;
+  let hasLength = false;
   for (let i = 0; i < rawHeaders.length; i += 2) {
     const name = rawHeaders[i];
     const lower = name.toLowerCase();
     if (lower === 'content-length') {
+      hasLength = true;
       out.push(name, rawHeaders[i + 1]);
       continue;
     }
@@ -106,5 +108,5 @@ export function forwardedResponseHeaders(rawHeaders: readonly string[], via: str
     out.push(name, rawHeaders[i + 1]);
   }
   out.push('via', priorVia === undefined ? via : `${priorVia}, ${via}`);
-  return out;
+  return { fields: out, hasLength };
 }

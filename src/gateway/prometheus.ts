@@ -3,7 +3,7 @@
  * sandboxes take to answer (their response head, measured from when the gateway sent the call). Served on a
  * listener of its own (`metricsPort`): every path of the gateway's own port belongs to the sandboxes.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Counter, Histogram, Registry } from 'prom-client';
 
@@ -29,12 +29,9 @@ export class GatewayMetrics {
     });
   }
 
-  /** Wraps the gateway's handler: every answered request is counted by its status. */
-  counting(handler: (req: IncomingMessage, res: ServerResponse) => void): (req: IncomingMessage, res: ServerResponse) => void {
-    return (req, res) => {
-      res.once('finish', () => this.requests.inc({ status: String(res.statusCode) }));
-      handler(req, res);
-    };
+  /** One answered request, by its status. */
+  answered(status: number): void {
+    this.requests.inc({ status: String(status) });
   }
 
   upstreamHead(seconds: number): void {

@@ -1,6 +1,5 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
-import { rawErrorResponse } from './error-response';
+import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import { ClientConnection, type ConnectionHooks, type ConnectionLimits } from './client-connection';
 import { createHandler } from './handler';
 import { DEFAULT_LIMITS, DEFAULTS, type GatewayLimits, type GatewayOptions } from './options';
 import { SingleFlightResumer } from './resume';
@@ -15,18 +14,6 @@ export interface RunningGateway {
   metricsPort?: number;
   /** Stops accepting, lets requests in flight finish for up to graceMs, then cuts what is left. */
   close(graceMs?: number): Promise<void>;
-}
-
-/** What the HTTP parser's complaints mean to a client. */
-function parserErrorResponse(code: string | undefined): string {
-  switch (code) {
-    case 'HPE_HEADER_OVERFLOW':
-      return rawErrorResponse(431, 'Request Header Fields Too Large', 'request head too large');
-    case 'ERR_HTTP_REQUEST_TIMEOUT':
-      return rawErrorResponse(408, 'Request Timeout', 'the request was not received in time');
-    default:
-      return rawErrorResponse(400, 'Bad Request', 'malformed HTTP request');
-  }
 }
 
 /** Starts the gateway in this process. The catalog stays the caller's: close() does not close it. */
@@ -55,30 +42,35 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     log,
   });
 
-  const server: Server = createServer(
-    {
-      maxHeaderSize: limits.maxHeaderBytes,
-      headersTimeout: limits.headersTimeoutMs,
-      requestTimeout: limits.requestTimeoutMs,
-      keepAliveTimeout: limits.keepAliveTimeoutMs,
-      // Node checks the two timeouts above on this interval; the default (30 s) would make them coarse.
-      connectionsCheckingInterval: Math.max(100, Math.min(1000, Math.floor(limits.headersTimeoutMs / 4))),
-    },
-    metrics ? metrics.counting(handler.request) : handler.request,
-  );
-  server.setTimeout(limits.idleTimeoutMs, (socket: Socket) => socket.destroy());
+  const hooks: ConnectionHooks = {
+    request: handler.request,
+    upgrade: handler.upgrade,
+    ...(metrics ? { answered: (status: number) => metrics.answered(status) } : {}),
+  };
+  const connectionLimits: ConnectionLimits = {
+    maxHeaderBytes: limits.maxHeaderBytes,
+    headersTimeoutMs: limits.headersTimeoutMs,
+    requestTimeoutMs: limits.requestTimeoutMs,
+    keepAliveTimeoutMs: limits.keepAliveTimeoutMs,
+    idleTimeoutMs: limits.idleTimeoutMs,
+  };
+  // One coarse clock and one timer for every connection's timeouts, not a timer per connection.
+  let now = performance.now();
+  const clock = () => now;
+  const connections = new Set<ClientConnection>();
+  const forget = (conn: ClientConnection) => connections.delete(conn);
+  const tickMs = Math.max(10, Math.min(1000, Math.floor(limits.headersTimeoutMs / 4)));
+  const ticker = setInterval(() => {
+    now = performance.now();
+    for (const conn of connections) conn.tick(now);
+  }, tickMs);
+  ticker.unref();
+  const refresh = setInterval(() => (now = performance.now()), Math.min(tickMs, 50));
+  refresh.unref();
 
-  server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
-    const inResponse = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent === true;
-    if (err.code !== 'ECONNRESET' && socket.writable && !inResponse) socket.end(parserErrorResponse(err.code));
-    socket.destroy();
-  });
-  server.on('upgrade', handler.upgrade);
-  // CONNECT would name an address of the caller's choosing: refused, never routed.
-  server.on('connect', (_req: unknown, socket: Socket) => {
-    socket.on('error', () => {});
-    if (socket.writable) socket.end(rawErrorResponse(501, 'Not Implemented', 'CONNECT is not supported by the gateway'));
-    socket.destroy();
+  const server: Server = createServer({ noDelay: true }, (socket: Socket) => {
+    now = performance.now();
+    connections.add(new ClientConnection(socket, hooks, connectionLimits, clock, forget));
   });
 
   await new Promise<void>((resolve, reject) => {
@@ -101,13 +93,17 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       metricsServer?.server.close();
       metricsServer?.server.closeAllConnections();
       closing ??= new Promise<void>((resolve) => {
-        const cutoff = setTimeout(() => server.closeAllConnections(), graceMs);
+        const cutoff = setTimeout(() => {
+          for (const conn of connections) conn.destroy();
+        }, graceMs);
         server.close(() => {
           clearTimeout(cutoff);
+          clearInterval(ticker);
+          clearInterval(refresh);
           pools.close();
           resolve();
         });
-        server.closeIdleConnections();
+        for (const conn of connections) conn.shutdown();
       });
       return closing;
     },

@@ -4,16 +4,16 @@
  * on bytes flow both ways untouched, for as long as either side keeps the connection. The sandbox's own answer (101,
  * or a refusal) is the answer.
  */
-import type { IncomingMessage } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
+import type { RequestHead } from './client-connection';
 import { rawErrorFor, upstreamTimedOut, upstreamUnreachable } from './error-response';
 import type { ForwardTarget } from './forward';
 import { forwardedRequestHeaders } from './hop-by-hop';
 
 /** The head sent to the sandbox: request line, forwarded fields, then the upgrade itself. */
-export function upgradeHead(req: IncomingMessage, target: ForwardTarget, via: string): string {
-  const fields = forwardedRequestHeaders(req.rawHeaders, req.headers, via, req.socket.remoteAddress, target.dropped);
+export function upgradeHead(req: RequestHead, target: ForwardTarget, via: string): string {
+  const fields = forwardedRequestHeaders(req.rawHeaders, req.headers, via, req.remoteAddress, target.dropped);
   const lines = [`${req.method} ${req.url} HTTP/1.1`];
   for (let i = 0; i < fields.length; i += 2) lines.push(`${fields[i]}: ${fields[i + 1]}`);
   lines.push('connection: upgrade', `upgrade: ${String(req.headers.upgrade)}`);
@@ -21,7 +21,7 @@ export function upgradeHead(req: IncomingMessage, target: ForwardTarget, via: st
 }
 
 export function tunnel(
-  req: IncomingMessage,
+  req: RequestHead,
   client: Socket,
   head: Buffer,
   target: ForwardTarget,

@@ -10,34 +10,31 @@
  * gives carry no framing field, and `body` says which framing to write.
  */
 import { isIP, type Socket } from 'node:net';
-import type { Readable } from 'node:stream';
 import { connect as tlsConnect } from 'node:tls';
+import { HTTPParser, type NativeParser } from './http-parser';
 import { UpstreamSocket } from './upstream-socket';
-
-/** Node's HTTP parser binding, as its own HTTP client and server use it. */
-interface NativeParser {
-  initialize(type: number, resource: object, maxHeaderSize: number, lenient: number): void;
-  execute(data: Buffer): number | (Error & { code?: string });
-  finish(): number | (Error & { code?: string }) | undefined;
-  close(): void;
-  [slot: number]: unknown;
-}
-interface ParserClass {
-  new (): NativeParser;
-  RESPONSE: number;
-  kOnHeaders: number;
-  kOnHeadersComplete: number;
-  kOnBody: number;
-  kOnMessageComplete: number;
-  kLenientNone: number;
-}
-const { HTTPParser } = require('node:_http_common') as { HTTPParser: ParserClass };
 
 export type UpstreamBody =
   | { kind: 'none' }
   | { kind: 'buffer'; data: Buffer }
   /** Streamed: `length` bytes exactly (Content-Length), or chunked when undefined. */
-  | { kind: 'stream'; stream: Readable; length?: number };
+  | { kind: 'stream'; source: BodySource; length?: number };
+
+/** Where a streamed body's chunks go, in order, then its end. */
+export interface BodySink {
+  data(chunk: Buffer): void;
+  end(): void;
+}
+
+/** A request body that arrives over time (the client's exchange, client-connection.ts). */
+export interface BodySource {
+  /** Delivers the body's chunks as they come, then its end. */
+  read(sink: BodySink): void;
+  pause(): void;
+  resume(): void;
+  /** No more of the body is wanted. */
+  drop(): void;
+}
 
 export interface UpstreamRequest {
   method: string;
@@ -180,48 +177,47 @@ class Connection {
             : `${head}content-length: ${body.length}${CRLF}${CRLF}`,
           'latin1',
         );
-        this.streamBody(body.stream, body.length === undefined);
+        this.streamBody(body.source, body.length === undefined);
     }
   }
 
-  private streamBody(stream: Readable, chunked: boolean): void {
+  private streamBody(source: BodySource, chunked: boolean): void {
     const socket = this.socket;
-    const onData = (chunk: Buffer) => {
-      if (chunk.length === 0) return;
-      let more: boolean;
-      if (chunked) {
-        socket.cork();
-        socket.write(`${chunk.length.toString(16)}${CRLF}`, 'latin1');
-        socket.write(chunk);
-        more = socket.write(CRLF, 'latin1');
-        socket.uncork();
-      } else {
-        more = socket.write(chunk);
-      }
-      if (!more) {
-        stream.pause();
-        socket.once('drain', onDrain);
-      }
+    let done = false;
+    const onDrain = () => {
+      if (!done) source.resume();
     };
-    const onDrain = () => stream.resume();
-    const onEnd = () => {
-      cleanup();
-      if (chunked) socket.write(LAST_CHUNK, 'latin1');
-      this.requestSent = true;
-    };
-    const onError = (err: Error) => this.abort(err);
     const cleanup = () => {
       this.bodyCleanup = undefined;
-      stream.off('data', onData);
-      stream.off('end', onEnd);
-      stream.off('error', onError);
+      done = true;
       socket.off('drain', onDrain);
     };
     this.bodyCleanup = cleanup;
-    stream.on('data', onData);
-    stream.once('end', onEnd);
-    stream.once('error', onError);
-    stream.resume();
+    source.read({
+      data: (chunk: Buffer) => {
+        if (done || chunk.length === 0) return;
+        let more: boolean;
+        if (chunked) {
+          socket.cork();
+          socket.write(`${chunk.length.toString(16)}${CRLF}`, 'latin1');
+          socket.write(chunk);
+          more = socket.write(CRLF, 'latin1');
+          socket.uncork();
+        } else {
+          more = socket.write(chunk);
+        }
+        if (!more) {
+          source.pause();
+          socket.once('drain', onDrain);
+        }
+      },
+      end: () => {
+        if (done) return;
+        cleanup();
+        if (chunked) socket.write(LAST_CHUNK, 'latin1');
+        this.requestSent = true;
+      },
+    });
   }
 
   private onHead(status: number, headers: string[] | undefined, upgrade: boolean, keepAlive: boolean): number {

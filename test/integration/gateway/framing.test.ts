@@ -315,3 +315,77 @@ describe('listen backlog', () => {
     expect(line.split(/\s+/)[2]).toBe(String(Math.min(4096, somaxconn)));
   });
 });
+
+describe('heads the parser must not guess at are refused before anything reaches a sandbox', () => {
+  const shapes: [string, string][] = [
+    [
+      'a folded header line (obs-fold)',
+      `POST /folded HTTP/1.1\r\nHost: g\r\nSvc-Sandbox-Id: sb1\r\nX-Access-Token: ${TOKEN}\r\nX-Long: a\r\n b\r\nContent-Length: 0\r\n\r\n`,
+    ],
+    ['bare LF line ends', `POST /bare-lf HTTP/1.1\nHost: g\nSvc-Sandbox-Id: sb1\nX-Access-Token: ${TOKEN}\nContent-Length: 0\n\n`],
+    [
+      'a bare LF inside the head',
+      `POST /bare-lf HTTP/1.1\r\nHost: g\nSvc-Sandbox-Id: sb1\r\nX-Access-Token: ${TOKEN}\r\nContent-Length: 0\r\n\r\n`,
+    ],
+    [
+      'a space before the colon',
+      `POST /space HTTP/1.1\r\nHost: g\r\nSvc-Sandbox-Id: sb1\r\nX-Access-Token: ${TOKEN}\r\nContent-Length : 5\r\n\r\nhello`,
+    ],
+  ];
+
+  it.each(shapes)('%s: 400, connection closed, the sandbox sees nothing', async (_name, bytes) => {
+    const upstream = await loggingUpstream();
+    const gateway = await gatewayFor(upstream.port);
+    const x = await exchange(gateway.port, bytes + SMUGGLED, ['POST']);
+    expect(finals(x).map(status)).toEqual([400]);
+    expect(header(finals(x)[0], 'connection')).toEqual(['close']);
+    expect(upstream.connections).toEqual([]);
+  });
+
+  it('a request after a valid one and a malformed one: the valid one is answered, then 400 and the connection closes', async () => {
+    const upstream = await loggingUpstream();
+    const gateway = await gatewayFor(upstream.port);
+    const x = await exchange(gateway.port, head('GET', '/first') + 'NOT HTTP AT ALL\r\n\r\n' + head('GET', '/third'), ['GET', 'GET']);
+    expect(finals(x).map(status)).toEqual([200, 400]);
+    expect(header(finals(x)[1], 'connection')).toEqual(['close']);
+    expect(seen(upstream)).toEqual(['GET /first']);
+  });
+});
+
+describe('bytes after an upgrade head belong to that upgrade only', () => {
+  it('a request pipelined behind an upgrade is never routed by the gateway: another sandbox sees nothing', async () => {
+    const first = await loggingUpstream();
+    const other = await loggingUpstream();
+    const catalog = new MemoryCatalog([
+      { sandboxID: 'sb1', host: '127.0.0.1', agentPort: first.port, token: TOKEN },
+      { sandboxID: 'sb2', host: '127.0.0.1', agentPort: other.port, token: TOKEN },
+    ]);
+    const gateway = await startGateway({ catalog });
+    cleanup.add(() => gateway.close(100));
+    const upgrade = head('GET', '/ws', ['Connection: Upgrade', 'Upgrade: websocket']);
+    const smuggled = `GET /to-sb2 HTTP/1.1\r\nHost: g\r\nSvc-Sandbox-Id: sb2\r\nX-Access-Token: ${TOKEN}\r\n\r\n`;
+    // The sandbox's service takes no upgrade: it answers the head as a plain request, then reads on.
+    await exchange(gateway.port, upgrade + smuggled, ['GET', 'GET'], 1000);
+    expect(other.connections).toEqual([]);
+    // Whatever followed went to sb1 only, on the upgrade's own connection, never a pooled one.
+    expect(first.connections).toHaveLength(1);
+  });
+});
+
+describe('HTTP/1.0 clients', () => {
+  it('get an answer of unknown length delimited by the end of the connection, never chunked', async () => {
+    const upstream = await loggingUpstream((_req, res) => {
+      res.write('part one, ');
+      res.end('part two');
+    });
+    const gateway = await gatewayFor(upstream.port);
+    const request = `GET /old HTTP/1.0\r\nHost: g\r\nSvc-Sandbox-Id: sb1\r\nX-Access-Token: ${TOKEN}\r\n\r\n`;
+    const x = await exchange(gateway.port, request, ['GET']);
+    const answers = finals(x);
+    expect(answers.map(status)).toEqual([200]);
+    expect(header(answers[0], 'transfer-encoding')).toEqual([]);
+    expect(answers[0].framing).toBe('close');
+    expect(answers[0].body.toString()).toBe('part one, part two');
+    expect(x.closed).toBe(true);
+  });
+});

@@ -101,10 +101,16 @@ describe('forwardedResponseHeaders', () => {
       ],
       '1.1 gw',
     );
-    expect(out).toEqual(['Content-Type', 'text/plain', 'Content-Length', '12', 'Set-Cookie', 'a=1', 'Set-Cookie', 'b=2', 'via', '1.1 gw']);
+    expect(out).toEqual({
+      fields: ['Content-Type', 'text/plain', 'Content-Length', '12', 'Set-Cookie', 'a=1', 'Set-Cookie', 'b=2', 'via', '1.1 gw'],
+      hasLength: true,
+    });
   });
 
   it("drops the sandbox's Transfer-Encoding (the gateway frames the body to the client itself) and appends Via", () => {
-    expect(forwardedResponseHeaders(['Transfer-Encoding', 'chunked', 'Via', '1.1 agent'], '1.1 gw')).toEqual(['via', '1.1 agent, 1.1 gw']);
+    expect(forwardedResponseHeaders(['Transfer-Encoding', 'chunked', 'Via', '1.1 agent'], '1.1 gw')).toEqual({
+      fields: ['via', '1.1 agent, 1.1 gw'],
+      hasLength: false,
+    });
   });
 });
