@@ -11,7 +11,8 @@
  * or `proc` that is not a plain directory is replaced first); the finished tree is then bound under
  * `<bundle>/attached/<key>/rootfs`, which propagates into the sandbox as a whole; last, the container's /proc is
  * bound into it from inside its mount namespace (chroot-proc.ts). Files beside it (`<bundle>/attached/<key>/<name>`)
- * are the host's to write and the sandbox's to read.
+ * are the host's to write and the sandbox's to read. crun and runc only: under runsc an image's filesystem is a layer
+ * from the start (runsc.ts, attachesAfterStart).
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';

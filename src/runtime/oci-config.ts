@@ -83,6 +83,12 @@ export interface ContainerConfigInput {
    */
   chrootDirs?: string[];
   /**
+   * The runtime is runsc: each chroot dir's /proc is a proc of gVisor's kernel that the runtime mounts (a bind the
+   * host makes cannot reach into gVisor's mount table), and its /dev lacks tty (bound from the host, it is opened by
+   * gVisor's file proxy there, which has no terminal, so it is no terminal of the sandbox's: EBADF).
+   */
+  gvisor?: boolean;
+  /**
    * The container's mounts are slaves of the host's (rootfsPropagation rslave, runc's default): a mount the host
    * makes later below a bind's source appears inside (attach-image.ts). Default: private (crun's default).
    */
@@ -92,18 +98,25 @@ export interface ContainerConfigInput {
 /** The device nodes a chroot directory's /dev holds: the host's, bound as the runtime binds them for the container. */
 export const CHROOT_DEVICES = ['null', 'zero', 'full', 'random', 'urandom', 'tty'] as const;
 
-/** The mounts of one chroot directory: a /dev tmpfs and its device nodes; the mount point of its /proc. */
-function chrootMounts(dir: string): OciConfig['mounts'] {
+/** The device nodes of a chroot directory's /dev under the runtime (ContainerConfigInput.gvisor). */
+export function chrootDevices(gvisor: boolean): readonly string[] {
+  return gvisor ? CHROOT_DEVICES.filter((d) => d !== 'tty') : CHROOT_DEVICES;
+}
+
+/** The mounts of one chroot directory: a /dev tmpfs and its device nodes; its /proc, or the mount point of one. */
+function chrootMounts(dir: string, gvisor: boolean): OciConfig['mounts'] {
   return [
     { destination: `${dir}/dev`, type: 'tmpfs', source: 'tmpfs', options: ['nosuid', 'noexec', 'strictatime', 'mode=755', 'size=64k'] },
-    ...CHROOT_DEVICES.map((d) => ({
+    ...chrootDevices(gvisor).map((d) => ({
       destination: `${dir}/dev/${d}`,
       type: 'bind',
       source: `/dev/${d}`,
       options: ['bind', 'nosuid', 'noexec'],
     })),
     // Made here so the runtime creates it safely inside the root; a mount point cannot be unlinked or renamed.
-    { destination: `${dir}/proc`, type: 'tmpfs', source: 'tmpfs', options: ['nosuid', 'noexec', 'nodev', 'mode=555', 'size=4k'] },
+    gvisor
+      ? { destination: `${dir}/proc`, type: 'proc', source: 'proc', options: ['nosuid', 'noexec', 'nodev'] }
+      : { destination: `${dir}/proc`, type: 'tmpfs', source: 'tmpfs', options: ['nosuid', 'noexec', 'nodev', 'mode=555', 'size=4k'] },
   ];
 }
 
@@ -203,7 +216,7 @@ export function renderOciConfig(input: ContainerConfigInput): OciConfig {
         source: b.source,
         options: ['rbind', 'nosuid', 'nodev', b.readonly ? 'ro' : 'rw'],
       })),
-      ...(input.chrootDirs ?? []).flatMap(chrootMounts),
+      ...(input.chrootDirs ?? []).flatMap((dir) => chrootMounts(dir, input.gvisor === true)),
     ],
     linux: {
       ...(input.userns ? idMappings(input.userns.mapping) : {}),

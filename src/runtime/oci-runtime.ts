@@ -46,12 +46,13 @@ import {
 import { OciCli, STAGED_ROOTFS, stagedBind, type OciState } from './oci-cli';
 import { renderOciConfig } from './oci-config';
 import { bindChrootProcs, chrootDirProblem } from './chroot-proc';
+import { plainChrootMountPoints } from './chroot-mount-points';
 import { attachImageTree, detachAll, makeAttachedDir, writeAttachedFiles } from './attach-image';
 import { CHILD_OOM_SCORE_ADJ_ENV } from '../contract/child-oom';
 import { AGENT_OOM_SCORE_ADJ, CHILD_OOM_SCORE_ADJ } from './oom';
 import { hostSandboxResolvConf } from './network/host-resolvers';
 import { renderHosts } from './sandbox-etc';
-import { joinsUsernsByPath, type RunscPlatform } from './runsc';
+import { attachesAfterStart, joinsUsernsByPath, type RunscPlatform } from './runsc';
 import type { RuntimeChoice, RuntimeName, SandboxNetwork, SandboxRuntime, SandboxSpec, SandboxStatus, SandboxUsage } from './types';
 import { readSandboxUsage } from './usage';
 import { EndWatch, resetConnections, type EndListener } from './end-watch';
@@ -192,6 +193,11 @@ export class OciSandboxRuntime implements SandboxRuntime {
     return this.cli.name;
   }
 
+  /** Whether attachImage works here; where not (runsc), an image server's filesystem is a layer from the create on. */
+  get attachesAfterStart(): boolean {
+    return attachesAfterStart(this.name);
+  }
+
   async create(spec: SandboxSpec): Promise<SandboxStatus> {
     const id = checkSandboxID(spec.sandboxID);
     const problems: string[] = [];
@@ -246,9 +252,10 @@ export class OciSandboxRuntime implements SandboxRuntime {
       if (hardened)
         for (const f of ['', 'etc', 'etc/hostname', 'etc/hosts', 'etc/resolv.conf'])
           fs.lchownSync(path.join(p.upper, f), mapping.base, mapping.base);
-      // Not under runsc, where binding host device nodes is untested: image servers there keep the bare chroot.
-      const chrootDirs = this.name === 'runsc' ? [] : (spec.chrootDirs ?? []);
-      const attachDir = this.name === 'runsc' ? undefined : spec.attachDir;
+      const chrootDirs = spec.chrootDirs ?? [];
+      plainChrootMountPoints(p.upper, layers, chrootDirs, hardened ? mapping.base : 0);
+      // Not under runsc: nothing can be attached to a running gVisor sandbox (runsc.ts, attachesAfterStart).
+      const attachDir = attachesAfterStart(this.name) ? spec.attachDir : undefined;
       const attachProblem = attachDir === undefined ? undefined : chrootDirProblem(attachDir);
       if (attachProblem) throw new Error(`cannot create sandbox ${id}: attach dir: ${attachProblem}`);
       const binds = [
@@ -280,7 +287,7 @@ export class OciSandboxRuntime implements SandboxRuntime {
         nofile: this.nofile,
         oomScoreAdj: AGENT_OOM_SCORE_ADJ,
         hardened,
-        ...(chrootDirs.length > 0 ? { chrootDirs } : {}),
+        ...(chrootDirs.length > 0 ? { chrootDirs, ...(this.name === 'runsc' ? { gvisor: true } : {}) } : {}),
         ...(attachDir !== undefined ? { followHostMounts: true } : {}),
         ...(hardened
           ? { userns: { ...(spec.network.usernsPath && joinsUsernsByPath(this.name) ? { path: spec.network.usernsPath } : {}), mapping } }
@@ -299,7 +306,8 @@ export class OciSandboxRuntime implements SandboxRuntime {
       // The container holds its user namespace now (so does the network namespace): the name is no longer needed.
       if (spec.network.usernsPath) await releaseUserNamespace(spec.network.usernsPath);
       const pid = Number(fs.readFileSync(p.pidFile, 'utf8').trim());
-      if (chrootDirs.length > 0) await bindChrootProcs(pid, chrootDirs);
+      // Under runsc gVisor mounted each one's /proc itself (oci-config.ts).
+      if (chrootDirs.length > 0 && this.name !== 'runsc') await bindChrootProcs(pid, chrootDirs);
       if (this.name === 'runsc' && pid > 0) this.ends.watch(id, pid, spec.network.address, cgroupsPathOf(this.paths, id));
       return { sandboxID: id, state: 'running', ...(pid > 0 ? { pid } : {}) };
     } catch (err) {
@@ -405,7 +413,10 @@ export class OciSandboxRuntime implements SandboxRuntime {
    */
   async attachImage(sandboxID: string, o: { key: string; layers: string[]; attachDir: string }): Promise<void> {
     const id = checkSandboxID(sandboxID);
-    if (this.name === 'runsc') throw new Error('attaching a filesystem to a running sandbox is not done under runsc');
+    if (!attachesAfterStart(this.name))
+      throw new Error(
+        `cannot attach ${o.key} to sandbox ${id}: under ${this.name} a filesystem is given at create, not after start (runsc.ts)`,
+      );
     const state = await this.cli.state(id);
     const pid = state?.status === 'stopped' ? undefined : state?.pid;
     if (pid === undefined || !(pid > 0)) throw new Error(`sandbox ${id} is not running`);

@@ -38,3 +38,16 @@ export const HIDE_NET_SYSCTLS = 'mount -t tmpfs -o size=4k,mode=555 sandbox-kit-
 export function joinsUsernsByPath(runtime: RuntimeName): boolean {
   return runtime !== 'runsc';
 }
+
+/**
+ * Whether a filesystem can be attached to a running sandbox (attach-image.ts): not under runsc. A mount the host
+ * makes after start does reach a running gVisor sandbox (with `--file-access-mounts=shared`, its bind's source a
+ * shared mount and the container a slave of it: tried), but an image server's filesystem also needs a /proc, and
+ * gVisor's proc can only be mounted by gVisor itself: at start, from the spec, or later by a process inside holding
+ * CAP_SYS_ADMIN, which no sandbox has. A bind of a proc from the host would show the host's processes. So under runsc
+ * an image server's filesystem is a layer of the sandbox, there from its start (its image pulled within the create,
+ * or preinstalled in the template), and gets its /dev and /proc as every chroot dir does (oci-config.ts).
+ */
+export function attachesAfterStart(runtime: RuntimeName): boolean {
+  return runtime !== 'runsc';
+}
