@@ -40,6 +40,7 @@ import { VolumeService } from './volumes/service';
 import { VolumeStore } from './volumes/store';
 import { volumeRoutes } from './volumes/routes';
 import { volumeContentRoutes } from './volumes/content-routes';
+import { openSecrets, secretRoutes } from './secrets';
 import { StorageCollector, storageRoutes } from './storage';
 import type { TemplateStorage } from './templates/service';
 import { PathHolds } from '../util/path-holds';
@@ -154,6 +155,11 @@ export interface PlatformOptions {
   diskSizeMB?: number;
   /** The data root's disk check (runtime/admission.ts), which volumes' disks go through as sandboxes' do. */
   diskAdmission?: DiskAdmission;
+  /**
+   * The key secret values are sealed with (32 bytes, base64, 0600; made when missing; docs/secrets.md). Default
+   * <stateDir>/secrets.key; a fleet's hosts share the Redis and must be given the same file.
+   */
+  secretsKeyFile?: string;
 }
 
 export interface FleetOptions {
@@ -279,6 +285,8 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
       ...(tenancy ? { ledger: teams.ledger } : {}),
       ...(options.diskAdmission ? { admission: options.diskAdmission } : {}),
     });
+    // In a fleet every host resolves the same secrets, so they live in the shared Redis.
+    const secrets = openSecrets(shared ?? redis, options.secretsKeyFile ?? join(options.stateDir, 'secrets.key'));
     const sandboxes = new SandboxService({
       store: sandboxStore,
       volumes,
@@ -399,6 +407,7 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
         ...withSnapshotDeletes(templates?.routes ?? [], snapshots),
         ...volumeRoutes(volumes),
         ...volumeContentRoutes(volumes),
+        ...secretRoutes(secrets),
         ...(collector ? storageRoutes(collector) : []),
         ...(tenancy ? teamRoutes({ ...teams, holdings, measure: (teamID) => volumes.measureTeam(teamID) }) : []),
       ],

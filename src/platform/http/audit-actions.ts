@@ -35,6 +35,9 @@ const ACTIONS: Record<string, string> = {
   'POST /admin/keys': 'key.create',
   'DELETE /admin/keys/:keyID': 'key.revoke',
   'POST /admin/gc': 'storage.gc',
+  'POST /secrets': 'secret.create',
+  'POST /secrets/:secretID': 'secret.update',
+  'DELETE /secrets/:secretID': 'secret.destroy',
 };
 
 /** The action name of a keyed request, or undefined for one that changes nothing (GET). */
@@ -43,7 +46,7 @@ export function auditAction(method: string, routePath: string): string | undefin
   return ACTIONS[`${method} ${routePath}`] ?? `${method} ${routePath}`;
 }
 
-const TARGET_FIELDS = ['sandboxID', 'templateID', 'keyID', 'teamID', 'team'] as const;
+const TARGET_FIELDS = ['sandboxID', 'templateID', 'secretID', 'keyID', 'teamID', 'team'] as const;
 
 /** The resource a request acted on: named in its path, or, for a create, in its answer. */
 export function auditTarget(params: Record<string, string>, answer: unknown): string {

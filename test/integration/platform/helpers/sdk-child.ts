@@ -9,7 +9,7 @@ import type * as E2b from 'e2b';
 
 type Sandbox = E2b.Sandbox;
 // Older lines differ in shape (1.x lists into an array, 2.10 pauses with betaPause): callers name what they call.
-const { Sandbox, Template, Volume, waitForFile } = require(process.env.SDK_PACKAGE ?? 'e2b') as typeof E2b;
+const { Sandbox, Secret, Template, Volume, waitForFile } = require(process.env.SDK_PACKAGE ?? 'e2b') as typeof E2b;
 
 type Call =
   | { id: number; op: 'create'; template: string; opts: Record<string, unknown> }
@@ -20,6 +20,8 @@ type Call =
   | { id: number; op: 'call'; sandboxId: string; path: string; args: unknown[] }
   | { id: number; op: 'volume'; method: string; args: unknown[] }
   | { id: number; op: 'volume-call'; volumeId: string; method: string; args: unknown[] }
+  | { id: number; op: 'secret'; method: string; args: unknown[] }
+  | { id: number; op: 'secret-list'; opts: Record<string, unknown>; pages: number }
   | { id: number; op: 'build'; alias: string; runCmd: string; opts: Record<string, unknown> }
   | { id: number; op: 'template'; method: string; args: unknown[] }
   | { id: number; op: 'build-start'; name: string; run: string; startCmd: string; opts: Record<string, unknown> }
@@ -104,6 +106,16 @@ async function handle(call: Call): Promise<unknown> {
         return { volumeId: value.volumeId, name: value.name };
       }
       return value;
+    }
+    case 'secret': {
+      const fn = (Secret as unknown as Record<string, (...a: unknown[]) => unknown>)[call.method];
+      return fn.apply(Secret, call.args);
+    }
+    case 'secret-list': {
+      const paginator = Secret.list(call.opts);
+      const pages: unknown[] = [];
+      for (let i = 0; i < call.pages && paginator.hasNext; i++) pages.push({ items: await paginator.nextItems(), hasNext: paginator.hasNext });
+      return pages;
     }
     case 'volume-call': {
       const vol = volumes.get(call.volumeId);

@@ -135,6 +135,16 @@ export class SdkDriver {
     return this.send({ op: 'volume', method, args }) as Promise<T>;
   }
 
+  /** A static method of Secret, e.g. ('create', 'name', 'value', opts), or ('fill', 'name'). */
+  secret<T = unknown>(method: string, ...args: unknown[]): Promise<T> {
+    return this.send({ op: 'secret', method, args }) as Promise<T>;
+  }
+
+  /** Secret.list(opts), drained page by page (at most `pages`). */
+  secretList(opts: Record<string, unknown>, pages = 10): Promise<Array<{ items: Array<Record<string, unknown>>; hasNext: boolean }>> {
+    return this.send({ op: 'secret-list', opts, pages }) as Promise<Array<{ items: Array<Record<string, unknown>>; hasNext: boolean }>>;
+  }
+
   /** A method of a Volume this driver holds, e.g. (volumeId, 'readFile', '/a.txt'). */
   volumeCall<T = unknown>(volumeId: string, method: string, ...args: unknown[]): Promise<T> {
     return this.send({ op: 'volume-call', volumeId, method, args }) as Promise<T>;
