@@ -53,7 +53,8 @@ export const newSecretSchema = z.strictObject(
   {
     name: z
       .string({ message: `expected a secret name of ${SECRET_NAME_RULE}` })
-      .transform((n, ctx) => canonicalSecretName(n) ?? (ctx.addIssue({ code: 'custom', message: `expected a secret name of ${SECRET_NAME_RULE}` }), z.NEVER)),
+      .refine((n) => canonicalSecretName(n) !== undefined, { message: `expected a secret name of ${SECRET_NAME_RULE}` })
+      .transform((n) => canonicalSecretName(n) as string),
     value: z.unknown(),
     metadata: metadataSchema.nullable().optional(),
   },
@@ -71,10 +72,15 @@ const VALUE_RULE = `expected the secret's value: a string of 1 to ${MAX_VALUE_BY
 
 /** Checks a value without ever showing it: a 400 that says only what is wrong. */
 export function secretValueOf(value: unknown): string {
-  if (typeof value !== 'string') throw new ApiError(400, `body field "value": ${VALUE_RULE} (given ${value === undefined ? 'nothing' : `a ${value === null ? 'null' : typeof value}`})`);
+  if (typeof value !== 'string')
+    throw new ApiError(
+      400,
+      `body field "value": ${VALUE_RULE} (given ${value === undefined ? 'nothing' : `a ${value === null ? 'null' : typeof value}`})`,
+    );
   const size = bytes(value);
   if (size === 0 || size > MAX_VALUE_BYTES) throw new ApiError(400, `body field "value": ${VALUE_RULE} (given ${size} bytes)`);
   // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
-  if (/[\u0000-\u0008\u000a-\u001f\u007f]/.test(value)) throw new ApiError(400, `body field "value": ${VALUE_RULE} (given one with a control character)`);
+  if (/[\u0000-\u0008\u000a-\u001f\u007f]/.test(value))
+    throw new ApiError(400, `body field "value": ${VALUE_RULE} (given one with a control character)`);
   return value;
 }

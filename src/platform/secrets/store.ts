@@ -42,11 +42,7 @@ export class SecretStore {
 
   /** The record and its sealed value, in one transaction. */
   async put(record: SecretRecord, sealed: string): Promise<void> {
-    await this.redis
-      .multi()
-      .hset(this.values, record.secretID, sealed)
-      .hset(this.records, record.secretID, JSON.stringify(record))
-      .exec();
+    await this.redis.multi().hset(this.values, record.secretID, sealed).hset(this.records, record.secretID, JSON.stringify(record)).exec();
   }
 
   async get(secretID: string): Promise<SecretRecord | undefined> {

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { startPlatform, type RunningPlatform } from '../../../src/platform';
 import { freePort } from '../../helpers/free-port';
 import { FakeHost } from './helpers/fake-host';
-import { SdkCallError, SdkDriver } from './helpers/sdk-driver';
+import { type SdkCallError, SdkDriver } from './helpers/sdk-driver';
 
 jest.setTimeout(60_000);
 
@@ -86,7 +86,7 @@ test('create, get by ID and by name, update to version 2, list, exists and destr
   expect(await platform.redis.hget('sandbox-kit:platform:secrets', id).then((t) => t !== null)).toBe(true);
 
   // The placeholder the SDK formats for it.
-  expect(await sdk.secret('fill', 'openai-key')).toBe('${e2b.secrets.openai-key}');
+  expect(await sdk.secret('fill', 'openai-key')).toBe(['$', '{e2b.secrets.openai-key}'].join(''));
 
   // A duplicate name (in any case) is a conflict, and nothing changed.
   const dup = await failure(sdk.secret('create', 'OPENAI-key', 'other', opts()));
@@ -144,7 +144,10 @@ test('bad names, values and metadata get 400s naming the field; the value is nev
     [{ name: 'ok', value: '' }, /body field "value": .*given 0 bytes/],
     [{ name: 'ok', value: `${VALUE}\r\nX-Injected: 1` }, /body field "value": .*control character/],
     [{ name: 'ok', value: 'x'.repeat(16 * 1024 + 1) }, /body field "value": .*16385 bytes/],
-    [{ name: 'ok', value: 'v', metadata: Object.fromEntries(Array.from({ length: 33 }, (_, i) => [`k${i}`, 'v'])) }, /"metadata": 33 entries/],
+    [
+      { name: 'ok', value: 'v', metadata: Object.fromEntries(Array.from({ length: 33 }, (_, i) => [`k${i}`, 'v'])) },
+      /"metadata": 33 entries/,
+    ],
     [{ name: 'ok', value: 'v', metadata: { ['k'.repeat(129)]: 'v' } }, /"metadata\.k+": the key is 129 bytes/],
     [{ name: 'ok', value: 'v', metadata: { k: 'v'.repeat(1025) } }, /"metadata\.k": the value is 1025 bytes/],
     [{ name: 'ok', value: 'v', metadata: Object.fromEntries(Array.from({ length: 9 }, (_, i) => [`k${i}`, 'v'.repeat(1000)])) }, /in all/],

@@ -114,7 +114,8 @@ async function handle(call: Call): Promise<unknown> {
     case 'secret-list': {
       const paginator = Secret.list(call.opts);
       const pages: unknown[] = [];
-      for (let i = 0; i < call.pages && paginator.hasNext; i++) pages.push({ items: await paginator.nextItems(), hasNext: paginator.hasNext });
+      for (let i = 0; i < call.pages && paginator.hasNext; i++)
+        pages.push({ items: await paginator.nextItems(), hasNext: paginator.hasNext });
       return pages;
     }
     case 'volume-call': {
