@@ -14,7 +14,8 @@ import { redisClient, startPrivateRedis, type PrivateRedis } from './private-red
 import { fleetRoutes } from './fleet/routes';
 import { HostRegistry } from './fleet/registry';
 import { SandboxService, type StackEgress } from './sandboxes/service';
-import { mcpImagesFor, mcpImageStore } from './sandboxes/mcp-images';
+import { type McpImageSources, mcpImagesFor, mcpImageStore } from './sandboxes/mcp-images';
+import { withAttachedLayers } from './sandboxes/mcp-attach';
 import { sandboxRoutes } from './sandboxes/routes';
 import { SandboxStore } from './sandboxes/store';
 import { startApiServer } from './http/server';
@@ -144,7 +145,7 @@ export interface PlatformOptions {
    * (sandboxes/mcp-images.ts): `mirror` stands in for Docker Hub, `insecureRegistries` may speak plain HTTP.
    * false: not fetched (the sandbox's gateway reports those servers as not there).
    */
-  mcpImages?: false | { mirror?: string; insecureRegistries?: string[] };
+  mcpImages?: false | McpImageSources;
   /** Sandboxes kept started per template ID or alias, for creates to take (sandboxes/warm-pool.ts); default none. */
   warmPool?: Record<string, number>;
   /** How often the warm pool is checked and refilled (default 2 s). */
@@ -308,7 +309,7 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
       logs: new SandboxLogs(redis, DEFAULT_STORE_PREFIX),
       observer: metrics,
       holds,
-      ...(options.mcpImages === false ? {} : { mcpImageLayers: mcpImagesFor(options.stateDir, options.mcpImages ?? {}, log, holds) }),
+      ...(options.mcpImages === false ? {} : { mcpImages: mcpImagesFor(options.stateDir, options.mcpImages ?? {}, log, holds) }),
       ...(options.warmPool ? { warmPool: options.warmPool } : {}),
       findTeamID: async (nameOrID) => (await teams.store.findTeam(nameOrID).catch(() => undefined))?.teamID,
       ...(options.warmPoolCheckMs !== undefined ? { warmPoolCheckMs: options.warmPoolCheckMs } : {}),
@@ -344,7 +345,8 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
       ? new StorageCollector({
           templates: templates.storage,
           ...(options.mcpImages === false ? {} : { mcpImages: mcpImageStore(options.stateDir) }),
-          sandboxes: () => sandboxStore.all(),
+          // An attached MCP image's layers are the sandbox's too (mcp-attach.ts).
+          sandboxes: async () => (await sandboxStore.all()).map(withAttachedLayers),
           snapshots: () => snapshotStore.all(),
           holds,
           ...(tenancy ? { ledger: teams.ledger } : {}),

@@ -141,6 +141,13 @@ export interface SandboxRuntime {
   adopt?(sandboxID: string, address: string): Promise<void>;
   /** What the sandbox uses now (CPU time, memory, its writes); undefined when it is gone. Absent: not measurable. */
   usage?(sandboxID: string): SandboxUsage | undefined;
+  /**
+   * Mounts an image's filesystem (its read-only layers, topmost first) at `<attachDir>/<key>/rootfs` inside the
+   * running sandbox created with that attachDir (SandboxSpec.attachDir). Absent: not done by this runtime.
+   */
+  attachImage?(sandboxID: string, o: { key: string; layers: string[]; attachDir: string }): Promise<void>;
+  /** Writes (null: removes) files beside an attached filesystem, `<attachDir>/<key>/<name>` inside (read-only there). */
+  setAttachedFiles?(sandboxID: string, key: string, files: Record<string, string | null>): void;
   /** Why the host's admission would refuse a sandbox of this size now, or undefined when it would take it. */
   admissionProblem?(request: { memoryMB: number; cpuCount: number }): string | undefined;
 }

@@ -12,6 +12,8 @@ export interface ExecOptions {
   /** Kill the command after this long (default 30 s); a killed command resolves with code 124. */
   timeoutMs?: number;
   env?: NodeJS.ProcessEnv;
+  /** Kills the command when aborted; it resolves with code 130. */
+  signal?: AbortSignal;
 }
 
 export function exec(argv: readonly string[], options: ExecOptions = {}): Promise<ExecResult> {
@@ -20,20 +22,29 @@ export function exec(argv: readonly string[], options: ExecOptions = {}): Promis
     let stdout = '';
     let stderr = '';
     let timedOut = false;
+    let aborted = false;
     const timer = setTimeout(() => {
       timedOut = true;
       child.kill('SIGKILL');
     }, options.timeoutMs ?? 30_000);
+    const onAbort = () => {
+      aborted = true;
+      child.kill('SIGKILL');
+    };
+    if (options.signal?.aborted) onAbort();
+    else options.signal?.addEventListener('abort', onAbort, { once: true });
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     child.on('error', (err) => {
       clearTimeout(timer);
+      options.signal?.removeEventListener('abort', onAbort);
       resolve({ code: 127, stdout, stderr: `${stderr}${argv[0]}: ${err.message}\n` });
     });
     child.on('close', (code, signal) => {
       clearTimeout(timer);
-      const status = timedOut ? 124 : (code ?? 128 + (signal === 'SIGKILL' ? 9 : 15));
-      resolve({ code: status, stdout, stderr: timedOut ? `${stderr}timed out\n` : stderr });
+      options.signal?.removeEventListener('abort', onAbort);
+      const status = aborted ? 130 : timedOut ? 124 : (code ?? 128 + (signal === 'SIGKILL' ? 9 : 15));
+      resolve({ code: status, stdout, stderr: aborted ? `${stderr}aborted\n` : timedOut ? `${stderr}timed out\n` : stderr });
     });
     child.stdin.on('error', () => undefined);
     child.stdin.end(options.input ?? '');

@@ -12,7 +12,8 @@ import { pullImage } from '../../runtime/images';
 import { existsInLayers, insideTree, readInLayers, resolveInLayers } from '../../runtime/layer-view';
 import { checkSandboxMcp } from './mcp-check';
 import { DEFAULT_ID_MAPPING } from '../../runtime/id-shift';
-import type { PathHolds } from '../../util/path-holds';
+import type { PathHolds, Release } from '../../util/path-holds';
+import type { McpImageSource } from './mcp-attach';
 
 /**
  * The OCI images of the catalog servers a create's `mcp` names, as read-only layers beside the sandbox's own: each
@@ -83,6 +84,17 @@ async function once(target: string, make: (tmp: string) => Promise<void>): Promi
   return target;
 }
 
+/** What runs of a pulled image (its image.json). */
+function imageInfoOf(ref: string, image: PulledImage): ImageInfo {
+  return {
+    ref,
+    entrypoint: image.config.entrypoint ?? [],
+    cmd: image.config.cmd ?? [],
+    env: Object.entries(image.config.env).map(([k, v]) => `${k}=${v}`),
+    ...(image.config.workingDir ? { workingDir: image.config.workingDir } : {}),
+  };
+}
+
 const relDir = (key: string) => path.join(DEFAULT_IMAGES_DIR, key).slice(1);
 
 /** The relocated layers of one pulled image, topmost first: image.json on top, then each image layer. */
@@ -91,13 +103,7 @@ async function imageLayers(ref: string, image: PulledImage, dir: string): Promis
   const base = path.join(dir, `${key}-${image.digest.replace(/[^A-Za-z0-9]/g, '-')}`);
   fs.mkdirSync(base, { recursive: true, mode: 0o700 });
   const out: string[] = [];
-  const info: ImageInfo = {
-    ref,
-    entrypoint: image.config.entrypoint ?? [],
-    cmd: image.config.cmd ?? [],
-    env: Object.entries(image.config.env).map(([k, v]) => `${k}=${v}`),
-    ...(image.config.workingDir ? { workingDir: image.config.workingDir } : {}),
-  };
+  const info = imageInfoOf(ref, image);
   out.push(
     await once(path.join(base, 'info'), async (tmp) => {
       writeOwned(path.join(mkdirOwned(tmp, relDir(key)), 'image.json'), `${JSON.stringify(info)}\n`);
@@ -127,6 +133,17 @@ async function errorLayer(ref: string, reason: string, dir: string): Promise<str
   });
 }
 
+/** The images of the configured catalog servers that run from one and the template's layers do not hold, each once. */
+export function missingImageRefs(config: ValidMcpConfig, catalog: Catalog, templateLayers: readonly string[]): string[] {
+  const refs = new Set<string>();
+  for (const name of Object.keys(config.servers)) {
+    const run = catalog[name]?.run;
+    if (run !== undefined && 'image' in run && !existsInLayers(templateLayers, imageInfoPath(run.image.ref).slice(1)))
+      refs.add(run.image.ref);
+  }
+  return [...refs];
+}
+
 /**
  * The images of the configured catalog servers that run from one, as read-only layers (topmost first); those the
  * template's layers already hold are left out.
@@ -137,15 +154,9 @@ export async function mcpImageLayers(
   o: McpImageOptions,
   templateLayers: readonly string[] = [],
 ): Promise<string[]> {
-  const refs = new Set<string>();
-  for (const name of Object.keys(config.servers)) {
-    const run = catalog[name]?.run;
-    if (run !== undefined && 'image' in run && !existsInLayers(templateLayers, imageInfoPath(run.image.ref).slice(1)))
-      refs.add(run.image.ref);
-  }
   const layers: string[] = [];
   fs.mkdirSync(path.join(o.dir, 'errors'), { recursive: true, mode: 0o700 });
-  for (const ref of refs) {
+  for (const ref of missingImageRefs(config, catalog, templateLayers)) {
     const from = pullReference(ref, o.mirror);
     try {
       const image = await o.pull(from);
@@ -164,6 +175,8 @@ export async function mcpImageLayers(
 export interface McpImageSources {
   mirror?: string;
   insecureRegistries?: string[];
+  /** Pull a create's images within it, before its sandbox starts, even where the runtime could attach them after. */
+  pullWithinCreate?: boolean;
 }
 
 /** The image store creates pull the MCP servers' images into (the storage collector's too). */
@@ -172,33 +185,61 @@ export function mcpImageStore(stateDir: string): string {
 }
 
 /**
- * A create's `mcp` -> the layers of its image servers its template lacks, pulled into mcpImageStore (shared with
- * every image pull). The store is held (`holds`) while it pulls and places them: the storage collector leaves it
- * whole then, and the create claims the layers it got before the hold goes.
+ * Where a create's image servers come from (McpImageSource), pulled into mcpImageStore (shared with every image
+ * pull). The store is held (`holds`) while an image is pulled and placed: the storage collector leaves it whole
+ * then. `layers` (a create that pulls before its sandbox starts): the create claims the layers it got before the
+ * hold goes. `fetch` (an image attached after the create answered): the image's layers are held before the store's
+ * hold goes, until the caller's record names them.
  */
-export function mcpImagesFor(stateDir: string, o: McpImageSources, log: (line: string) => void, holds?: PathHolds) {
+export function mcpImagesFor(stateDir: string, o: McpImageSources, log: (line: string) => void, holds?: PathHolds): McpImageSource {
   const storeDir = mcpImageStore(stateDir);
-  return async (mcp: unknown, templateLayers: readonly string[]): Promise<string[]> => {
-    const config = checkSandboxMcp(mcp);
-    if (config === undefined) return [];
+  const pullOptions = { storeDir, ...(o.insecureRegistries ? { insecureRegistries: o.insecureRegistries } : {}) };
+  const holdStore = (): Release => {
     fs.mkdirSync(storeDir, { recursive: true, mode: 0o700 });
-    const release = holds?.hold([storeDir]);
-    try {
-      return await mcpImageLayers(
-        config,
-        builtinCatalog(),
-        {
-          pull: (reference) =>
-            pullImage(reference, { storeDir, ...(o.insecureRegistries ? { insecureRegistries: o.insecureRegistries } : {}) }),
-          dir: path.join(storeDir, 'mcp'),
-          ...(o.mirror ? { mirror: o.mirror } : {}),
-          log,
-        },
-        templateLayers,
-      );
-    } finally {
-      release?.();
-    }
+    return holds?.hold([storeDir]) ?? (() => undefined);
+  };
+  return {
+    ...(o.pullWithinCreate ? { pullWithinCreate: true } : {}),
+    missing(mcp, templateLayers) {
+      const config = checkSandboxMcp(mcp);
+      return config === undefined ? [] : missingImageRefs(config, builtinCatalog(), templateLayers);
+    },
+    async layers(mcp, templateLayers) {
+      const config = checkSandboxMcp(mcp);
+      if (config === undefined) return [];
+      const release = holdStore();
+      try {
+        return await mcpImageLayers(
+          config,
+          builtinCatalog(),
+          {
+            pull: (reference) => pullImage(reference, pullOptions),
+            dir: path.join(storeDir, 'mcp'),
+            ...(o.mirror ? { mirror: o.mirror } : {}),
+            log,
+          },
+          templateLayers,
+        );
+      } finally {
+        release();
+      }
+    },
+    async fetch(ref, signal) {
+      const from = pullReference(ref, o.mirror);
+      const release = holdStore();
+      try {
+        const image = await pullImage(from, { ...pullOptions, signal });
+        log(`mcp image ${ref}: ${image.digest} from ${from}`);
+        return { layers: image.layers, info: imageInfoOf(ref, image), release: holds?.hold(image.layers) ?? (() => undefined) };
+      } catch (err) {
+        signal.throwIfAborted();
+        const reason = `${from}: ${(err as Error).message}`;
+        log(`mcp image ${ref}: could not be fetched: ${reason}`);
+        return { error: reason };
+      } finally {
+        release();
+      }
+    },
   };
 }
 

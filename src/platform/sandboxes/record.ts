@@ -6,6 +6,7 @@
 import type { VolumeMount } from './volume-mounts';
 import type { ProxyTarget } from '../../runtime/network/egress-policy';
 import type { EgressRequest } from './network-requests';
+import type { ImageInfo } from '../../mcp/launch/image-dir';
 
 export type RecordState = 'creating' | 'running' | 'paused';
 
@@ -54,10 +55,27 @@ export interface SandboxRecord {
   readyCmd?: string;
   /** Volumes bound read-write into it (kept for its reboot from disk, and so a mounted volume is not destroyed). */
   volumeMounts?: VolumeMount[];
+  /**
+   * The images of its `mcp`'s catalog servers its template lacked, pulled after its create answered and attached to
+   * it (mcp-attach.ts): each one's layers once pulled (the storage collector keeps them), or why it failed.
+   */
+  attachedImages?: AttachedImage[];
   /** Of a paused sandbox: frozen in memory, or stopped with only its filesystem kept (pause to disk). */
   pausedTo?: PauseKind;
   /** ISO-8601 UTC: when it was paused (for the move to disk and the retention). */
   pausedAt?: string;
+}
+
+/** One image a sandbox's `mcp` asked for that its template lacked (mcp-attach.ts). */
+export interface AttachedImage {
+  ref: string;
+  /** Its directory under the sandbox's attach dir (imageKey). */
+  key: string;
+  /** Once pulled: its layers (topmost first) and what runs. */
+  layers?: string[];
+  info?: ImageInfo;
+  /** Why it could not be fetched. */
+  error?: string;
 }
 
 export type PauseKind = 'memory' | 'disk';

@@ -30,6 +30,8 @@ import type { VolumeMount, VolumeResolver } from './volume-mounts';
 import { poolTemplateRef, WarmPool, type PooledSandbox, type PoolStats } from './warm-pool';
 import type { PathHolds, Release } from '../../util/path-holds';
 import { mcpImageRoots } from './mcp-images';
+import { McpImageAttacher, type McpImageSource, pendingImages } from './mcp-attach';
+import { ATTACHED_IMAGES_DIR } from '../../mcp/launch/image-dir';
 
 export interface SandboxServiceOptions {
   store: SandboxStore;
@@ -58,10 +60,12 @@ export interface SandboxServiceOptions {
   /** Finds the team's volumes a create mounts; without it a create with volume mounts is refused. */
   volumes?: VolumeResolver;
   /**
-   * The read-only layers of the OCI images the create's `mcp` names and the template's layers lack (mcp-images.ts),
-   * placed above the template's. Without it, image servers are not fetched and the sandbox's MCP gateway reports them as not there.
+   * The OCI images the create's `mcp` names and the template's layers lack (mcp-images.ts): pulled after the create
+   * answered and attached to the running sandbox (mcp-attach.ts), or, where the runtime cannot attach (runsc),
+   * pulled within the create as read-only layers above the template's. Without it, image servers are not fetched
+   * and the sandbox's MCP gateway reports them as not there.
    */
-  mcpImageLayers?(mcp: unknown, templateLayers: readonly string[]): Promise<string[]>;
+  mcpImages?: McpImageSource;
   /** The stack's proxy templates, whose sandboxes leave only through the stack's proxy (docs/network.md). */
   stackEgress?: StackEgress;
   /**
@@ -165,6 +169,8 @@ export class SandboxService {
   private readonly pool: WarmPool | undefined;
   /** Each pooled sandbox's hold on its layers (it has no record yet). */
   private readonly poolHolds = new Map<string, Release>();
+  /** Pulls and attaches the images of image servers after their create answered. */
+  private readonly attacher: McpImageAttacher | undefined;
   private closed = false;
 
   constructor(private readonly o: SandboxServiceOptions) {
@@ -206,6 +212,15 @@ export class SandboxService {
             ...(o.warmPoolCheckMs !== undefined ? { checkEveryMs: o.warmPoolCheckMs } : {}),
           });
     o.runtime.onEnded?.((id, why) => void this.ended(id, why));
+    this.attacher = o.mcpImages
+      ? new McpImageAttacher({
+          runtime: o.runtime,
+          store: o.store,
+          images: o.mcpImages,
+          locked: (id, fn) => this.lock.run(id, fn),
+          log: this.log,
+        })
+      : undefined;
   }
 
   /** Begins filling the warm pool (after reconcile: until then a pooled sandbox would look like a leftover). */
@@ -455,24 +470,29 @@ export class SandboxService {
   ): Promise<SandboxRecord> {
     const volumeMounts = await this.resolveVolumes(request.volumeMounts ?? [], teamID);
     // Catalog servers run from OCI images: their filesystems as read-only layers above the template's.
-    const { layers: imageLayers, release: releaseImages } = await this.heldImageLayers(request.mcp, resolved.layers);
+    const { layers: imageLayers, attach, release: releaseImages } = await this.heldImageLayers(request.mcp, resolved.layers);
     try {
-      return await this.createWith(request, teamID, egress, resolved, origin, volumeMounts, imageLayers);
+      return await this.createWith(request, teamID, egress, resolved, origin, volumeMounts, imageLayers, attach);
     } finally {
       releaseImages();
     }
   }
 
   /**
-   * The layers of the MCP servers' images a create's `mcp` asks for, held against the storage collector until the
-   * create ends (its record names them by then); made again if the collector took one first.
+   * The MCP servers' images a create's `mcp` asks for that the template lacks: to attach after the create answered
+   * (`attach`), or, where the runtime cannot, their layers, held against the storage collector until the create ends
+   * (its record names them by then), made again if the collector took one first.
    */
-  private async heldImageLayers(mcp: unknown, templateLayers: readonly string[]): Promise<{ layers: string[]; release: Release }> {
-    if (mcp === undefined || !this.o.mcpImageLayers) return { layers: [], release: () => undefined };
+  private async heldImageLayers(
+    mcp: unknown,
+    templateLayers: readonly string[],
+  ): Promise<{ layers: string[]; attach: string[]; release: Release }> {
+    if (mcp === undefined || !this.o.mcpImages) return { layers: [], attach: [], release: () => undefined };
+    if (this.attacher?.enabled) return { layers: [], attach: this.o.mcpImages.missing(mcp, templateLayers), release: () => undefined };
     for (let tries = 0; tries < 3; tries++) {
-      const layers = await this.o.mcpImageLayers(mcp, templateLayers);
+      const layers = await this.o.mcpImages.layers(mcp, templateLayers);
       const release = this.o.holds ? await this.o.holds.claim(layers) : () => undefined;
-      if (release) return { layers, release };
+      if (release) return { layers, attach: [], release };
     }
     throw new ApiError(503, "the MCP servers' images were removed while they were placed; try again");
   }
@@ -485,6 +505,7 @@ export class SandboxService {
     origin: SandboxOrigin | undefined,
     volumeMounts: Awaited<ReturnType<SandboxService['resolveVolumes']>>,
     imageLayers: string[],
+    attach: string[],
   ): Promise<SandboxRecord> {
     const template = imageLayers.length > 0 ? { ...resolved, layers: [...imageLayers, ...resolved.layers] } : resolved;
     const onlyTo = this.onlyToFor(template);
@@ -519,10 +540,11 @@ export class SandboxService {
       ...(template.startCmd !== undefined ? { startCmd: template.startCmd } : {}),
       ...(template.readyCmd !== undefined ? { readyCmd: template.readyCmd } : {}),
       ...(volumeMounts.length > 0 ? { volumeMounts } : {}),
+      ...(attach.length > 0 ? { attachedImages: pendingImages(attach) } : {}),
     });
     const t0 = performance.now();
     // A create the pool can serve: the template's own files and nothing bound in at container start.
-    const poolable = origin === undefined && volumeMounts.length === 0 && imageLayers.length === 0;
+    const poolable = origin === undefined && volumeMounts.length === 0 && imageLayers.length === 0 && attach.length === 0;
     const taken = poolable ? await this.takeFromPool(template, teamID, recordFor) : undefined;
     const record = taken?.record ?? recordFor(newSandboxID());
     const id = record.sandboxID;
@@ -535,6 +557,8 @@ export class SandboxService {
         // A cold create's `creating` record lets the next start remove what a crash half-made. A taken sandbox needs
         // none: its container exists already, and a start finds a container no record knows and removes it.
         if (!taken) await this.o.store.put(record);
+        // Its images are pulled meanwhile; they are attached once the create is done (under this lock).
+        this.attacher?.start(record);
         // A take's first phase ('pool') runs from the take; a cold create's phases from here, as before pools.
         const clock = new PhaseClock('create', this.o.observer, taken ? t0 : undefined);
         const from = taken ? ' (from the warm pool)' : '';
@@ -546,6 +570,7 @@ export class SandboxService {
         try {
           if (taken) await this.takeOver(record, template, taken.pooled, abort.signal, clock);
           else await this.bringUp(record, template, abort.signal, clock, origin?.changesFrom);
+          await this.attacher?.place(record);
           clock.done('ok');
           const steps = clock.took.join(', ');
           const ms = Math.round(performance.now() - t0);
@@ -913,6 +938,9 @@ export class SandboxService {
       record.address = network.address;
       if (record.volumeMounts?.length) await this.o.volumes?.ready(record.volumeMounts);
       await this.createMakingRoom({ ...containerSpec(record, template, network), restart: true }, template);
+      // Its attached images again (what they wrote is gone with the container), and any pull cut short.
+      await this.attacher?.place(record);
+      this.attacher?.start(record);
       const agent = this.agentFor(record);
       await agent.waitForHealth(this.healthTimeoutMs);
       await agent.init(this.initRequest(record), record.envdAccessToken);
@@ -951,6 +979,7 @@ export class SandboxService {
     this.deadlines.clear(id);
     this.startCommands.get(id)?.abort();
     this.startCommands.delete(id);
+    await this.attacher?.stop(id);
     await this.o.catalog.remove(id);
     await this.o.runtime.kill(id);
     await this.o.network.detach(id);
@@ -1041,6 +1070,7 @@ export class SandboxService {
         if (attached) await this.o.network.detach(id);
         await this.publish(record);
         this.armPaused(record);
+        this.attacher?.start(record);
         kept.push(id);
         continue;
       }
@@ -1061,6 +1091,8 @@ export class SandboxService {
       await this.publish(record);
       if (record.state === 'running') this.deadlines.arm(id, Date.parse(record.endAt));
       else this.armPaused(record);
+      // Pulls the last platform process had under way.
+      this.attacher?.start(record);
       kept.push(id);
     }
     const known = new Set(kept);
@@ -1108,6 +1140,7 @@ export class SandboxService {
     await this.pool?.close();
     for (const proc of this.startCommands.values()) proc.abort();
     this.startCommands.clear();
+    await this.attacher?.close();
   }
 }
 
@@ -1122,7 +1155,7 @@ function tail(output: string): string {
 
 /** What the runtime is given for a sandbox, on create, for the warm pool and on a reboot from disk alike. */
 function containerSpec(
-  record: Pick<SandboxRecord, 'sandboxID' | 'envdAccessToken' | 'volumeMounts' | 'diskSizeMB'>,
+  record: Pick<SandboxRecord, 'sandboxID' | 'envdAccessToken' | 'volumeMounts' | 'diskSizeMB' | 'attachedImages'>,
   template: { layers: string[]; memoryMB: number; cpuCount: number },
   network: SandboxSpec['network'],
 ): SandboxSpec {
@@ -1136,6 +1169,7 @@ function containerSpec(
     accessToken: record.envdAccessToken,
     ...(record.volumeMounts?.length ? { volumes: record.volumeMounts.map((m) => ({ source: m.source, target: m.path })) } : {}),
     ...chrootDirsOf(template.layers),
+    ...(record.attachedImages?.length ? { attachDir: ATTACHED_IMAGES_DIR } : {}),
   };
 }
 

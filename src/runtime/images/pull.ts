@@ -43,6 +43,8 @@ export interface PullOptions {
   onLine?: (line: string) => void;
   /** Per registry operation and per layer unpack (default 15 min). */
   timeoutMs?: number;
+  /** Gives the pull up: a registry operation under way is ended, no further layer is unpacked (rejects). */
+  signal?: AbortSignal;
 }
 
 export interface ResolvedImage {
@@ -76,6 +78,7 @@ function contextOf(reference: string, o: PullOptions): SkopeoContext {
     platform: o.platform ?? hostPlatform(),
     scratchDir: path.join(o.storeDir, 'tmp'),
     timeoutMs: o.timeoutMs ?? 15 * 60_000,
+    ...(o.signal ? { signal: o.signal } : {}),
   };
 }
 
@@ -227,6 +230,7 @@ export async function pullImage(reference: string, o: PullOptions): Promise<Pull
     for (const [i, blob] of record.layers.entries()) {
       const diffId = config.diffIds[i] ?? '';
       const label = `layer ${i + 1}/${record.layers.length} ${diffId.slice(0, 19)}`;
+      o.signal?.throwIfAborted();
       layers.unshift(await ensureLayer(ctx, o, { ...blob, diffId }, label, resolved));
     }
     fs.mkdirSync(path.dirname(recordFile), { recursive: true, mode: 0o700 });

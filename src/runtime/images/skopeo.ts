@@ -47,6 +47,8 @@ export interface SkopeoContext {
   /** A private directory for the auth file. */
   scratchDir: string;
   timeoutMs: number;
+  /** Ends a skopeo run under way (a pull given up). */
+  signal?: AbortSignal;
 }
 
 /**
@@ -199,7 +201,12 @@ export async function runSkopeo(ctx: SkopeoContext, argv: string[], authFile: st
       'other',
       `pulling from ECR (${ctx.ref.registry}) needs its credential helper ${ECR_HELPER}, which this host lacks (Debian package amazon-ecr-credential-helper; bash scripts/setup-host.sh installs it)`,
     );
-  const r = await exec(argv, { timeoutMs: ctx.timeoutMs, env: skopeoEnv(ctx, process.env, authFile) });
+  const r = await exec(argv, {
+    timeoutMs: ctx.timeoutMs,
+    env: skopeoEnv(ctx, process.env, authFile),
+    ...(ctx.signal ? { signal: ctx.signal } : {}),
+  });
+  ctx.signal?.throwIfAborted();
   if (r.code === 127 || /ENOENT/.test(r.stderr))
     throw new ImagePullError('other', 'skopeo is not installed on this host (bash scripts/setup-host.sh installs it)');
   if (r.code !== 0) throw classifySkopeoError(ctx, r.stderr || `exit code ${r.code}`);

@@ -5,6 +5,7 @@
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as http from 'node:http';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -147,4 +148,93 @@ export function pushEverythingImage(registryHost: string, name: string): void {
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * A gate in front of a registry (plain HTTP on loopback) that holds back what the test says: `hold(repo)` holds
+ * every GET of one of the repository's layer blobs (its manifest and config pass), or every request of a repository
+ * the registry does not have, until `release(repo)` passes them on or `fail(repo)` answers them, and every later
+ * request of that repository, with a 503. `waiting(repo)`: how many requests it holds now.
+ */
+export interface RegistryGate {
+  host: string;
+  hold(repo: string): Promise<void>;
+  release(repo: string): void;
+  fail(repo: string): void;
+  waiting(repo: string): number;
+  close(): Promise<void>;
+}
+
+const MANIFEST_TYPES = ['application/vnd.oci.image.manifest.v1+json', 'application/vnd.docker.distribution.manifest.v2+json'];
+
+export async function startRegistryGate(upstream: string): Promise<RegistryGate> {
+  const held = new Map<string, { layers: Set<string> | 'all'; waiting: Array<(pass: boolean) => void> }>();
+  const failing = new Set<string>();
+  const sockets = new Set<net.Socket>();
+  const repoOf = (url: string) => /^\/v2\/(.+?)\/(?:blobs|manifests|tags)\//.exec(url)?.[1];
+  const server = http.createServer((req, res) => {
+    const url = req.url ?? '/';
+    const repo = repoOf(url);
+    const fail = () => {
+      res.writeHead(503, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ errors: [{ code: 'UNAVAILABLE', message: 'the lab registry is failing on purpose' }] }));
+    };
+    const pass = () => {
+      const up = http.request(
+        `http://${upstream}${url}`,
+        { method: req.method, headers: { ...req.headers, host: upstream }, agent: false },
+        (r) => {
+          res.writeHead(r.statusCode ?? 502, r.headers);
+          r.pipe(res);
+        },
+      );
+      up.on('error', () => res.destroy());
+      req.pipe(up);
+    };
+    if (repo !== undefined && failing.has(repo)) return fail();
+    const gate = repo === undefined ? undefined : held.get(repo);
+    const digest = /\/blobs\/(sha256:[0-9a-f]{64})$/.exec(url)?.[1];
+    if (gate && (gate.layers === 'all' || (req.method === 'GET' && digest !== undefined && gate.layers.has(digest)))) {
+      const wait = (go: boolean) => (go ? pass() : fail());
+      gate.waiting.push(wait);
+      res.on('close', () => {
+        const i = gate.waiting.indexOf(wait);
+        if (i >= 0) gate.waiting.splice(i, 1);
+      });
+      return;
+    }
+    pass();
+  });
+  server.on('connection', (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  const port = await freePort();
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  const settle = (repo: string, go: boolean) => {
+    const gate = held.get(repo);
+    held.delete(repo);
+    for (const wait of gate?.waiting.splice(0) ?? []) wait(go);
+  };
+  return {
+    host: `127.0.0.1:${port}`,
+    async hold(repo) {
+      const res = await fetch(`http://${upstream}/v2/${repo}/manifests/latest`, { headers: { accept: MANIFEST_TYPES.join(', ') } });
+      if (res.status === 404) return void held.set(repo, { layers: 'all', waiting: [] });
+      if (!res.ok) throw new Error(`${repo}: the registry answered ${res.status} for its manifest`);
+      const manifest = (await res.json()) as { layers: Array<{ digest: string }> };
+      held.set(repo, { layers: new Set(manifest.layers.map((l) => l.digest)), waiting: [] });
+    },
+    release: (repo) => settle(repo, true),
+    fail(repo) {
+      failing.add(repo);
+      settle(repo, false);
+    },
+    waiting: (repo) => held.get(repo)?.waiting.length ?? 0,
+    async close() {
+      for (const repo of [...held.keys()]) settle(repo, false);
+      for (const s of sockets) s.destroy();
+      await new Promise((r) => server.close(r));
+    },
+  };
 }

@@ -5,7 +5,7 @@
 import { CommandExitError, Sandbox } from 'e2b';
 
 interface Request {
-  op: 'create' | 'kill' | 'list' | 'run';
+  op: 'create' | 'kill' | 'list' | 'run' | 'pause';
   /** op run: a shell command run as root in the sandbox. */
   cmd?: string;
   opts: Record<string, unknown>;
@@ -37,6 +37,11 @@ async function main(req: Request): Promise<unknown> {
       if (err instanceof CommandExitError) return { exitCode: err.exitCode, stdout: err.stdout, stderr: err.stderr };
       throw err;
     }
+  }
+  if (req.op === 'pause') {
+    // To disk: its processes end, its files stay; the next connect starts it again from them.
+    const sbx = await Sandbox.connect(req.sandboxId as string, req.opts);
+    return sbx.pause({ keepMemory: false });
   }
   return Sandbox.kill(req.sandboxId as string, req.opts);
 }
