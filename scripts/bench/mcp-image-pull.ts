@@ -66,7 +66,7 @@ async function round(side: Side): Promise<{ answered: number; ready: number }> {
   // Nothing of the image is on the host: no sandbox uses it, the collector does not run.
   fs.rmSync(path.join(side.stateDir, 'images'), { recursive: true, force: true });
   const t = process.hrtime.bigint();
-  const sbx = await Sandbox.create({ ...side.opts, mcp: { time: {} } as never });
+  const sbx = await Sandbox.create({ ...side.opts, sandboxUrl: side.sandboxUrl, mcp: { time: {} } as never });
   const answered = ms(t);
   try {
     const info = (await (
