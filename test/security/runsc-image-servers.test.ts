@@ -72,7 +72,9 @@ beforeAll(async () => {
   registry = await startLabRegistry();
   pushEverythingImage(registry.host, 'mcp/time:latest');
   const state = path.join(scratch, 'platform');
-  timeLayers = await mcpImagesFor(state, { mirror: registry.host }, (line) => process.stderr.write(`${line}\n`))({ time: {} }, [rootfs]);
+  timeLayers = await mcpImagesFor(state, { mirror: registry.host }, (line) => process.stderr.write(`${line}\n`)).layers({ time: {} }, [
+    rootfs,
+  ]);
   canary = path.join(scratch, 'canary');
   fs.mkdirSync(canary);
   evilLayer = path.join(scratch, 'evil-layer');
