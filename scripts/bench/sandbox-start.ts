@@ -6,7 +6,9 @@
  *          answering /health and Stat.
  * - floor: the bare runtime in the same run: one `crun run -d` of the same rootfs (overlay mount, minimal
  *          config.json, the same pre-made network namespace kind) with a trivial HTTP responder
- *          (`node -e` http server, no agent, no tini, no /etc files) -> first 204. Its attach is not timed.
+ *          (`node -e` http server, no agent, no tini, no /etc files) -> first 204. Its attach is not timed. It has
+ *          the kit's hardening: the seccomp profile, and the user namespace the attach made (joined by path, as the
+ *          kit's create does) over the id-shifted copy of the rootfs (`--floor-hardening off`: neither).
  *
  * - api:   through the platform API as a client sees it: `POST /v2/sandboxes` (201 once the agent answered /health
  *          and took /init) -> a Stat through the gateway with the returned token. The platform runs in this process
@@ -15,11 +17,15 @@
  *          the create takes a started one. After each sample it waits for the pool to be full again (the refill is
  *          not timed, and never runs during another column's sample). `--pool 0` leaves the column out.
  *
+ * - baseline: with `--baseline-agent DIR`, the kit column again with the agent bundle in DIR (dist/bundle of another
+ *          build, e.g. the commit before a change to the agent), so a change's effect is a ratio of one run.
+ *
  * Further columns are one more entry in the column list. Idle memory per sandbox is the
  * drop of MemAvailable with N agents idle, divided by N. Sequential creates, the columns taking turns sample by
  * sample; each measured sandbox is killed before the next. Root only; makes one link into the root namespace (the standalone sandbox network).
  *
- *   node dist/scripts/bench/sandbox-start.js [--samples 50] [--levels 1,10,50] [--runtime auto|crun|runc] [--pool 2] [--json FILE]
+ *   node dist/scripts/bench/sandbox-start.js [--samples 50] [--levels 1,10,50] [--runtime auto|crun|runc] [--pool 2]
+ *     [--floor-hardening on|off] [--baseline-agent DIR] [--json FILE]
  */
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -36,6 +42,8 @@ import { containerNofile } from '../../src/runtime/host-limits';
 import { createSandboxHostNetwork, type SandboxHostNetwork } from '../../src/runtime/network/host-network';
 import { STAGED_ROOTFS, stagedBind } from '../../src/runtime/oci-cli';
 import { renderOciConfig } from '../../src/runtime/oci-config';
+import { DEFAULT_ID_MAPPING, shiftedLayer } from '../../src/runtime/id-shift';
+import { releaseUserNamespace } from '../../src/runtime/userns';
 import { createOciRuntime, type OciSandboxRuntime } from '../../src/runtime/oci-runtime';
 import type { NetworkAttachment, RuntimeChoice } from '../../src/runtime/types';
 import { BridgeNetwork } from '../../src/runtime/network/bridge-network';
@@ -97,38 +105,44 @@ interface Column {
 
 interface Env {
   rootfs: string;
+  /** The floor with the kit's hardening (seccomp, user namespace, shifted rootfs), or with neither. */
+  floorHardened: boolean;
   net: SandboxHostNetwork;
   rt: OciSandboxRuntime;
   scratch: string;
 }
 
-function kitColumn(env: Env): Column {
+function kitColumn(env: Env, rt = env.rt, name = 'kit (attach+create+health+Stat)'): Column {
   return {
-    name: 'kit (attach+create+health+Stat)',
+    name,
     async start(id) {
       const t0 = performance.now();
       const network = await env.net.network.attach(id);
-      await env.rt.create({ sandboxID: id, layers: [env.rootfs], memoryMB: 512, cpuCount: 1, network });
+      await rt.create({ sandboxID: id, layers: [env.rootfs], memoryMB: 512, cpuCount: 1, network });
       await until204(network.address);
       await stat(network.address);
       const readyMs = performance.now() - t0;
-      return { readyMs, stop: () => env.rt.kill(id) };
+      return { readyMs, stop: () => rt.kill(id) };
     },
   };
 }
 
 /** One `crun run -d` of the same rootfs with a trivial responder: what any runtime-based design pays at least. */
-function floorColumn(env: Env): Column {
+async function floorColumn(env: Env): Promise<Column> {
   const payload = defaultAgentPayload();
   const server = `require('http').createServer((q,s)=>{s.statusCode=204;s.end()}).listen(${PORT})`;
+  const mapping = DEFAULT_ID_MAPPING;
+  // The shifted copy is made once (the kit's creates reuse it the same way), before any clock runs.
+  const lower = env.floorHardened ? await shiftedLayer(env.rootfs, mapping) : env.rootfs;
   return {
-    name: 'floor (bare crun run, node responder)',
+    name: `floor (bare crun run, node responder${env.floorHardened ? ', same hardening' : ', no hardening'})`,
     async start(id) {
       const network: NetworkAttachment = await env.net.network.attach(id);
       const dir = path.join(env.scratch, 'floor', id);
       const cgroupsPath = `/sandbox-kit-${env.rt.paths.instance}-floor/${id}`;
       const t0 = performance.now();
       for (const d of ['upper', 'work']) fs.mkdirSync(path.join(dir, d), { recursive: true });
+      if (env.floorHardened) fs.lchownSync(path.join(dir, 'upper'), mapping.base, mapping.base);
       const nodeBind = payloadBinds(payload).filter((b) => b.target.endsWith('/node'));
       const config = renderOciConfig({
         rootfs: STAGED_ROOTFS,
@@ -145,20 +159,22 @@ function floorColumn(env: Env): Column {
         cgroupsPath,
         binds: nodeBind.map((b, i) => ({ ...b, source: stagedBind(i) })),
         nofile: containerNofile(20_000),
-        hardened: false,
+        hardened: env.floorHardened,
+        ...(env.floorHardened ? { userns: { ...(network.usernsPath ? { path: network.usernsPath } : {}), mapping } } : {}),
       });
       fs.writeFileSync(path.join(dir, 'config.json'), JSON.stringify(config));
       const code = await env.rt.cli.runDetached(
         id,
         dir,
         {
-          overlay: { lower: [env.rootfs], upper: path.join(dir, 'upper'), work: path.join(dir, 'work'), target: STAGED_ROOTFS },
+          overlay: { lower: [lower], upper: path.join(dir, 'upper'), work: path.join(dir, 'work'), target: STAGED_ROOTFS },
           binds: nodeBind.map((b) => b.source),
         },
         path.join(dir, 'log'),
         path.join(dir, 'pid'),
       );
       if (code !== 0) throw new Error(`floor: crun run failed: ${fs.readFileSync(path.join(dir, 'log'), 'utf8')}`);
+      if (network.usernsPath) await releaseUserNamespace(network.usernsPath);
       await until204(network.address);
       const readyMs = performance.now() - t0;
       return {
@@ -265,6 +281,8 @@ async function main(): Promise<number> {
       levels: { type: 'string', default: '1,10,50' },
       runtime: { type: 'string', default: 'auto' },
       pool: { type: 'string', default: '2' },
+      'floor-hardening': { type: 'string', default: 'on' },
+      'baseline-agent': { type: 'string' },
       json: { type: 'string' },
     },
   });
@@ -277,10 +295,11 @@ async function main(): Promise<number> {
     levels.some((l) => !Number.isInteger(l) || l < 0) ||
     !Number.isInteger(poolSize) ||
     poolSize < 0 ||
-    poolSize > 64
+    poolSize > 64 ||
+    !['on', 'off'].includes(values['floor-hardening']!)
   ) {
     console.error(
-      'sandbox-start: --samples must be an integer >= 2, --levels a comma list of integers >= 0 and --pool an integer from 0 to 64',
+      'sandbox-start: --samples must be an integer >= 2, --levels a comma list of integers >= 0, --pool an integer from 0 to 64 and --floor-hardening on or off',
     );
     return 2;
   }
@@ -297,8 +316,20 @@ async function main(): Promise<number> {
     dataRoot: path.join(scratch, 'data'),
     network: net.network,
   });
-  const env: Env = { rootfs, net, rt, scratch };
-  const columns: Column[] = [kitColumn(env), floorColumn(env)];
+  const env: Env = { rootfs, floorHardened: values['floor-hardening'] === 'on', net, rt, scratch };
+  const columns: Column[] = [kitColumn(env), await floorColumn(env)];
+  const baselineRoots = { stateRoot: path.join(scratch, 'state-b'), dataRoot: path.join(scratch, 'data-b') };
+  const baselineRt =
+    values['baseline-agent'] === undefined
+      ? undefined
+      : createOciRuntime({
+          instance: `${instance}b`,
+          runtime: values.runtime as RuntimeChoice,
+          ...baselineRoots,
+          network: net.network,
+          agent: { ...defaultAgentPayload(), bundleDir: path.resolve(values['baseline-agent']) },
+        });
+  const baseline = baselineRt && kitColumn(env, baselineRt, `kit, baseline agent (${values['baseline-agent']})`);
   let api: Awaited<ReturnType<typeof apiColumn>> | undefined;
   let pooled: Awaited<ReturnType<typeof apiColumn>> | undefined;
   const background: string[] = [];
@@ -313,6 +344,7 @@ async function main(): Promise<number> {
       pooled = await apiColumn(env, `${instance}w`, values.runtime as RuntimeChoice, poolSize);
       columns.push(pooled);
     }
+    if (baseline) columns.push(baseline);
     log(`runtime ${rt.name}; warming up each column once`);
     for (const c of columns) await (await c.start(`warm${columns.indexOf(c)}`)).stop();
     const memBefore = memAvailableKB();
@@ -350,6 +382,7 @@ async function main(): Promise<number> {
     log('cleaning up');
     await pooled?.close();
     await api?.close();
+    if (baselineRt) await cleanupLeftovers({ instance: `${instance}b`, ...baselineRoots, network: net.network });
     await cleanupLeftovers({
       instance,
       stateRoot: path.join(scratch, 'state'),
@@ -363,21 +396,25 @@ async function main(): Promise<number> {
 
   console.log(`\nsandbox start, ${rt.name}, ${samples} samples per cell (create -> first successful agent call)\n`);
   const poolRatio = pooled ? ' pool / api (p50, p95) |' : '';
+  const baselineRatio = baseline ? ' kit / baseline kit (p50, p95) |' : '';
   console.log(
     '| already running | ' +
       columns.map((c) => `${c.name} p50 / p95`).join(' | ') +
       ' | kit / floor (p50) | api / floor (p50, p95) |' +
-      poolRatio,
+      poolRatio +
+      baselineRatio,
   );
-  console.log('|---|' + columns.map(() => '---|').join('') + '---|---|' + (pooled ? '---|' : ''));
+  console.log('|---|' + columns.map(() => '---|').join('') + '---|---|' + (pooled ? '---|' : '') + (baseline ? '---|' : ''));
   for (const level of levels) {
     const row = results.filter((r) => r.running === level);
-    const [kit, floor, viaApi, viaPool] = [row[0]!, row[1]!, row[2]!, row[3]];
+    const cell = (c: Column | undefined) => row.find((r) => r.column === c?.name);
+    const [kit, floor, viaApi, viaPool, base] = [row[0]!, row[1]!, row[2]!, cell(pooled), cell(baseline)];
     console.log(
       `| ${level} | ` +
         row.map((r) => `${r.p50.toFixed(1)} / ${r.p95.toFixed(1)} ms`).join(' | ') +
         ` | ${(kit.p50 / floor.p50).toFixed(2)}x | ${(viaApi.p50 / floor.p50).toFixed(2)}x, ${(viaApi.p95 / floor.p95).toFixed(2)}x |` +
-        (viaPool ? ` ${(viaPool.p50 / viaApi.p50).toFixed(2)}x, ${(viaPool.p95 / viaApi.p95).toFixed(2)}x |` : ''),
+        (viaPool ? ` ${(viaPool.p50 / viaApi.p50).toFixed(2)}x, ${(viaPool.p95 / viaApi.p95).toFixed(2)}x |` : '') +
+        (base ? ` ${(kit.p50 / base.p50).toFixed(2)}x, ${(kit.p95 / base.p95).toFixed(2)}x |` : ''),
     );
   }
   if (memPerSandboxKB !== undefined) {

@@ -6,32 +6,55 @@
  *
  * `GET /envs`: the sandbox env vars /init set, as a JSON object.
  */
-import { z } from 'zod';
 import { ACCESS_TOKEN_PATTERN, ACCESS_TOKEN_RULE } from '../contract/access-token';
 import type { Accounts } from './accounts';
 import { AgentError } from './errors';
 import type { AgentState } from './state';
 import { Code } from '@connectrpc/connect';
 
-const initBody = z.looseObject({
-  accessToken: z.string({ error: 'expected a string' }).regex(ACCESS_TOKEN_PATTERN, `expected ${ACCESS_TOKEN_RULE}`).nullish(),
-  envVars: z.record(z.string(), z.string({ error: 'expected string values' }), { error: 'expected an object of strings' }).nullish(),
-  defaultUser: z.string({ error: 'expected a string' }).min(1, 'expected a user name').nullish(),
-  defaultWorkdir: z.string({ error: 'expected a string' }).startsWith('/', 'expected an absolute path').nullish(),
-});
+interface InitBody {
+  accessToken?: string;
+  envVars?: Record<string, string>;
+  defaultUser?: string;
+  defaultWorkdir?: string;
+}
 
-export function applyInit(state: AgentState, accounts: Accounts, body: unknown): void {
-  if (typeof body !== 'object' || body === null || Array.isArray(body))
-    throw new AgentError(Code.InvalidArgument, '/init body must be a JSON object');
-  const parsed = initBody.safeParse(body);
-  if (!parsed.success) {
-    const problems = parsed.error.issues.map((i) => `field ${JSON.stringify(i.path.join('.'))}: ${i.message}`);
+/** The fields /init uses, each checked (null or absent: unchanged); every problem at once. */
+function readInitBody(body: Record<string, unknown>): InitBody {
+  const problems: string[] = [];
+  const init: InitBody = {};
+  const text = (name: keyof InitBody, rule: (s: string) => string | undefined): string | undefined => {
+    const value = body[name];
+    if (value === undefined || value === null) return undefined;
+    const problem = typeof value !== 'string' ? 'expected a string' : rule(value);
+    if (problem) problems.push(`field ${JSON.stringify(name)}: ${problem}`);
+    return problem ? undefined : (value as string);
+  };
+  init.accessToken = text('accessToken', (s) => (ACCESS_TOKEN_PATTERN.test(s) ? undefined : `expected ${ACCESS_TOKEN_RULE}`));
+  init.defaultUser = text('defaultUser', (s) => (s === '' ? 'expected a user name' : undefined));
+  init.defaultWorkdir = text('defaultWorkdir', (s) => (s.startsWith('/') ? undefined : 'expected an absolute path'));
+  const envVars = body.envVars;
+  if (envVars !== undefined && envVars !== null) {
+    if (typeof envVars !== 'object' || Array.isArray(envVars)) problems.push('field "envVars": expected an object of strings');
+    else {
+      for (const [name, value] of Object.entries(envVars))
+        if (typeof value !== 'string') problems.push(`field ${JSON.stringify(`envVars.${name}`)}: expected string values`);
+      init.envVars = envVars as Record<string, string>;
+    }
+  }
+  if (problems.length > 0) {
     throw new AgentError(
       Code.InvalidArgument,
       `invalid /init body: ${problems.join('; ')} (fields: accessToken, envVars, defaultUser, defaultWorkdir)`,
     );
   }
-  const init = parsed.data;
+  return init;
+}
+
+export function applyInit(state: AgentState, accounts: Accounts, body: unknown): void {
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw new AgentError(Code.InvalidArgument, '/init body must be a JSON object');
+  const init = readInitBody(body as Record<string, unknown>);
   if (init.defaultUser) {
     accounts.refresh();
     if (!accounts.user(init.defaultUser)) {

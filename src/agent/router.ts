@@ -5,8 +5,7 @@
  * with one change: once the server has answered a call itself (its deadline passed before the handler's answer
  * began), the handler's late answer is dropped instead of written over it.
  */
-import type * as http from 'node:http';
-import { type ConnectRouter, type ContextValues, createConnectRouter } from '@connectrpc/connect';
+import { type ConnectRouter, createConnectRouter } from '@connectrpc/connect';
 import {
   compressionBrotli,
   compressionGzip,
@@ -14,6 +13,7 @@ import {
   universalResponseToNodeResponse,
 } from '@connectrpc/connect-node';
 import type { AgentServices } from './call-context';
+import type { RouterDispatch } from './procedures';
 import { Filesystem } from '../contract/gen/filesystem_pb';
 import { Process } from '../contract/gen/process_pb';
 import { closeStdin } from './process/close-stdin';
@@ -29,13 +29,6 @@ import { move } from './filesystem/move';
 import { remove } from './filesystem/remove';
 import { watchDir } from './filesystem/watch-dir';
 import { createWatcher, getWatcherEvents, removeWatcher } from './filesystem/watcher-procedures';
-
-/** Every procedure of both services by path, and whether its request is one message (unary) or a stream. */
-export const PROCEDURES: ReadonlyMap<string, 'unary' | 'stream'> = new Map(
-  [Filesystem, Process].flatMap((service) =>
-    service.methods.map((m) => [`/${service.typeName}/${m.name}`, m.methodKind === 'unary' ? 'unary' : 'stream'] as const),
-  ),
-);
 
 export function agentRoutes(svc: AgentServices): (router: ConnectRouter) => void {
   return (router) => {
@@ -61,9 +54,7 @@ export function agentRoutes(svc: AgentServices): (router: ConnectRouter) => void
   };
 }
 
-export type RouterDispatch = (req: http.IncomingMessage, res: http.ServerResponse, values: ContextValues) => void;
-
-/** Serves a request through the router; the caller has checked that its path is one of PROCEDURES. */
+/** Serves a request through the router; the caller has checked that its path is one of PROCEDURES (procedures.ts). */
 export function agentRouter(svc: AgentServices): RouterDispatch {
   const router = createConnectRouter({
     requireConnectProtocolHeader: true,

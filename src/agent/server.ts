@@ -5,6 +5,10 @@
  * - `POST /process.Process/{Start,Connect}` in JSON streaming form: process/stream-path.ts (native base64);
  * - every other procedure of the filesystem and process services through @connectrpc/connect's node adapter.
  * Every failure is a Connect error body with its HTTP status; nothing a client sends can end the process.
+ *
+ * The agent starts in every sandbox and a create waits for its /health: what only some calls need (the Connect
+ * router with the process service and its descriptors, the process streams, /files with its multipart parser) is
+ * loaded on the first call that needs it (`lazy` below), not before the agent listens.
  */
 import * as http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
@@ -17,19 +21,31 @@ import { type AgentServices, deadlineKey } from './call-context';
 import { checkJsonForm, parseJsonBody, readBody } from './connect-protocol';
 import { AgentError } from './errors';
 import { FAST_PROCEDURES, fastPath, ResponseBudget } from './filesystem/fast-path';
-import { handleFiles } from './files/handler';
 import { WatcherRegistry } from './filesystem/watchers';
 import { applyInit } from './init';
 import { parseAgentOptions, type AgentOptions, type AgentOptionsInput } from './options';
 import { ProcessRegistry } from './process/registry';
-import { isJsonStream, serveJsonStream } from './process/stream-path';
-import { agentRouter, PROCEDURES, type RouterDispatch } from './router';
+import { PROCEDURES, type RouterDispatch } from './procedures';
 import { sendError } from './send-error';
 import { AgentState } from './state';
 import { childOomScoreAdj } from './oom';
 
 export const SERVICE_PREFIX = '/filesystem.Filesystem/';
+const PROCESS_PREFIX = '/process.Process/';
 const INIT_MAX_BODY = 1024 * 1024;
+
+/** A module loaded on the first call that needs it, once. */
+function onFirstUse<T>(load: () => Promise<T>): () => Promise<T> {
+  let loaded: Promise<T> | undefined;
+  return () => (loaded ??= load());
+}
+
+/** What only some calls need, loaded when the first of them comes. */
+interface LazyParts {
+  router(): Promise<RouterDispatch>;
+  streams(): Promise<typeof import('./process/stream-path')>;
+  files(): Promise<typeof import('./files/handler')>;
+}
 
 export interface RunningAgent {
   host: string;
@@ -56,7 +72,11 @@ export async function startAgent(input: AgentOptionsInput = {}): Promise<Running
     childOomScoreAdj: childOomScoreAdj(),
   };
   const budget = new ResponseBudget(options.maxResponseBytes);
-  const router = agentRouter(svc);
+  const lazy: LazyParts = {
+    router: onFirstUse(async () => (await import('./router')).agentRouter(svc)),
+    streams: onFirstUse(() => import('./process/stream-path')),
+    files: onFirstUse(() => import('./files/handler')),
+  };
 
   const server = http.createServer(
     {
@@ -66,7 +86,7 @@ export async function startAgent(input: AgentOptionsInput = {}): Promise<Running
       connectionsCheckingInterval: Math.min(1000, options.headTimeoutMs),
     },
     (req, res) => {
-      handle(req, res, svc, budget, router).catch((err: unknown) => {
+      handle(req, res, svc, budget, lazy).catch((err: unknown) => {
         // Only a bug gets here: answer if we still can, and keep serving.
         const e =
           err instanceof AgentError ? err : new AgentError(Code.Internal, `internal error: ${(err as Error)?.message ?? String(err)}`);
@@ -103,7 +123,7 @@ async function handle(
   res: http.ServerResponse,
   svc: AgentServices,
   budget: ResponseBudget,
-  router: RouterDispatch,
+  lazy: LazyParts,
 ): Promise<void> {
   const url = req.url ?? '/';
   const pathname = url.split('?', 1)[0]!;
@@ -138,7 +158,7 @@ async function handle(
     res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body);
     return;
   }
-  if (pathname === '/files') return handleFiles(req, res, svc);
+  if (pathname === '/files') return (await lazy.files()).handleFiles(req, res, svc);
 
   // Every procedure below needs the token, a valid deadline and a JSON form; all three are checked once, here.
   const timeout = parseConnectTimeoutMs(req.headers[CONNECT_TIMEOUT_HEADER]);
@@ -160,9 +180,10 @@ async function handle(
   if (pathname.startsWith(SERVICE_PREFIX) && FAST_PROCEDURES.has(pathname.slice(SERVICE_PREFIX.length))) {
     return fastPath(req, res, pathname.slice(SERVICE_PREFIX.length), ms, svc, budget);
   }
-  if (isJsonStream(req, pathname)) {
+  const streams = pathname.startsWith(PROCESS_PREFIX) ? await lazy.streams() : undefined;
+  if (streams?.isJsonStream(req, pathname)) {
     try {
-      await serveJsonStream(req, res, pathname, ms, svc);
+      await streams.serveJsonStream(req, res, pathname, ms, svc);
     } catch (err) {
       if (!(err instanceof AgentError)) throw err;
       sendError(req, res, err);
@@ -171,7 +192,7 @@ async function handle(
   }
   // The router gets the deadline parsed by the contract's rule, not the header (its own parser differs).
   delete req.headers[CONNECT_TIMEOUT_HEADER];
-  router(req, res, createContextValues().set(deadlineKey, ms));
+  (await lazy.router())(req, res, createContextValues().set(deadlineKey, ms));
 }
 
 /**

@@ -1,10 +1,12 @@
-import { parseGroup, parsePasswd } from '../../../src/agent/accounts';
+import { type Accounts, parseGroup, parsePasswd } from '../../../src/agent/accounts';
+import { applyInit } from '../../../src/agent/init';
+import { AgentState } from '../../../src/agent/state';
 import { codeToString } from '@connectrpc/connect/protocol-connect';
 import { AgentError, errorBody, fsError } from '../../../src/agent/errors';
 import { decodeRequest, listDirRequestSchema, statRequestSchema } from '../../../src/agent/filesystem/requests';
 import { baseName, lexicalTarget, resolveRequestPath } from '../../../src/agent/paths';
 import { binaryText, fsPath, joinBinary } from '../../../src/agent/filesystem/binary-path';
-import { parseAgentOptions } from '../../../src/agent/options';
+import { type AgentOptionsInput, parseAgentOptions } from '../../../src/agent/options';
 import { Code, ConnectError } from '@connectrpc/connect';
 
 describe('request messages', () => {
@@ -118,5 +120,60 @@ describe('options', () => {
     expect(() => parseAgentOptions({ brand: 'lower' })).toThrow(/brand/);
     expect(() => parseAgentOptions({ port: 70000 })).toThrow(/port/);
     expect(() => parseAgentOptions({ accessToken: '' })).toThrow(/accessToken/);
+  });
+
+  test('every problem at once, unknown keys and wrong types included; the error names each field', () => {
+    const bad = { port: 1.5, maxBodyBytes: 10, host: '', accessToken: 'a b', brand: 'svc', colour: 'red' } as unknown as AgentOptionsInput;
+    expect(() => parseAgentOptions(bad)).toThrow(
+      'invalid agent options: colour: not an agent option; port: expected an integer; maxBodyBytes: expected an integer >= 1024; ' +
+        'host: expected a non-empty string; accessToken: expected 1 to 1024 visible ASCII characters (no spaces, nothing outside ASCII); ' +
+        'brand: expected a capitalised word of letters and digits, such as Svc',
+    );
+    // undefined means "the default", as a CLI that passes every flag it may have got does.
+    expect(parseAgentOptions({ port: undefined, host: undefined, defaultUser: 'root' })).toMatchObject({ port: 49983, host: '0.0.0.0' });
+  });
+});
+
+describe('/init body', () => {
+  const state = () => new AgentState(parseAgentOptions({ defaultUser: 'root' }));
+  const accounts = { refresh: () => undefined, user: (name: string) => (name === 'root' ? {} : undefined) } as unknown as Accounts;
+
+  test('applies the fields it knows, ignores the others; null leaves a field as it was', () => {
+    const s = state();
+    applyInit(s, accounts, { accessToken: 'tok', envVars: { A: '1' }, defaultUser: 'root', defaultWorkdir: '/w', timestamp: 'x' });
+    applyInit(s, accounts, { envVars: null, defaultWorkdir: null });
+    expect({ envVars: s.envVars, user: s.defaultUser, workdir: s.defaultWorkdir, token: s.accessToken }).toEqual({
+      envVars: { A: '1' },
+      user: 'root',
+      workdir: '/w',
+      token: 'tok',
+    });
+  });
+
+  test('a bad body names every bad field and changes nothing', () => {
+    const s = state();
+    const refuse = (body: unknown) => {
+      try {
+        applyInit(s, accounts, body);
+      } catch (err) {
+        return (err as AgentError).rawMessage;
+      }
+      throw new Error('accepted');
+    };
+    expect(refuse([1])).toBe('/init body must be a JSON object');
+    expect(refuse({ accessToken: 7, envVars: { A: 1, B: 'ok' }, defaultUser: '', defaultWorkdir: 'rel' })).toBe(
+      'invalid /init body: field "accessToken": expected a string; field "defaultUser": expected a user name; ' +
+        'field "defaultWorkdir": expected an absolute path; field "envVars.A": expected string values ' +
+        '(fields: accessToken, envVars, defaultUser, defaultWorkdir)',
+    );
+    expect(refuse({ envVars: ['A=1'], accessToken: 'has space' })).toMatch(
+      /"accessToken": expected 1 to 1024 .*"envVars": expected an object of strings/,
+    );
+    expect(refuse({ defaultUser: 'nobody-here' })).toMatch(/the user "nobody-here" does not exist/);
+    expect({ envVars: s.envVars, token: s.accessToken, workdir: s.defaultWorkdir }).toEqual({
+      envVars: {},
+      token: undefined,
+      workdir: undefined,
+    });
   });
 });
