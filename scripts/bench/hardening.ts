@@ -9,7 +9,11 @@
  * runsc, gVisor, against crun), both hardened. Root only; makes one link into the root namespace (the standalone
  * sandbox network).
  *
- *   node dist/scripts/bench/hardening.js [--samples 30] [--runtimes crun,runc,runsc]
+ * With `--steps N`: also N template build steps per column (the first runtime listed; a step writing 5 MB, network
+ * 'none'), each on a disk of its own (builds.stepDiskMB's default size) against none, taking turns step by step,
+ * with where a step's time goes.
+ *
+ *   node dist/scripts/bench/hardening.js [--samples 30] [--runtimes crun,runc,runsc] [--steps 0]
  */
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -23,7 +27,9 @@ import { cleanupLeftovers } from '../../src/runtime/cleanup';
 import { BridgeNetwork } from '../../src/runtime/network/bridge-network';
 import { createSandboxHostNetwork } from '../../src/runtime/network/host-network';
 import { createOciRuntime, type OciSandboxRuntime } from '../../src/runtime/oci-runtime';
+import { createStepExecutor } from '../../src/runtime/step-executor';
 import type { RuntimeChoice } from '../../src/runtime/types';
+import { StepTotals, timed } from '../../src/util/step-times';
 
 const PORT = DEFAULT_AGENT_PORT;
 
@@ -89,6 +95,78 @@ interface Column {
   name: string;
   rt: OciSandboxRuntime;
   network: BridgeNetwork;
+  /** Each step of the create (attach, the runtime's steps, the agent's start), per sample. */
+  steps: StepTotals;
+}
+
+/** A table of each column's p50 per step (StepTotals). */
+function printSteps(title: string, columns: Array<{ name: string; steps: StepTotals }>): void {
+  console.log(`\n${title}\n`);
+  console.log(`| step | ${columns.map((c) => c.name).join(' | ')} |`);
+  console.log(`|---|${columns.map(() => '---|').join('')}`);
+  const medians = columns.map((c) => c.steps.medians());
+  for (const step of [...new Set(medians.flatMap((m) => [...m.keys()]))]) {
+    console.log(`| ${step} | ${medians.map((m) => (m.has(step) ? `${m.get(step)!.toFixed(1)} ms` : '-')).join(' | ')} |`);
+  }
+}
+
+/**
+ * Build steps with a disk of their own against none, taking turns: each writes 5 MB (its layer gets them), network
+ * 'none'; prints the figures and where the time goes.
+ */
+async function benchSteps(runtime: RuntimeChoice, rootfs: string, scratch: string, samples: number): Promise<void> {
+  const columns = [true, false].map((disks) => {
+    const steps = new StepTotals();
+    const instance = `hstep${disks ? 'd' : 'n'}${randomBytes(2).toString('hex')}`;
+    const roots = { stateRoot: path.join(scratch, 'state'), dataRoot: path.join(scratch, 'data') };
+    return {
+      name: `${runtime} step, ${disks ? 'its own disk' : 'no disk'}`,
+      steps,
+      roots,
+      executor: createStepExecutor({ instance, runtime, ...roots, disks, times: steps.add }),
+      instance,
+      total: [] as number[],
+    };
+  });
+  try {
+    for (let i = -1; i < samples; i++) {
+      for (const c of columns) {
+        const layerDir = fs.mkdtempSync(path.join(scratch, 'layer-'));
+        const t0 = performance.now();
+        const code = await c.executor.run({
+          layers: [rootfs],
+          layerDir,
+          argv: ['/bin/sh', '-c', 'dd if=/dev/zero of=/five bs=1M count=5 status=none'],
+          user: 'root',
+          workdir: '/',
+          env: {},
+          network: 'none',
+          memoryMB: 512,
+          cpuCount: 1,
+          timeoutMs: 60_000,
+          onLine: () => undefined,
+        });
+        const ms = performance.now() - t0;
+        if (code !== 0 || fs.statSync(path.join(layerDir, 'five')).size !== 5 * 1024 * 1024) throw new Error(`step exited ${code}`);
+        fs.rmSync(layerDir, { recursive: true, force: true });
+        if (i >= 0) {
+          c.total.push(ms);
+          c.steps.endRun();
+        } else c.steps.dropRun();
+      }
+    }
+  } finally {
+    for (const c of columns) await cleanupLeftovers({ instance: c.instance, ...c.roots });
+  }
+  const [withDisk, without] = columns.map((c) => c.total.sort((x, y) => x - y));
+  const p50 = (a: number[]) => percentile(a, 0.5);
+  console.log(`\nbuild steps (${runtime}, a 5 MB write, network 'none'), ${samples} samples per cell, step start to its layer made\n`);
+  console.log('| step p50 / p95, its own disk | step p50 / p95, no disk | own disk / no disk (p50) |');
+  console.log('|---|---|---|');
+  console.log(
+    `| ${p50(withDisk!).toFixed(1)} / ${percentile(withDisk!, 0.95).toFixed(1)} ms | ${p50(without!).toFixed(1)} / ${percentile(without!, 0.95).toFixed(1)} ms | ${(p50(withDisk!) / p50(without!)).toFixed(2)}x |`,
+  );
+  printSteps("where a build step's time goes (p50 of each part over the samples)", columns);
 }
 
 function percentile(sorted: number[], q: number): number {
@@ -97,8 +175,13 @@ function percentile(sorted: number[], q: number): number {
 
 async function main(): Promise<number> {
   const { values } = parseArgs({
-    options: { samples: { type: 'string', default: '30' }, runtimes: { type: 'string', default: 'crun,runc' } },
+    options: {
+      samples: { type: 'string', default: '30' },
+      runtimes: { type: 'string', default: 'crun,runc' },
+      steps: { type: 'string', default: '0' },
+    },
   });
+  const stepSamples = Number(values.steps);
   const samples = Number(values.samples);
   const runtimes = values.runtimes!.split(',') as RuntimeChoice[];
   const instance = `hard${randomBytes(2).toString('hex')}`;
@@ -117,13 +200,15 @@ async function main(): Promise<number> {
         ['o', false, false],
       ] as const) {
         const name = `${runtime} ${tag}`;
+        const steps = new StepTotals();
         const network = new BridgeNetwork({
           ...base.options,
           netnsPrefix: `${instance}-${i}${tag}-`,
           idMapping: hardened ? undefined : null,
+          times: steps.add,
         });
-        const rt = createOciRuntime({ instance: `${instance}${i}${tag}`, runtime, ...roots, network, hardened, disks });
-        columns.push({ name, rt, network });
+        const rt = createOciRuntime({ instance: `${instance}${i}${tag}`, runtime, ...roots, network, hardened, disks, times: steps.add });
+        columns.push({ name, rt, network, steps });
       }
     }
     const create: number[][] = columns.map(() => []);
@@ -134,10 +219,12 @@ async function main(): Promise<number> {
       for (const [k, c] of columns.entries()) {
         const id = `s${i < 0 ? 'w' : i}`;
         const t0 = performance.now();
-        const network = await c.network.attach(id);
-        await c.rt.create({ sandboxID: id, layers: [rootfs], memoryMB: 512, cpuCount: 1, network });
-        await firstCall(network.address);
+        const network = await timed(c.steps.add, 'attach', () => c.network.attach(id));
+        await timed(c.steps.add, 'create', () => c.rt.create({ sandboxID: id, layers: [rootfs], memoryMB: 512, cpuCount: 1, network }));
+        await timed(c.steps.add, 'agent start to first answer', () => firstCall(network.address));
         const t1 = performance.now();
+        if (i >= 0) c.steps.endRun();
+        else c.steps.dropRun();
         await runTrue(network.address);
         const t2 = performance.now();
         await listDir(network.address);
@@ -167,6 +254,10 @@ async function main(): Promise<number> {
           `${cell(rOn!)} | ${cell(rOff!)} | ${ratio(rOn!, rOff!)} |`,
       );
     }
+    printSteps(
+      "where a create's time goes (p50 of each step over the samples; 'attach' holds the 'attach: ' steps, 'create' the runtime's steps between it and the agent's start)",
+      columns,
+    );
     const peer = columns[0]!.rt.name;
     console.log(`\neach runtime against ${peer}, both hardened (p50 ratios; ListDir of /usr/bin)\n`);
     console.log(`| runtime | create p50 | / ${peer} | run true p50 | / ${peer} | ListDir p50 / p95 | / ${peer} |`);
@@ -180,6 +271,7 @@ async function main(): Promise<number> {
           `${p50(l).toFixed(1)} / ${percentile(l, 0.95).toFixed(1)} ms | ${(p50(l) / p50(list[0]!.sort((x, y) => x - y))).toFixed(2)}x |`,
       );
     }
+    if (stepSamples > 0) await benchSteps(runtimes[0]!, rootfs, scratch, stepSamples);
   } finally {
     for (const c of columns) await cleanupLeftovers({ instance: c.rt.paths.instance, ...roots, network: c.network });
     await net.close();

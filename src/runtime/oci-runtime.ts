@@ -34,6 +34,7 @@ import {
   unmountSandboxDisk,
 } from './sandbox-disk';
 import { releaseUserNamespace } from './userns';
+import { poolOf } from './disk-pool';
 import {
   cgroupsPathOf,
   checkInstanceName,
@@ -59,6 +60,7 @@ import { EndWatch, resetConnections, type EndListener } from './end-watch';
 import { copyChanges } from './filesystem-changes';
 import { findExecutable } from './which';
 import { sleep } from '../util/poll';
+import { timed, type StepTimes } from '../util/step-times';
 
 export const DEFAULT_PIDS_LIMIT = 4096;
 export const DEFAULT_NOFILE = 20_000;
@@ -105,6 +107,8 @@ export interface OciRuntimeOptions {
   idMapping?: IdMapping;
   /** When given, kill() also detaches the sandbox's network (idempotent). */
   network?: SandboxNetwork;
+  /** Hears how long each step of a create takes (the hardening benchmark's breakdown). */
+  times?: StepTimes;
 }
 
 function installed(name: string): string | undefined {
@@ -215,6 +219,7 @@ export class OciSandboxRuntime implements SandboxRuntime {
       if (await this.cli.state(id)) throw new Error(`cannot restart sandbox ${id}: it still has a container`);
     } else if (fs.existsSync(p.bundle) || hasSandboxDisk(p.bundle))
       throw new Error(`cannot create sandbox ${id}: it already exists (${p.bundle})`);
+    const times = this.options.times;
     const hardened = this.options.hardened !== false;
     const mapping = this.options.idMapping ?? DEFAULT_ID_MAPPING;
     const disks = this.options.disks !== false;
@@ -222,7 +227,7 @@ export class OciSandboxRuntime implements SandboxRuntime {
     // A restart mounts the disk it has (counted already); a new sandbox asks for its own.
     const request = { memoryMB: spec.memoryMB, cpuCount: spec.cpuCount, ...(disks ? { diskMB: spec.restart ? 0 : diskMB } : {}) };
     const host = disks ? { diskMB: fileSystemMB(this.paths.dataDir), ...this.capacity } : this.capacity;
-    const problem = admissionProblem(request, this.committed(id), host, this.admission);
+    const problem = await timed(times, 'admission', () => admissionProblem(request, this.committed(id), host, this.admission));
     if (problem) throw new AdmissionError(`cannot create sandbox ${id}: ${problem}`);
     this.pending.memoryMB += request.memoryMB;
     this.pending.cpuCount += request.cpuCount;
@@ -230,7 +235,9 @@ export class OciSandboxRuntime implements SandboxRuntime {
     this.inFlight++;
     let counted = true;
     try {
-      const layers = hardened ? await Promise.all(spec.layers.map((l) => shiftedLayer(l, mapping))) : spec.layers;
+      const layers = hardened
+        ? await timed(times, 'shifted layers', () => Promise.all(spec.layers.map((l) => shiftedLayer(l, mapping))))
+        : spec.layers;
       fs.mkdirSync(this.paths.dataDir, { recursive: true, mode: 0o700 });
       if (spec.restart) {
         if (hasSandboxDisk(p.bundle)) await this.mountDisk(p.bundle);
@@ -238,10 +245,11 @@ export class OciSandboxRuntime implements SandboxRuntime {
         for (const d of [p.work, p.pidFile]) fs.rmSync(d, { recursive: true, force: true });
       } else {
         fs.mkdirSync(p.bundle, { mode: 0o700 });
-        if (disks) {
-          await this.sharedDataDir();
-          await makeSandboxDisk(p.bundle, diskMB);
-        }
+        if (disks)
+          await timed(times, 'disk', async () => {
+            await this.sharedDataDir();
+            await makeSandboxDisk(p.bundle, diskMB, 0o700, poolOf(this.paths.dataDir));
+          });
         if (spec.changesFrom !== undefined) await copyChanges(spec.changesFrom, p.upper);
       }
       for (const d of [p.work, path.join(p.upper, 'etc')]) fs.mkdirSync(d, { recursive: true, mode: 0o755 });
@@ -294,17 +302,20 @@ export class OciSandboxRuntime implements SandboxRuntime {
           : {}),
       });
       fs.writeFileSync(p.config, JSON.stringify(config));
-      const code = await this.cli.runDetached(
-        id,
-        p.bundle,
-        { overlay: { lower: layers, upper: p.upper, work: p.work, target: STAGED_ROOTFS }, binds: binds.map((b) => b.source) },
-        p.log,
-        p.pidFile,
+      const code = await timed(times, 'runtime run --detach', () =>
+        this.cli.runDetached(
+          id,
+          p.bundle,
+          { overlay: { lower: layers, upper: p.upper, work: p.work, target: STAGED_ROOTFS }, binds: binds.map((b) => b.source) },
+          p.log,
+          p.pidFile,
+        ),
       );
       if (code !== 0) throw new Error(`${this.name} could not start sandbox ${id} (exit ${code}): ${tail(p.log) || 'no output'}`);
       this.consoleLogs.watch(p.log);
       // The container holds its user namespace now (so does the network namespace): the name is no longer needed.
-      if (spec.network.usernsPath) await releaseUserNamespace(spec.network.usernsPath);
+      // Dropped while the agent starts (nothing waits for it; the network's detach drops it too, idempotently).
+      if (spec.network.usernsPath) void releaseUserNamespace(spec.network.usernsPath).catch(() => undefined);
       const pid = Number(fs.readFileSync(p.pidFile, 'utf8').trim());
       // Under runsc gVisor mounted each one's /proc itself (oci-config.ts).
       if (chrootDirs.length > 0 && this.name !== 'runsc') await bindChrootProcs(pid, chrootDirs);
@@ -465,7 +476,7 @@ export class OciSandboxRuntime implements SandboxRuntime {
     } finally {
       try {
         await detachAll(p.bundle, { remove: false });
-        await removeSandboxDisk(p.bundle);
+        await removeSandboxDisk(p.bundle, poolOf(this.paths.dataDir));
       } finally {
         for (const f of [p.bundle, p.log]) fs.rmSync(f, { recursive: true, force: true });
       }

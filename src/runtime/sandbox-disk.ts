@@ -8,6 +8,9 @@
  * has them, but kernels built without CONFIG_XFS_QUOTA / CONFIG_QUOTA refuse such mounts, and a loop image works
  * on every kernel with loop devices; docs/runtime.md (Disk) has the measurements.
  *
+ * Sandboxes and build steps take their images formatted already from a pool that formats the next in the
+ * background (disk-pool.ts), so mkfs is off a create's path; volumes format theirs at creation.
+ *
  * One per cent of the blocks is reserved for host root (ext4's root reserve): the sandbox's own processes run as
  * unprivileged host ids and cannot take it, so the runtime can still write the sandbox's config.json and its
  * runtime's pid file into a full disk.
@@ -22,6 +25,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { exec, execOk } from '../util/exec';
 import { parseMountinfo } from './cgroup-layout';
+import { closePool, formatImage, type DiskPool } from './disk-pool';
 
 export const MIB = 1024 * 1024;
 
@@ -36,11 +40,6 @@ export function diskImagePath(sandboxDir: string): string {
   return `${sandboxDir}.disk`;
 }
 
-/** mke2fs arguments: no discard pass, inode tables and journal zeroed lazily, 1% reserved for host root. */
-export function mkfsArgv(image: string): string[] {
-  return ['mkfs.ext4', '-q', '-F', '-m', '1', '-E', 'lazy_itable_init=1,lazy_journal_init=1,nodiscard', image];
-}
-
 /** Whether `dir` is a mount point (its device differs from its parent's). */
 export function isMountPoint(dir: string): boolean {
   const here = fs.statSync(dir, { throwIfNoEntry: false });
@@ -51,23 +50,21 @@ export function isMountPoint(dir: string): boolean {
 /**
  * Makes the image (sparse, `sizeMB`), formats it and mounts it on `dir` (an empty directory, created if missing).
  * `mode`: of the disk's root directory (a sandbox's directory is the host's alone; a volume's is shared, volumes/).
+ * With `pool` (disk-pool.ts) a formatted image is taken from it when one is ready, and the pool keeps the size ready.
  */
-export async function makeSandboxDisk(dir: string, sizeMB: number, mode = 0o700): Promise<void> {
+export async function makeSandboxDisk(dir: string, sizeMB: number, mode = 0o700, pool?: DiskPool): Promise<void> {
   if (!Number.isInteger(sizeMB) || sizeMB < DISK_MB_RANGE.min || sizeMB > DISK_MB_RANGE.max)
     throw new Error(`disk size ${sizeMB} MB: expected an integer from ${DISK_MB_RANGE.min} to ${DISK_MB_RANGE.max}`);
   const image = diskImagePath(dir);
-  const fd = fs.openSync(image, 'wx', 0o600);
+  if (fs.existsSync(image)) throw new Error(`disk image ${image} exists already`);
+  if (!pool?.take(image, sizeMB)) await formatImage(image, sizeMB);
   try {
-    fs.ftruncateSync(fd, sizeMB * MIB);
-  } finally {
-    fs.closeSync(fd);
-  }
-  try {
-    await execOk(mkfsArgv(image), { timeoutMs: 60_000 });
     await mountSandboxDisk(dir, mode);
   } catch (err) {
     fs.rmSync(image, { force: true });
     throw err;
+  } finally {
+    pool?.want(sizeMB);
   }
 }
 
@@ -101,10 +98,11 @@ export async function unmountSandboxDisk(dir: string): Promise<void> {
   if (r.code !== 0) await execOk(['umount', '-l', dir]);
 }
 
-/** Unmounts the disk and removes the image; idempotent. */
-export async function removeSandboxDisk(dir: string): Promise<void> {
+/** Unmounts the disk and removes the image (with `pool`: discarded through it, disk-pool.ts); idempotent. */
+export async function removeSandboxDisk(dir: string, pool?: DiskPool): Promise<void> {
   await unmountSandboxDisk(dir);
-  fs.rmSync(diskImagePath(dir), { force: true });
+  if (pool) pool.discard(diskImagePath(dir));
+  else fs.rmSync(diskImagePath(dir), { force: true });
 }
 
 function mountsOf(dir: string): { own: { optional: string[] } | undefined; below: string[] } {
@@ -155,11 +153,12 @@ export function shareDataDir(dir: string): Promise<void> {
 }
 
 /**
- * Undoes shareDataDir's bind once no disk is mounted below `dir` (a sandbox still there keeps it); idempotent. The
+ * Closes the disk pool of `dir` (disk-pool.ts: its images removed) and undoes shareDataDir's bind once no disk is mounted below `dir` (a sandbox still there keeps it); idempotent. The
  * memo is cleared either way, so the next disk below `dir` shares it again (a no-op while the bind stays).
  */
 export async function releaseDataDir(dir: string): Promise<void> {
   const key = path.resolve(dir);
+  await closePool(key);
   await shared.get(key)?.catch(() => undefined);
   shared.delete(key);
   const { own, below } = mountsOf(key);

@@ -38,6 +38,8 @@ import { CHILD_OOM_SCORE_ADJ } from './oom';
 import { DISK_MB_RANGE, diskImagePath, makeSandboxDisk, MIB, removeSandboxDisk, shareDataDir } from './sandbox-disk';
 import type { DiskAdmission } from './admission';
 import { allocatedBytes } from '../util/disk-usage';
+import { poolOf } from './disk-pool';
+import { timed, type StepTimes } from '../util/step-times';
 import { inPrivateMountNamespace, OciCli, STAGED_ROOTFS, stagedBind } from './oci-cli';
 import { renderOciConfig, type BindMount } from './oci-config';
 import { resolveRuntimeBinary, DEFAULT_NOFILE, DEFAULT_PIDS_LIMIT } from './oci-runtime';
@@ -76,6 +78,8 @@ export interface StepExecutorOptions {
    * smallest disk, else the step is refused), and the layer a step leaves is admitted before it is copied out.
    */
   admission?: DiskAdmission;
+  /** Hears how long each part of a step takes (the hardening benchmark's breakdown). */
+  times?: StepTimes;
 }
 
 /**
@@ -164,6 +168,7 @@ export class OciStepExecutor implements StepExecutor {
     private readonly mapping: IdMapping = DEFAULT_ID_MAPPING,
     /** Where the steps' disks go and the shared directory above them (sandbox-disk.ts), or none; their admission. */
     private readonly disks: { diskMB: number; sharedDir: string; admission?: DiskAdmission } | undefined = undefined,
+    private readonly times: StepTimes | undefined = undefined,
   ) {}
 
   /** The build egress proxy, started with the first step that needs it (one per executor). */
@@ -191,7 +196,8 @@ export class OciStepExecutor implements StepExecutor {
       problems.push(`diskMB ${diskMB}: expected an integer from ${DISK_MB_RANGE.min} to ${DISK_MB_RANGE.max}`);
     if (problems.length > 0) throw new Error(`cannot run build step: ${problems.join('; ')}`);
     const account = lookupAccount(step.layers, step.user);
-    const layers = await Promise.all(step.layers.map((l) => shiftedLayer(l, this.mapping)));
+    const times = this.times;
+    const layers = await timed(times, 'shifted layers', () => Promise.all(step.layers.map((l) => shiftedLayer(l, this.mapping))));
     // The new layer's root is the step's "/" over the lower layers' one: root inside owns it.
     fs.lchownSync(step.layerDir, this.mapping.base, this.mapping.base);
     for (const b of step.binds ?? []) if (b.adopt) shiftTree(b.source, this.mapping);
@@ -217,25 +223,29 @@ export class OciStepExecutor implements StepExecutor {
     const admission = this.disks?.admission;
     let sizeMB = diskMB;
     try {
-      if (disk) {
-        // Shared above, so the other runtime calls' copies of this mount go when the host unmounts it.
-        await shareDataDir(this.disks!.sharedDir);
-        // At most the room the data root has left: a step never writes more than is admitted.
-        sizeMB = admission ? Math.min(diskMB!, Math.max(admission.roomMB(), DISK_MB_RANGE.min)) : diskMB;
-        const release = admission?.reserve(sizeMB!, "this build step's disk");
-        try {
-          await makeSandboxDisk(disk, sizeMB!);
-        } finally {
-          release?.();
-        }
-        fs.mkdirSync(upper, { mode: 0o755 });
-        fs.lchownSync(upper, this.mapping.base, this.mapping.base);
-      }
-      fs.mkdirSync(work, { mode: 0o700 });
-      let usernsPath: string | undefined;
-      if (netns) {
+      const makeDisk = async () => {
+        if (disk)
+          await timed(times, 'disk: made and mounted', async () => {
+            // Shared above, so the other runtime calls' copies of this mount go when the host unmounts it.
+            await shareDataDir(this.disks!.sharedDir);
+            // At most the room the data root has left: a step never writes more than is admitted.
+            sizeMB = admission ? Math.min(diskMB!, Math.max(admission.roomMB(), DISK_MB_RANGE.min)) : diskMB;
+            const release = admission?.reserve(sizeMB!, "this build step's disk");
+            try {
+              await makeSandboxDisk(disk, sizeMB!, 0o700, poolOf(this.disks!.sharedDir));
+            } finally {
+              release?.();
+            }
+            fs.mkdirSync(upper, { mode: 0o755 });
+            fs.lchownSync(upper, this.mapping.base, this.mapping.base);
+          });
+        fs.mkdirSync(work, { mode: 0o700 });
+      };
+      const makeNetwork = async (): Promise<string | undefined> => {
+        if (!netns) return undefined;
+        const t0 = performance.now();
         const egress = await this.startEgress();
-        usernsPath = (await createNamespacePair(netns, this.mapping)).usernsPath;
+        const { usernsPath } = await createNamespacePair(netns, this.mapping);
         await execOk(['ip', '-n', netns, 'link', 'set', 'lo', 'up']);
         // Under runsc the step's loopback is gVisor's: the relay gets a namespace of its own, linked to the step's.
         if (this.cli.name === 'runsc') relayHost = await createRelayLink(netns);
@@ -244,7 +254,14 @@ export class OciStepExecutor implements StepExecutor {
           egress.socketPath,
           relayHost,
         );
-      }
+        times?.('namespaces and relay', performance.now() - t0);
+        return usernsPath;
+      };
+      // Independent of each other: made side by side, both finished (or failed) before anything goes on.
+      const [made, network] = await Promise.allSettled([makeDisk(), makeNetwork()]);
+      if (made.status === 'rejected') throw made.reason;
+      if (network.status === 'rejected') throw network.reason;
+      const usernsPath = network.value;
       const config = renderOciConfig({
         rootfs: STAGED_ROOTFS,
         args: step.argv,
@@ -279,6 +296,7 @@ export class OciStepExecutor implements StepExecutor {
         },
         this.cli.argv(['run', '--bundle', scratch, id]),
       );
+      const tRun = performance.now();
       const code = await new Promise<number>((resolve, reject) => {
         const child = spawn(argv[0]!, argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] });
         let timedOut = false;
@@ -319,6 +337,7 @@ export class OciStepExecutor implements StepExecutor {
           finish();
         });
       });
+      times?.('runtime run', performance.now() - tRun);
       if (disk && code !== 0 && code !== TIMED_OUT_EXIT_CODE && diskFull(disk, sawEnospc)) step.onDiskFull?.(sizeMB!, sizeMB! < diskMB!);
       if (disk && code === 0) {
         removeStubs(upper, stubs);
@@ -326,13 +345,16 @@ export class OciStepExecutor implements StepExecutor {
         const layerMB = admission ? Math.ceil((await allocatedBytes(upper)) / MIB) : 0;
         const release = admission?.reserve(layerMB, "this build step's layer", [diskImagePath(disk)]);
         try {
-          await execOk(['cp', '-a', '--', `${upper}/.`, path.resolve(step.layerDir)], { timeoutMs: step.timeoutMs });
+          await timed(times, 'disk: copied into the layer', () =>
+            execOk(['cp', '-a', '--', `${upper}/.`, path.resolve(step.layerDir)], { timeoutMs: step.timeoutMs }),
+          );
         } finally {
           release?.();
         }
       }
       return code;
     } finally {
+      const tEnd = performance.now();
       await this.cli.remove(id).catch(() => undefined);
       stopRelay?.();
       if (netns) {
@@ -342,10 +364,13 @@ export class OciStepExecutor implements StepExecutor {
       }
       removeCgroup(cgroupsPath);
       fs.rmSync(scratch, { recursive: true, force: true });
-      if (disk) {
-        await removeSandboxDisk(disk);
-        fs.rmSync(disk, { recursive: true, force: true });
-      } else fs.rmSync(work, { recursive: true, force: true });
+      times?.('container and namespaces removed', performance.now() - tEnd);
+      if (disk)
+        await timed(times, 'disk: unmounted and removed', async () => {
+          await removeSandboxDisk(disk, poolOf(this.disks!.sharedDir));
+          fs.rmSync(disk, { recursive: true, force: true });
+        });
+      else fs.rmSync(work, { recursive: true, force: true });
       removeStubs(path.resolve(step.layerDir), stubs);
     }
   }
@@ -370,5 +395,6 @@ export function createStepExecutor(options: StepExecutorOptions): OciStepExecuto
           sharedDir: paths.dataDir,
           ...(options.admission ? { admission: options.admission } : {}),
         },
+    options.times,
   );
 }

@@ -22,6 +22,7 @@ import { attachPortScript, detachPortScript, guardScript } from './guard-rules';
 import { hostSandboxResolvConf } from './host-resolvers';
 import { firstFreeAddress, parseSubnet, type Subnet } from './ipv4';
 import { sandboxBlockedDestinations } from './private-ranges';
+import { timed, type StepTimes } from '../../util/step-times';
 
 export const NETNS_DIR = '/run/netns';
 const ALIAS_TAG = 'sandbox-kit';
@@ -52,6 +53,8 @@ export interface BridgeNetworkOptions {
   idMapping?: IdMapping | null;
   /** The egress relay's program (relay-process.ts); default the kit's bundle. */
   relayProgram?: string;
+  /** Hears how long each step of an attach takes (the hardening benchmark's breakdown). */
+  times?: StepTimes;
 }
 
 /** The root side's link into a sandbox-host namespace (the lab's and the standalone one both name it so). */
@@ -163,8 +166,11 @@ export class BridgeNetwork implements SandboxNetwork {
     const attachment: NetworkAttachment = { netnsPath: `${NETNS_DIR}/${ns}`, address };
     try {
       // The sandbox's user namespace owns its network namespace: its root may configure that one only.
-      if (o.idMapping === null) await execOk(['ip', 'netns', 'add', ns]);
-      else attachment.usernsPath = (await createNamespacePair(ns, o.idMapping ?? DEFAULT_ID_MAPPING)).usernsPath;
+      await timed(o.times, 'attach: namespaces', async () => {
+        if (o.idMapping === null) await execOk(['ip', 'netns', 'add', ns]);
+        else attachment.usernsPath = (await createNamespacePair(ns, o.idMapping ?? DEFAULT_ID_MAPPING)).usernsPath;
+      });
+      const t0 = performance.now();
       await execOk(['ip', '-n', o.bridgeNamespace, '-b', '-'], {
         input: [
           `link add ${port} type veth peer name eth0 address ${mac} netns ${ns}`,
@@ -178,17 +184,20 @@ export class BridgeNetwork implements SandboxNetwork {
       await execOk(['ip', 'netns', 'exec', o.bridgeNamespace, 'sh', '-s'], {
         input: `set -e\n${attachPolicyScript(port, address, policy)}` + attachPortScript({ port, mac, address }, o.bridge),
       });
-      await execOk(['ip', '-n', ns, '-b', '-'], {
-        input: [
-          'link set lo up',
-          // No IPv6 link-local address: the guard drops IPv6 anyway; this keeps the sandbox from even trying.
-          'link set eth0 addrgenmode none',
-          `addr add ${address}/${this.subnet.prefix} dev eth0`,
-          'link set eth0 up',
-          `route add default via ${o.gateway}`,
-          '',
-        ].join('\n'),
-      });
+      o.times?.('attach: port and rules', performance.now() - t0);
+      await timed(o.times, 'attach: inside', () =>
+        execOk(['ip', '-n', ns, '-b', '-'], {
+          input: [
+            'link set lo up',
+            // No IPv6 link-local address: the guard drops IPv6 anyway; this keeps the sandbox from even trying.
+            'link set eth0 addrgenmode none',
+            `addr add ${address}/${this.subnet.prefix} dev eth0`,
+            'link set eth0 up',
+            `route add default via ${o.gateway}`,
+            '',
+          ].join('\n'),
+        }),
+      );
     } catch (err) {
       await this.detachNs(ns, address);
       throw new Error(`cannot attach sandbox ${sandboxID} to ${o.bridgeNamespace}/${o.bridge}: ${(err as Error).message}`);
