@@ -11,6 +11,7 @@ import type { Socket } from 'node:net';
 import { rawErrorFor, rawErrorResponse, type GatewayErrorBody } from './error-response';
 import { requestFraming, type RequestFraming } from './framing';
 import { HTTPParser, METHODS, SKIP_BODY_AND_UPGRADE } from './http-parser';
+import { readInto } from './socket-reader';
 import type { BodySink, BodySource } from './upstream-client';
 
 /** A request head as the client sent it. */
@@ -313,6 +314,7 @@ export class ClientConnection {
   idleSince: number;
   lastActivity: number;
   private readonly onData = (data: Buffer) => this.receive(data);
+  private readonly reader: { detach(): void };
   private readonly onClose = () => this.gone();
   private detached = false;
   private parserClosed = false;
@@ -358,7 +360,7 @@ export class ClientConnection {
       ex?.endBody();
     };
     socket.setNoDelay(true);
-    socket.on('data', this.onData);
+    this.reader = readInto(socket, this.onData);
     socket.on('error', () => {});
     socket.on('close', this.onClose);
   }
@@ -409,7 +411,8 @@ export class ClientConnection {
     // Set by onHead during execute().
     const upgrade = this.upgrade as PendingUpgrade | undefined;
     if (upgrade !== undefined) {
-      upgrade.rest = data.subarray(result);
+      // A copy: the read buffer is reused.
+      upgrade.rest = Buffer.from(data.subarray(result));
       this.socket.pause();
       this.next();
       return;
@@ -521,7 +524,7 @@ export class ClientConnection {
 
   /** The socket leaves this connection (an upgrade): the parser and the timers let go of it. */
   private detach(): void {
-    this.socket.off('data', this.onData);
+    this.reader.detach();
     this.socket.off('close', this.onClose);
     this.detached = true;
     this.forget(this);

@@ -12,6 +12,7 @@
 import { isIP, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { HTTPParser, type NativeParser } from './http-parser';
+import { readInto } from './socket-reader';
 import { UpstreamSocket } from './upstream-socket';
 
 export type UpstreamBody =
@@ -133,7 +134,7 @@ class Connection {
     ) => this.onHead(status, headers, upgrade, keepAlive);
     p[HTTPParser.kOnBody] = (chunk: Buffer) => this.onBody(chunk);
     p[HTTPParser.kOnMessageComplete] = () => this.onMessageComplete();
-    socket.on('data', (data: Buffer) => this.onSocketData(data));
+    readInto(socket, (data: Buffer) => this.onSocketData(data));
     socket.on('end', () => this.onSocketEnd());
     socket.on('error', (err: Error) => this.die(err));
     socket.on('close', () => this.die(coded('the upstream closed the connection', 'UPSTREAM_CLOSED')));
