@@ -254,6 +254,8 @@ export class SandboxService {
           if (!(err instanceof AdmissionError) || !this.pool) throw err;
           releaseFills ??= this.pool.holdFills();
           const room = this.pool.evict(template);
+          // A sandbox being started for the pool holds the room: once it is ready it can be evicted, failed it is gone.
+          if (!room && (await this.pool.fillSettled())) continue;
           if (!room) throw err;
           await this.pool.discard(room, `sandbox ${spec.sandboxID} needs its memory and CPUs`);
         }

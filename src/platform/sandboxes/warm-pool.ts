@@ -5,8 +5,9 @@
  * The pool is filled in the background, one sandbox at a time; a fill the host's admission refuses waits for the
  * next check. Every check re-resolves each template: a sandbox of a build that is no longer the template's current
  * one (rebuilt, deleted) and one whose agent stopped answering are discarded, never handed out. A create the host's
- * admission refuses evicts pooled sandboxes (`evict`) and holds the fills (`holdFills`) until it is admitted: the pool
- * only ever fills what real creates leave.
+ * admission refuses evicts pooled sandboxes (`evict`) and holds the fills (`holdFills`) until it is admitted, waiting
+ * for a fill under way to end when nothing is left to evict (`fillSettled`): the pool only ever fills what real creates
+ * leave, and a create never fails for a pooled sandbox's room.
  */
 import type { TemplateForSandbox } from './template-resolver';
 
@@ -83,6 +84,8 @@ export class WarmPool {
   private readonly stats = new Map<string, PoolStats>();
   /** Creates waiting for room the pool gave up: while any waits, nothing is started. */
   private fillHolds = 0;
+  /** The sandbox being started for the pool (one at a time), until it is ready or failed. */
+  private filling: Promise<void> | undefined;
   /** Pools whose last fill failed: the next failures are not logged again until one starts. */
   private readonly failing = new Set<string>();
   private readonly checkEveryMs: number;
@@ -176,6 +179,18 @@ export class WarmPool {
     };
   }
 
+  /**
+   * Waits for the sandbox being started for the pool, if any, to be ready (then `evict` can give its room) or to
+   * fail (its room is free); false when none was being started. A create refused while a fill holds the room waits
+   * here instead of failing: with its fills held, no other starts after it.
+   */
+  async fillSettled(): Promise<boolean> {
+    const filling = this.filling;
+    if (!filling) return false;
+    await filling;
+    return true;
+  }
+
   private stat(name: string): PoolStats {
     return this.stats.get(name) as PoolStats;
   }
@@ -250,26 +265,40 @@ export class WarmPool {
       await this.discard(s, why);
     }
     while (current && list.length < size && !this.closed && this.fillHolds === 0) {
-      let started: PooledSandbox;
-      this.stat(name).starting = 1;
+      // Settled once the sandbox is in the list (or failed, or discarded): what fillSettled waits for.
+      let settle = () => {};
+      this.filling = new Promise<void>((resolve) => (settle = resolve));
       try {
-        started = await this.o.start(current);
-      } catch (err) {
-        // The host's admission, or a failing template: tried again at the next check, logged once.
-        if (!this.failing.has(name))
-          this.o.log(`warm pool ${name}: could not start a sandbox (tried again at every check): ${(err as Error).message}`);
-        this.failing.add(name);
-        return;
+        if (!(await this.fillOne(name, size, current, list))) return;
       } finally {
-        this.stat(name).starting = 0;
+        this.filling = undefined;
+        settle();
       }
-      if (this.closed) {
-        await this.discard(started, 'the platform stopped');
-        return;
-      }
-      this.failing.delete(name);
-      list.push(started);
-      this.o.log(`warm pool ${name}: sandbox ${started.sandboxID} ready (${list.length} of ${size})`);
     }
+  }
+
+  /** Starts one sandbox into `list`; false when it could not (tried again at the next check) or the pool closed. */
+  private async fillOne(name: string, size: number, current: TemplateForSandbox, list: PooledSandbox[]): Promise<boolean> {
+    let started: PooledSandbox;
+    this.stat(name).starting = 1;
+    try {
+      started = await this.o.start(current);
+    } catch (err) {
+      // The host's admission, or a failing template: tried again at the next check, logged once.
+      if (!this.failing.has(name))
+        this.o.log(`warm pool ${name}: could not start a sandbox (tried again at every check): ${(err as Error).message}`);
+      this.failing.add(name);
+      return false;
+    } finally {
+      this.stat(name).starting = 0;
+    }
+    if (this.closed) {
+      await this.discard(started, 'the platform stopped');
+      return false;
+    }
+    this.failing.delete(name);
+    list.push(started);
+    this.o.log(`warm pool ${name}: sandbox ${started.sandboxID} ready (${list.length} of ${size})`);
+    return true;
   }
 }

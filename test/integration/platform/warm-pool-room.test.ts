@@ -2,8 +2,9 @@
  * The warm pool on a host whose admission is nearly full, and a pool of a team's private template, against the real
  * platform (runtime, network, agent, gateway) driven by the unmodified E2B SDK. The host's admission is given room
  * for three 512 MB sandboxes; the pools are `base: 1` and `skpl-team/skpl-private: 1` (a template only that team
- * sees). A cold create the host would refuse removes pooled sandboxes (the other template's first) and is admitted;
- * with the pool empty it is refused as before. The pooled private template is taken by its team's creates only:
+ * sees). A cold create the host would refuse removes pooled sandboxes (the other template's first, then its own
+ * template's: a create with a volume, which no pooled sandbox can serve) and is admitted; with the pool empty it is
+ * refused as before; concurrent creates on a host full with pooled sandboxes all succeed. The pooled private template is taken by its team's creates only:
  * another team's create of its alias or ID is a 404, and nothing of one create reaches the next. `GET /metrics`
  * shows each pool's ready and starting sandboxes, its takes, misses and evictions. Root only.
  */
@@ -184,4 +185,66 @@ test("a cold create the host's admission refuses removes pooled sandboxes, the o
   await pooled(PRIVATE_POOL, 1);
   expect(await metric('sandboxkit_warm_pool_sandboxes', { template: PRIVATE_POOL, state: 'ready' })).toBe(1);
   expect(await metric('sandboxkit_warm_pool_sandboxes', { template: PRIVATE_POOL, state: 'starting' })).toBe(0);
+});
+
+test("a create the pool cannot serve (it mounts a volume) on a full host removes the other template's pooled sandbox, then its own template's", async () => {
+  const [base1] = await pooled('base', 1);
+  const [private1] = await pooled(PRIVATE_POOL, 1);
+  const evicted = async () => ({
+    base: (await metric('sandboxkit_warm_pool_evictions_total', { template: 'base' })) ?? 0,
+    private: (await metric('sandboxkit_warm_pool_evictions_total', { template: PRIVATE_POOL })) ?? 0,
+  });
+  const before = await evicted();
+  const a = await sdk.create('base', opts);
+  expect(a.sandboxId).toBe(base1);
+  // a, the refilled base sandbox and the private one hold all of the host's room.
+  const [base2] = await pooled('base', 1, [base1 as string]);
+  const volume = await sdk.volume<{ volumeId: string }>('create', 'skpl-vol', opts);
+  const made = [a];
+  try {
+    // A create with a volume starts cold (the pool's sandboxes have nothing bound in): the other template's goes first.
+    const v1 = await sdk.create('base', { ...opts, volumeMounts: { '/data': 'skpl-vol' } });
+    made.push(v1);
+    expect(await fromPool(v1.sandboxId)).toBe(false);
+    expect(pooledIDs(PRIVATE_POOL)).toEqual([]);
+    expect(sandboxTraces(platform, stateDir, private1 as string)).toEqual([]);
+    expect(pooledIDs('base')).toEqual([base2]);
+    expect(await evicted()).toEqual({ base: before.base, private: before.private + 1 });
+    // The next finds only its own template's pooled sandbox: that one makes room, and is never handed out.
+    const v2 = await sdk.create('base', { ...opts, volumeMounts: { '/data': 'skpl-vol' } });
+    made.push(v2);
+    expect(v2.sandboxId).not.toBe(base2);
+    expect(await fromPool(v2.sandboxId)).toBe(false);
+    expect(pooledIDs('base')).toEqual([]);
+    expect(sandboxTraces(platform, stateDir, base2 as string)).toEqual([]);
+    expect(await evicted()).toEqual({ base: before.base + 1, private: before.private + 1 });
+    await run(v1.sandboxId, 'echo shared > /data/f');
+    expect((await run(v2.sandboxId, 'cat /data/f')).stdout).toBe('shared\n');
+    expect((await run(a.sandboxId, 'echo ok')).stdout).toBe('ok\n');
+  } finally {
+    for (const s of made) await kill(s.sandboxId);
+    expect(await sdk.volume('destroy', volume.volumeId, opts)).toBe(true);
+  }
+  await pooled('base', 1);
+  await pooled(PRIVATE_POOL, 1);
+});
+
+test('the pool exhausted under load: concurrent creates on a host full with pooled sandboxes all succeed, from the pool or cold', async () => {
+  await pooled('base', 1);
+  await pooled(PRIVATE_POOL, 1);
+  // Room for three: the two pooled sandboxes make room for two cold creates, whatever refills race with them.
+  const results = await Promise.allSettled([1, 2, 3].map(() => sdk.create('base', opts)));
+  const made = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+  try {
+    expect(results.filter((r) => r.status === 'rejected').map((r) => String((r as PromiseRejectedResult).reason))).toEqual([]);
+    const warm = await Promise.all(made.map((s) => fromPool(s.sandboxId)));
+    // The pooled one, and a refill a later create may take.
+    expect(warm.filter(Boolean).length).toBeGreaterThanOrEqual(1);
+    for (const s of made) expect((await run(s.sandboxId, 'echo ok')).stdout).toBe('ok\n');
+    expect((await platform.sandboxes.all()).length).toBe(3);
+  } finally {
+    for (const s of made) await kill(s.sandboxId);
+  }
+  await pooled('base', 1);
+  await pooled(PRIVATE_POOL, 1);
 });

@@ -51,12 +51,13 @@ describe('WarmPool: room for creates the host refuses, and its counts', () => {
     started = [];
   });
 
-  function makePool(sizes: Record<string, number>): WarmPool {
+  function makePool(sizes: Record<string, number>, gate?: () => Promise<void>): WarmPool {
     const templates: Record<string, TemplateForSandbox> = { web, api };
     pool = new WarmPool({
       sizes: new Map(Object.entries(sizes)),
       resolve: async (name) => templates[name],
       start: async (template): Promise<PooledSandbox> => {
+        await gate?.();
         const sandboxID = `s${++n}`;
         started.push(sandboxID);
         return { sandboxID, address: '10.0.0.1', token: 't', template, readyAt: n };
@@ -115,6 +116,29 @@ describe('WarmPool: room for creates the host refuses, and its counts', () => {
     expect(p.take(web)).toBeUndefined();
     expect(p.take(api)).toBeUndefined();
     expect(p.statistics()).toEqual({ web: { ready: 0, starting: 0, takes: 1, misses: 1, evictions: 0 } });
+    release();
+  });
+
+  it('a create finding nothing to evict waits for the fill under way, then can evict it; with none under way it does not wait', async () => {
+    let open: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const p = makePool({ web: 1 }, () => gate);
+    p.start();
+    await waitFor('a fill under way', () => (p.statistics().web?.starting === 1 ? true : undefined), { timeoutMs: 5000, intervalMs: 5 });
+    const release = p.holdFills();
+    expect(p.evict(web)).toBeUndefined();
+    let settled = false;
+    const waiting = p.fillSettled().then((was) => {
+      settled = true;
+      return was;
+    });
+    await new Promise((r) => setTimeout(r, 50));
+    expect(settled).toBe(false);
+    open();
+    expect(await waiting).toBe(true);
+    // Settled means in the list: evictable at once.
+    expect(p.evict(web)?.sandboxID).toBe(started.at(-1));
+    expect(await p.fillSettled()).toBe(false);
     release();
   });
 });
