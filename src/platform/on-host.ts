@@ -286,6 +286,7 @@ export async function startPlatformOnHost(options: PlatformOnHostOptions): Promi
           ...(diskAdmission ? { admission: diskAdmission } : {}),
         }),
         baseImages,
+        ...(diskAdmission ? { diskAdmission } : {}),
         ...(options.images ? { images: options.images } : {}),
         resourceLimits: {
           defaultDiskMB: diskMB,

@@ -11,6 +11,7 @@
  * (gVisor), on a small file system of its own.
  */
 import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -285,4 +286,40 @@ test('volumes and template builds go through the same admission: a volume or a l
     expect(await sdk!.volume('destroy', vol.volumeId, opts())).toBe(true);
   }
   expect(images()).toEqual([]);
+});
+
+test('an upload (the files of a COPY) larger than the room the data root has left is refused, nothing kept; a small one beside it builds', async () => {
+  // A volume holds most of the data root; the upload is sized past what is left, as the platform counts it.
+  const vol = await sdk!.volume<{ volumeId: string }>('create', 'adp-upload-room', opts());
+  const context = fs.mkdtempSync(join(scratch, 'ctx-'));
+  /** The stored upload files (a team's directory may be made for the first one). */
+  const uploads = () => {
+    const dir = join(stateDir, 'templates', 'files');
+    if (!fs.existsSync(dir)) return [];
+    const names = fs.readdirSync(dir, { recursive: true, encoding: 'utf8' });
+    return names.filter((n) => fs.statSync(join(dir, n)).isFile()).sort();
+  };
+  try {
+    const st = fs.statfsSync(volume!.mountPoint);
+    const image = fs.statSync(join(stateDir, 'volumes', `${vol.volumeId}.disk`));
+    const committedMB = ((st.blocks - st.bfree) * st.bsize + image.size - image.blocks * 512) / MIB;
+    const bigMB = Math.max(64, Math.ceil(dataRoot().limitMB - committedMB) + 64);
+    const fd = fs.openSync(join(context, 'big.bin'), 'w');
+    for (let i = 0; i < bigMB; i++) fs.writeSync(fd, randomBytes(MIB));
+    fs.closeSync(fd);
+    fs.writeFileSync(join(context, 'small.txt'), 'small\n');
+    const debian = { image: 'debian:bookworm' };
+    const before = uploads();
+    // The platform answers 429 naming limits.diskOvercommit as soon as the room is passed, before the body ends: the
+    // SDK, still sending, sees the connection end.
+    await expect(
+      sdk!.buildSteps('adp-upload-big', debian, [{ copy: { src: 'big.bin', dest: '/home/user/' } }], opts(), context),
+    ).rejects.toThrow(/Failed to upload file/);
+    expect(uploads()).toEqual(before);
+    await sdk!.buildSteps('adp-upload-small', debian, [{ copy: { src: 'small.txt', dest: '/home/user/' } }], opts(), context);
+    expect(uploads().length).toBeGreaterThan(before.length);
+  } finally {
+    fs.rmSync(context, { recursive: true, force: true });
+    expect(await sdk!.volume('destroy', vol.volumeId, opts())).toBe(true);
+  }
 });

@@ -8,6 +8,8 @@ import { join } from 'node:path';
 import { rm, utimes } from 'node:fs/promises';
 import { PathHolds, type Release } from '../../util/path-holds';
 import type Redis from 'ioredis';
+import type { DiskAdmission } from '../../runtime/admission';
+import { MIB } from '../../runtime/sandbox-disk';
 import type { BaseImages, StepExecutor } from '../../runtime/types';
 import { ENVD_VERSION } from '../../contract/envd-version';
 import { ApiError, type ApiRequest } from '../http/types';
@@ -17,7 +19,7 @@ import type { QuotaLedger } from '../teams/quotas';
 import { BuildRunner, type TemplatePreinstall } from './build-runner';
 import { BuildSlots, SlotsClosed } from './build-slots';
 import { type BuildLimits, defaultBuildLimits } from '../../config';
-import { saveUpload, TooLargeError, UploadRefused, uploadFilesHash } from './files';
+import { MAX_UPLOAD_BYTES, saveUpload, TooLargeError, UploadRefused, uploadFilesHash } from './files';
 import { newBuildID, newTemplateID } from './ids';
 import { DEFAULT_TAG, parseTemplateRef, splitNameTag } from './names';
 import { refsOf, resolveRef } from './tags';
@@ -38,6 +40,8 @@ export interface TemplateServiceOptions {
   baseImages: BaseImages;
   /** Layers, uploads and scratch space live under this directory. */
   dataDir: string;
+  /** The data root's disk check (runtime/admission.ts): an upload may take at most the room it leaves. */
+  diskAdmission?: DiskAdmission;
   /**
    * Starts a finished template once to check its start and ready commands: `sandboxValidator` (a real sandbox, on a
    * platform) or, the default, `stepValidator` (a one-shot container over its layers in a network namespace of its own).
@@ -293,8 +297,16 @@ export class TemplateService {
     const template = await this.store.getTemplate(templateID);
     if (!template) throw new ApiError(404, `template ${JSON.stringify(templateID)} not found`);
     const teamID = teamOf(template);
+    // At most the room the data root has left under limits.diskOvercommit (its bytes count there as they land).
+    const roomMB = this.o.diskAdmission?.roomMB();
+    const roomBytes = roomMB === undefined ? undefined : Math.max(0, roomMB) * MIB;
     try {
-      const saved = await saveUpload(join(this.dirs.files, teamID), hash, req.raw);
+      const saved = await saveUpload(
+        join(this.dirs.files, teamID),
+        hash,
+        req.raw,
+        Math.min(MAX_UPLOAD_BYTES, roomBytes ?? MAX_UPLOAD_BYTES),
+      );
       try {
         await this.o.ledger?.reserve(teamID, `bytes:upload:${hash}:${saved.sha256}`, { templateBytes: saved.bytes });
       } catch (err) {
@@ -303,6 +315,11 @@ export class TemplateService {
       }
       await this.store.putFile(teamID, hash, saved);
     } catch (err) {
+      if (err instanceof TooLargeError && roomBytes !== undefined && roomBytes < MAX_UPLOAD_BYTES)
+        throw new ApiError(
+          429,
+          `upload refused: the data root has ${roomMB} MB left under its size × limits.diskOvercommit, and the upload is larger; nothing was kept`,
+        );
       if (err instanceof TooLargeError) throw new ApiError(413, `upload refused: ${err.message}`);
       if (err instanceof UploadRefused) throw new ApiError(400, `upload refused: ${err.message}; nothing was kept`);
       throw err;
