@@ -95,6 +95,8 @@ async function stat(address: string): Promise<void> {
 
 interface Started {
   readyMs: number;
+  /** The sample's steps in order, ms each (the kit columns: attach, create, agent to /health, first Stat). */
+  steps?: Record<string, number>;
   stop(): Promise<void>;
 }
 
@@ -112,17 +114,24 @@ interface Env {
   scratch: string;
 }
 
+/** The kit column's steps: the attach, the runtime's create (files and `crun run -d`), the agent's start to its first /health, the first Stat. */
+const KIT_STEPS = ['attach', 'create', 'agent', 'stat'] as const;
+
 function kitColumn(env: Env, rt = env.rt, name = 'kit (attach+create+health+Stat)'): Column {
   return {
     name,
     async start(id) {
-      const t0 = performance.now();
+      const marks = [performance.now()];
       const network = await env.net.network.attach(id);
+      marks.push(performance.now());
       await rt.create({ sandboxID: id, layers: [env.rootfs], memoryMB: 512, cpuCount: 1, network });
+      marks.push(performance.now());
       await until204(network.address);
+      marks.push(performance.now());
       await stat(network.address);
-      const readyMs = performance.now() - t0;
-      return { readyMs, stop: () => rt.kill(id) };
+      marks.push(performance.now());
+      const steps = Object.fromEntries(KIT_STEPS.map((name, i) => [name, marks[i + 1]! - marks[i]!]));
+      return { readyMs: marks[4]! - marks[0]!, steps, stop: () => rt.kill(id) };
     },
   };
 }
@@ -334,7 +343,7 @@ async function main(): Promise<number> {
   let pooled: Awaited<ReturnType<typeof apiColumn>> | undefined;
   const background: string[] = [];
   const backgroundPids: number[] = [];
-  const results: Array<{ running: number; column: string; p50: number; p95: number; n: number }> = [];
+  const results: Array<{ running: number; column: string; p50: number; p95: number; n: number; stepP50?: Record<string, number> }> = [];
   let memPerSandboxKB: number | undefined;
   let memcgPerSandboxKB: number | undefined;
   try {
@@ -364,18 +373,34 @@ async function main(): Promise<number> {
       }
       // Columns take turns sample by sample, so a load change on this shared machine hits every column alike.
       const times: number[][] = columns.map(() => []);
+      const steps: Array<Record<string, number[]>> = columns.map(() => ({}));
       for (let i = 0; i < samples; i++) {
         for (const [k, c] of columns.entries()) {
           const s = await c.start(`m${level}x${k}x${i}`);
           times[k]!.push(s.readyMs);
+          for (const [name, ms] of Object.entries(s.steps ?? {})) (steps[k]![name] ??= []).push(ms);
           await s.stop();
         }
       }
       for (const [k, c] of columns.entries()) {
         const sorted = times[k]!.sort((a, b) => a - b);
         const row = { running: level, column: c.name, p50: percentile(sorted, 0.5), p95: percentile(sorted, 0.95), n: samples };
-        results.push(row);
-        log(`${level} running, ${c.name}: p50 ${row.p50.toFixed(1)} ms, p95 ${row.p95.toFixed(1)} ms`);
+        const stepP50 = Object.fromEntries(
+          Object.entries(steps[k]!).map(([name, xs]) => [
+            name,
+            percentile(
+              xs.sort((a, b) => a - b),
+              0.5,
+            ),
+          ]),
+        );
+        results.push({ ...row, ...(Object.keys(stepP50).length > 0 ? { stepP50 } : {}) });
+        const stepText = Object.entries(stepP50)
+          .map(([name, ms]) => `${name} ${ms.toFixed(1)}`)
+          .join(', ');
+        log(
+          `${level} running, ${c.name}: p50 ${row.p50.toFixed(1)} ms, p95 ${row.p95.toFixed(1)} ms${stepText ? ` (steps, p50 ms: ${stepText})` : ''}`,
+        );
       }
     }
   } finally {
@@ -416,6 +441,12 @@ async function main(): Promise<number> {
         (viaPool ? ` ${(viaPool.p50 / viaApi.p50).toFixed(2)}x, ${(viaPool.p95 / viaApi.p95).toFixed(2)}x |` : '') +
         (base ? ` ${(kit.p50 / base.p50).toFixed(2)}x, ${(kit.p95 / base.p95).toFixed(2)}x |` : ''),
     );
+  }
+  const stepped = results.filter((r) => r.stepP50 !== undefined);
+  if (stepped.length > 0) {
+    console.log(`\nsteps of the kit columns, p50 ms\n\n| already running | column | ${KIT_STEPS.join(' | ')} |`);
+    console.log('|---|---|' + KIT_STEPS.map(() => '---|').join(''));
+    for (const r of stepped) console.log(`| ${r.running} | ${r.column} | ${KIT_STEPS.map((n) => r.stepP50![n]!.toFixed(1)).join(' | ')} |`);
   }
   if (memPerSandboxKB !== undefined) {
     console.log(
