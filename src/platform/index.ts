@@ -42,6 +42,7 @@ import { VolumeStore } from './volumes/store';
 import { volumeRoutes } from './volumes/routes';
 import { volumeContentRoutes } from './volumes/content-routes';
 import { openSecrets, secretRoutes } from './secrets';
+import { serveSecretResolver } from './secrets/egress-resolver';
 import { StorageCollector, storageRoutes } from './storage';
 import type { TemplateStorage } from './templates/service';
 import { PathHolds } from '../util/path-holds';
@@ -161,6 +162,12 @@ export interface PlatformOptions {
    * <stateDir>/secrets.key; a fleet's hosts share the Redis and must be given the same file.
    */
   secretsKeyFile?: string;
+  /**
+   * CA certificate files (PEM) the egress relay trusts, besides the host's store (/etc/ssl/certs/ca-certificates.crt),
+   * when it forwards a request a sandbox's `network.rules` transformed (docs/secrets.md): a destination behind a
+   * private CA, or a test's own server.
+   */
+  egressUpstreamCaFiles?: string[];
 }
 
 export interface FleetOptions {
@@ -313,9 +320,16 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
       ...(options.warmPool ? { warmPool: options.warmPool } : {}),
       findTeamID: async (nameOrID) => (await teams.store.findTeam(nameOrID).catch(() => undefined))?.teamID,
       ...(options.warmPoolCheckMs !== undefined ? { warmPoolCheckMs: options.warmPoolCheckMs } : {}),
+      transforms: {
+        caDir: join(options.stateDir, 'egress-ca'),
+        resolverSocket: join(options.stateDir, 'egress-secrets.sock'),
+        ...(options.egressUpstreamCaFiles ? { upstreamCaFiles: options.egressUpstreamCaFiles } : {}),
+      },
     });
     sandboxesRef = sandboxes;
     cleanups.push(() => sandboxes.close());
+    const resolver = await serveSecretResolver(join(options.stateDir, 'egress-secrets.sock'), secrets, (id) => sandboxStore.get(id), log);
+    cleanups.push(() => resolver.close());
     const runtime = options.runtime;
     const usage = new UsageSampler({ read: (id) => runtime.usage?.(id), sandboxes: () => sandboxes.all(), log });
     usage.start();

@@ -103,6 +103,8 @@ export interface PlatformOnHostOptions {
   warmPool?: PlatformOptions['warmPool'];
   /** See PlatformOptions.warmPoolCheckMs. */
   warmPoolCheckMs?: number;
+  /** See PlatformOptions.egressUpstreamCaFiles. */
+  egressUpstreamCaFiles?: string[];
   /** The storage collector's interval and how long unused files are kept (the stack's `gc` keys). */
   gc?: Partial<GcSettings>;
   /** What one sandbox may take (the stack's `limits`; every field has the runtime's default). */
@@ -267,6 +269,7 @@ export async function startPlatformOnHost(options: PlatformOnHostOptions): Promi
       ...(options.mcpImages !== undefined ? { mcpImages: options.mcpImages } : {}),
       ...(options.warmPool ? { warmPool: options.warmPool } : {}),
       ...(options.warmPoolCheckMs !== undefined ? { warmPoolCheckMs: options.warmPoolCheckMs } : {}),
+      ...(options.egressUpstreamCaFiles ? { egressUpstreamCaFiles: options.egressUpstreamCaFiles } : {}),
       ...(options.gc ? { gc: options.gc } : {}),
       ...(options.disks !== false ? { diskSizeMB: diskMB } : {}),
       ...(diskAdmission ? { diskAdmission } : {}),

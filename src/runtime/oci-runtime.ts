@@ -269,6 +269,7 @@ export class OciSandboxRuntime implements SandboxRuntime {
       const binds = [
         ...payloadBinds(this.payload),
         ...(spec.volumes ?? []).map((v) => ({ ...v, readonly: false })),
+        ...(spec.readOnlyFiles ?? []).map((f) => ({ ...f, readonly: true })),
         ...(attachDir !== undefined ? [{ source: makeAttachedDir(p.bundle), target: attachDir, readonly: true }] : []),
       ];
       const config = renderOciConfig({

@@ -74,6 +74,8 @@ export interface SandboxSpec {
   hostname?: string;
   /** Start again from the filesystem changes `stop` kept (pause to disk, then resume). */
   restart?: boolean;
+  /** Host files bound read-only into the sandbox (its egress CA's trust stores), each at an absolute path inside. */
+  readOnlyFiles?: Array<{ source: string; target: string }>;
   /** Host directories bound read-write into the sandbox (volumes), each at an absolute path inside. */
   volumes?: Array<{ source: string; target: string }>;
   /** A directory made by `copyChanges`: a copy of it becomes the new sandbox's own changes (fork). */

@@ -8,6 +8,8 @@ import { z } from 'zod';
 import { canonicalDomainRule, DOMAIN_RULE } from '../../runtime/network/domain-names';
 import { canonicalCidr, type EgressPolicy, type EgressProxy, type ProxyTarget } from '../../runtime/network/egress-policy';
 import { PRIVATE_DESTINATIONS } from '../../runtime/network/private-ranges';
+import type { TransformPolicy } from '../../runtime/network/egress-relay/transform';
+import { canonicalRuleKey, FRAMING_HEADERS, SECRET_PLACEHOLDER, type TransformRules } from '../../runtime/network/transform-rules';
 import { unsupported } from './unsupported-field';
 
 const DESTINATION = 'an IPv4 address or CIDR such as 8.8.8.8 or 8.8.8.0/24';
@@ -107,11 +109,92 @@ const keysError = (keys: readonly string[], example: string) => (issue: { code: 
       ? `expected an object such as ${example}`
       : undefined;
 
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$/;
+const SECRET_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+/** The most bytes of header names and values one rule key's rules may set. */
+const MAX_RULE_HEADER_BYTES = 8 * 1024;
+const RULE_KEY = `${DOMAIN_RULE}, the host of HTTPS requests to transform`;
+const HEADER_VALUE = `a header value: text without control characters, where $\{e2b.secrets.NAME} stands for the value of the team's secret NAME`;
+
+/** One header of a transform: a token name that does not frame the request, a value whose placeholders name secrets. */
+const headerValue = z.string({ message: `expected ${HEADER_VALUE}` }).superRefine((v, ctx) => {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
+  if (/[\u0000-\u0008\u000a-\u001f\u007f]/.test(v)) ctx.addIssue({ code: 'custom', message: `expected ${HEADER_VALUE}` });
+  if (v.includes('${e2b.identity.'))
+    ctx.addIssue({ code: 'custom', message: 'iam token placeholders are not supported by this platform; leave them out' });
+  for (const m of v.matchAll(SECRET_PLACEHOLDER))
+    if (!SECRET_NAME.test(m[1] as string))
+      ctx.addIssue({
+        code: 'custom',
+        message: `${JSON.stringify(m[0])} does not name a secret (names are 1 to 128 letters, digits, ".", "_" or "-")`,
+      });
+  const rest = v.replace(SECRET_PLACEHOLDER, '');
+  if (rest.includes('${e2b.')) ctx.addIssue({ code: 'custom', message: `expected ${HEADER_VALUE}; no other \${e2b.…} placeholder exists` });
+});
+
+const transformSchema = z.strictObject(
+  {
+    headers: z
+      .record(z.string(), headerValue, { message: 'expected an object of header names and values' })
+      .superRefine((h, ctx) => {
+        for (const name of Object.keys(h)) {
+          if (!HEADER_NAME.test(name)) ctx.addIssue({ code: 'custom', path: [name], message: 'expected a header name (an HTTP token)' });
+          else if ((FRAMING_HEADERS as readonly string[]).includes(name.toLowerCase()))
+            ctx.addIssue({ code: 'custom', path: [name], message: `${name} frames the request and is not set by a transform` });
+        }
+      })
+      .optional(),
+  },
+  { error: keysError(['headers'], `{"headers": {"Authorization": "Bearer $\{e2b.secrets.api-key}"}}`) },
+);
+
+/** `rules`: host -> rules, keys canonical (lower-case); an empty object is no rules. */
+const rulesSchema = z
+  .record(
+    z.string(),
+    z.array(
+      z.strictObject({ transform: transformSchema.optional() }, { error: keysError(['transform'], '{"transform": {"headers": {...}}}') }),
+      { message: 'expected a list of rules such as [{"transform": {"headers": {...}}}]' },
+    ),
+    {
+      message: 'expected an object of hosts and their rules, such as {"api.example.com": [{"transform": {"headers": {...}}}]}',
+    },
+  )
+  .superRefine((rules, ctx) => {
+    const seen = new Map<string, string>();
+    for (const [key, set] of Object.entries(rules)) {
+      const canonical = canonicalRuleKey(key);
+      if (canonical === undefined) {
+        ctx.addIssue({ code: 'custom', path: [key], message: `expected ${RULE_KEY}` });
+        continue;
+      }
+      const before = seen.get(canonical);
+      if (before !== undefined) ctx.addIssue({ code: 'custom', path: [key], message: `the same host as ${JSON.stringify(before)}` });
+      seen.set(canonical, key);
+      const bytes = set
+        .flatMap((r) => Object.entries(r.transform?.headers ?? {}))
+        .reduce((n, [k, v]) => n + Buffer.byteLength(k) + Buffer.byteLength(v), 0);
+      if (bytes > MAX_RULE_HEADER_BYTES)
+        ctx.addIssue({ code: 'custom', path: [key], message: `${bytes} bytes of headers; at most ${MAX_RULE_HEADER_BYTES}` });
+    }
+  })
+  .transform((rules): TransformRules => {
+    const out: TransformRules = {};
+    for (const [key, set] of Object.entries(rules))
+      out[canonicalRuleKey(key) as string] = set.map((r) =>
+        r.transform?.headers ? { transform: { headers: { ...r.transform.headers } } } : {},
+      );
+    return out;
+  })
+  .nullable()
+  .transform((v) => v ?? undefined)
+  .optional();
+
 const egressFields = {
   allowOut: allowList.optional(),
   denyOut: denyList.optional(),
   egressProxy: egressProxySchema.optional(),
-  rules: unsupported('per-domain transform rules'),
+  rules: rulesSchema,
 };
 
 export const networkSchema = z.strictObject(
@@ -157,19 +240,31 @@ export interface EgressRequest {
   denyOut?: string[];
   allowInternetAccess?: boolean;
   egressProxy?: { address: string; username?: string; password?: string };
+  /** Per-domain transforms of HTTPS requests (with secret placeholders, never values): the egress relay applies them. */
+  rules?: TransformRules;
 }
 
 /**
  * The policy the network enforces, from the lists, the internet switch, the proxy and (for a sandbox of the stack's
  * proxy template) the stack's proxy; undefined when nothing is restricted.
  */
-export function egressPolicyOf(egress: EgressRequest | undefined, onlyTo?: ProxyTarget[]): EgressPolicy | undefined {
+export function egressPolicyOf(
+  egress: EgressRequest | undefined,
+  onlyTo?: ProxyTarget[],
+  transforms?: TransformPolicy,
+): EgressPolicy | undefined {
   if (onlyTo?.length) return { allowOut: [], denyOut: [], onlyTo };
   const entries = egress?.allowOut ?? [];
   const allowOut = entries.filter((e) => canonicalCidr(e) !== undefined);
   const allowDomains = entries.filter((e) => canonicalCidr(e) === undefined);
   const denyOut = [...new Set([...(egress?.denyOut ?? []), ...(egress?.allowInternetAccess === false ? ['0.0.0.0/0'] : [])])];
   const proxy = egress?.egressProxy ? egressProxyOf(egress.egressProxy) : undefined;
-  if (allowOut.length === 0 && allowDomains.length === 0 && denyOut.length === 0 && !proxy) return undefined;
-  return { allowOut, denyOut, ...(allowDomains.length > 0 ? { allowDomains } : {}), ...(proxy ? { proxy } : {}) };
+  if (allowOut.length === 0 && allowDomains.length === 0 && denyOut.length === 0 && !proxy && !transforms) return undefined;
+  return {
+    allowOut,
+    denyOut,
+    ...(allowDomains.length > 0 ? { allowDomains } : {}),
+    ...(proxy ? { proxy } : {}),
+    ...(transforms ? { transforms } : {}),
+  };
 }

@@ -23,6 +23,8 @@ export interface SandboxRecord {
   trafficAccessToken?: string;
   /** Its egress rules as asked for (canonical CIDRs and domain names); the network enforces them (egressPolicyOf). */
   egress?: EgressRequest;
+  /** Its egress CA's trust store binds and variables: made at create when it asked for `network.rules` (egress-transforms.ts). */
+  egressCa?: EgressCa;
   /** Made from the stack's proxy template: it reaches only these (the stack's proxy), whatever else is asked. */
   egressOnlyTo?: ProxyTarget[];
   state: RecordState;
@@ -82,3 +84,9 @@ export type PauseKind = 'memory' | 'disk';
 
 /** Public states: what the API and the catalog know. */
 export type SandboxState = Exclude<RecordState, 'creating'>;
+
+/** What a sandbox with an egress CA is given (egress-transforms.ts): trust store copies bound over the originals, and their variables. */
+export interface EgressCa {
+  binds: Array<{ source: string; target: string }>;
+  env: Record<string, string>;
+}

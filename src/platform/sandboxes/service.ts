@@ -19,6 +19,7 @@ import { DEFAULT_PAUSED_POLICY, nextPausedEvent, type PausedPolicy } from './pau
 import type { PauseKind, SandboxRecord } from './record';
 import type { ProxyTarget } from '../../runtime/network/egress-policy';
 import { egressPolicyOf, type EgressRequest } from './network-requests';
+import { type EgressTransformOptions, prepareEgressCa, removeSandboxCa, transformPolicyOf } from './egress-transforms';
 import type { NewSandbox, NetworkUpdate } from './requests';
 import type { SandboxStore } from './store';
 import { ApiError } from '../http/types';
@@ -82,6 +83,8 @@ export interface SandboxServiceOptions {
   holds?: PathHolds;
   /** The disk of a sandbox whose template names none (the stack's limits.diskDefaultMB); absent: the runtime's. */
   diskSizeMB?: number;
+  /** Where sandboxes' egress CAs live and the relay resolves secrets; without it `network.rules` are refused. */
+  transforms?: EgressTransformOptions;
 }
 
 export interface StackEgress {
@@ -379,6 +382,12 @@ export class SandboxService {
         "sandboxes of the stack's proxy template leave only through the stack's proxy: egress rules (allowOut, denyOut, egressProxy, allow_internet_access) do not apply to them; leave them out",
       );
     }
+    if (egress.rules !== undefined && (!this.o.transforms || !this.o.network.setEgressPolicy)) {
+      throw new ApiError(
+        400,
+        'body field "network.rules": per-domain transform rules cannot be enforced by this platform\'s sandbox network; leave them out',
+      );
+    }
     if (egressPolicyOf(egress, onlyTo) !== undefined && !this.o.network.setEgressPolicy) {
       throw new ApiError(
         400,
@@ -397,7 +406,7 @@ export class SandboxService {
   }
 
   private policyOf(record: SandboxRecord) {
-    return egressPolicyOf(record.egress, record.egressOnlyTo);
+    return egressPolicyOf(record.egress, record.egressOnlyTo, transformPolicyOf(this.o.transforms, record));
   }
 
   private async enforceEgress(record: SandboxRecord): Promise<void> {
@@ -414,8 +423,14 @@ export class SandboxService {
         ...(update.denyOut ? { denyOut: update.denyOut } : {}),
         ...(update.allow_internet_access !== undefined ? { allowInternetAccess: update.allow_internet_access } : {}),
         ...(update.egressProxy ? { egressProxy: update.egressProxy } : {}),
+        ...(update.rules ? { rules: update.rules } : {}),
       };
       this.checkCanEnforce(egress, record.egressOnlyTo);
+      if (egress.rules && Object.keys(egress.rules).length > 0 && !record.egressCa)
+        throw new ApiError(
+          400,
+          'body field "network.rules": this sandbox was created without network.rules, so it does not trust an egress CA: create it with network.rules (an empty object will do) to set rules later',
+        );
       record.egress = egress;
       await this.enforceEgress(record);
       await this.o.store.put(record);
@@ -431,6 +446,7 @@ export class SandboxService {
       ...(request.network?.denyOut ? { denyOut: request.network.denyOut } : {}),
       ...(request.allow_internet_access !== undefined ? { allowInternetAccess: request.allow_internet_access } : {}),
       ...(request.network?.egressProxy ? { egressProxy: request.network.egressProxy } : {}),
+      ...(request.network?.rules ? { rules: request.network.rules } : {}),
     };
     this.checkCanEnforce(egress, undefined);
     const { resolved, release } = await this.resolveHeld(request.templateID, teamID, origin);
@@ -546,7 +562,8 @@ export class SandboxService {
     });
     const t0 = performance.now();
     // A create the pool can serve: the template's own files and nothing bound in at container start.
-    const poolable = origin === undefined && volumeMounts.length === 0 && imageLayers.length === 0 && attach.length === 0;
+    const poolable =
+      origin === undefined && volumeMounts.length === 0 && imageLayers.length === 0 && attach.length === 0 && egress.rules === undefined;
     const taken = poolable ? await this.takeFromPool(template, teamID, recordFor) : undefined;
     const record = taken?.record ?? recordFor(newSandboxID());
     const id = record.sandboxID;
@@ -614,6 +631,11 @@ export class SandboxService {
   ): Promise<void> {
     const id = record.sandboxID;
     const step = (name: string) => clock.step(name);
+    // Its CA before its rules and its container: the relay signs with it, the sandbox trusts it from its start.
+    if (record.egress?.rules && this.o.transforms) {
+      record.egressCa = await prepareEgressCa(this.o.transforms, id, template.layers);
+      step('egress-ca');
+    }
     // Before the sandbox runs: nothing of it ever leaves without its rules (loaded with the attachment's own).
     const network = await this.o.network.attach(id, this.policyOf(record));
     step('network');
@@ -673,7 +695,7 @@ export class SandboxService {
     return {
       accessToken: record.envdAccessToken,
       // The template's ENV first, the caller's envVars over them (as E2B does).
-      envVars: { ...record.templateEnvs, ...record.envVars },
+      envVars: { ...record.egressCa?.env, ...record.templateEnvs, ...record.envVars },
       defaultUser: record.defaultUser,
       ...(record.defaultWorkdir !== undefined ? { defaultWorkdir: record.defaultWorkdir } : {}),
     };
@@ -985,6 +1007,7 @@ export class SandboxService {
     await this.o.catalog.remove(id);
     await this.o.runtime.kill(id);
     await this.o.network.detach(id);
+    if (this.o.transforms) removeSandboxCa(this.o.transforms, id);
     await this.logWriter?.settled();
     await this.o.logs?.remove(id);
     await this.o.store.delete(id);
@@ -1157,7 +1180,7 @@ function tail(output: string): string {
 
 /** What the runtime is given for a sandbox, on create, for the warm pool and on a reboot from disk alike. */
 function containerSpec(
-  record: Pick<SandboxRecord, 'sandboxID' | 'envdAccessToken' | 'volumeMounts' | 'diskSizeMB' | 'attachedImages'>,
+  record: Pick<SandboxRecord, 'sandboxID' | 'envdAccessToken' | 'volumeMounts' | 'diskSizeMB' | 'attachedImages' | 'egressCa'>,
   template: { layers: string[]; memoryMB: number; cpuCount: number },
   network: SandboxSpec['network'],
 ): SandboxSpec {
@@ -1170,6 +1193,7 @@ function containerSpec(
     network,
     accessToken: record.envdAccessToken,
     ...(record.volumeMounts?.length ? { volumes: record.volumeMounts.map((m) => ({ source: m.source, target: m.path })) } : {}),
+    ...(record.egressCa ? { readOnlyFiles: record.egressCa.binds } : {}),
     ...chrootDirsOf(template.layers),
     ...(record.attachedImages?.length ? { attachDir: ATTACHED_IMAGES_DIR } : {}),
   };

@@ -42,6 +42,7 @@ export async function forkSandbox(
                 ...(source.egress?.allowOut ? { allowOut: source.egress.allowOut } : {}),
                 ...(source.egress?.denyOut ? { denyOut: source.egress.denyOut } : {}),
                 ...(source.egress?.egressProxy ? { egressProxy: source.egress.egressProxy } : {}),
+                ...(source.egress?.rules ? { rules: source.egress.rules } : {}),
               },
               ...(source.egress?.allowInternetAccess !== undefined ? { allow_internet_access: source.egress.allowInternetAccess } : {}),
               ...(source.volumeMounts ? { volumeMounts: source.volumeMounts.map(({ name, path }) => ({ name, path })) } : {}),

@@ -146,6 +146,7 @@ export class BridgeNetwork implements SandboxNetwork {
       denyOut: p.denyOut,
       allowDomains: p.allowDomains ?? [],
       ...(p.proxy ? { proxy: p.proxy } : {}),
+      ...(p.transforms ? { transforms: p.transforms } : {}),
       resolvers: this.resolvers(),
       blocked: this.blocked(),
     });

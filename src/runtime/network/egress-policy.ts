@@ -14,6 +14,7 @@
  *   whatever the lists say.
  * DNS to the sandbox's resolvers passes before any policy (guard-rules.ts).
  */
+import type { TransformPolicy } from './egress-relay/transform';
 import { GUARD_CHAINS, RELAY_PORT } from './guard-rules';
 
 /** A SOCKS5 proxy (RFC 1928, with RFC 1929 user and password when given) the sandbox's TCP leaves through. */
@@ -40,15 +41,23 @@ export interface EgressPolicy {
   proxy?: EgressProxy;
   /** The only destinations: the stack's proxy (every other rule is ignored). */
   onlyTo?: ProxyTarget[];
+  /** Per-domain transforms of HTTPS requests (`network.rules`): its TCP to port 443 goes through the relay. */
+  transforms?: TransformPolicy;
 }
 
+/** The port whose TCP goes through the relay when a sandbox has transforms: HTTPS. */
+export const TRANSFORM_PORT = 443;
+
 export function isEmptyPolicy(p: EgressPolicy | undefined): boolean {
-  return p === undefined || (p.allowOut.length === 0 && p.denyOut.length === 0 && !p.allowDomains?.length && !p.proxy && !p.onlyTo?.length);
+  return (
+    p === undefined ||
+    (p.allowOut.length === 0 && p.denyOut.length === 0 && !p.allowDomains?.length && !p.proxy && !p.onlyTo?.length && !p.transforms)
+  );
 }
 
 /** Whether the sandbox's TCP goes through the relay (a domain rule or a proxy, and not pinned to the stack's proxy). */
 export function needsRelay(p: EgressPolicy | undefined): boolean {
-  return p !== undefined && !p.onlyTo?.length && (!!p.allowDomains?.length || !!p.proxy);
+  return p !== undefined && !p.onlyTo?.length && (!!p.allowDomains?.length || !!p.proxy || !!p.transforms);
 }
 
 /** `8.8.8.8` or `8.8.8.0/24` as a canonical network (`8.8.8.8/32`, host bits cleared); undefined when it is neither. */
@@ -86,7 +95,13 @@ function redirectRules(chain: string, policy: EgressPolicy): string[] {
   if (!needsRelay(policy)) return [];
   const to = `-j REDIRECT --to-ports ${RELAY_PORT}`;
   if (policy.proxy) return [`-A ${chain} -p tcp ${to}`];
-  return [...policy.allowOut.map((c) => `-A ${chain} -d ${c} -j RETURN`), ...policy.denyOut.map((c) => `-A ${chain} -p tcp -d ${c} ${to}`)];
+  // Transforms first: a rule host's HTTPS goes through the relay whatever the address rules say (they still decide).
+  const https = policy.transforms ? [`-A ${chain} -p tcp --dport ${TRANSFORM_PORT} ${to}`] : [];
+  return [
+    ...https,
+    ...policy.allowOut.map((c) => `-A ${chain} -d ${c} -j RETURN`),
+    ...policy.denyOut.map((c) => `-A ${chain} -p tcp -d ${c} ${to}`),
+  ];
 }
 
 /**

@@ -20,6 +20,9 @@ import { RequestSplitter } from './http-requests';
 import { type Endpoint, isLookupChoice, LOOKUP_CHOICES, type Lookup, type LookupChoice, originalDestination } from './original-destination';
 import { needsName, plan, readRelayPolicy, type RelayPolicy } from './relay-policy';
 import { connectThrough } from './socks5';
+import { TRANSFORM_PORT } from '../egress-policy';
+import { rulesFor } from '../transform-rules';
+import { interceptTls } from './transform';
 
 const FIRST_BYTES_TIMEOUT_MS = 10_000;
 const CONNECT_TIMEOUT_MS = 15_000;
@@ -142,13 +145,31 @@ async function handle(
     },
   );
   if (!destination) return refuse('its original destination is not tracked');
-  const { head, name, protocol } = needsName(policy, destination)
-    ? await firstBytes(client)
-    : { head: Buffer.alloc(0), name: undefined, protocol: undefined };
+  // A sandbox with transforms: its HTTPS is judged by SNI too, for the rule set of the name.
+  const transforms = policy.transforms && destination.port === TRANSFORM_PORT ? policy.transforms : undefined;
+  const { head, name, protocol } =
+    needsName(policy, destination) || transforms
+      ? await firstBytes(client)
+      : { head: Buffer.alloc(0), name: undefined, protocol: undefined };
   const decision = plan(policy, destination, name);
   if (decision.action === 'refuse') return refuse(decision.reason);
   if (decision.verifyName !== undefined && !(await addressesOf(policy, decision.verifyName)).includes(destination.address)) {
     return refuse(`${destination.address} is not an address of ${decision.verifyName} (the name it sent)`);
+  }
+  const set = transforms && protocol === 'tls' && name !== undefined ? rulesFor(transforms.rules, name) : undefined;
+  if (transforms && set) {
+    // Rules never grant access: the decision above was made first. The destination must prove the name (verified TLS).
+    const host = name!.toLowerCase();
+    await interceptTls(
+      client,
+      head,
+      host,
+      set,
+      transforms,
+      () => upstreamFor(policy, decision.host, decision.port),
+      (reason) => log(`transform ${source.address}:${source.port}: ${reason}`),
+    ).catch((err: Error) => refuse(`transform of ${host}: ${err.message}`));
+    return;
   }
   let upstream: net.Socket;
   try {

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { matchesDomain } from '../domain-names';
 import type { EgressProxy } from '../egress-policy';
 import type { Endpoint } from './original-destination';
+import type { TransformPolicy } from './transform';
 
 export interface RelayPolicy {
   allowOut: string[];
@@ -19,6 +20,8 @@ export interface RelayPolicy {
   resolvers: string[];
   /** Destinations no sandbox reaches (private space, link-local, ...): the guard's list, which redirected TCP bypasses. */
   blocked: string[];
+  /** Per-domain transforms of its HTTPS requests (transform.ts). */
+  transforms?: TransformPolicy;
 }
 
 export function policyFile(dir: string, address: string): string {

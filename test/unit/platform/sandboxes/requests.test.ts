@@ -24,16 +24,38 @@ describe('newSandboxSchema', () => {
   });
 
   it('refuses features it does not provide rather than ignoring them', () => {
-    const r = newSandboxSchema.safeParse({
-      templateID: 'x',
-      network: { rules: { 'api.example.com': [{ transform: { headers: { a: 'b' } } }] } },
-      iam: { role: 'x' },
-    });
+    const r = newSandboxSchema.safeParse({ templateID: 'x', iam: { role: 'x' } });
     expect(r.success).toBe(false);
     const messages = r.success ? [] : r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
+    expect(messages).toEqual(['iam: IAM tokens are not supported by this platform; leave them out']);
+  });
+
+  it('takes transform rules canonical (keys lower-cased), and names each bad key and header', () => {
+    const ok = newSandboxSchema.parse({
+      templateID: 'x',
+      network: { rules: { 'API.Example.com': [{ transform: { headers: { Authorization: 'Bearer x' } } }, {}], '*.example.org': [] } },
+    });
+    expect(ok.network?.rules).toEqual({
+      'api.example.com': [{ transform: { headers: { Authorization: 'Bearer x' } } }, {}],
+      '*.example.org': [],
+    });
+    const r = newSandboxSchema.safeParse({
+      templateID: 'x',
+      network: {
+        rules: {
+          '*': [],
+          'a.example.com': [{ transform: { headers: { 'Content-Length': '1', 'bad name': 'x', ok: 'a\nb' } } }],
+          'A.example.com': [],
+        },
+      },
+    });
+    const messages = r.success ? [] : r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
     expect(messages).toEqual([
-      'network.rules: per-domain transform rules are not supported by this platform; leave them out',
-      'iam: IAM tokens are not supported by this platform; leave them out',
+      expect.stringMatching(/^network\.rules\.a\.example\.com\.0\.transform\.headers\.ok: expected a header value/),
+      'network.rules.a.example.com.0.transform.headers.Content-Length: Content-Length frames the request and is not set by a transform',
+      'network.rules.a.example.com.0.transform.headers.bad name: expected a header name (an HTTP token)',
+      expect.stringMatching(/^network\.rules\.\*: expected a domain name/),
+      'network.rules.A.example.com: the same host as "a.example.com"',
     ]);
   });
 
