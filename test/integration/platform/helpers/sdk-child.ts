@@ -22,7 +22,7 @@ type Call =
   | { id: number; op: 'volume-call'; volumeId: string; method: string; args: unknown[] }
   | { id: number; op: 'secret'; method: string; args: unknown[] }
   | { id: number; op: 'secret-list'; opts: Record<string, unknown>; pages: number }
-  | { id: number; op: 'build'; alias: string; runCmd: string; opts: Record<string, unknown> }
+  | { id: number; op: 'build'; alias: string; runCmd: string; user?: string; opts: Record<string, unknown> }
   | { id: number; op: 'template'; method: string; args: unknown[] }
   | { id: number; op: 'build-start'; name: string; run: string; startCmd: string; opts: Record<string, unknown> }
   | {
@@ -78,7 +78,9 @@ async function handle(call: Call): Promise<unknown> {
       return fn.apply(Sandbox, call.args);
     }
     case 'build': {
-      const template = Template().fromDebianImage('bookworm').runCmd(call.runCmd);
+      const template = Template()
+        .fromDebianImage('bookworm')
+        .runCmd(call.runCmd, call.user ? { user: call.user } : undefined);
       const info = await Template.build(template, { alias: call.alias, cpuCount: 1, memoryMB: 512, ...call.opts } as never);
       return { templateId: (info as { templateId: string }).templateId };
     }

@@ -95,8 +95,9 @@ export class SdkDriver {
   }
 
   /** Template.build of Debian with one RUN step, named `alias`. */
-  build(alias: string, runCmd: string, opts: Record<string, unknown>): Promise<{ templateId: string }> {
-    return this.send({ op: 'build', alias, runCmd, opts }) as Promise<{ templateId: string }>;
+  /** A Debian template with one RUN step (as `user`, else the SDK's default). */
+  build(alias: string, runCmd: string, opts: Record<string, unknown>, user?: string): Promise<{ templateId: string }> {
+    return this.send({ op: 'build', alias, runCmd, opts, ...(user ? { user } : {}) }) as Promise<{ templateId: string }>;
   }
 
   /** A static method of Sandbox, e.g. ('kill', id, opts). */
