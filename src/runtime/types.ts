@@ -148,6 +148,8 @@ export interface SandboxRuntime {
    * running sandbox created with that attachDir (SandboxSpec.attachDir). Absent: not done by this runtime.
    */
   attachImage?(sandboxID: string, o: { key: string; layers: string[]; attachDir: string }): Promise<void>;
+  /** Whether attachImage works on this runtime's running sandboxes (not under runsc: runsc.ts); absent: it does not. */
+  readonly attachesAfterStart?: boolean;
   /** Writes (null: removes) files beside an attached filesystem, `<attachDir>/<key>/<name>` inside (read-only there). */
   setAttachedFiles?(sandboxID: string, key: string, files: Record<string, string | null>): void;
   /** Why the host's admission would refuse a sandbox of this size now, or undefined when it would take it. */

@@ -24,7 +24,7 @@ export interface McpImageSource {
   readonly pullWithinCreate?: boolean;
   /** The images of the catalog servers in `mcp` that `templateLayers` lack; a bad `mcp` is a 400. */
   missing(mcp: unknown, templateLayers: readonly string[]): string[];
-  /** Those images as read-only layers for the sandbox's root, pulled now (the runtime cannot attach: runsc). */
+  /** Those images as read-only layers for the sandbox's root, pulled now (the runtime cannot attach: attachesAfterStart). */
   layers(mcp: unknown, templateLayers: readonly string[]): Promise<string[]>;
   /** One image, its layers held until `release`; or why it could not be fetched. Rejects only when aborted. */
   fetch(ref: string, signal: AbortSignal): Promise<FetchedImage>;
@@ -75,7 +75,10 @@ export class McpImageAttacher {
   get enabled(): boolean {
     const { runtime, images } = this.o;
     return (
-      !images.pullWithinCreate && runtime.name !== 'runsc' && runtime.attachImage !== undefined && runtime.setAttachedFiles !== undefined
+      !images.pullWithinCreate &&
+      runtime.attachesAfterStart === true &&
+      runtime.attachImage !== undefined &&
+      runtime.setAttachedFiles !== undefined
     );
   }
 
