@@ -12,7 +12,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { hostCgroupMounts } from '../../../src/runtime/cgroups';
 import { cleanupLeftovers } from '../../../src/runtime/cleanup';
-import { DEFAULT_STATE_ROOT } from '../../../src/runtime/instance';
+import { POOL_DIR } from '../../../src/runtime/disk-pool';
+import { DEFAULT_STATE_ROOT, STEPS_DATA_DIR } from '../../../src/runtime/instance';
 import { openSandboxHostNetwork } from '../../../src/runtime/network/host-network';
 import { bundle, bundleEntries } from '../../../scripts/bundle';
 import { baseRootfs, ROOTFS_TIMEOUT_MS } from '../runtime/helpers/common';
@@ -69,9 +70,11 @@ function hostTraces(withMounts = true): Record<string, string[]> {
       for (const id of fs.readdirSync(dir)) if (fs.statSync(join(dir, id)).isDirectory()) add(id, `cgroup ${m.mountPoint}`);
   }
   const data = join(stateDir, 'runtime', name);
-  // A sandbox's disk image and console log lie beside its directory (<id>.disk, <id>.console.log).
+  // A sandbox's disk image and console log lie beside its directory (<id>.disk, <id>.console.log). The runtime's own
+  // directories there (ready disks, build steps) start with a dot (disk-pool.ts POOL_DIR, instance.ts STEPS_DATA_DIR).
   if (fs.existsSync(data))
     for (const entry of fs.readdirSync(data)) {
+      if (entry === POOL_DIR || entry === STEPS_DATA_DIR) continue;
       const [id, beside] = entry.split('.');
       add(id as string, beside === undefined ? 'dir' : beside);
     }
