@@ -1,6 +1,6 @@
 /**
  * `network.rules` with secrets, by attack, through the unmodified SDK on the real runtime and network: a TLS server
- * behind the sandbox network (its own address in the internet stand-in, a certificate for two names from a test CA
+ * behind the sandbox network (its own address in the internet stand-in, a certificate for *.sec.test from a test CA
  * the platform is told to trust upstream) receives the header with the secret's value from `curl https://host/` in
  * the sandbox; the value is nowhere the sandbox can read; a request to a host without rules is not touched; a rule
  * does not grant access; a placeholder of another team's secret or of an unknown name is refused, nothing sent;
@@ -10,6 +10,7 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { type NetworkRig, startRig } from './helpers/rig';
+import { type TestCertificates, testCertificates } from '../../helpers/tls-domain';
 
 jest.setTimeout(300_000);
 
@@ -25,7 +26,7 @@ const https = require('node:https');
 const fs = require('node:fs');
 const [dir, address] = process.argv.slice(1);
 let count = 0;
-https.createServer({ key: fs.readFileSync(dir + '/server.key'), cert: fs.readFileSync(dir + '/server.pem') }, (req, res) => {
+https.createServer({ key: fs.readFileSync(dir + '/site.key'), cert: fs.readFileSync(dir + '/site.crt') }, (req, res) => {
   count += 1;
   if (req.url === '/count') { res.end(String(count - 1)); count -= 1; return; }
   res.end(JSON.stringify({ sni: req.socket.servername, headers: req.headers }));
@@ -33,60 +34,14 @@ https.createServer({ key: fs.readFileSync(dir + '/server.key'), cert: fs.readFil
 `;
 
 let rig: NetworkRig;
-let certDir: string;
+let certs: TestCertificates;
 let server: ChildProcess | undefined;
 let beta: { apiKey: string; apiUrl: string; sandboxUrl: string };
 
-function openssl(...args: string[]): void {
-  execFileSync('openssl', args, { stdio: 'ignore' });
-}
-
 beforeAll(async () => {
-  certDir = fs.mkdtempSync('/tmp/sec-ca-');
-  const f = (n: string) => join(certDir, n);
-  openssl(
-    'req',
-    '-x509',
-    '-newkey',
-    'ec',
-    '-pkeyopt',
-    'ec_paramgen_curve:prime256v1',
-    '-nodes',
-    '-keyout',
-    f('ca.key'),
-    '-out',
-    f('ca.pem'),
-    '-days',
-    '1',
-    '-subj',
-    '/CN=sec test CA',
-    '-addext',
-    'basicConstraints=critical,CA:TRUE',
-  );
-  openssl(
-    'req',
-    '-x509',
-    '-newkey',
-    'ec',
-    '-pkeyopt',
-    'ec_paramgen_curve:prime256v1',
-    '-nodes',
-    '-keyout',
-    f('server.key'),
-    '-out',
-    f('server.pem'),
-    '-days',
-    '1',
-    '-subj',
-    `/CN=${RULE_HOST}`,
-    '-CA',
-    f('ca.pem'),
-    '-CAkey',
-    f('ca.key'),
-    '-addext',
-    `subjectAltName=DNS:${RULE_HOST},DNS:${OTHER_HOST}`,
-  );
-  rig = await startRig({ egressUpstreamCaFiles: [f('ca.pem')] }, 'sec');
+  // One certificate for *.sec.test (both hosts) from a test CA the platform is told to trust upstream.
+  certs = await testCertificates('sec.test');
+  rig = await startRig({ egressUpstreamCaFiles: [certs.caFile] }, 'sec');
   execFileSync('ip', ['-n', rig.internet.namespace, 'addr', 'add', `${SERVER_ADDRESS}/32`, 'dev', 'eth0']);
   // The stand-in holds *:443 there: its port 443 leads to the server's 8443.
   execFileSync('ip', [
@@ -110,7 +65,7 @@ beforeAll(async () => {
     '--to-destination',
     `${SERVER_ADDRESS}:8443`,
   ]);
-  server = spawn('ip', ['netns', 'exec', rig.internet.namespace, process.execPath, '-e', SERVER, certDir, SERVER_ADDRESS], {
+  server = spawn('ip', ['netns', 'exec', rig.internet.namespace, process.execPath, '-e', SERVER, certs.dir, SERVER_ADDRESS], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   await new Promise<void>((resolve, reject) => {
@@ -135,7 +90,7 @@ beforeAll(async () => {
 afterAll(async () => {
   server?.kill('SIGKILL');
   await rig?.close();
-  if (certDir) fs.rmSync(certDir, { recursive: true, force: true });
+  await certs?.close();
 });
 
 const ph = (name: string) => ['$', `{e2b.secrets.${name}}`].join('');
@@ -200,7 +155,7 @@ test('the rule host gets the header with the secret; the sandbox trusts its CA, 
 
   // A host without rules is not intercepted: its own certificate (the test CA's, which the sandbox does not trust).
   expect((await curlJson(id, OTHER_HOST)).exitCode).not.toBe(0);
-  await rig.sdk.call(id, 'files.write', '/tmp/test-ca.pem', fs.readFileSync(join(certDir, 'ca.pem'), 'utf8'));
+  await rig.sdk.call(id, 'files.write', '/tmp/test-ca.pem', fs.readFileSync(certs.caFile, 'utf8'));
   const other = await curlJson(id, OTHER_HOST, `--cacert /tmp/test-ca.pem -H 'Authorization: ${ph('sec-api-key')}'`);
   expect(other.exitCode).toBe(0);
   expect((other.body as { headers: Record<string, string> }).headers.authorization).toBe(ph('sec-api-key'));
