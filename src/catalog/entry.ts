@@ -1,6 +1,15 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
-import { ACCESS_TOKEN_PATTERN, ACCESS_TOKEN_RULE, DEFAULT_AGENT_PORT, hashAccessToken, SANDBOX_ID_PATTERN } from '../contract';
+import {
+  ACCESS_TOKEN_PATTERN,
+  ACCESS_TOKEN_RULE,
+  DEFAULT_AGENT_PORT,
+  HOST_MASK_RULE,
+  hashAccessToken,
+  isHostMask,
+  MAX_HTTPS_PORTS,
+  SANDBOX_ID_PATTERN,
+} from '../contract';
 
 export const SANDBOX_STATES = ['running', 'paused'] as const;
 export type SandboxState = (typeof SANDBOX_STATES)[number];
@@ -24,6 +33,10 @@ export interface CatalogEntry {
    * (`network.allowPublicTraffic: false`): calls to them must then carry that token.
    */
   trafficTokenHash?: string;
+  /** Its ports that serve HTTPS (`network.httpsPorts`): the gateway reaches them over TLS, any certificate accepted. */
+  httpsPorts?: number[];
+  /** The Host header its services see (`network.maskRequestHost`, see contract/sandbox-ports.ts); the agent's port sees the Host as sent. */
+  maskRequestHost?: string;
 }
 
 /** A fleet host's ID: what `--host-id` accepts (an EC2 instance ID fits). */
@@ -67,10 +80,22 @@ export const catalogEntryInputSchema = z
       .string()
       .regex(/^[0-9a-f]{64}$/, { message: 'expected the sha256 of the traffic access token as 64 lowercase hex digits' })
       .optional(),
+    httpsPorts: z
+      .array(z.number().int().min(1).max(65535), { message: 'expected a list of port numbers (1 to 65535)' })
+      .max(MAX_HTTPS_PORTS)
+      .optional(),
+    maskRequestHost: z
+      .string()
+      .refine(isHostMask, { message: `expected ${HOST_MASK_RULE}` })
+      .optional(),
   })
   .strict()
   .refine((e) => (e.token === undefined) !== (e.tokenHash === undefined), {
     message: 'give exactly one of "token" (plain, hashed on load) or "tokenHash" (sha256 hex)',
+  })
+  .refine((e) => !e.httpsPorts?.includes(e.agentPort), {
+    message: "httpsPorts may not list the agent's port: the gateway reaches the agent itself",
+    path: ['httpsPorts'],
   });
 
 export type CatalogEntryInput = z.input<typeof catalogEntryInputSchema>;
@@ -89,6 +114,8 @@ export function toCatalogEntry(input: unknown, where = ''): CatalogEntry {
     autoResume: e.autoResume,
     ...(e.hostID !== undefined ? { hostID: e.hostID } : {}),
     ...(e.trafficTokenHash !== undefined ? { trafficTokenHash: e.trafficTokenHash } : {}),
+    ...(e.httpsPorts !== undefined && e.httpsPorts.length > 0 ? { httpsPorts: [...new Set(e.httpsPorts)] } : {}),
+    ...(e.maskRequestHost !== undefined ? { maskRequestHost: e.maskRequestHost } : {}),
   };
 }
 

@@ -102,6 +102,8 @@ export class RedisCatalog implements WritableCatalog {
         autoResume: fields.autoResume === 'true',
         ...(fields.hostID ? { hostID: fields.hostID } : {}),
         ...(fields.trafficTokenHash ? { trafficTokenHash: fields.trafficTokenHash } : {}),
+        ...(fields.httpsPorts ? { httpsPorts: fields.httpsPorts.split(',').map(Number) } : {}),
+        ...(fields.maskRequestHost ? { maskRequestHost: fields.maskRequestHost } : {}),
       });
     } catch (err) {
       throw new Error(`redis catalog: entry ${this.keyOf(sandboxID)} is malformed (${(err as Error).message})`);
@@ -122,6 +124,8 @@ export class RedisCatalog implements WritableCatalog {
         autoResume: String(entry.autoResume),
         ...(entry.hostID !== undefined ? { hostID: entry.hostID } : {}),
         ...(entry.trafficTokenHash !== undefined ? { trafficTokenHash: entry.trafficTokenHash } : {}),
+        ...(entry.httpsPorts !== undefined ? { httpsPorts: entry.httpsPorts.join(',') } : {}),
+        ...(entry.maskRequestHost !== undefined ? { maskRequestHost: entry.maskRequestHost } : {}),
       })
       .publish(this.channel, entry.sandboxID)
       .exec();

@@ -11,3 +11,4 @@ export * from './child-oom';
 export * from './api-key';
 export * from './code-interpreter';
 export * from './file-signature';
+export * from './sandbox-ports';

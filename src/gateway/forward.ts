@@ -2,7 +2,13 @@ import { timerDelay } from '../contract/connect-timeout';
 import type { ClientExchange } from './client-connection';
 import { upstreamTimedOut, upstreamUnreachable, type GatewayErrorBody } from './error-response';
 import { forwardedRequestHeaders, forwardedResponseHeaders } from './hop-by-hop';
-import { UPSTREAM_CONNECT_TIMEOUT, UPSTREAM_HEADERS_TIMEOUT, type UpstreamBody, type UpstreamHandler } from './upstream-client';
+import {
+  UPSTREAM_CONNECT_TIMEOUT,
+  UPSTREAM_HEADERS_TIMEOUT,
+  type UpstreamBody,
+  type UpstreamHandler,
+  type UpstreamTls,
+} from './upstream-client';
 import type { UpstreamPools } from './upstream-pool';
 
 export interface ForwardTarget {
@@ -11,8 +17,10 @@ export interface ForwardTarget {
   port: number;
   /** Request headers this port may not see (lower case): see port-access.ts. */
   dropped: ReadonlySet<string>;
-  /** HTTPS to `host` (its certificate checked against that name): only the platform API behind a TLS listener. */
-  tls?: boolean;
+  /** HTTPS: the platform API behind a TLS listener ('verified'), or a sandbox's HTTPS port ('unverified'). */
+  tls?: UpstreamTls;
+  /** The Host header the upstream gets instead of the client's (a sandbox's `network.maskRequestHost`). */
+  requestHost?: string;
 }
 
 export interface ForwardSettings {
@@ -57,9 +65,16 @@ export function forward(ex: ClientExchange, target: ForwardTarget, settings: For
     return;
   }
   const { head } = ex;
-  const headers = forwardedRequestHeaders(head.rawHeaders, head.headers, settings.via, head.remoteAddress, target.dropped);
+  const headers = forwardedRequestHeaders(
+    head.rawHeaders,
+    head.headers,
+    settings.via,
+    head.remoteAddress,
+    target.dropped,
+    target.requestHost,
+  );
   const handler = new ForwardHandler(ex, target, settings, callTimeoutMs);
-  const client = settings.pools.poolFor(target.host, target.port, target.tls === true);
+  const client = settings.pools.poolFor(target.host, target.port, target.tls);
   const call = { path: head.url, method: head.method, headers, body: NO_BODY as UpstreamBody };
   if (framing.kind === 'none') {
     client.dispatch(call, handler);

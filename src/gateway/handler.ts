@@ -1,5 +1,6 @@
 import type { Socket } from 'node:net';
 import { AccessTokenChecker } from '../contract/access-token';
+import { maskedHost } from '../contract/sandbox-ports';
 import { CONNECT_TIMEOUT_HEADER, parseConnectTimeoutMs } from '../contract/connect-timeout';
 import { signedFilesQuery } from '../contract/file-signature';
 import type { CatalogEntry } from '../catalog/entry';
@@ -29,6 +30,19 @@ export interface HandlerDeps {
 }
 
 type Lookup = CatalogEntry | undefined;
+
+/**
+ * Where a call the caller may make goes: the sandbox's address and port, over TLS when the sandbox lists the port in
+ * its `httpsPorts` (any certificate: the sandbox's own), with its request host mask as the Host on ports other than
+ * the agent's.
+ */
+export function sandboxTarget(e: CatalogEntry, port: number, dropped: ReadonlySet<string>): ForwardTarget {
+  const target: ForwardTarget = { sandboxID: e.sandboxID, host: e.host, port, dropped };
+  if (port === e.agentPort) return target;
+  if (e.httpsPorts?.includes(port)) target.tls = 'unverified';
+  if (e.maskRequestHost !== undefined) target.requestHost = maskedHost(e.maskRequestHost, port);
+  return target;
+}
 
 function isPromise(value: Lookup | Promise<Lookup>): value is Promise<Lookup> {
   return typeof (value as Promise<Lookup> | undefined)?.then === 'function';
@@ -129,7 +143,7 @@ export function createHandler(deps: HandlerDeps): GatewayHandlers {
       ex.fail(access.error);
       return;
     }
-    const target = (e: CatalogEntry): ForwardTarget => ({ sandboxID, host: e.host, port: access.port, dropped: access.dropped });
+    const target = (e: CatalogEntry): ForwardTarget => sandboxTarget(e, access.port, access.dropped);
     if (entry.state === 'paused') {
       resumeIfAllowed(entry, ex)
         .then((running) => {

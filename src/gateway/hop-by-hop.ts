@@ -43,7 +43,8 @@ export function listedInConnection(connection: string | string[] | undefined): S
  * The request fields to send upstream, as a flat [name, value, ...] list in the client's order and spelling:
  * end-to-end fields only, X-Forwarded-For and Via appended (RFC 9110 section 7.6.3). The framing is added by the
  * caller from what the parser established, never from these fields. `dropped` (lower case) are left out too: the
- * credentials that port may not see (port-access.ts).
+ * credentials that port may not see (port-access.ts). `host`, when given, is the Host the upstream gets instead of
+ * the client's (a sandbox's request host mask).
  */
 export function forwardedRequestHeaders(
   rawHeaders: readonly string[],
@@ -51,9 +52,10 @@ export function forwardedRequestHeaders(
   via: string,
   remote: string | undefined,
   dropped?: ReadonlySet<string>,
+  host?: string,
 ): string[] {
   const extra = listedInConnection(headers.connection);
-  const out: string[] = [];
+  const out: string[] = host === undefined ? [] : ['host', host];
   let priorVia: string | undefined;
   let priorFor: string | undefined;
   for (let i = 0; i < rawHeaders.length; i += 2) {
@@ -64,6 +66,7 @@ export function forwardedRequestHeaders(
       priorVia = priorVia === undefined ? rawHeaders[i + 1] : `${priorVia}, ${rawHeaders[i + 1]}`;
       continue;
     }
+    if (host !== undefined && lower === 'host') continue;
     if (lower === 'x-forwarded-for') {
       priorFor = priorFor === undefined ? rawHeaders[i + 1] : `${priorFor}, ${rawHeaders[i + 1]}`;
       continue;

@@ -47,7 +47,8 @@ export const DEFAULT_LIMITS: GatewayLimits = {
 export interface ApiUpstream {
   host: string;
   port: number;
-  tls?: boolean;
+  /** HTTPS, its certificate checked against `host`. */
+  tls?: 'verified';
 }
 
 /**
@@ -68,7 +69,7 @@ export function parseApiUpstream(text: string): ApiUpstream | undefined {
   if (url.username !== '' || url.password !== '' || url.search !== '' || url.hash !== '' || !/^\/?$/.test(url.pathname)) return undefined;
   if (url.hostname === '' || url.hostname.startsWith('[')) return undefined;
   const port = url.port === '' ? (tls ? 443 : 80) : Number(url.port);
-  return validPort({ host: url.hostname, port, ...(tls ? { tls: true } : {}) });
+  return validPort({ host: url.hostname, port, ...(tls ? { tls: 'verified' as const } : {}) });
 }
 
 const validPort = (u: ApiUpstream): ApiUpstream | undefined => (u.port >= 1 && u.port <= 65535 ? u : undefined);

@@ -10,10 +10,11 @@ import type { RequestHead } from './client-connection';
 import { rawErrorFor, upstreamTimedOut, upstreamUnreachable } from './error-response';
 import type { ForwardTarget } from './forward';
 import { forwardedRequestHeaders } from './hop-by-hop';
+import { upstreamTlsOptions } from './upstream-client';
 
 /** The head sent to the sandbox: request line, forwarded fields, then the upgrade itself. */
 export function upgradeHead(req: RequestHead, target: ForwardTarget, via: string): string {
-  const fields = forwardedRequestHeaders(req.rawHeaders, req.headers, via, req.remoteAddress, target.dropped);
+  const fields = forwardedRequestHeaders(req.rawHeaders, req.headers, via, req.remoteAddress, target.dropped, target.requestHost);
   const lines = [`${req.method} ${req.url} HTTP/1.1`];
   for (let i = 0; i < fields.length; i += 2) lines.push(`${fields[i]}: ${fields[i + 1]}`);
   lines.push('connection: upgrade', `upgrade: ${String(req.headers.upgrade)}`);
@@ -28,7 +29,7 @@ export function tunnel(
   settings: { via: string; connectTimeoutMs: number },
 ): void {
   const upstream = target.tls
-    ? tlsConnect({ host: target.host, port: target.port, servername: target.host })
+    ? tlsConnect(upstreamTlsOptions(target.host, target.port, target.tls))
     : connect({ host: target.host, port: target.port });
   let connected = false;
   const timer = setTimeout(() => {

@@ -10,10 +10,28 @@
  * gives carry no framing field, and `body` says which framing to write.
  */
 import { isIP, type Socket } from 'node:net';
-import { connect as tlsConnect } from 'node:tls';
+import { type ConnectionOptions, connect as tlsConnect } from 'node:tls';
 import { HTTPParser, type NativeParser } from './http-parser';
 import { readInto } from './socket-reader';
 import { UpstreamSocket } from './upstream-socket';
+
+/**
+ * HTTPS to an upstream: 'verified', its certificate checked against the host name (the platform API behind a TLS
+ * listener); 'unverified', any certificate accepted (a sandbox port listed in `network.httpsPorts`: the sandbox's own
+ * server, often self-signed, reached at the address the catalog gives). Undefined: plain HTTP.
+ */
+export type UpstreamTls = 'verified' | 'unverified' | undefined;
+
+/** The TLS options of a connection to `host:port`. */
+export function upstreamTlsOptions(host: string, port: number, tls: 'verified' | 'unverified'): ConnectionOptions {
+  return {
+    host,
+    port,
+    servername: isIP(host) === 0 ? host : undefined,
+    ALPNProtocols: ['http/1.1'],
+    ...(tls === 'unverified' ? { rejectUnauthorized: false } : {}),
+  };
+}
 
 export type UpstreamBody =
   | { kind: 'none' }
@@ -368,7 +386,7 @@ export class UpstreamClient {
   constructor(
     private readonly host: string,
     private readonly port: number,
-    private readonly tls: boolean,
+    private readonly tls: UpstreamTls,
     private readonly settings: UpstreamClientSettings,
   ) {}
 
@@ -420,7 +438,7 @@ export class UpstreamClient {
     this.connecting++;
     const { host, port } = this;
     const socket: Socket = this.tls
-      ? tlsConnect({ host, port, servername: isIP(host) === 0 ? host : undefined, ALPNProtocols: ['http/1.1'] })
+      ? tlsConnect(upstreamTlsOptions(host, port, this.tls))
       : new UpstreamSocket({ allowHalfOpen: false }).connect({ host, port });
     socket.setNoDelay(true);
     let settled = false;

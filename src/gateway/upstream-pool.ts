@@ -1,4 +1,4 @@
-import { UpstreamClient } from './upstream-client';
+import { UpstreamClient, type UpstreamTls } from './upstream-client';
 
 export interface UpstreamPoolSettings {
   /** Connections the gateway opens to one sandbox port at most; further requests queue. */
@@ -39,9 +39,9 @@ export class UpstreamPools {
     this.sweeper.unref();
   }
 
-  /** `tls`: HTTPS, the upstream's certificate checked against `host` (only the platform API behind a TLS listener). */
-  poolFor(host: string, port: number, tls = false): UpstreamClient {
-    const key = tls ? `tls:${host}:${port}` : `${host}:${port}`;
+  /** `tls`: HTTPS, and whether the upstream's certificate is checked (upstream-client.ts). */
+  poolFor(host: string, port: number, tls?: UpstreamTls): UpstreamClient {
+    const key = tls ? `${tls}:${host}:${port}` : `${host}:${port}`;
     let client = this.clients.get(key);
     if (!client) {
       client = new UpstreamClient(host, port, tls, {

@@ -425,7 +425,16 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
         ...volumeContentRoutes(volumes),
         ...secretRoutes(secrets),
         ...(collector ? storageRoutes(collector) : []),
-        ...(tenancy ? teamRoutes({ ...teams, holdings, measure: (teamID) => volumes.measureTeam(teamID) }) : []),
+        ...(tenancy
+          ? teamRoutes({
+              ...teams,
+              holdings,
+              removeWith: async (teamID) => {
+                await secrets.destroyTeam(teamID);
+              },
+              measure: (teamID) => volumes.measureTeam(teamID),
+            })
+          : []),
       ],
       apiKeys,
       ...(tenancy ? { audit: (entry: AuditEntry) => teams.audit.record(entry) } : {}),

@@ -1,34 +1,28 @@
 /** Filtering and paging of `GET /v2/sandboxes`: a pure function of the records and the query. */
-import { ApiError } from '../http/types';
+import { comparePositions, decodePageToken, encodePageToken, type PagePosition, pageOf } from '../http/page-token';
 import type { ListQuery } from './requests';
 import type { SandboxRecord } from './record';
 
+/** A listed sandbox's place in the order (its page token: http/page-token.ts). */
 interface Cursor {
   startedAt: string;
   sandboxID: string;
 }
 
-export function encodeCursor(record: Cursor): string {
-  return Buffer.from(JSON.stringify([record.startedAt, record.sandboxID]), 'utf8').toString('base64url');
+const positionOf = (c: Cursor): PagePosition => ({ at: c.startedAt, id: c.sandboxID });
+
+export function encodeCursor(c: Cursor): string {
+  return encodePageToken(positionOf(c));
 }
 
 export function decodeCursor(token: string): Cursor {
-  try {
-    const [startedAt, sandboxID] = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as unknown[];
-    if (typeof startedAt === 'string' && typeof sandboxID === 'string') return { startedAt, sandboxID };
-  } catch {
-    // reported below
-  }
-  throw new ApiError(
-    400,
-    `query "nextToken": ${JSON.stringify(token.slice(0, 60))} is not a token this API gave out; pass the x-next-token header of the previous page`,
-  );
+  const { at, id } = decodePageToken(token);
+  return { startedAt: at, sandboxID: id };
 }
 
 /** The list's order: start time, then ID (ascending); a fleet merges its hosts' pages by the same rule. */
 export function compareListed(a: Cursor, b: Cursor): number {
-  if (a.startedAt !== b.startedAt) return a.startedAt < b.startedAt ? -1 : 1;
-  return a.sandboxID < b.sandboxID ? -1 : a.sandboxID > b.sandboxID ? 1 : 0;
+  return comparePositions(positionOf(a), positionOf(b));
 }
 
 /** What a list may be narrowed by (the v2 query's filters; the 1.x list sends only metadata). */
@@ -48,12 +42,9 @@ export function listAllSandboxes(records: readonly SandboxRecord[], filter: List
 
 /** One page, in start order (newest first by default), and the token of the next page when there is one. */
 export function listSandboxes(records: readonly SandboxRecord[], query: ListQuery): { page: SandboxRecord[]; nextToken?: string } {
-  const direction = query.order === 'asc' ? 1 : -1;
-  const after = query.nextToken === undefined ? undefined : decodeCursor(query.nextToken);
-  const matching = listAllSandboxes(records, query)
-    .sort((a, b) => direction * compareListed(a, b))
-    .filter((r) => after === undefined || direction * compareListed(r, after) > 0);
-  const page = matching.slice(0, query.limit);
-  const last = page.at(-1);
-  return matching.length > page.length && last ? { page, nextToken: encodeCursor(last) } : { page };
+  return pageOf(listAllSandboxes(records, query), positionOf, {
+    limit: query.limit,
+    direction: query.order === 'asc' ? 1 : -1,
+    ...(query.nextToken !== undefined ? { nextToken: query.nextToken } : {}),
+  });
 }

@@ -10,7 +10,7 @@ import { canonicalCidr, type EgressPolicy, type EgressProxy, type ProxyTarget } 
 import { PRIVATE_DESTINATIONS } from '../../runtime/network/private-ranges';
 import type { TransformPolicy } from '../../runtime/network/egress-relay/transform';
 import { canonicalRuleKey, FRAMING_HEADERS, SECRET_PLACEHOLDER, type TransformRules } from '../../runtime/network/transform-rules';
-import { unsupported } from './unsupported-field';
+import { HOST_MASK_RULE, isHostMask, MAX_HTTPS_PORTS } from '../../contract/sandbox-ports';
 
 const DESTINATION = 'an IPv4 address or CIDR such as 8.8.8.8 or 8.8.8.0/24';
 
@@ -197,13 +197,39 @@ const egressFields = {
   rules: rulesSchema,
 };
 
+const PORT = 'a port number from 1 to 65535';
+
+/** `httpsPorts`: the sandbox's ports the gateway reaches over TLS; each once, the agent's refused by the service. */
+const httpsPortsSchema = z
+  .array(
+    z
+      .number({ message: `expected ${PORT}` })
+      .int({ message: `expected ${PORT}` })
+      .min(1, { message: `expected ${PORT}` })
+      .max(65535, { message: `expected ${PORT}` }),
+    {
+      message: `expected a list of ports such as [3000, 8443]`,
+    },
+  )
+  .max(MAX_HTTPS_PORTS, { message: `at most ${MAX_HTTPS_PORTS} ports` })
+  .transform((ports) => [...new Set(ports)].sort((a, b) => a - b))
+  .optional();
+
+/** `maskRequestHost`: the Host header the sandbox's services see. */
+const maskRequestHostSchema = z
+  .string({ message: `expected ${HOST_MASK_RULE}` })
+  .refine(isHostMask, { message: `expected ${HOST_MASK_RULE}` })
+  .optional();
+
 export const networkSchema = z.strictObject(
   {
     ...egressFields,
     /** false: the sandbox's ports other than the agent's need its traffic access token (docs/network.md). */
     allowPublicTraffic: z.boolean({ message: 'expected true or false' }).optional(),
-    maskRequestHost: unsupported('request host masks'),
-    httpsPorts: unsupported('HTTPS sandbox ports'),
+    /** The Host header the sandbox's services see, with the port put in (contract/sandbox-ports.ts). */
+    maskRequestHost: maskRequestHostSchema,
+    /** Its ports that serve HTTPS: the gateway reaches them over TLS without checking the certificate. */
+    httpsPorts: httpsPortsSchema,
   },
   {
     error: keysError(

@@ -21,6 +21,10 @@ export interface SandboxRecord {
   envdAccessToken: string;
   /** Set when its ports are not public (`network.allowPublicTraffic: false`): calls to them carry this token. */
   trafficAccessToken?: string;
+  /** Its ports that serve HTTPS (`network.httpsPorts`, ascending): the gateway reaches them over TLS. */
+  httpsPorts?: number[];
+  /** The Host header its services see (`network.maskRequestHost`, as written: the gateway puts the port in). */
+  maskRequestHost?: string;
   /** Its egress rules as asked for (canonical CIDRs and domain names); the network enforces them (egressPolicyOf). */
   egress?: EgressRequest;
   /** Its egress CA's trust store binds and variables: made at create when it asked for `network.rules` (egress-transforms.ts). */

@@ -449,6 +449,11 @@ export class SandboxService {
       ...(request.network?.rules ? { rules: request.network.rules } : {}),
     };
     this.checkCanEnforce(egress, undefined);
+    if (request.network?.httpsPorts?.includes(this.agentPort))
+      throw new ApiError(
+        400,
+        `body field "network.httpsPorts": ${this.agentPort} is the port of the sandbox's agent (envd), which the gateway reaches itself; leave it out`,
+      );
     const { resolved, release } = await this.resolveHeld(request.templateID, teamID, origin);
     try {
       return await this.createFrom(request, teamID, egress, resolved, origin);
@@ -537,6 +542,8 @@ export class SandboxService {
       buildID: template.buildID,
       envdAccessToken: newEnvdAccessToken(sandboxID),
       ...(request.network?.allowPublicTraffic === false ? { trafficAccessToken: newAccessToken() } : {}),
+      ...(request.network?.httpsPorts?.length ? { httpsPorts: request.network.httpsPorts } : {}),
+      ...(request.network?.maskRequestHost !== undefined ? { maskRequestHost: request.network.maskRequestHost } : {}),
       ...(Object.keys(egress).length > 0 ? { egress } : {}),
       ...(onlyTo ? { egressOnlyTo: onlyTo } : {}),
       state: 'creating',
@@ -793,6 +800,8 @@ export class SandboxService {
       autoResume: record.autoResume,
       ...(this.o.hostID !== undefined ? { hostID: this.o.hostID } : {}),
       ...(record.trafficAccessToken !== undefined ? { trafficTokenHash: hashAccessToken(record.trafficAccessToken) } : {}),
+      ...(record.httpsPorts !== undefined ? { httpsPorts: record.httpsPorts } : {}),
+      ...(record.maskRequestHost !== undefined ? { maskRequestHost: record.maskRequestHost } : {}),
     });
   }
 

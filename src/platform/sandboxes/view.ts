@@ -50,6 +50,8 @@ export function sandboxDetail(record: SandboxRecord, ctx: ViewContext) {
       // The rules as written: placeholders, never a secret's value.
       ...(record.egress?.rules ? { rules: record.egress.rules } : {}),
       allowPublicTraffic: record.trafficAccessToken === undefined,
+      ...(record.maskRequestHost !== undefined ? { maskRequestHost: record.maskRequestHost } : {}),
+      ...(record.httpsPorts !== undefined ? { httpsPorts: record.httpsPorts } : {}),
     },
   };
 }

@@ -5,6 +5,7 @@
  * egress relay: no answer of the API, no log line and no error carries it.
  */
 import { LOWER_ALNUM, randomText } from '../../util/random-text';
+import { type PagePosition, pageOf } from '../http/page-token';
 import { ApiError } from '../http/types';
 import { KeyedLock } from '../sandboxes/keyed-lock';
 import { type Caller, mayAct } from '../teams/model';
@@ -19,30 +20,7 @@ export function secretNotFound(ref: string): ApiError {
 /** The context a value is sealed under: moving a sealed value to another secret or version breaks it. */
 const contextOf = (r: Pick<SecretRecord, 'secretID' | 'currentVersion'>) => `${r.secretID}:${r.currentVersion}`;
 
-interface Cursor {
-  createdAt: string;
-  secretID: string;
-}
-
-const compare = (a: Cursor, b: Cursor) =>
-  a.createdAt !== b.createdAt ? (a.createdAt < b.createdAt ? -1 : 1) : a.secretID < b.secretID ? -1 : a.secretID > b.secretID ? 1 : 0;
-
-function encodeCursor(c: Cursor): string {
-  return Buffer.from(JSON.stringify([c.createdAt, c.secretID]), 'utf8').toString('base64url');
-}
-
-function decodeCursor(token: string): Cursor {
-  try {
-    const [createdAt, secretID] = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as unknown[];
-    if (typeof createdAt === 'string' && typeof secretID === 'string') return { createdAt, secretID };
-  } catch {
-    // reported below
-  }
-  throw new ApiError(
-    400,
-    `query "nextToken": ${JSON.stringify(token.slice(0, 60))} is not a token this API gave out; pass the x-next-token header of the previous page`,
-  );
-}
+const positionOf = (r: SecretRecord): PagePosition => ({ at: r.createdAt, id: r.secretID });
 
 export class SecretService {
   private readonly lock = new KeyedLock();
@@ -110,16 +88,20 @@ export class SecretService {
     return true;
   }
 
+  /**
+   * Deletes every secret of a team that is being deleted (teams/routes.ts): credentials nobody could list, use or
+   * destroy any more are not kept. How many there were.
+   */
+  async destroyTeam(teamID: string): Promise<number> {
+    const own = (await this.store.all()).filter((r) => r.teamID === teamID);
+    for (const record of own) await this.lock.run(record.secretID, () => this.store.delete(record));
+    return own.length;
+  }
+
   /** One page of the caller's secrets, oldest first, and the token of the next page when there is one. */
   async list(caller: Caller, limit: number, nextToken?: string): Promise<{ page: SecretRecord[]; nextToken?: string }> {
-    const after = nextToken === undefined ? undefined : decodeCursor(nextToken);
-    const matching = (await this.store.all())
-      .filter((r) => r.teamID === caller.teamID)
-      .sort(compare)
-      .filter((r) => after === undefined || compare(r, after) > 0);
-    const page = matching.slice(0, limit);
-    const last = page.at(-1);
-    return matching.length > page.length && last ? { page, nextToken: encodeCursor(last) } : { page };
+    const own = (await this.store.all()).filter((r) => r.teamID === caller.teamID);
+    return pageOf(own, positionOf, { limit, ...(nextToken !== undefined ? { nextToken } : {}) });
   }
 
   /**

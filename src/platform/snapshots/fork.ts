@@ -39,6 +39,8 @@ export async function forkSandbox(
               autoResume: { enabled: source.autoResume },
               network: {
                 ...(source.trafficAccessToken !== undefined ? { allowPublicTraffic: false } : {}),
+                ...(source.httpsPorts !== undefined ? { httpsPorts: source.httpsPorts } : {}),
+                ...(source.maskRequestHost !== undefined ? { maskRequestHost: source.maskRequestHost } : {}),
                 ...(source.egress?.allowOut ? { allowOut: source.egress.allowOut } : {}),
                 ...(source.egress?.denyOut ? { denyOut: source.egress.denyOut } : {}),
                 ...(source.egress?.egressProxy ? { egressProxy: source.egress.egressProxy } : {}),

@@ -5,9 +5,9 @@
  */
 import * as fs from 'node:fs';
 import { join } from 'node:path';
+import { pageOf } from '../http/page-token';
 import { ApiError } from '../http/types';
 import { newSandboxID } from '../sandboxes/ids';
-import { compareListed, decodeCursor, encodeCursor } from '../sandboxes/list';
 import type { SandboxService } from '../sandboxes/service';
 import type { TemplateResolver } from '../sandboxes/template-resolver';
 import { type Caller, mayAct, teamOf } from '../teams/model';
@@ -71,17 +71,15 @@ export class SnapshotService {
 
   /** Newest first; `nextToken` continues after the last of the previous page. */
   async list(query: SnapshotListQuery, caller: Caller): Promise<{ page: SnapshotRecord[]; nextToken?: string }> {
-    const key = (r: SnapshotRecord) => ({ startedAt: r.createdAt, sandboxID: r.snapshotID });
-    const after = query.nextToken === undefined ? undefined : decodeCursor(query.nextToken);
     const matching = (await this.store.all())
       .filter((r) => mayAct(caller, teamOf(r)))
       .filter((r) => query.sandboxID === undefined || r.sandboxID === query.sandboxID)
-      .filter((r) => query.name === undefined || r.name === query.name || `${r.name}:${SNAPSHOT_TAG}` === query.name)
-      .sort((a, b) => compareListed(key(b), key(a)))
-      .filter((r) => after === undefined || compareListed(key(r), after) < 0);
-    const page = matching.slice(0, query.limit);
-    const last = page.at(-1);
-    return matching.length > page.length && last ? { page, nextToken: encodeCursor(key(last)) } : { page };
+      .filter((r) => query.name === undefined || r.name === query.name || `${r.name}:${SNAPSHOT_TAG}` === query.name);
+    return pageOf(matching, (r) => ({ at: r.createdAt, id: r.snapshotID }), {
+      limit: query.limit,
+      direction: -1,
+      ...(query.nextToken !== undefined ? { nextToken: query.nextToken } : {}),
+    });
   }
 
   /** Among the snapshots of the teams `may` accepts: another team's snapshot is as unknown as a missing one. */

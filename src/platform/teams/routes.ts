@@ -20,6 +20,11 @@ export interface TeamServices {
   metrics: TeamMetrics;
   /** What a team still has that deleting it would orphan (e.g. "2 templates"), or undefined when nothing. */
   holdings(teamID: string): Promise<string | undefined>;
+  /**
+   * Deletes what goes with a deleted team rather than holding its delete back (its secrets): called before the team
+   * is deleted, so a failure leaves the team for another try, and once more after, for a create that was under way.
+   */
+  removeWith?(teamID: string): Promise<void>;
   /** Brings what the ledger holds for the team's stored bytes up to date before it is shown (volumes written from sandboxes). */
   measure?(teamID: string): Promise<void>;
 }
@@ -153,7 +158,9 @@ export function teamRoutes(s: TeamServices): Route[] {
         const holds = await s.holdings(team.teamID);
         if (holds !== undefined)
           throw new ApiError(409, `team ${team.name} still has ${holds}; kill and delete them first (nothing was deleted)`);
+        await s.removeWith?.(team.teamID);
         await s.store.deleteTeam(team);
+        await s.removeWith?.(team.teamID);
         await s.ledger.forget(team.teamID);
         await s.metrics.forget(team.teamID);
         return { status: 204 };

@@ -191,14 +191,17 @@ describe.each(SDK_LINES.filter((l) => l.volumeMounts))('e2b $version', (line) =>
     expect(destroyed.status).toBe(204);
   });
 
-  test('a field the platform does not honour is refused with the same message as for the newest line; nothing is left', async () => {
+  test('network.maskRequestHost reaches the platform from every line that sends it; a bad one is refused with the same message; nothing is left', async () => {
     const opts = optsFor(line);
     const sdk = await driver(line);
-    // A request host mask (network.maskRequestHost, sent as given by every line with network rules, 2.27 on) is a
-    // feature of E2B's proxy that this platform does not provide.
+    const mask = ['localhost:$', '{PORT}'].join('');
+    const s = await sdk.create('base', { ...opts, metadata: { line: line.version }, network: { maskRequestHost: mask } });
+    const record = (await platform.sandboxes.all()).find((r) => r.sandboxID === s.sandboxId);
+    expect(record?.maskRequestHost).toBe(mask);
+    expect(await sdk.static('kill', s.sandboxId, opts)).toBe(true);
     await expect(
-      sdk.create('base', { ...opts, metadata: { line: line.version }, network: { maskRequestHost: 'sbx.example.com' } }),
-    ).rejects.toThrow('request host masks are not supported by this platform; leave them out');
+      sdk.create('base', { ...opts, metadata: { line: line.version }, network: { maskRequestHost: 'sbx.example.com\r\nX-Evil: 1' } }),
+    ).rejects.toThrow('body field "network.maskRequestHost": expected a host name or IPv4 address with an optional :port');
     expect(await sandboxesOf(line)).toEqual([]);
   });
 });

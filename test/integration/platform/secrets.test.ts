@@ -178,3 +178,34 @@ test('the value is sealed at rest: not in Redis in the clear, and the key file i
   expect(fs.statSync(join(dir, 'platform', 'secrets.key')).mode & 0o777).toBe(0o600);
   await sdk.secret('destroy', made.secretId, opts());
 });
+
+test("deleting a team deletes its secrets, sealed values included; another team's secret of the same name stays and works", async () => {
+  await api(platform.apiKey, 'POST', '/admin/teams', { name: 'sec-gone' });
+  const goneKey = (
+    JSON.parse((await api(platform.apiKey, 'POST', '/admin/keys', { team: 'sec-gone', name: 'ci' })).text) as { key: string }
+  ).key;
+  const doomed = await sdk.secret<{ secretId: string }>('create', 'sec-team-cred', VALUE, opts(goneKey));
+  const alsoDoomed = await sdk.secret<{ secretId: string }>('create', 'sec-team-other', VALUE, opts(goneKey));
+  const kept = await sdk.secret<{ secretId: string }>('create', 'sec-team-cred', 'kept-value', opts(beta));
+
+  expect((await api(platform.apiKey, 'DELETE', '/admin/teams/sec-gone')).status).toBe(204);
+  // Nothing of the deleted team's secrets is left: not for the admin by ID, not in Redis (record, sealed value, name).
+  for (const id of [doomed.secretId, alsoDoomed.secretId]) {
+    expect((await api(platform.apiKey, 'GET', `/secrets/${id}`)).status).toBe(404);
+    expect(await platform.redis.hexists('sandbox-kit:platform:secrets', id)).toBe(0);
+    expect(await platform.redis.hexists('sandbox-kit:platform:secret-values', id)).toBe(0);
+  }
+  expect(JSON.stringify(await platform.redis.hgetall('sandbox-kit:platform:secret-names'))).not.toContain(doomed.secretId);
+  // Its key is refused; a new team of the same name starts with no secrets.
+  expect((await failure(sdk.secretList(opts(goneKey)))).message).toMatch(/401|Unauthorized|API key/i);
+  await api(platform.apiKey, 'POST', '/admin/teams', { name: 'sec-gone' });
+  const again = (JSON.parse((await api(platform.apiKey, 'POST', '/admin/keys', { team: 'sec-gone', name: 'ci' })).text) as { key: string })
+    .key;
+  expect((await sdk.secretList(opts(again))).flatMap((p) => p.items)).toEqual([]);
+  expect((await api(platform.apiKey, 'DELETE', '/admin/teams/sec-gone')).status).toBe(204);
+
+  // The other team's secret of the same name is untouched.
+  expect(await sdk.secret('getInfo', kept.secretId, opts(beta))).toMatchObject({ name: 'sec-team-cred', version: 1 });
+  expect(await platform.redis.hexists('sandbox-kit:platform:secret-values', kept.secretId)).toBe(1);
+  await sdk.secret('destroy', kept.secretId, opts(beta));
+});

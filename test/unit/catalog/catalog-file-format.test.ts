@@ -79,4 +79,18 @@ describe('parseCatalogFile', () => {
     expect(() => parseCatalogFile('[{')).toThrow('not valid JSON');
     expect(() => parseCatalogFile('{"a":1}')).toThrow('expected a JSON array');
   });
+
+  it("keeps a sandbox's HTTPS ports and request host mask; refuses the agent's port as HTTPS and a mask that is not one Host", () => {
+    const mask = ['localhost:$', '{PORT}'].join('');
+    const entry = parseCatalogFile(
+      JSON.stringify([{ sandboxID: 'a', host: 'h', token: 't', httpsPorts: [8443, 8443], maskRequestHost: mask }]),
+    ).get('a');
+    expect(entry).toMatchObject({ httpsPorts: [8443], maskRequestHost: mask });
+    expect(() => parseCatalogFile(JSON.stringify([{ sandboxID: 'a', host: 'h', token: 't', httpsPorts: [49983] }]))).toThrow(
+      "[0].httpsPorts: httpsPorts may not list the agent's port",
+    );
+    expect(() => parseCatalogFile(JSON.stringify([{ sandboxID: 'a', host: 'h', token: 't', maskRequestHost: 'a\r\nb: c' }]))).toThrow(
+      '[0].maskRequestHost: expected a host name',
+    );
+  });
 });

@@ -78,6 +78,28 @@ describe('forwardedRequestHeaders', () => {
   it('keeps repeated end-to-end fields as separate lines', () => {
     expect(forwarded(['Cookie', 'a=1', 'Cookie', 'b=2'])).toEqual(['Cookie', 'a=1', 'Cookie', 'b=2', 'via', '1.1 gw']);
   });
+
+  it("puts a sandbox's request host mask in place of every Host the client sent, and adds it when none was sent", () => {
+    const raw = ['Host', '3000-abc.example.com', 'X-A', '1', 'host', 'second.example.com'];
+    expect(forwardedRequestHeaders(raw, view(raw), '1.1 gw', undefined, undefined, 'localhost:3000')).toEqual([
+      'host',
+      'localhost:3000',
+      'X-A',
+      '1',
+      'via',
+      '1.1 gw',
+    ]);
+    expect(forwardedRequestHeaders(['X-A', '1'], view(['X-A', '1']), '1.1 gw', undefined, undefined, 'app.test')).toEqual([
+      'host',
+      'app.test',
+      'X-A',
+      '1',
+      'via',
+      '1.1 gw',
+    ]);
+    // Without a mask the client's Host passes as sent.
+    expect(forwarded(raw.slice(0, 4))).toEqual(['Host', '3000-abc.example.com', 'X-A', '1', 'via', '1.1 gw']);
+  });
 });
 
 describe('forwardedResponseHeaders', () => {

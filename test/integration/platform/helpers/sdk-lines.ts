@@ -26,7 +26,7 @@ export interface SdkLine {
    * localhost without a token), so no platform can serve it.
    */
   connection: 'urls' | 'domain';
-  /** Sends `volumeMounts` and `network.maskRequestHost` (2.27 on): volumes are mounted, request host masks refused. */
+  /** Sends `volumeMounts` and `network.maskRequestHost` (2.27 on): volumes are mounted, request host masks kept. */
   volumeMounts: boolean;
 }
 

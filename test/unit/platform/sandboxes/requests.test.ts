@@ -153,3 +153,30 @@ describe('connect and timeout bodies', () => {
     expect(setTimeoutSchema.parse({ timeout: 5 })).toEqual({ timeout: 5 });
   });
 });
+
+describe('network.httpsPorts and network.maskRequestHost', () => {
+  const P = ['$', '{PORT}'].join('');
+  const messagesOf = (network: unknown) => {
+    const r = newSandboxSchema.safeParse({ templateID: 'x', network });
+    return r.success ? [] : r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
+  };
+
+  it('takes the ports each once, ascending, and the mask as written', () => {
+    const ok = newSandboxSchema.parse({ templateID: 'x', network: { httpsPorts: [8443, 3000, 8443], maskRequestHost: `localhost:${P}` } });
+    expect(ok.network).toEqual({ httpsPorts: [3000, 8443], maskRequestHost: `localhost:${P}` });
+  });
+
+  it('names each bad port and a bad mask', () => {
+    expect(messagesOf({ httpsPorts: [0, 3000, 70000, 1.5, '443'] })).toEqual([
+      'network.httpsPorts.0: expected a port number from 1 to 65535',
+      'network.httpsPorts.2: expected a port number from 1 to 65535',
+      'network.httpsPorts.3: expected a port number from 1 to 65535',
+      'network.httpsPorts.4: expected a port number from 1 to 65535',
+    ]);
+    expect(messagesOf({ httpsPorts: 443 })).toEqual(['network.httpsPorts: expected a list of ports such as [3000, 8443]']);
+    expect(messagesOf({ httpsPorts: Array.from({ length: 65 }, (_, i) => i + 1) })).toEqual(['network.httpsPorts: at most 64 ports']);
+    expect(messagesOf({ maskRequestHost: 'a.test\r\nX-Evil: 1' })).toEqual([
+      expect.stringMatching(/^network\.maskRequestHost: expected a host name or IPv4 address with an optional :port/),
+    ]);
+  });
+});
