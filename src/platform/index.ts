@@ -361,7 +361,7 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
           ...(options.mcpImages === false ? {} : { mcpImages: mcpImageStore(options.stateDir) }),
           // An attached MCP image's layers are the sandbox's too (mcp-attach.ts).
           sandboxes: async () => (await sandboxStore.all()).map(withAttachedLayers),
-          snapshots: () => snapshotStore.all(),
+          snapshots: async () => (await snapshotStore.all()).map((s) => ({ ...s, template: withAttachedLayers(s.template) })),
           holds,
           ...(tenancy ? { ledger: teams.ledger } : {}),
           keepUnusedSeconds: gc.keepUnusedSeconds,

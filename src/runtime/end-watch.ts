@@ -6,11 +6,18 @@
  * every connection to it (a command's output stream, the next call) would wait forever.
  *
  * This watch notices such an end (the container's first process is gone or a zombie; its start time tells a reused
- * PID apart), resets the host's TCP connections to the sandbox's address (`ss -K`, sock_destroy: the callers see the
- * connection end at once) and tells the listener why: 'out of memory' when the sandbox's memory cgroup counted an
- * OOM kill. A check is one read of /proc per sandbox per interval; a kill, stop or pause to disk stops the watch
- * first, so only an end nobody asked for is reported. The watch lives in the platform's process: after a restart
- * the platform hands back each sandbox it keeps (OciSandboxRuntime.adopt), and its watch starts again.
+ * PID apart) and tells the listener why: 'out of memory' when the sandbox's memory cgroup counted an OOM kill. The
+ * host's TCP connections to the sandbox's address are reset (`ss -K`, sock_destroy: the callers see the connection
+ * end at once) only after that, in this order:
+ * 1. the listener (the platform) takes the sandbox out of the gateway's routing, so a caller whose stream the reset
+ *    ends and who then asks the sandbox's `/health` gets the gateway's 502 at once, not a wait on the silent address
+ *    (the SDK then says the sandbox was killed);
+ * 2. the platform's kill resets the connections, as every kill does, before the network attachment (the address)
+ *    is released, so the next sandbox given it meets none of them.
+ * A listener that kills nothing (a pooled sandbox is left to the pool's check, a closing platform) gets the reset
+ * once it returns. A check is one read of /proc per sandbox per interval; a kill, stop or pause to disk stops the
+ * watch first, so only an end nobody asked for is reported. The watch lives in the platform's process: after a
+ * restart the platform hands back each sandbox it keeps (OciSandboxRuntime.adopt), and its watch starts again.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -21,7 +28,8 @@ export const END_WATCH_INTERVAL_MS = 1000;
 
 export type EndReason = 'out of memory' | 'its processes ended';
 
-export type EndListener = (sandboxID: string, why: EndReason) => void;
+/** Told of an end; what it returns is awaited before the watch resets connections nobody reset (see above). */
+export type EndListener = (sandboxID: string, why: EndReason) => void | Promise<void>;
 
 /** The start time of a process that is gone: no process has it. */
 const GONE = '';
@@ -31,6 +39,8 @@ interface Watched {
   startTime: string;
   address: string;
   cgroup: string;
+  /** Its end was seen and is being reported: not checked again; its address stays for the kill's reset. */
+  ended?: true;
 }
 
 /** Field 22 of /proc/<pid>/stat (start time) and whether the process still runs (not a zombie); undefined: gone. */
@@ -95,10 +105,13 @@ export class EndWatch {
   watch(sandboxID: string, pid: number, address: string, cgroup: string): void {
     const start = readStart(pid);
     this.watched.set(sandboxID, { pid, startTime: start?.alive ? start.startTime : GONE, address, cgroup });
-    this.timer ??= setInterval(() => void this.check(), this.intervalMs).unref();
+    this.timer ??= setInterval(() => this.check(), this.intervalMs).unref();
   }
 
-  /** Stops watching; the address it had (a kill or stop resets its connections once the container is gone). */
+  /**
+   * Stops watching; the address it had, also after its end was reported (a kill or stop resets its connections once
+   * the container is gone, before its address is released).
+   */
   unwatch(sandboxID: string): string | undefined {
     const address = this.watched.get(sandboxID)?.address;
     this.watched.delete(sandboxID);
@@ -109,16 +122,22 @@ export class EndWatch {
     return address;
   }
 
-  private async check(): Promise<void> {
-    for (const [id, w] of [...this.watched]) {
-      // Unwatched meanwhile (a kill or stop while this check waited on an earlier reset): not ours to report.
-      if (this.watched.get(id) !== w) continue;
+  private check(): void {
+    for (const [id, w] of this.watched) {
+      if (w.ended) continue;
       const now = readStart(w.pid);
       if (now?.alive && now.startTime === w.startTime) continue;
-      this.unwatch(id);
-      await resetConnections(w.address);
-      const why: EndReason = oomKillsOf(w.cgroup) > 0 ? 'out of memory' : 'its processes ended';
-      for (const l of this.listeners) l(id, why);
+      w.ended = true;
+      void this.report(id, w);
     }
+  }
+
+  /** Tells the listeners, then resets the connections if none of them killed the sandbox (which resets them). */
+  private async report(id: string, w: Watched): Promise<void> {
+    const why: EndReason = oomKillsOf(w.cgroup) > 0 ? 'out of memory' : 'its processes ended';
+    await Promise.allSettled(this.listeners.map(async (l) => l(id, why)));
+    if (this.watched.get(id) !== w) return;
+    this.unwatch(id);
+    await resetConnections(w.address);
   }
 }

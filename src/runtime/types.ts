@@ -133,9 +133,10 @@ export interface SandboxRuntime {
   list(): Promise<SandboxStatus[]>;
   /**
    * Tells `listener` of a sandbox that ended without a kill or stop, and why (under runsc an OOM ends the whole
-   * sandbox, end-watch.ts); its connections are reset, its traces stay for the caller's kill. Absent: not watched.
+   * sandbox, end-watch.ts); its traces stay for the caller's kill. Its connections are reset by that kill (after the
+   * listener took it out of the routing), or when the listener's promise settles without one. Absent: not watched.
    */
-  onEnded?(listener: (sandboxID: string, why: string) => void): void;
+  onEnded?(listener: (sandboxID: string, why: string) => void | Promise<void>): void;
   /**
    * After a platform restart: a sandbox of the earlier run that the platform keeps (running or paused in memory),
    * at its network attachment's address, taken back into the runtime's care (under runsc its end is watched again).

@@ -11,15 +11,17 @@ import { DEFAULT_IMAGES_DIRS } from '../launch/image-dir';
 import { DEFAULT_SERVERS_DIR } from '../launch/resolve-bin';
 import { pullServers } from './pull';
 import { type GatewayStatus, startMcpGateway } from './server';
+import { DEFAULT_STATE_DIR, type DaemonFile, readDaemonFile, removeDaemonFile, writeDaemonFile } from './daemon-file';
 import { readTokenFile, writeTokenFile } from './token-file';
 import { sleep } from '../../util/poll';
-
-export const DEFAULT_STATE_DIR = '/run/mcp-gateway';
 
 const HELP = `usage: mcp-gateway --config JSON [options]     start the gateway in the background, wait until it serves
        mcp-gateway serve --config-file F [options]  run the gateway in the foreground
        mcp-gateway pull SERVER...                  install catalog servers (npm) into the servers dir
        mcp-gateway status                          print every server's state
+       mcp-gateway restart [--state-dir D]         start the launched gateway again after its processes ended
+                                                   (a resume from disk, a sandbox made from a snapshot); no-op
+                                                   when none was launched or it still answers
 
 Launches the configured MCP servers over stdio and serves all their tools, named <server>__<tool>, over Streamable
 HTTP at http://0.0.0.0:${MCP_GATEWAY_PORT}/mcp behind Authorization: Bearer <token>. The token is $${MCP_TOKEN_ENV} (a
@@ -125,6 +127,8 @@ async function serve(values: Values): Promise<number> {
     process.once('SIGINT', resolve);
     process.once('SIGTERM', resolve);
   });
+  // Stopped on purpose: nothing to start again after a restart of the sandbox.
+  removeDaemonFile(stateDir);
   await gateway.close();
   return 0;
 }
@@ -160,27 +164,59 @@ async function launch(values: Values, self: string[]): Promise<number> {
   for (const dir of values['servers-dir'] ?? []) args.push('--servers-dir', dir);
   for (const dir of values['images-dir'] ?? []) args.push('--images-dir', dir);
   if (values.catalog !== undefined) args.push('--catalog', values.catalog);
+  const daemon: DaemonFile = { args, port, tokenFile };
+  writeDaemonFile(stateDir, daemon);
+  return startDaemon(daemon, stateDir, token, integer('wait-ms', values['wait-ms'], 50_000), self);
+}
+
+/**
+ * `mcp-gateway restart`: the gateway launched in this sandbox, started again with what its launch wrote (the config
+ * and token files stay on the sandbox's disk), when its processes ended without an orderly stop. Waits and reports
+ * as the launch does. Nothing to do (exit 0) when none was launched, or one still answers on its port.
+ */
+async function restart(values: Values, self: string[]): Promise<number> {
+  const stateDir = values['state-dir'] ?? DEFAULT_STATE_DIR;
+  const daemon = readDaemonFile(stateDir);
+  if (daemon === undefined) {
+    console.log(`mcp-gateway: no gateway was launched with state dir ${stateDir}: nothing to restart`);
+    return 0;
+  }
+  const token = readTokenFile(daemon.tokenFile);
+  if ((await fetchStatus(daemon.port, token)) !== undefined) {
+    console.log(`mcp-gateway: a gateway answers on port ${daemon.port}: nothing to restart`);
+    return 0;
+  }
+  return startDaemon(daemon, stateDir, token, integer('wait-ms', values['wait-ms'], 50_000), self);
+}
+
+/** Starts the daemon detached, waits until every server is ready or failed, reports; 1 when nothing serves. */
+async function startDaemon(daemon: DaemonFile, stateDir: string, token: string, waitMs: number, self: string[]): Promise<number> {
+  const { port, args } = daemon;
   const logFile = path.join(stateDir, 'gateway.log');
   const log = fs.openSync(logFile, 'a', 0o600);
   const env = { ...process.env };
   delete env[MCP_TOKEN_ENV];
   const [command, ...prefix] = self;
-  const daemon = spawn(command, [...prefix, ...args], { detached: true, stdio: ['ignore', log, log], env });
+  const child = spawn(command, [...prefix, ...args], { detached: true, stdio: ['ignore', log, log], env });
   fs.closeSync(log);
   let exited: string | undefined;
-  daemon.once('exit', (code, signal) => {
+  child.once('exit', (code, signal) => {
     exited = `exited with ${signal ?? code}`;
   });
-  daemon.unref();
+  child.unref();
+  const failed = () => {
+    removeDaemonFile(stateDir);
+    return 1;
+  };
 
-  const deadline = Date.now() + integer('wait-ms', values['wait-ms'], 50_000);
+  const deadline = Date.now() + waitMs;
   for (;;) {
     const status = await fetchStatus(port, token);
     if (status?.ready) {
       const ready = status.servers.filter((s) => s.state === 'ready');
       const failures = describeFailures(status);
       console.log(
-        `mcp-gateway: serving ${ready.map((s) => `${s.name} (${s.tools} tools)`).join(', ') || 'no servers'} on port ${port} (pid ${daemon.pid}, log ${logFile})`,
+        `mcp-gateway: serving ${ready.map((s) => `${s.name} (${s.tools} tools)`).join(', ') || 'no servers'} on port ${port} (pid ${child.pid}, log ${logFile})`,
       );
       if (failures) process.stderr.write(`mcp-gateway: ${failures}\n`);
       const pulling = status.servers.filter((s) => s.state === 'pulling');
@@ -188,16 +224,16 @@ async function launch(values: Values, self: string[]): Promise<number> {
         console.log(`mcp-gateway: pulling ${pulling.map((s) => s.name).join(', ')}: each starts once its image is there`);
       if (ready.length === 0 && pulling.length === 0 && status.servers.length > 0) {
         // Nothing to serve: stop the daemon, so a corrected retry finds the port free.
-        process.kill(-daemon.pid!, 'SIGTERM');
-        return 1;
+        process.kill(-child.pid!, 'SIGTERM');
+        return failed();
       }
       return 0;
     }
     if (exited !== undefined || Date.now() > deadline) {
-      if (exited === undefined) process.kill(-daemon.pid!, 'SIGTERM');
+      if (exited === undefined) process.kill(-child.pid!, 'SIGTERM');
       const tail = fs.readFileSync(logFile, 'utf8').split('\n').slice(-20).join('\n');
       process.stderr.write(`mcp-gateway: the gateway ${exited ?? 'did not become ready in time'}; its log (${logFile}):\n${tail}\n`);
-      return 1;
+      return failed();
     }
     await sleep(50);
   }
@@ -229,11 +265,12 @@ export async function runMcpGateway(argv: string[], self: string[]): Promise<num
     if (sub === undefined) return await launch(values, self);
     if (sub === 'serve') return await serve(values);
     if (sub === 'status') return await printStatus(values);
+    if (sub === 'restart') return await restart(values, self);
     if (sub === 'pull') {
       if (rest.length === 0) throw new UsageError('pull needs server names, e.g. mcp-gateway pull filesystem memory');
       return await pullServers(rest, loadCatalog(values.catalog), (values['servers-dir'] ?? [DEFAULT_SERVERS_DIR])[0]);
     }
-    throw new UsageError(`unknown subcommand ${JSON.stringify(sub)} (serve, pull, status, or none)`);
+    throw new UsageError(`unknown subcommand ${JSON.stringify(sub)} (serve, pull, status, restart, or none)`);
   } catch (err) {
     process.stderr.write(`mcp-gateway: ${(err as Error).message}\n`);
     return err instanceof UsageError ? 2 : 1;

@@ -44,6 +44,16 @@ export function pendingImages(refs: readonly string[]): AttachedImage[] {
   return refs.map((ref) => ({ ref, key: imageKey(ref) }));
 }
 
+/**
+ * The images of a new sandbox: those its origin (a snapshot, a fork's source: TemplateForSandbox.attachedImages)
+ * had, as they were (pulled ones are attached at once, pending ones pulled for it), then those of its own create.
+ */
+export function carriedImages(origin: Pick<SandboxRecord, 'attachedImages'>, refs: readonly string[]): AttachedImage[] {
+  const carried = (origin.attachedImages ?? []).map((i) => ({ ...i }));
+  const keys = new Set(carried.map((i) => i.key));
+  return [...carried, ...pendingImages(refs).filter((i) => !keys.has(i.key))];
+}
+
 /** The layers a sandbox's attached images use (the storage collector keeps them). */
 export function attachedImageLayers(record: Pick<SandboxRecord, 'attachedImages'>): string[] {
   return (record.attachedImages ?? []).flatMap((i) => i.layers ?? []);

@@ -31,7 +31,8 @@ import type { VolumeMount, VolumeResolver } from './volume-mounts';
 import { poolTemplateRef, WarmPool, type PooledSandbox, type PoolStats } from './warm-pool';
 import type { PathHolds, Release } from '../../util/path-holds';
 import { mcpImageRoots } from './mcp-images';
-import { McpImageAttacher, type McpImageSource, pendingImages } from './mcp-attach';
+import { McpImageAttacher, type McpImageSource, carriedImages, withAttachedLayers } from './mcp-attach';
+import { restartMcpGateway } from './mcp-gateway-restart';
 import { ATTACHED_IMAGES_DIR } from '../../mcp/launch/image-dir';
 
 export interface SandboxServiceOptions {
@@ -214,7 +215,7 @@ export class SandboxService {
             log: this.log,
             ...(o.warmPoolCheckMs !== undefined ? { checkEveryMs: o.warmPoolCheckMs } : {}),
           });
-    o.runtime.onEnded?.((id, why) => void this.ended(id, why));
+    o.runtime.onEnded?.((id, why) => this.ended(id, why));
     this.attacher = o.mcpImages
       ? new McpImageAttacher({
           runtime: o.runtime,
@@ -474,7 +475,7 @@ export class SandboxService {
     for (let tries = 0; tries < 3; tries++) {
       const resolved = origin?.template ?? (await this.o.templates.resolve(templateID, teamID));
       if (!resolved) break;
-      const release = this.o.holds ? await this.o.holds.claim(resolved.layers) : () => undefined;
+      const release = this.o.holds ? await this.o.holds.claim(withAttachedLayers(resolved).layers) : () => undefined;
       if (release) return { resolved, release };
       if (origin) throw new ApiError(409, `the files of ${JSON.stringify(templateID)} were removed; create it again`);
     }
@@ -565,12 +566,18 @@ export class SandboxService {
       ...(template.startCmd !== undefined ? { startCmd: template.startCmd } : {}),
       ...(template.readyCmd !== undefined ? { readyCmd: template.readyCmd } : {}),
       ...(volumeMounts.length > 0 ? { volumeMounts } : {}),
-      ...(attach.length > 0 ? { attachedImages: pendingImages(attach) } : {}),
+      ...(attach.length > 0 || template.attachedImages?.length ? { attachedImages: carriedImages(template, attach) } : {}),
     });
     const t0 = performance.now();
     // A create the pool can serve: the template's own files and nothing bound in at container start.
     const poolable =
-      origin === undefined && volumeMounts.length === 0 && imageLayers.length === 0 && attach.length === 0 && egress.rules === undefined;
+      origin === undefined &&
+      volumeMounts.length === 0 &&
+      imageLayers.length === 0 &&
+      attach.length === 0 &&
+      !template.attachedImages?.length &&
+      !template.fromSandboxFiles &&
+      egress.rules === undefined;
     const taken = poolable ? await this.takeFromPool(template, teamID, recordFor) : undefined;
     const record = taken?.record ?? recordFor(newSandboxID());
     const id = record.sandboxID;
@@ -597,6 +604,11 @@ export class SandboxService {
           if (taken) await this.takeOver(record, template, taken.pooled, abort.signal, clock);
           else await this.bringUp(record, template, abort.signal, clock, origin?.changesFrom);
           await this.attacher?.place(record);
+          // Made from a sandbox's files (a fork, a snapshot): what was launched there runs again.
+          if (origin?.changesFrom !== undefined || template.fromSandboxFiles) {
+            await this.startMcpGatewayAgain(record);
+            clock.step('mcp-gateway');
+          }
           clock.done('ok');
           const steps = clock.took.join(', ');
           const ms = Math.round(performance.now() - t0);
@@ -706,6 +718,17 @@ export class SandboxService {
       defaultUser: record.defaultUser,
       ...(record.defaultWorkdir !== undefined ? { defaultWorkdir: record.defaultWorkdir } : {}),
     };
+  }
+
+  /**
+   * After its processes were started again from its files (a resume from disk, a fork, a snapshot's sandbox): the
+   * MCP gateway launched in it runs again (mcp-gateway-restart.ts); its log says so, or why not.
+   */
+  private async startMcpGatewayAgain(record: SandboxRecord): Promise<void> {
+    const result = await restartMcpGateway(this.agentFor(record), record.envdAccessToken);
+    if (result === undefined) return;
+    if (result.ok) this.note(record.sandboxID, 'info', `the MCP gateway was started again: ${result.said}`);
+    else this.note(record.sandboxID, 'error', `the MCP gateway could not be started again: ${result.said}`);
   }
 
   /** Starts the template's start command, then polls its ready command until it exits 0. */
@@ -888,6 +911,7 @@ export class SandboxService {
       envs: record.templateEnvs,
       user: record.defaultUser,
       ...(record.defaultWorkdir !== undefined ? { workdir: record.defaultWorkdir } : {}),
+      ...(record.attachedImages?.length ? { attachedImages: record.attachedImages } : {}),
     };
   }
 
@@ -978,6 +1002,7 @@ export class SandboxService {
       await agent.waitForHealth(this.healthTimeoutMs);
       await agent.init(this.initRequest(record), record.envdAccessToken);
       if (template.startCmd !== undefined) await this.runStartCommand(record, template, agent, new AbortController().signal);
+      await this.startMcpGatewayAgain(record);
     } catch (err) {
       this.startCommands.get(id)?.abort();
       this.startCommands.delete(id);
@@ -1006,14 +1031,18 @@ export class SandboxService {
     });
   }
 
-  /** Removes everything of a sandbox; the record goes last, so a crash half-way leaves it to act on again. */
+  /**
+   * Removes everything of a sandbox; the record goes last, so a crash half-way leaves it to act on again. The
+   * gateway's routing goes first: a caller whose connection the kill ends (the runtime resets them before the network
+   * attachment, its address, is released) and who then asks the sandbox's `/health` gets the gateway's 502.
+   */
   private async destroy(record: SandboxRecord, why: string): Promise<void> {
     const id = record.sandboxID;
+    await this.o.catalog.remove(id);
     this.deadlines.clear(id);
     this.startCommands.get(id)?.abort();
     this.startCommands.delete(id);
     await this.attacher?.stop(id);
-    await this.o.catalog.remove(id);
     await this.o.runtime.kill(id);
     await this.o.network.detach(id);
     if (this.o.transforms) removeSandboxCa(this.o.transforms, id);
@@ -1026,7 +1055,8 @@ export class SandboxService {
 
   /**
    * A running sandbox ended without being asked to (runtime.onEnded; under runsc an OOM ends the whole sandbox):
-   * everything of it is removed and the platform's log says why. A pooled sandbox is left to the pool's check.
+   * everything of it is removed (its routing first, destroy) and the platform's log says why; the runtime resets its
+   * connections in the kill, or once this returns without one. A pooled sandbox is left to the pool's check.
    */
   private async ended(sandboxID: string, why: string): Promise<void> {
     if (this.closed) return;

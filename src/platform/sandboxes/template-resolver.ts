@@ -2,6 +2,7 @@
  * What the sandbox API needs from templates, and nothing more: the built-in base template and the template builder
  * each provide a resolver, so sandboxes never import the builder.
  */
+import type { AttachedImage } from './record';
 
 /** What a sandbox needs from its template. */
 export interface TemplateForSandbox {
@@ -23,6 +24,13 @@ export interface TemplateForSandbox {
   envs: Record<string, string>;
   user: string;
   workdir?: string;
+  /**
+   * Of a snapshot or a fork: the MCP images its sandbox had attached (mcp-attach.ts), attached to each sandbox made
+   * from it (their layers held like the template's), and the images still being pulled, pulled for it.
+   */
+  attachedImages?: AttachedImage[];
+  /** Of a snapshot: made from a sandbox's files, so what was launched there is started again (mcp-gateway-restart.ts). */
+  fromSandboxFiles?: true;
 }
 
 export interface TemplateResolver {

@@ -54,6 +54,8 @@ export class SnapshotService {
           buildID: snapshotID,
           layers: [layerDir, ...from.layers],
           ...(name !== undefined ? { alias: name } : {}),
+          // Its sandboxes get the source's attached MCP images (from.attachedImages) and its gateway started again.
+          fromSandboxFiles: true,
         },
       };
       if (name === undefined) delete record.template.alias;

@@ -187,4 +187,54 @@ describe('mcp-gateway --config: validate, daemonize, wait, report; secrets stay 
       'envEcho:ready',
     ]);
   });
+
+  test('mcp-gateway restart: a daemon killed (as a pause to disk kills it) runs again with its config and token; one that runs or was stopped is left alone', async () => {
+    // A failed launch left nothing to restart.
+    expect(fs.existsSync(path.join(root, 'state2', 'daemon.json'))).toBe(false);
+    const restart = () => run(['restart', '--state-dir', stateDir]);
+    const running = restart();
+    expect(running.status).toBe(0);
+    expect(running.stdout).toMatch(/a gateway answers on port \d+: nothing to restart/);
+
+    await client?.close();
+    client = undefined;
+    process.kill(-daemonPid!, 'SIGKILL');
+    await waitFor(
+      'the port to be free',
+      () =>
+        fetch(`http://127.0.0.1:${port}/health`).then(
+          () => undefined,
+          () => true,
+        ),
+      10_000,
+    );
+    const again = restart();
+    expect(again.stderr).toBe('');
+    expect(again.status).toBe(0);
+    expect(again.stdout).toMatch(/serving memory \(\d+ tools\), secretEcho \(3 tools\), envEcho \(3 tools\)/);
+    daemonPid = Number(/\(pid (\d+),/.exec(again.stdout)?.[1]);
+    // The same token, the same secrets reach the servers (the config came from its 0600 file, not the argv).
+    client = await connect(`http://127.0.0.1:${port}/mcp`, token);
+    expect(JSON.parse(text(await client.callTool({ name: 'secretEcho__whoami', arguments: {} }))).apiKey).toBe(API_KEY);
+    for (const secret of [API_KEY, DB_PASSWORD, token]) expect(fs.readFileSync(`/proc/${daemonPid}/cmdline`, 'utf8')).not.toContain(secret);
+
+    // Stopped on purpose: nothing to start again.
+    await client.close();
+    client = undefined;
+    process.kill(-daemonPid, 'SIGTERM');
+    await waitFor(
+      'the daemon to stop',
+      () =>
+        fetch(`http://127.0.0.1:${port}/health`).then(
+          () => undefined,
+          () => true,
+        ),
+      10_000,
+    );
+    daemonPid = undefined;
+    const stopped = restart();
+    expect(stopped.status).toBe(0);
+    expect(stopped.stdout).toMatch(/nothing to restart/);
+    await expect(fetch(`http://127.0.0.1:${port}/health`)).rejects.toThrow();
+  });
 });

@@ -3,7 +3,9 @@
  * template service, storage collector) with the kit's gateway in front, the unmodified E2B SDK's
  * `Sandbox.create({ mcp })` returns while the lab's registry holds the image's layer back; the sandbox's MCP gateway
  * reports the server as `pulling`; once the layer is let through, the MCP SDK client lists and calls its tools through
- * the kit's gateway. After a pause to disk and a resume the image is attached again. A registry that fails is
+ * the kit's gateway. After a pause to disk and a resume the image is attached again and the SDK's gateway process
+ * runs again; a fork and a sandbox made from a snapshot have the image attached and their gateway running, and the
+ * snapshot holds the image's layers against the storage collector until it is deleted. A registry that fails is
  * reported with the reason in the status and the tools' answers while the sandbox keeps working; a kill during a pull
  * leaves no pull, mount or hold behind. Root only; one link into the root network namespace on a /24 of its own.
  */
@@ -142,11 +144,10 @@ test('Sandbox.create({ mcp }) answers while the image layer is held; the server 
   expect(await collect()).toEqual([]);
   expect(storeLayers()).toEqual(layers);
 
-  // Pause to disk ends every process (the gateway too) and unmounts what was attached; the resume attaches it again.
+  // Pause to disk ends every process (the gateway too) and unmounts what was attached; the resume (the SDK's
+  // connect) attaches it again and starts the gateway again with its config and token: nothing is launched here.
   expect(await sdk({ op: 'pause', sandboxId: s.sandboxId })).toMatchObject({ ok: true, value: true });
-  const again = await run(s.sandboxId, `GATEWAY_ACCESS_TOKEN=${s.mcpToken} mcp-gateway --config '{"time":{}}'`);
-  expect(again).toMatchObject({ exitCode: 0 });
-  expect(again.stdout).toMatch(/serving time \(\d+ tools\)/);
+  expect(await sdk({ op: 'mcpToken', sandboxId: s.sandboxId })).toEqual({ ok: true, value: s.mcpToken });
   const resumed = await mcpClient(opts, s.sandboxId, s.token, s.mcpToken);
   try {
     expect(text(await resumed.callTool({ name: 'time__echo', arguments: { message: 'after resume' } }))).toBe('Echo: after resume');
@@ -154,6 +155,63 @@ test('Sandbox.create({ mcp }) answers while the image layer is held; the server 
     await resumed.close();
   }
   expect((await run(s.sandboxId, 'test -e /run/mcp-images/mcp_time/pulling; echo $?')).stdout.trim()).toBe('1');
+  // A gateway stopped on purpose stays stopped at the next resume.
+  const stop = [
+    `for p in /proc/[0-9]*; do tr '\\0' ' ' < $p/cmdline 2>/dev/null | grep -q 'mcp-gateway.js [s]erve' && kill -TERM \${p#/proc/}; done`,
+    // Its orderly stop removes what a restart would start it from.
+    'while test -e /run/mcp-gateway/daemon.json; do sleep 0.1; done',
+    'echo stopped',
+  ].join('; ');
+  expect((await run(s.sandboxId, stop)).stdout).toBe('stopped\n');
+  expect(await sdk({ op: 'pause', sandboxId: s.sandboxId })).toMatchObject({ ok: true, value: true });
+  expect(await run(s.sandboxId, 'echo resumed')).toMatchObject({ exitCode: 0, stdout: 'resumed\n' });
+  expect(await serverStates(opts, s.sandboxId, s.mcpToken)).toBeUndefined();
+});
+
+test('a fork and a sandbox made from a snapshot have the image server attached, their gateway runs; the snapshot holds its layers', async () => {
+  const s = await create({ time: {} });
+  await serverIn(s, 'time', 'ready');
+  const snapshot = await sdk({ op: 'snapshot', sandboxId: s.sandboxId });
+  expect(snapshot).toMatchObject({ ok: true });
+  const snapshotId = snapshot.value as string;
+  const forked = await sdk({ op: 'fork', sandboxId: s.sandboxId });
+  expect(forked).toMatchObject({ ok: true, value: [expect.stringMatching(/^[a-z0-9]+$/)] });
+  const forkId = (forked.value as string[])[0]!;
+  made.push(forkId);
+
+  /** The image server answers in `id` through the MCP SDK client, with the token the SDK reads in it. */
+  const served = async (id: string, message: string) => {
+    const token = await sdk({ op: 'mcpToken', sandboxId: id });
+    expect(token).toEqual({ ok: true, value: s.mcpToken });
+    const client = await mcpClient(opts, id, await sandboxToken(opts, id), s.mcpToken);
+    try {
+      expect(text(await client.callTool({ name: 'time__echo', arguments: { message } }))).toBe(`Echo: ${message}`);
+    } finally {
+      await client.close();
+    }
+    // The attached image is the host's, read-only to the sandbox's root there too.
+    const forge = await run(id, 'echo forged > /run/mcp-images/mcp_time/error');
+    expect(forge.exitCode).not.toBe(0);
+  };
+  await served(forkId, 'from the fork');
+
+  // Nothing but the snapshot needs the image now: a collection that removes everything unreferenced keeps it.
+  for (const id of made.splice(0)) await sdk({ op: 'kill', sandboxId: id });
+  const layers = storeLayers();
+  expect(layers.length).toBeGreaterThan(0);
+  expect(await collect()).toEqual([]);
+  expect(storeLayers()).toEqual(layers);
+
+  const fromSnapshot = await sdk({ op: 'create', template: snapshotId });
+  expect(fromSnapshot).toMatchObject({ ok: true });
+  const fromId = (fromSnapshot.value as { sandboxId: string }).sandboxId;
+  made.push(fromId);
+  await served(fromId, 'from the snapshot');
+  for (const id of made.splice(0)) await sdk({ op: 'kill', sandboxId: id });
+  expect(await sdk({ op: 'deleteSnapshot', snapshotId })).toMatchObject({ ok: true, value: true });
+  // With the snapshot gone nothing holds them.
+  await collect();
+  expect(storeLayers()).toEqual([]);
 });
 
 test('a registry that fails after the create answered: the status and the tool answers name the reason; the sandbox keeps working', async () => {

@@ -5,14 +5,16 @@
 import { CommandExitError, Sandbox } from 'e2b';
 
 interface Request {
-  op: 'create' | 'kill' | 'list' | 'run' | 'pause';
+  op: 'create' | 'kill' | 'list' | 'run' | 'pause' | 'snapshot' | 'fork' | 'mcpToken' | 'deleteSnapshot';
   /** op run: a shell command run as root in the sandbox. */
   cmd?: string;
   opts: Record<string, unknown>;
   mcp?: unknown;
   sandboxId?: string;
-  /** A template to create from; absent: the SDK's default for mcp (`mcp-gateway`). */
+  /** A template (or snapshot) to create from; absent: the SDK's default for mcp (`mcp-gateway`). */
   template?: string;
+  /** op deleteSnapshot. */
+  snapshotId?: string;
 }
 
 async function main(req: Request): Promise<unknown> {
@@ -20,7 +22,10 @@ async function main(req: Request): Promise<unknown> {
     const started = Date.now();
     // Exactly as users write it: no template named, so the SDK picks `mcp-gateway` and starts the gateway in it.
     const options = { ...req.opts, mcp: req.mcp as never };
-    const sbx = req.template === undefined ? await Sandbox.create(options) : await Sandbox.create(req.template, options);
+    const sbx =
+      req.template === undefined
+        ? await Sandbox.create(options)
+        : await Sandbox.create(req.template, req.mcp === undefined ? req.opts : options);
     const readyMs = Date.now() - started;
     return { sandboxId: sbx.sandboxId, mcpUrl: sbx.getMcpUrl(), mcpToken: await sbx.getMcpToken(), readyMs };
   }
@@ -42,6 +47,16 @@ async function main(req: Request): Promise<unknown> {
     // To disk: its processes end, its files stay; the next connect starts it again from them.
     const sbx = await Sandbox.connect(req.sandboxId as string, req.opts);
     return sbx.pause({ keepMemory: false });
+  }
+  if (req.op === 'snapshot') return (await Sandbox.createSnapshot(req.sandboxId as string, req.opts)).snapshotId;
+  if (req.op === 'deleteSnapshot') return Sandbox.deleteSnapshot(req.snapshotId as string, req.opts);
+  if (req.op === 'fork') {
+    const forks = await Sandbox.fork(req.sandboxId as string, { ...req.opts, count: 1 });
+    return forks.map((f) => (f instanceof Sandbox ? f.sandboxId : `error: ${f.message}`));
+  }
+  if (req.op === 'mcpToken') {
+    // A sandbox this SDK object did not create (resumed by the connect, a fork, a snapshot's): the SDK reads the file.
+    return (await Sandbox.connect(req.sandboxId as string, req.opts)).getMcpToken();
   }
   return Sandbox.kill(req.sandboxId as string, req.opts);
 }
