@@ -10,6 +10,7 @@ import * as path from 'node:path';
 import { spawn } from 'node:child_process';
 import { build, type Plugin } from 'esbuild';
 import { agentNodeFlags } from '../src/runtime/agent-payload';
+import { NATIVE_ADDONS } from './build-native';
 
 export interface BundleEntry {
   /** Output file dist/bundle/<name>.js. */
@@ -30,9 +31,11 @@ const ROOT = path.resolve(__dirname, fs.existsSync(path.resolve(__dirname, '../p
 
 /** The agent's standalone entry once it exists; until then the CLI's `agent` command module (same flags). */
 function agentEntry(): BundleEntry {
+  // The agent's own addons (scripts/build-native.ts) go beside it, where it loads them from.
+  const assets = NATIVE_ADDONS.map((a) => a.output);
   return fs.existsSync(path.join(ROOT, 'src/agent/main.ts'))
-    ? { name: 'agent', entry: 'src/agent/main.ts', codeCache: true, nodeFlags: agentNodeFlags() }
-    : { name: 'agent', entry: 'src/cli/commands/agent.ts', commandModule: true, codeCache: true, nodeFlags: agentNodeFlags() };
+    ? { name: 'agent', entry: 'src/agent/main.ts', codeCache: true, nodeFlags: agentNodeFlags(), assets }
+    : { name: 'agent', entry: 'src/cli/commands/agent.ts', commandModule: true, codeCache: true, nodeFlags: agentNodeFlags(), assets };
 }
 
 export function bundleEntries(): BundleEntry[] {

@@ -15,10 +15,11 @@
 import * as fs from 'node:fs';
 import type { Accounts } from '../accounts';
 import { binaryText, isAscii } from './binary-path';
+import { type EntryStat, entryStatOf } from './entry-stat';
 import { goModeString, kindOf } from './file-mode';
 import { readMetadata } from './metadata';
 import { lexicalTarget } from '../paths';
-import { formatTimestampNs } from './timestamp';
+import { formatTimestamp } from './timestamp';
 
 export interface EntryContext {
   accounts: Accounts;
@@ -38,7 +39,8 @@ export function describeEntry(p: Buffer, name: Buffer, st: fs.BigIntStats, ctx: 
 /** describeEntry for byte paths held as latin1 strings (binary-path.ts). */
 export function describeBinaryEntry(p: string, name: string, st: fs.BigIntStats, ctx: EntryContext): string {
   const ascii = isAscii(p);
-  return entryJson(p, ascii, JSON.stringify(ascii ? name : binaryText(name)), JSON.stringify(ascii ? p : binaryText(p)), st, ctx);
+  const nameJson = JSON.stringify(ascii ? name : binaryText(name));
+  return entryJson(p, ascii, nameJson, JSON.stringify(ascii ? p : binaryText(p)), entryStatOf(st), ctx);
 }
 
 /** Small caches of texts a listing repeats on almost every entry; bounded, a listing meets few distinct values. */
@@ -66,18 +68,19 @@ function ownerJson(name: string): string {
 
 /**
  * The entry's JSON from what the walk already has: the byte path `p` (a latin1 string), whether it is all ASCII
- * (then it is its own text and needs no conversion for the filesystem), and the JSON texts of its name and path.
+ * (then it is its own text and needs no conversion for the filesystem), the JSON texts of its name and path, and its
+ * lstat fields.
  */
-export function entryJson(p: string, ascii: boolean, nameJson: string, pathJson: string, st: fs.BigIntStats, ctx: EntryContext): string {
-  const mode = Number(st.mode);
+export function entryJson(p: string, ascii: boolean, nameJson: string, pathJson: string, st: EntryStat, ctx: EntryContext): string {
+  const mode = st.mode;
   const kind = kindOf(mode);
   let type: EntryType = kind === 'file' ? 'file' : kind === 'dir' ? 'dir' : 'none';
   let perm = mode & 0o777;
   let symlinkTarget: string | undefined;
-  let metadataPath: string | Buffer | undefined = ascii ? p : Buffer.from(p, 'latin1');
+  const link = ascii ? p : Buffer.from(p, 'latin1');
+  let metadataPath: string | Buffer | undefined = st.mayHaveMetadata ? link : undefined;
 
   if (kind === 'symlink') {
-    const link = metadataPath!;
     try {
       const resolved = fs.realpathSync.native(link, { encoding: 'buffer' });
       symlinkTarget = resolved.toString('latin1');
@@ -98,12 +101,11 @@ export function entryJson(p: string, ascii: boolean, nameJson: string, pathJson:
     }
   }
 
-  const size = Number(st.size); // exact up to 2^53-1; anything above rounds to at least 2^53
   let json =
     `{"name":${nameJson},"type":${TYPE_JSON[type]},"path":${pathJson}` +
-    `,"size":${size <= Number.MAX_SAFE_INTEGER ? size : `"${st.size}"`},"mode":${perm},"permissions":"${modeText(mode)}"` +
-    `,"owner":${ownerJson(ctx.accounts.userName(Number(st.uid)))},"group":${ownerJson(ctx.accounts.groupName(Number(st.gid)))}` +
-    `,"modifiedTime":"${formatTimestampNs(st.mtimeNs)}"`;
+    `,"size":${typeof st.size === 'number' ? st.size : `"${st.size}"`},"mode":${perm},"permissions":"${modeText(mode)}"` +
+    `,"owner":${ownerJson(ctx.accounts.userName(st.uid))},"group":${ownerJson(ctx.accounts.groupName(st.gid))}` +
+    `,"modifiedTime":"${formatTimestamp(st.mtimeSec, st.mtimeNsec)}"`;
   if (symlinkTarget !== undefined) json += `,"symlinkTarget":${JSON.stringify(binaryText(symlinkTarget))}`;
   const metadata = metadataPath !== undefined ? readMetadata(metadataPath, ctx.xattrPrefix) : undefined;
   if (metadata === undefined || metadata.length === 0) return `${json},"metadata":{}}`;

@@ -9,6 +9,12 @@ const MAX_SECONDS = 253402300799;
 const NS_PER_S = 1_000_000_000n;
 
 export function formatTimestampNs(totalNs: bigint): string {
+  const { seconds, nanos } = secondsAndNanos(totalNs);
+  return formatTimestamp(seconds, nanos);
+}
+
+/** Nanoseconds since the epoch as whole seconds (floored, so negative before 1970) and nanoseconds 0..999,999,999. */
+export function secondsAndNanos(totalNs: bigint): { seconds: number; nanos: number } {
   // Two BigInt operations; the rest in doubles (the seconds of any range this clamps to are exact in a double).
   const wholeSeconds = totalNs / NS_PER_S;
   let nanos = Number(totalNs - wholeSeconds * NS_PER_S);
@@ -17,6 +23,11 @@ export function formatTimestampNs(totalNs: bigint): string {
     nanos += 1_000_000_000;
     seconds -= 1;
   }
+  return { seconds, nanos };
+}
+
+/** The text of a time given as whole seconds (floored) and nanoseconds 0..999,999,999, as a timespec holds it. */
+export function formatTimestamp(seconds: number, nanos: number): string {
   if (seconds < MIN_SECONDS) {
     seconds = MIN_SECONDS;
     nanos = 0;

@@ -8,30 +8,37 @@
  * a subdirectory the agent may not read is listed but not descended; an entry the agent may not stat, or one
  * that vanished during the walk, is skipped.
  *
- * The walk runs on synchronous filesystem calls in slices of a few milliseconds, yielding to the event loop
- * between slices; the deadline and a client that went away are checked at every yield.
+ * Two walks give the same answers. The native walk (native-walk.c) reads and stats a batch of entries at a time on a
+ * libuv pool thread while this thread writes the JSON of the batch before; it is used when its addon loaded. The
+ * other runs on synchronous node:fs calls in slices of a few milliseconds, yielding to the event loop between
+ * slices. The deadline and a client that went away are checked at every batch or yield.
  */
 import * as fs from 'node:fs';
 import { binaryText, fsPath, isAscii, joinBinary } from './binary-path';
 import { bytesToText } from '../bytes-text';
 import { entryJson, type EntryContext } from './entry';
+import { type EntryStat, entryStatOf } from './entry-stat';
 import { AgentError, fsError } from '../errors';
 import { kindOf } from './file-mode';
 import type { JsonChunks } from './json-chunks';
+import { forEachRecord, nativeWalkUnavailable, openNativeWalk } from './native-walk';
 import { Code } from '@connectrpc/connect';
 
 /**
- * The few filesystem calls the walk makes itself, replaceable in tests. Paths and names are bytes held as latin1
+ * The few filesystem calls the node:fs walk makes, replaceable in tests. Paths and names are bytes held as latin1
  * strings (binary-path.ts): a listing of 100,000 entries then makes no Buffer per name.
  */
 export interface WalkFs {
-  /** `p` as node:fs takes it: an ASCII string (binary-path.ts), or the bytes. */
-  lstat(p: string | Buffer): fs.BigIntStats | undefined;
+  /** The entry's lstat, undefined when it cannot be stat'd (vanished). May throw (not searchable): skipped too. */
+  lstat(p: string): EntryStat | undefined;
   readdir(p: string): string[];
 }
 
-export const realWalkFs: WalkFs = {
-  lstat: (p) => fs.lstatSync(p, { bigint: true, throwIfNoEntry: false }),
+export const nodeWalkFs: WalkFs = {
+  lstat: (p) => {
+    const st = fs.lstatSync(fsPath(p), { bigint: true, throwIfNoEntry: false });
+    return st && entryStatOf(st);
+  },
   readdir: (p) => fs.readdirSync(fsPath(p), { encoding: 'latin1' }),
 };
 
@@ -41,23 +48,30 @@ export interface ListDirLimits {
   stopReason(): AgentError | undefined;
 }
 
-interface Frame {
+/** A directory whose entries are being listed. */
+interface Dir {
   dir: string;
   /** `dir` is all ASCII: its entries' paths need no conversion when their names are ASCII too. */
   ascii: boolean;
   /** The JSON text of `dir/` without the closing quote: an entry's path is this and its name's JSON text. */
   pathJsonPrefix: string;
+}
+
+function dirOf(dir: string): Dir {
+  const ascii = isAscii(dir);
+  const dirJson = JSON.stringify(ascii ? dir : binaryText(dir));
+  return { dir, ascii, pathJsonPrefix: dir === '/' ? '"/' : `${dirJson.slice(0, -1)}/` };
+}
+
+interface Frame extends Dir {
   names: string[];
   next: number;
   level: number;
 }
 
 function newFrame(dir: string, names: string[], level: number): Frame {
-  const ascii = isAscii(dir);
-  const dirJson = JSON.stringify(ascii ? dir : binaryText(dir));
-  const pathJsonPrefix = dir === '/' ? '"/' : `${dirJson.slice(0, -1)}/`;
   // One char per byte, so the default (UTF-16 code unit) order of these strings is the bytewise order.
-  return { dir, ascii, pathJsonPrefix, names: names.sort(), next: 0, level };
+  return { ...dirOf(dir), names: names.sort(), next: 0, level };
 }
 
 const SLICE_MS = 8;
@@ -84,16 +98,85 @@ export function listRoot(requested: Buffer): Buffer {
   return requested;
 }
 
-/** Walks `root` to `depth` levels, pushing each entry's JSON to `out` (comma-separated); returns the count. */
+/** Writes the entries of one listing: the count against --max-entries, and each entry's JSON. */
+class Listing {
+  count = 0;
+  constructor(
+    private readonly rootBin: string,
+    private readonly depth: number,
+    private readonly ctx: EntryContext,
+    private readonly limits: ListDirLimits,
+    private readonly out: JsonChunks,
+  ) {}
+
+  /** Adds the entry `name` of `dir`; returns its path. */
+  add(dir: Dir, name: string, st: EntryStat): string {
+    if (++this.count > this.limits.maxEntries) {
+      throw new AgentError(
+        Code.ResourceExhausted,
+        `ListDir ${binaryText(this.rootBin)} at depth ${this.depth} has more than ${this.limits.maxEntries} entries (the agent's --max-entries); list a smaller depth or a subdirectory`,
+      );
+    }
+    const p = joinBinary(dir.dir, name);
+    const ascii = dir.ascii && isAscii(name);
+    const nameJson = JSON.stringify(ascii ? name : binaryText(name));
+    const json = entryJson(p, ascii, nameJson, dir.pathJsonPrefix + nameJson.slice(1), st, this.ctx);
+    this.out.push(this.count === 1 ? json : `,${json}`);
+    return p;
+  }
+}
+
+/**
+ * Walks `root` to `depth` levels, pushing each entry's JSON to `out` (comma-separated); returns the count. With `wfs`
+ * (tests) or without the addon, through node:fs; else natively.
+ */
 export async function walk(
   root: Buffer,
   depth: number,
   ctx: EntryContext,
   limits: ListDirLimits,
   out: JsonChunks,
-  wfs: WalkFs = realWalkFs,
+  wfs?: WalkFs,
 ): Promise<number> {
   const rootBin = root.toString('latin1');
+  const listing = new Listing(rootBin, depth, ctx, limits, out);
+  if (wfs === undefined && nativeWalkUnavailable === undefined) await walkNative(rootBin, depth, ctx, limits, listing);
+  else await walkNodeFs(rootBin, depth, limits, listing, wfs ?? nodeWalkFs);
+  return listing.count;
+}
+
+async function walkNative(rootBin: string, depth: number, ctx: EntryContext, limits: ListDirLimits, listing: Listing): Promise<void> {
+  let native: ReturnType<typeof openNativeWalk>;
+  try {
+    native = openNativeWalk(rootBin, depth, ctx.xattrPrefix, `scandir '${binaryText(rootBin)}'`);
+  } catch (err) {
+    throw fsError(err, `ListDir ${binaryText(rootBin)}`);
+  }
+  // dirs[l - 1]: the directory whose entries are at level l now (pre-order: the last directory listed at level l - 1).
+  const dirs: Dir[] = [dirOf(rootBin)];
+  const each = (level: number, name: string, st: EntryStat) => {
+    const p = listing.add(dirs[level - 1]!, name, st);
+    if (level < depth && kindOf(st.mode) === 'dir') dirs[level] = dirOf(p);
+  };
+  let pending: Promise<Buffer> | undefined = native.next();
+  try {
+    for (;;) {
+      const batch = await pending;
+      pending = undefined;
+      if (batch.length === 0) return;
+      // The next batch is read while this one is written.
+      pending = native.next();
+      const stop = limits.stopReason();
+      if (stop) throw stop;
+      forEachRecord(batch, each);
+    }
+  } finally {
+    pending?.catch(() => undefined);
+    native.close();
+  }
+}
+
+async function walkNodeFs(rootBin: string, depth: number, limits: ListDirLimits, listing: Listing, wfs: WalkFs): Promise<void> {
   let names: string[];
   try {
     names = wfs.readdir(rootBin);
@@ -101,7 +184,6 @@ export async function walk(
     throw fsError(err, `ListDir ${binaryText(rootBin)}`);
   }
   const stack: Frame[] = [newFrame(rootBin, names, 1)];
-  let count = 0;
   let sliceStart = Date.now();
   let sinceCheck = 0;
 
@@ -121,27 +203,16 @@ export async function walk(
       continue;
     }
     const name = frame.names[frame.next++]!;
-    const p = joinBinary(frame.dir, name);
-    const ascii = frame.ascii && isAscii(name);
-    let st: fs.BigIntStats | undefined;
+    let st: EntryStat | undefined;
     try {
-      st = wfs.lstat(ascii ? p : Buffer.from(p, 'latin1'));
+      st = wfs.lstat(joinBinary(frame.dir, name));
     } catch {
       st = undefined; // EACCES on a directory we may read but not search: skipped
     }
     if (!st) continue; // vanished since readdir
+    const p = listing.add(frame, name, st);
 
-    if (++count > limits.maxEntries) {
-      throw new AgentError(
-        Code.ResourceExhausted,
-        `ListDir ${binaryText(rootBin)} at depth ${depth} has more than ${limits.maxEntries} entries (the agent's --max-entries); list a smaller depth or a subdirectory`,
-      );
-    }
-    const nameJson = JSON.stringify(ascii ? name : binaryText(name));
-    const json = entryJson(p, ascii, nameJson, frame.pathJsonPrefix + nameJson.slice(1), st, ctx);
-    out.push(count === 1 ? json : `,${json}`);
-
-    if (frame.level < depth && kindOf(Number(st.mode)) === 'dir') {
+    if (frame.level < depth && kindOf(st.mode) === 'dir') {
       let children: string[] | undefined;
       try {
         children = wfs.readdir(p);
@@ -151,5 +222,4 @@ export async function walk(
       if (children && children.length > 0) stack.push(newFrame(p, children, frame.level + 1));
     }
   }
-  return count;
 }

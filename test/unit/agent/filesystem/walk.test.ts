@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import { Accounts } from '../../../../src/agent/accounts';
 import { AgentError } from '../../../../src/agent/errors';
 import { describeEntry } from '../../../../src/agent/filesystem/entry';
+import { entryStatOf } from '../../../../src/agent/filesystem/entry-stat';
 import { JsonChunks } from '../../../../src/agent/filesystem/json-chunks';
 import { walk, type WalkFs } from '../../../../src/agent/filesystem/walk';
 import { Code } from '@connectrpc/connect';
@@ -18,14 +19,10 @@ function fakeFs(tree: Record<string, Node>, opts: { vanish?: string[]; unreadabl
   };
   return {
     lstat: (p) => {
-      const s = p.toString();
-      if (opts.vanish?.includes(s)) return undefined;
-      const node = find(s);
+      if (opts.vanish?.includes(p)) return undefined;
+      const node = find(p);
       if (!node) return undefined;
-      return Object.assign(Object.create(Object.getPrototypeOf(real)), real, {
-        mode: BigInt('dir' in node ? 0o040755 : 0o100644),
-        size: 0n,
-      });
+      return { ...entryStatOf(real), mode: 'dir' in node ? 0o040755 : 0o100644, size: 0 };
     },
     readdir: (p) => {
       const s = p.toString();

@@ -1,0 +1,55 @@
+/**
+ * Builds the kit's native addons: C files against Node-API only (node_api.h, which every node install ships in
+ * `<prefix>/include/node`), compiled with gcc straight to a `.node` beside the compiled module that loads it, so
+ * `dist/src/...` finds it as the agent's bundle does (scripts/bundle.ts copies it beside the bundle). Node-API keeps
+ * one build loadable by any node of the line the kit runs on; gcc and libc6-dev come from scripts/setup-host.sh.
+ * Usage: node dist/scripts/build-native.js
+ */
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+const ROOT = path.resolve(__dirname, fs.existsSync(path.resolve(__dirname, '../package.json')) ? '..' : '../..');
+
+export interface NativeAddon {
+  /** C source, relative to the project root. */
+  source: string;
+  /** The `.node` it becomes, relative to the project root: beside the compiled module that loads it. */
+  output: string;
+}
+
+export const NATIVE_ADDONS: NativeAddon[] = [
+  // ListDir's walk on a pool thread (src/agent/filesystem/native-walk.ts loads it).
+  { source: 'src/agent/filesystem/native-walk.c', output: 'dist/src/agent/filesystem/native-walk.node' },
+];
+
+/** node_api.h of the running node: `<prefix>/include/node`, as node installs it (the distribution's, or /usr's). */
+export function nodeHeaders(): string {
+  const candidates = [path.join(path.dirname(path.dirname(process.execPath)), 'include', 'node'), '/usr/include/node'];
+  const found = candidates.find((dir) => fs.existsSync(path.join(dir, 'node_api.h')));
+  if (!found) throw new Error(`node_api.h not found in ${candidates.join(' or ')}: install node's headers (they come with node)`);
+  return found;
+}
+
+export function buildAddon(addon: NativeAddon, headers = nodeHeaders()): void {
+  const out = path.join(ROOT, addon.output);
+  fs.mkdirSync(path.dirname(out), { recursive: true });
+  const args = ['-std=gnu11', '-O2', '-Wall', '-Wextra', '-Werror', '-fPIC', '-shared', '-s', '-I', headers];
+  args.push('-o', out, path.join(ROOT, addon.source));
+  const res = spawnSync('gcc', args, { stdio: ['ignore', 'inherit', 'inherit'] });
+  if (res.error) throw new Error(`gcc could not run (${res.error.message}): install gcc and libc6-dev (scripts/setup-host.sh)`);
+  if (res.status !== 0) throw new Error(`gcc failed on ${addon.source} (exit ${res.status})`);
+}
+
+if (require.main === module) {
+  try {
+    const headers = nodeHeaders();
+    for (const addon of NATIVE_ADDONS) {
+      buildAddon(addon, headers);
+      console.log(`build-native: ${addon.source} -> ${addon.output}`);
+    }
+  } catch (err) {
+    console.error(`build-native: ${err instanceof Error ? err.message : String(err)}`);
+    process.exitCode = 1;
+  }
+}
