@@ -27,6 +27,8 @@ packages=(
   xfsprogs            # mkfs.xfs: the sandbox host's data volume on AWS, and the disk benchmark's peer
   chromium            # the dashboard's browser test (driven by playwright-core)
   prometheus          # promtool: tests check the platform's and the gateway's /metrics with Prometheus's own parser
+  gcc                 # compiles the agent's Node-API addon (scripts/build-native.ts) in npm run build
+  libc6-dev           # the C headers and crt files it compiles against
   curl
   netcat-openbsd
   procps
