@@ -84,8 +84,9 @@ export interface ContainerConfigInput {
   chrootDirs?: string[];
   /**
    * The runtime is runsc: each chroot dir's /proc is a proc of gVisor's kernel that the runtime mounts (a bind the
-   * host makes cannot reach into gVisor's mount table), and its /dev lacks tty (bound from the host, it is opened by
-   * gVisor's file proxy there, which has no terminal, so it is no terminal of the sandbox's: EBADF).
+   * host makes cannot reach into gVisor's mount table), and its /dev is gVisor's own device file system (type `dev`),
+   * the nodes the sandbox's /dev has, tty among them, served by gVisor's kernel. Host nodes bound in would be opened
+   * by gVisor's file proxy on the host, and its tty is no terminal of the sandbox's (EBADF).
    */
   gvisor?: boolean;
   /**
@@ -98,21 +99,28 @@ export interface ContainerConfigInput {
 /** The device nodes a chroot directory's /dev holds: the host's, bound as the runtime binds them for the container. */
 export const CHROOT_DEVICES = ['null', 'zero', 'full', 'random', 'urandom', 'tty'] as const;
 
-/** The device nodes of a chroot directory's /dev under the runtime (ContainerConfigInput.gvisor). */
-export function chrootDevices(gvisor: boolean): readonly string[] {
-  return gvisor ? CHROOT_DEVICES.filter((d) => d !== 'tty') : CHROOT_DEVICES;
-}
-
-/** The mounts of one chroot directory: a /dev tmpfs and its device nodes; its /proc, or the mount point of one. */
+/**
+ * The mounts of one chroot directory: a /dev tmpfs and its device nodes (under gVisor its own /dev file system); its
+ * /proc, or the mount point of one.
+ */
 function chrootMounts(dir: string, gvisor: boolean): OciConfig['mounts'] {
   return [
-    { destination: `${dir}/dev`, type: 'tmpfs', source: 'tmpfs', options: ['nosuid', 'noexec', 'strictatime', 'mode=755', 'size=64k'] },
-    ...chrootDevices(gvisor).map((d) => ({
-      destination: `${dir}/dev/${d}`,
-      type: 'bind',
-      source: `/dev/${d}`,
-      options: ['bind', 'nosuid', 'noexec'],
-    })),
+    ...(gvisor
+      ? [{ destination: `${dir}/dev`, type: 'dev', source: 'dev', options: ['nosuid', 'noexec'] }]
+      : [
+          {
+            destination: `${dir}/dev`,
+            type: 'tmpfs',
+            source: 'tmpfs',
+            options: ['nosuid', 'noexec', 'strictatime', 'mode=755', 'size=64k'],
+          },
+          ...CHROOT_DEVICES.map((d) => ({
+            destination: `${dir}/dev/${d}`,
+            type: 'bind',
+            source: `/dev/${d}`,
+            options: ['bind', 'nosuid', 'noexec'],
+          })),
+        ]),
     // Made here so the runtime creates it safely inside the root; a mount point cannot be unlinked or renamed.
     gvisor
       ? { destination: `${dir}/proc`, type: 'proc', source: 'proc', options: ['nosuid', 'noexec', 'nodev'] }

@@ -1,8 +1,9 @@
 /**
  * MCP image servers under runsc (gVisor): an image server's filesystem given at create (pulled within the create, as
  * the platform does under runsc, or preinstalled in a template: both are layers of the sandbox from its start) gets a
- * /dev of the host's memory and random devices and a /proc of gVisor's kernel; the in-sandbox gateway runs the
- * image's server there and the MCP client lists and calls its tools. Hostile: from inside, the /proc and /dev cannot
+ * /dev and a /proc of gVisor's kernel (no more devices than the sandbox's own /dev, its tty among them, which behaves
+ * as the sandbox's own); the in-sandbox gateway runs the image's server there and the MCP client lists and calls its
+ * tools. Hostile: from inside, the /proc and /dev cannot
  * be unmounted, replaced or made writable, a disk's node made there reads nothing, the host's processes stay unseen; an image
  * whose `dev` and `proc` are links to host directories mounts nothing there (nor over the sandbox's own /etc), also
  * after a restart from the kept files. Attaching to a running runsc sandbox is refused with the reason. Root only; one
@@ -36,8 +37,12 @@ jest.setTimeout(180_000);
 const port = DEFAULT_AGENT_PORT;
 const TIME_ROOT = '/opt/mcp-images/mcp_time/rootfs';
 const EVIL_ROOT = '/opt/mcp-images/evil/rootfs';
-/** The device nodes an image filesystem's /dev holds under runsc (oci-config.ts: no tty there). */
-const DEVICES = ['full', 'null', 'random', 'urandom', 'zero'];
+/** Device nodes an image filesystem's /dev holds under runsc: gVisor's own /dev file system (oci-config.ts). */
+const DEVICES = expect.arrayContaining(['full', 'null', 'random', 'tty', 'urandom', 'zero']) as string[];
+
+/** What opening /dev/tty does for a process of `node` (node's path in `root`, else the sandbox's own): its node and the outcome. */
+const ttyProbe = (root?: string) =>
+  `${root ? `chroot ${root} /usr/bin/node` : '/opt/sandbox-kit/node'} -e "const fs = require('fs'); const st = fs.statSync('/dev/tty'); let r = 'opened'; try { fs.closeSync(fs.openSync('/dev/tty', 'r+')); } catch (e) { r = e.code; } console.log(st.isCharacterDevice(), st.rdev, r)"`;
 
 let rootfs: string;
 let scratch: string;
@@ -156,6 +161,15 @@ test('an image server given at create runs under runsc: its /dev and a /proc of 
   );
   const [devices, procList, server] = seen.stdout.split('==\n');
   expect(devices!.split('\n').filter(Boolean)).toEqual(DEVICES);
+  // Nothing there that the sandbox's own /dev lacks.
+  const own = (await sh('ls /dev')).stdout.split('\n').filter(Boolean);
+  expect(own).toEqual(expect.arrayContaining(devices!.split('\n').filter(Boolean)));
+  // Its tty is the sandbox's: the same device, and opening it does what it does in the sandbox's own /dev (with no
+  // terminal there: an error of gVisor's, not EBADF from a host node opened by the file proxy).
+  const [inImage, inSandbox] = await Promise.all([sh(ttyProbe(TIME_ROOT)), sh(ttyProbe())]);
+  expect(inImage).toEqual(inSandbox);
+  expect(inImage.stdout).toMatch(/^true 1280 \S+\n$/);
+  expect(inImage.stdout).not.toContain('EBADF');
   // Its /proc is the sandbox's (gVisor's kernel): the server's process is in it.
   const serverPid = Number(server!.trim().split(/\s+/)[0]);
   expect(pids(procList!)).toContain(serverPid);
