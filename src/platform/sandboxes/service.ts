@@ -433,7 +433,8 @@ export class SandboxService {
           'body field "network.rules": this sandbox was created without network.rules, so it does not trust an egress CA: create it with network.rules (an empty object will do) to set rules later',
         );
       record.egress = egress;
-      await this.enforceEgress(record);
+      // Paused to disk it has no network attachment: its resume attaches it with the policy of the record.
+      if (record.pausedTo !== 'disk') await this.enforceEgress(record);
       await this.o.store.put(record);
       return record;
     });

@@ -244,3 +244,45 @@ test('bad rules get 400s naming the field; rules on a sandbox created without th
   ).rejects.toThrow(/created without network.rules/);
   expect(await rig.sdk.call(plain.sandboxId, 'kill')).toBe(true);
 });
+
+test('a fork keeps the rules with a CA of its own; a sandbox paused to disk and resumed keeps its rules and its CA trust', async () => {
+  const rules = { [RULE_HOST]: [{ transform: { headers: { Authorization: `Bearer ${ph('sec-api-key')}` } } }] };
+  const source = await rig.sdk.create('base', { ...rig.opts, network: { rules } });
+  const [fork] = await rig.sdk.fork(source.sandboxId, {});
+  expect(fork?.error).toBeUndefined();
+  const forkID = fork?.sandboxId as string;
+  expect((await rig.sdk.call<{ network: { rules: unknown } }>(forkID, 'getInfo')).network.rules).toEqual(rules);
+  const authorization = async (id: string) => {
+    const got = await curlJson(id, RULE_HOST);
+    expect([got.exitCode, typeof got.body === 'string' ? got.body : '']).toEqual([0, '']);
+    return (got.body as { headers: Record<string, string> }).headers.authorization;
+  };
+  expect(await authorization(forkID)).toBe(`Bearer ${VALUE}`);
+
+  // Its own CA: another key pair in its own directory; its trust store holds its CA and not the source's.
+  const caOf = (id: string) => fs.readFileSync(join(rig.stateDir, 'egress-ca', id, 'ca.pem'), 'utf8');
+  const lineOf = (pem: string) => pem.split('\n')[3] as string;
+  expect(caOf(forkID)).not.toBe(caOf(source.sandboxId));
+  const trusts = async (id: string, pem: string) => (await rig.sh(id, `grep -cF '${lineOf(pem)}' "$SSL_CERT_FILE"`)).stdout.trim();
+  expect([await trusts(forkID, caOf(forkID)), await trusts(forkID, caOf(source.sandboxId))]).toEqual(['1', '0']);
+  // The source's end takes nothing of the fork's: its CA goes, the fork's stays and serves.
+  const sourceCa = caOf(source.sandboxId);
+  expect(await rig.sdk.call(source.sandboxId, 'kill')).toBe(true);
+  expect(fs.existsSync(join(rig.stateDir, 'egress-ca', source.sandboxId))).toBe(false);
+  expect(await authorization(forkID)).toBe(`Bearer ${VALUE}`);
+
+  // Paused to disk (its processes and container gone, its files kept) and resumed by a connect: the same CA, trusted,
+  // and the rules applied; rules replaced while it was on disk are the ones it comes back with.
+  const forkCa = caOf(forkID);
+  expect(await rig.sdk.call(forkID, 'pause', { keepMemory: false })).toBe(true);
+  expect((await rig.platform.sandboxes.get(forkID)).pausedTo).toBe('disk');
+  await rig.sdk.call(forkID, 'updateNetwork', {
+    rules: { [RULE_HOST]: [{ transform: { headers: { Authorization: `Token ${ph('sec-api-key')}` } } }] },
+  });
+  await rig.sdk.connect(forkID, rig.opts);
+  expect(caOf(forkID)).toBe(forkCa);
+  expect([await trusts(forkID, forkCa), await trusts(forkID, sourceCa)]).toEqual(['1', '0']);
+  expect(await authorization(forkID)).toBe(`Token ${VALUE}`);
+  expect(await rig.sdk.call(forkID, 'kill')).toBe(true);
+  expect(fs.existsSync(join(rig.stateDir, 'egress-ca', forkID))).toBe(false);
+});
