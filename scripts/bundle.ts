@@ -2,10 +2,11 @@
  * Bundles the kit's standalone programs into single files under dist/bundle with esbuild, so they run with a bare
  * node binary and no node_modules (the agent inside every sandbox runs this way). Add a program by adding a line to
  * bundleEntries(). Beside the bundles: run.js (scripts/bundle-loader.js), which starts `<name>.js` with V8's code cache
- * `<name>.js.cache`, made here by this node binary (the one the sandboxes get) by running the bundle's `--help`.
+ * `<name>.js.cache`, made here by this node binary (the one the sandboxes get) by running the bundle (produceCodeCache).
  * Usage: node dist/scripts/bundle.js [name...]   (default: all)
  */
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { spawn } from 'node:child_process';
 import { build, type Plugin } from 'esbuild';
@@ -126,26 +127,69 @@ export function asciiOnly(code: string): string {
 export const LOADER = 'run.js';
 
 /**
- * Runs `<name>.js --help` through the loader in produce mode, under the node flags the bundle runs with, which writes
- * `<name>.js.cache` at exit. Without a cache (or with one made under other flags, which V8 rejects) the loader
- * compiles normally, so a failure here only costs start-up time; it is reported, not fatal.
+ * Makes `<name>.js.cache`: runs the bundle through the loader in produce mode, under the node flags the bundle runs
+ * with, and the loader writes the cache at exit, covering every function that run compiled. The agent is run as a
+ * server on a loopback port and given the calls a create and a first call make (`/health`, `/init`, a Stat, a
+ * ListDir), so a sandbox's first calls find their code compiled; any other bundle (or an agent run that fails) runs
+ * `--help`. Without a cache (or with one made under other flags, which V8 rejects) the loader compiles normally, so a
+ * failure here only costs start-up time; it is reported, not fatal.
  */
 async function produceCodeCache(outDir: string, name: string, nodeFlags: string[]): Promise<void> {
   const cache = path.join(outDir, `${name}.js.cache`);
   fs.rmSync(cache, { force: true });
-  const code = await new Promise<number>((resolve) => {
-    const child = spawn(process.execPath, [...nodeFlags, path.join(outDir, LOADER), name, '--help'], {
-      stdio: 'ignore',
-      env: { ...process.env, SANDBOX_KIT_PRODUCE_CODE_CACHE: '1' },
+  const run = (args: string[], onOutput?: (text: string, stop: () => void) => void) =>
+    new Promise<number>((resolve) => {
+      const child = spawn(process.execPath, [...nodeFlags, path.join(outDir, LOADER), name, ...args], {
+        stdio: ['ignore', onOutput ? 'pipe' : 'ignore', 'ignore'],
+        env: { ...process.env, SANDBOX_KIT_PRODUCE_CODE_CACHE: '1' },
+      });
+      const stop = () => child.kill('SIGTERM');
+      const timer = setTimeout(stop, 10_000);
+      let out = '';
+      child.stdout?.on('data', (d: Buffer) => onOutput?.((out += d.toString()), stop));
+      child.on('error', () => resolve(127));
+      child.on('exit', (c) => {
+        clearTimeout(timer);
+        resolve(c ?? 1);
+      });
     });
-    const timer = setTimeout(() => child.kill('SIGTERM'), 10_000);
-    child.on('error', () => resolve(127));
-    child.on('exit', (c) => {
-      clearTimeout(timer);
-      resolve(c ?? 1);
+  let code = -1;
+  if (name === 'agent') {
+    let started = false;
+    let served = false;
+    const user = os.userInfo().username;
+    code = await run(['--host', '127.0.0.1', '--port', '0', '--default-user', user], (text, stop) => {
+      const port = /listening on [^\s]*:(\d+)/.exec(text)?.[1];
+      if (port === undefined || started) return;
+      started = true;
+      agentFirstCalls(Number(port), user)
+        .then(() => (served = true))
+        .catch(() => undefined)
+        .finally(stop);
     });
-  });
+    if (!served || !fs.existsSync(cache)) {
+      fs.rmSync(cache, { force: true });
+      console.error(`bundle: the agent's code-cache run did not serve its calls (exit ${code}); using --help`);
+    }
+  }
+  if (!fs.existsSync(cache)) code = await run(['--help']);
   if (!fs.existsSync(cache)) console.error(`bundle: no code cache for ${name} (exit ${code}); it starts without one`);
+}
+
+/** The agent's calls of a create (the platform's) and of a first call (a client's), each answered before the next. */
+async function agentFirstCalls(port: number, user: string): Promise<void> {
+  const base = `http://127.0.0.1:${port}`;
+  const connect = { 'content-type': 'application/json', 'connect-protocol-version': '1' };
+  const calls: Array<[string, RequestInit]> = [
+    ['/health', {}],
+    [
+      '/init',
+      { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ envVars: {}, defaultUser: user }) },
+    ],
+    ['/filesystem.Filesystem/Stat', { method: 'POST', headers: connect, body: JSON.stringify({ path: '/' }) }],
+    ['/filesystem.Filesystem/ListDir', { method: 'POST', headers: connect, body: JSON.stringify({ path: '/', depth: 1 }) }],
+  ];
+  for (const [p, init] of calls) await (await fetch(`${base}${p}`, { ...init, signal: AbortSignal.timeout(5000) })).arrayBuffer();
 }
 
 async function main(names: string[]): Promise<number> {
