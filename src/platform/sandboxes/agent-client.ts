@@ -1,5 +1,5 @@
 /**
- * The platform's client for the agent in a sandbox (envd's surface): `GET /health`, `POST /init`, and
+ * The platform's client for the agent in a sandbox (envd's surface): `GET /health`, `POST /init`, a Stat, and
  * `process.Process/Start` through the generated Connect client with JSON, as the E2B SDK calls it.
  */
 import { ConnectError, createClient } from '@connectrpc/connect';
@@ -115,6 +115,23 @@ export class AgentClient {
       throw new AgentCallError(`POST /init to the agent at ${this.baseUrl} failed: ${(err as Error).message}`);
     }
     if (!res.ok) throw new AgentCallError(`the agent refused POST /init: ${await describeFailure(res)}`);
+    await res.body?.cancel().catch(() => {});
+  }
+
+  /** A `filesystem.Filesystem/Stat` of `path` whose answer is read and dropped (the warm pool runs one in each of its sandboxes). */
+  async stat(token: string, path: string, timeoutMs = 10_000): Promise<void> {
+    let res: Response;
+    try {
+      res = await fetch(`${this.baseUrl}/filesystem.Filesystem/Stat`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'connect-protocol-version': '1', ...authHeaders(token) },
+        body: JSON.stringify({ path }),
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+    } catch (err) {
+      throw new AgentCallError(`Stat of ${path} at the agent at ${this.baseUrl} failed: ${(err as Error).message}`);
+    }
+    if (!res.ok) throw new AgentCallError(`the agent refused a Stat of ${path}: ${await describeFailure(res)}`);
     await res.body?.cancel().catch(() => {});
   }
 

@@ -291,7 +291,13 @@ export class SandboxService {
       const network = await this.o.network.attach(sandboxID);
       const disk = this.diskOf(template);
       await this.o.runtime.create(containerSpec({ sandboxID, envdAccessToken: token, ...disk }, template, network));
-      await this.agentFor({ address: network.address, agentPort: this.agentPort }).waitForHealth(this.healthTimeoutMs);
+      const agent = this.agentFor({ address: network.address, agentPort: this.agentPort });
+      await agent.waitForHealth(this.healthTimeoutMs);
+      // While it waits, its agent runs once what a take runs (an /init that changes nothing, then a Stat of /, the
+      // calls' code compiled and the platform's connection open): the take's /init and the caller's first call find it
+      // warm. Both are the agent's own code under the pool's token; nothing of a caller's is in it yet.
+      await agent.init({ accessToken: token, envVars: {}, defaultUser: template.user }, token, POOL_INIT_TIMEOUT_MS);
+      await agent.stat(token, '/', POOL_INIT_TIMEOUT_MS);
       return { sandboxID, address: network.address, token, template, readyAt: this.now() };
     } catch (err) {
       await this.o.runtime.kill(sandboxID).catch(() => undefined);

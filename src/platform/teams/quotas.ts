@@ -130,7 +130,7 @@ export class QuotaLedger {
   async reserve(teamID: string, hold: HoldID, amounts: Amounts): Promise<void> {
     const result = (await this.command('skitReserve')(...this.holdArgs(teamID, hold, amounts))) as string[];
     if (result[0] === 'ok') {
-      if (hold.startsWith('sandbox:')) await this.metrics?.sample(teamID, Number(result[1]), true);
+      if (hold.startsWith('sandbox:')) this.sample(teamID, Number(result[1]), true);
       return;
     }
     if (result[0] === 'no-team') throw new ApiError(404, `team ${JSON.stringify(teamID)} not found`);
@@ -159,8 +159,17 @@ export class QuotaLedger {
   async release(teamID: string, hold: HoldID): Promise<boolean> {
     const after = (await this.command('skitRelease')(this.k.usage(teamID), this.k.held(teamID), hold)) as string | null;
     if (after === null) return false;
-    if (hold.startsWith('sandbox:')) await this.metrics?.sample(teamID, Number(after), false);
+    if (hold.startsWith('sandbox:')) this.sample(teamID, Number(after), false);
     return true;
+  }
+
+  /**
+   * A metrics sample, sent without waiting for it: a create does not wait for a second write (and its fsync) before it
+   * goes on. Redis answers one connection's commands in order, so every later read sees it; a sample Redis refuses is
+   * lost alone (the next call meets the same Redis).
+   */
+  private sample(teamID: string, concurrent: number, started: boolean): void {
+    this.metrics?.sample(teamID, concurrent, started).catch(() => undefined);
   }
 
   async usage(teamID: string): Promise<Usage> {
