@@ -90,6 +90,10 @@ test('the platform runs runsc: the sandbox answers commands and file calls of th
   expect((await run('cat /home/user/note.txt; stat -c %U /home/user/note.txt')).stdout).toBe('written through the SDK\nuser\n');
   const entries = await sdk.call<Array<{ name: string }>>(sandboxId, 'files.list', '/home/user');
   expect(entries.map((e) => e.name)).toContain('note.txt');
+  // It came from ListDir's native walk (its system calls are gVisor's): the addon is mapped into the agent.
+  expect(Number((await run('cat /proc/[0-9]*/maps 2>/dev/null | grep -c native-walk.node; true', 'root')).stdout.trim())).toBeGreaterThan(
+    0,
+  );
   // `ls` (statx with AT_NO_AUTOMOUNT) is what Debian 12's own runsc build got wrong.
   expect((await run('ls /home/user')).stdout).toContain('note.txt');
 

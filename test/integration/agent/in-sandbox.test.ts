@@ -106,6 +106,15 @@ test('files written through the SDK belong to the user and read back', async () 
   expect(r.bigEqual).toBe(true);
   const owner = await sdkScenario('run', platform, url, { cmd: 'stat -c %U /home/user/sdk/big.dat' }, id);
   expect(owner.stdout).toBe('user\n');
+  // The listing came from ListDir's native walk: its addon (beside the agent's bundle) is mapped into the agent.
+  const maps = await sdkScenario(
+    'run',
+    platform,
+    url,
+    { cmd: 'cat /proc/[0-9]*/maps 2>/dev/null | grep -c native-walk.node; true', opts: { user: 'root' } },
+    id,
+  );
+  expect(Number(maps.stdout.trim())).toBeGreaterThan(0);
 });
 
 describe.each([
