@@ -1,4 +1,7 @@
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
 import Redis from 'ioredis';
+import { testCertificates } from '../../helpers/tls-domain';
 import { startGateway, type RunningGateway } from '../../../src/gateway';
 import { CachedCatalog, RedisCatalog } from '../../../src/catalog';
 import { hashAccessToken } from '../../../src/contract';
@@ -104,6 +107,35 @@ describe('Redis catalog shared by two gateways', () => {
     finish();
     expect(await ended).toBe(true);
     expect(body).toBe('begun,done');
+  });
+
+  it("carries a sandbox's HTTPS ports and request host mask to both gateways: TLS with a certificate they do not trust, the mask as Host", async () => {
+    const { admin, ports } = await fleet();
+    const certs = await testCertificates('nt5.test');
+    cleanup.add(() => certs.close());
+    // The sandbox's own HTTPS server: a certificate from a CA the gateways were never given.
+    const server = createHttpsServer({ key: certs.key, cert: certs.cert }, (req, res) =>
+      res.end(JSON.stringify({ tls: (req.socket as { encrypted?: boolean }).encrypted === true, host: req.headers.host })),
+    );
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    cleanup.add(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    const port = (server.address() as AddressInfo).port;
+    const plain = await upstreamNamed('plain');
+    const mask = ['localhost:$', '{PORT}'].join('');
+    await admin.upsert({ sandboxID: 'sb5', host: '127.0.0.1', token: 'tok', httpsPorts: [port], maskRequestHost: mask });
+    const ask = (p: number) =>
+      Promise.all(ports.map((gw) => call(gw, { method: 'GET', headers: { 'Svc-Sandbox-Id': 'sb5', 'Svc-Sandbox-Port': String(p) } })));
+    const secure = await eventually(async () => {
+      const replies = await ask(port);
+      expect(replies.map((r) => r.status)).toEqual([200, 200]);
+      return replies;
+    });
+    for (const r of secure) expect(JSON.parse(r.body)).toEqual({ tls: true, host: `localhost:${port}` });
+    // A port it does not list stays plain HTTP.
+    expect((await ask(plain.port)).map((r) => r.body)).toEqual(['plain', 'plain']);
+    // Without the list, the same server is spoken to in plain HTTP: no answer.
+    await admin.upsert({ sandboxID: 'sb5', host: '127.0.0.1', token: 'tok' });
+    await eventually(async () => expect((await ask(port)).map((r) => r.status)).toEqual([502, 502]));
   });
 
   it('stores one hash per sandbox with the token hashed, and announces changes on the documented channel', async () => {
