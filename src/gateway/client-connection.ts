@@ -12,6 +12,7 @@ import { rawErrorFor, rawErrorResponse, type GatewayErrorBody } from './error-re
 import { requestFraming, type RequestFraming } from './framing';
 import { HTTPParser, METHODS, SKIP_BODY_AND_UPGRADE } from './http-parser';
 import { readInto } from './socket-reader';
+import { SocketWriter } from './socket-writer';
 import type { BodySink, BodySource } from './upstream-client';
 
 /** A request head as the client sent it. */
@@ -210,7 +211,7 @@ export class ClientExchange implements BodySource {
     this.pendingHead = head + CRLF;
   }
 
-  /** Body bytes of the answer; false: the client is full, wait for onDrain. */
+  /** Body bytes of the answer (valid during this call only: copied if kept); false: the client is full, wait for onDrain. */
   sendData(chunk: Buffer): boolean {
     if (this.answered || chunk.length === 0) return true;
     return this.conn.write(this.takeHead(), this.chunked ? chunkFrame(chunk) : chunk, this.chunked ? CRLF : undefined);
@@ -315,9 +316,17 @@ export class ClientConnection {
   lastActivity: number;
   private readonly onData = (data: Buffer) => this.receive(data);
   private readonly reader: { detach(): void };
+  private readonly writer: SocketWriter;
   private readonly onClose = () => this.gone();
   private detached = false;
   private parserClosed = false;
+  /**
+   * Bytes still to come of a request body announced by Content-Length. Such a body is taken from the reads as it is,
+   * not through the parser (which copies every piece into a buffer of its own): the parser stops after the head and
+   * is started afresh for the next request.
+   */
+  private lengthLeft = 0;
+  private readonly parserResource = {};
 
   constructor(
     readonly socket: Socket,
@@ -329,7 +338,7 @@ export class ClientConnection {
     this.remoteAddress = socket.remoteAddress;
     this.idleSince = this.lastActivity = clock();
     const p = this.parser;
-    p.initialize(HTTPParser.REQUEST, {}, limits.maxHeaderBytes, HTTPParser.kLenientNone);
+    p.initialize(HTTPParser.REQUEST, this.parserResource, limits.maxHeaderBytes, HTTPParser.kLenientNone);
     p[HTTPParser.kOnMessageBegin] = () => {
       this.messageStartedAt = this.clock();
       this.headParsed = false;
@@ -354,6 +363,8 @@ export class ClientConnection {
       if (ex !== undefined && !ex.pushBody(chunk)) this.holdPause(true);
     };
     p[HTTPParser.kOnMessageComplete] = () => {
+      // The parser stopped after a head announcing a length: the body is read by receive().
+      if (this.lengthLeft > 0) return;
       const ex = this.parsing;
       this.parsing = undefined;
       this.messageStartedAt = 0;
@@ -361,6 +372,7 @@ export class ClientConnection {
     };
     socket.setNoDelay(true);
     this.reader = readInto(socket, this.onData);
+    this.writer = new SocketWriter(socket);
     socket.on('error', () => {});
     socket.on('close', this.onClose);
   }
@@ -395,18 +407,47 @@ export class ClientConnection {
     }
     const ex = new ClientExchange(head, this);
     if (!ex.bodyDone) this.parsing = ex;
+    if (ex.framing.kind === 'length') this.lengthLeft = ex.framing.length;
     if (this.current === undefined) this.start(ex);
     else this.waiting.push(ex);
-    return 0;
+    return this.lengthLeft > 0 ? SKIP_BODY_AND_UPGRADE : 0;
   }
 
   private receive(data: Buffer): void {
     this.lastActivity = this.clock();
-    if (this.upgrade !== undefined || this.failure !== undefined) return;
+    let from = 0;
+    while (from < data.length) {
+      if (this.upgrade !== undefined || this.failure !== undefined || this.destroyed) return;
+      if (this.lengthLeft > 0) from = this.lengthBody(data, from);
+      else from = this.parse(from === 0 ? data : data.subarray(from), from);
+    }
+    // Requests queued behind the current one: read no further until their turn.
+    if (this.waiting.length > 0 && this.upgrade === undefined && this.failure === undefined) this.socket.pause();
+  }
+
+  /**
+   * Body bytes of a request framed by Content-Length, from `at`; returns where the next message starts. A copy is
+   * passed on: the read buffer is reused, and the body may be held until its consumer reads.
+   */
+  private lengthBody(data: Buffer, at: number): number {
+    const take = Math.min(data.length - at, this.lengthLeft);
+    this.lengthLeft -= take;
+    const ex = this.parsing;
+    if (ex !== undefined && take > 0 && !ex.pushBody(Buffer.from(data.subarray(at, at + take)))) this.holdPause(true);
+    if (this.lengthLeft === 0) {
+      this.parsing = undefined;
+      this.messageStartedAt = 0;
+      ex?.endBody();
+    }
+    return at + take;
+  }
+
+  /** Parses from `data` (which starts at `offset` of the read); returns where parsing stopped in the read. */
+  private parse(data: Buffer, offset: number): number {
     const result = this.parser.execute(data);
     if (typeof result !== 'number') {
       this.parseFailed(result.code);
-      return;
+      return offset + data.length;
     }
     // Set by onHead during execute().
     const upgrade = this.upgrade as PendingUpgrade | undefined;
@@ -415,10 +456,15 @@ export class ClientConnection {
       upgrade.rest = Buffer.from(data.subarray(result));
       this.socket.pause();
       this.next();
-      return;
+      return offset + data.length;
     }
-    // Requests queued behind the current one: read no further until their turn.
-    if (this.waiting.length > 0) this.socket.pause();
+    if (this.lengthLeft > 0) {
+      // The head announced a length and the parser stopped after it: a fresh parser for the next request (one that
+      // stopped there would let errors pass unreported), and the body from the bytes that follow.
+      if (!this.parserClosed) this.parser.initialize(HTTPParser.REQUEST, this.parserResource, this.limits.maxHeaderBytes, HTTPParser.kLenientNone);
+      return offset + result;
+    }
+    return offset + data.length;
   }
 
   private parseFailed(code: string | undefined): void {
@@ -553,19 +599,20 @@ export class ClientConnection {
       if (frame !== undefined) at += out.write(frame, at, 'latin1');
       if (data !== undefined) at += data.copy(out, at);
       if (tail !== undefined) out.write(tail, at, 'latin1');
-      return socket.write(out);
+      return this.writer.write(out);
     }
     socket.cork();
     if (head !== undefined) socket.write(head, 'latin1');
     if (frame !== undefined) socket.write(frame, 'latin1');
-    let more = socket.write(data);
+    // A copy: the stream keeps the chunk until it is written, and an answer's body may be a view of a read buffer.
+    let more = socket.write(Buffer.from(data));
     if (tail !== undefined) more = socket.write(tail, 'latin1');
     socket.uncork();
     return more;
   }
 
   onDrain(fn: () => void): void {
-    this.socket.once('drain', fn);
+    this.writer.onDrain(fn);
   }
 
   pauseReading(ex: ClientExchange): void {

@@ -11,8 +11,9 @@
  */
 import { isIP, type Socket } from 'node:net';
 import { type ConnectionOptions, connect as tlsConnect } from 'node:tls';
-import { HTTPParser, type NativeParser } from './http-parser';
+import { HTTPParser, SKIP_BODY_AND_UPGRADE, type NativeParser } from './http-parser';
 import { readInto } from './socket-reader';
+import { SocketWriter } from './socket-writer';
 import { UpstreamSocket } from './upstream-socket';
 
 /**
@@ -68,7 +69,10 @@ export interface UpstreamHandler {
   onConnect(abort: (err?: Error) => void): void;
   /** `headers`: [name, value, ...] as the upstream sent them. `resume` restarts reading after onData returned false. */
   onHeaders(status: number, headers: string[], resume: () => void): void;
-  /** false: stop reading until resume() is called. */
+  /**
+   * false: stop reading until resume() is called. The bytes may be a view of the reused read buffer: valid during
+   * this call only, so a handler that keeps them copies them (so for `last`).
+   */
   onData(chunk: Buffer): boolean;
   /** `last`: the end of the body, when it arrived with the end of the response (the caller can end with it). */
   onComplete(last: Buffer | undefined): void;
@@ -96,6 +100,28 @@ const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE', 'PUT', 'DELETE'])
 const CRLF = '\r\n';
 
 const closeParser = (parser: NativeParser) => parser.close();
+
+const LENGTH_TEXT = /^[0-9]{1,15}$/;
+
+/**
+ * The body length a response head announces, when it frames its body by Content-Length alone. The parser (strict)
+ * has already refused a repeated or malformed Content-Length and one beside Transfer-Encoding; a head with any
+ * Transfer-Encoding is left to the parser all the same.
+ */
+function announcedLength(fields: readonly string[]): number | undefined {
+  let length: number | undefined;
+  for (let i = 0; i < fields.length; i += 2) {
+    const name = fields[i];
+    if (name.length === 14 && name.toLowerCase() === 'content-length') {
+      const value = fields[i + 1];
+      if (length !== undefined || !LENGTH_TEXT.test(value)) return undefined;
+      length = Number(value);
+    } else if (name.length === 17 && name.toLowerCase() === 'transfer-encoding') {
+      return undefined;
+    }
+  }
+  return length;
+}
 const LAST_CHUNK = '0\r\n\r\n';
 
 interface Call {
@@ -127,15 +153,25 @@ class Connection {
   private partialHeaders: string[] = [];
   /** The latest body chunk of this read, held until the parser has said whether the response ends with it. */
   private pendingChunk: Buffer | undefined;
+  /**
+   * Bytes of a body announced by Content-Length still to come. Such a body is taken from the reads as it is, not
+   * through the parser (which copies every piece into a buffer of its own): the parser stops after the head and is
+   * started afresh for the next response.
+   */
+  private lengthLeft = 0;
+  private readonly parserResource = {};
   private dead = false;
   private bodyCleanup: (() => void) | undefined;
+  private readonly writer: SocketWriter;
 
   constructor(
     readonly socket: Socket,
     private readonly client: UpstreamClient,
   ) {
+    // A sandbox that closes while a body is still being sent may have answered: see upstream-socket.ts.
+    this.writer = new SocketWriter(socket, true);
     const p = this.parser;
-    p.initialize(HTTPParser.RESPONSE, {}, 0, HTTPParser.kLenientNone);
+    p.initialize(HTTPParser.RESPONSE, this.parserResource, 0, HTTPParser.kLenientNone);
     p[HTTPParser.kOnHeaders] = (headers: string[]) => {
       for (const h of headers) this.partialHeaders.push(h);
     };
@@ -173,10 +209,10 @@ class Connection {
     const { headers, body } = request;
     let head = `${request.method} ${request.path} HTTP/1.1${CRLF}`;
     for (let i = 0; i < headers.length; i += 2) head += `${headers[i]}: ${headers[i + 1]}${CRLF}`;
-    const socket = this.socket;
+    const writer = this.writer;
     switch (body.kind) {
       case 'none':
-        socket.write(`${head}${CRLF}`, 'latin1');
+        writer.write(`${head}${CRLF}`);
         this.requestSent = true;
         return;
       case 'buffer': {
@@ -185,16 +221,15 @@ class Connection {
         const out = Buffer.allocUnsafe(text.length + body.data.length);
         out.write(text, 0, 'latin1');
         body.data.copy(out, text.length);
-        socket.write(out);
+        writer.write(out);
         this.requestSent = true;
         return;
       }
       case 'stream':
-        socket.write(
+        writer.write(
           body.length === undefined
             ? `${head}transfer-encoding: chunked${CRLF}${CRLF}`
             : `${head}content-length: ${body.length}${CRLF}${CRLF}`,
-          'latin1',
         );
         this.streamBody(body.source, body.length === undefined);
     }
@@ -202,6 +237,7 @@ class Connection {
 
   private streamBody(source: BodySource, chunked: boolean): void {
     const socket = this.socket;
+    const writer = this.writer;
     let done = false;
     const onDrain = () => {
       if (!done) source.resume();
@@ -209,7 +245,6 @@ class Connection {
     const cleanup = () => {
       this.bodyCleanup = undefined;
       done = true;
-      socket.off('drain', onDrain);
     };
     this.bodyCleanup = cleanup;
     source.read({
@@ -223,17 +258,17 @@ class Connection {
           more = socket.write(CRLF, 'latin1');
           socket.uncork();
         } else {
-          more = socket.write(chunk);
+          more = writer.write(chunk);
         }
         if (!more) {
           source.pause();
-          socket.once('drain', onDrain);
+          writer.onDrain(onDrain);
         }
       },
       end: () => {
         if (done) return;
         cleanup();
-        if (chunked) socket.write(LAST_CHUNK, 'latin1');
+        if (chunked) writer.write(LAST_CHUNK);
         this.requestSent = true;
       },
     });
@@ -261,7 +296,15 @@ class Connection {
       if (!this.dead && this.call === call) this.socket.resume();
     });
     // A response to HEAD has no body, whatever its head announces.
-    return call.request.method === 'HEAD' ? 1 : 0;
+    if (call.request.method === 'HEAD') return 1;
+    if (status !== 204 && status !== 304) {
+      const length = announcedLength(fields);
+      if (length !== undefined && length > 0) {
+        this.lengthLeft = length;
+        return SKIP_BODY_AND_UPGRADE;
+      }
+    }
+    return 0;
   }
 
   private onBody(chunk: Buffer): void {
@@ -282,6 +325,7 @@ class Connection {
 
   private onMessageComplete(): void {
     if (!this.headed) return; // the end of an interim (1xx) answer
+    if (this.lengthLeft > 0) return; // the parser stopped after the head; the body is read here
     this.completed = true;
   }
 
@@ -291,17 +335,55 @@ class Connection {
       this.die(coded('the upstream sent data outside a call', 'UPSTREAM_UNSOLICITED'));
       return;
     }
+    if (this.lengthLeft > 0) {
+      this.lengthBody(data, 0);
+      return;
+    }
     const result = this.parser.execute(data);
     if (typeof result !== 'number') {
       this.die(coded(`the upstream's response is malformed (${result.code ?? result.message})`, 'UPSTREAM_MALFORMED'));
       return;
     }
     if (this.dead) return;
+    if (this.lengthLeft > 0) {
+      // The head announced a length and the parser stopped after it: a fresh parser for the next response (one
+      // that stopped there would let errors pass unreported), and the body from the bytes that follow.
+      this.parser.initialize(HTTPParser.RESPONSE, this.parserResource, 0, HTTPParser.kLenientNone);
+      this.lengthBody(data, result);
+      return;
+    }
     if (this.completed) this.finishCall();
     else this.flushBody();
   }
 
+  /**
+   * Body bytes of a response framed by Content-Length, from `at` in this read. They are valid during the handler's
+   * call only (the read buffer is reused), as the handler's contract says. Bytes past the body's end are bytes
+   * outside a call: the connection is out of step and dies, the call with it.
+   */
+  private lengthBody(data: Buffer, at: number): void {
+    const call = this.call as Call;
+    const take = Math.min(data.length - at, this.lengthLeft);
+    this.lengthLeft -= take;
+    const chunk = data.subarray(at, at + take);
+    if (this.lengthLeft > 0) {
+      if (take > 0 && !call.over && !call.handler.onData(chunk)) this.socket.pause();
+      return;
+    }
+    if (at + take < data.length) {
+      this.die(coded('the upstream sent data outside a call', 'UPSTREAM_UNSOLICITED'));
+      return;
+    }
+    this.completed = true;
+    this.pendingChunk = chunk;
+    this.finishCall();
+  }
+
   private onSocketEnd(): void {
+    if (this.lengthLeft > 0) {
+      this.die(coded(`the upstream's response is incomplete (${this.lengthLeft} bytes of its body missing)`, 'UPSTREAM_MALFORMED'));
+      return;
+    }
     // A response delimited by the end of the connection is complete now.
     if (this.call && this.headed && !this.completed) {
       const result = this.parser.finish();
@@ -350,6 +432,7 @@ class Connection {
     if (this.dead) return;
     this.dead = true;
     this.pendingChunk = undefined;
+    this.lengthLeft = 0;
     this.bodyCleanup?.();
     this.socket.destroy();
     // Never inside the parser's own callback (this may be one): closed once the current call stack is done.
