@@ -327,6 +327,12 @@ export class ClientConnection {
    */
   private lengthLeft = 0;
   private readonly parserResource = {};
+  private readonly onMessageComplete = () => {
+    const ex = this.parsing;
+    this.parsing = undefined;
+    this.messageStartedAt = 0;
+    ex?.endBody();
+  };
 
   constructor(
     readonly socket: Socket,
@@ -362,14 +368,7 @@ export class ClientConnection {
       const ex = this.parsing;
       if (ex !== undefined && !ex.pushBody(chunk)) this.holdPause(true);
     };
-    p[HTTPParser.kOnMessageComplete] = () => {
-      // The parser stopped after a head announcing a length: the body is read by receive().
-      if (this.lengthLeft > 0) return;
-      const ex = this.parsing;
-      this.parsing = undefined;
-      this.messageStartedAt = 0;
-      ex?.endBody();
-    };
+    p[HTTPParser.kOnMessageComplete] = this.onMessageComplete;
     socket.setNoDelay(true);
     this.reader = readInto(socket, this.onData);
     this.writer = new SocketWriter(socket);
@@ -407,7 +406,12 @@ export class ClientConnection {
     }
     const ex = new ClientExchange(head, this);
     if (!ex.bodyDone) this.parsing = ex;
-    if (ex.framing.kind === 'length') this.lengthLeft = ex.framing.length;
+    if (ex.framing.kind === 'length') {
+      // The parser stops after this head and tells nothing more of this message (a call saved): receive() reads
+      // the body and ends the message.
+      this.lengthLeft = ex.framing.length;
+      this.parser[HTTPParser.kOnMessageComplete] = undefined;
+    }
     if (this.current === undefined) this.start(ex);
     else this.waiting.push(ex);
     return this.lengthLeft > 0 ? SKIP_BODY_AND_UPGRADE : 0;
@@ -462,6 +466,7 @@ export class ClientConnection {
       // The head announced a length and the parser stopped after it: a fresh parser for the next request (one that
       // stopped there would let errors pass unreported), and the body from the bytes that follow.
       if (!this.parserClosed) this.parser.initialize(HTTPParser.REQUEST, this.parserResource, this.limits.maxHeaderBytes, HTTPParser.kLenientNone);
+      this.parser[HTTPParser.kOnMessageComplete] = this.onMessageComplete;
       return offset + result;
     }
     return offset + data.length;

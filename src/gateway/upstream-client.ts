@@ -187,7 +187,7 @@ class Connection {
       keepAlive: boolean,
     ) => this.onHead(status, headers, upgrade, keepAlive);
     p[HTTPParser.kOnBody] = (chunk: Buffer) => this.onBody(chunk);
-    p[HTTPParser.kOnMessageComplete] = () => this.onMessageComplete();
+    p[HTTPParser.kOnMessageComplete] = this.onMessageComplete;
     readInto(socket, (data: Buffer) => this.onSocketData(data));
     socket.on('end', () => this.onSocketEnd());
     socket.on('error', (err: Error) => this.die(err));
@@ -300,7 +300,9 @@ class Connection {
     if (status !== 204 && status !== 304) {
       const length = announcedLength(fields);
       if (length !== undefined && length > 0) {
+        // The parser stops after this head and tells nothing more of this response (a call saved).
         this.lengthLeft = length;
+        this.parser[HTTPParser.kOnMessageComplete] = undefined;
         return SKIP_BODY_AND_UPGRADE;
       }
     }
@@ -323,11 +325,10 @@ class Connection {
     if (!call.handler.onData(chunk)) this.socket.pause();
   }
 
-  private onMessageComplete(): void {
+  private readonly onMessageComplete = (): void => {
     if (!this.headed) return; // the end of an interim (1xx) answer
-    if (this.lengthLeft > 0) return; // the parser stopped after the head; the body is read here
     this.completed = true;
-  }
+  };
 
   private onSocketData(data: Buffer): void {
     if (!this.call) {
@@ -349,6 +350,7 @@ class Connection {
       // The head announced a length and the parser stopped after it: a fresh parser for the next response (one
       // that stopped there would let errors pass unreported), and the body from the bytes that follow.
       this.parser.initialize(HTTPParser.RESPONSE, this.parserResource, 0, HTTPParser.kLenientNone);
+      this.parser[HTTPParser.kOnMessageComplete] = this.onMessageComplete;
       this.lengthBody(data, result);
       return;
     }
