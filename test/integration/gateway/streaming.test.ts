@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { connect } from 'node:net';
 import { startGateway, type RunningGateway } from '../../../src/gateway';
 import { MemoryCatalog } from '../../../src/catalog';
 import { call, Cleanup, eventually, openStream, startUpstream, type Upstream } from './helpers/common';
@@ -99,6 +100,47 @@ describe('gateway streaming', () => {
       expect((await call(gateway.port, { method: 'GET', path: '/big', headers: HEADERS })).body).toBe(big);
       expect((await call(gateway.port, { method: 'GET', path: '/small', headers: HEADERS })).body).toBe('small');
     }
+    expect(upstream.connections).toBe(1);
+  });
+
+  it('carries a large answer with a length unchanged to a client that reads slowly, then the next answer on the same connection', async () => {
+    // The answer's body is taken from the gateway's reused read buffer and its writes wait for a client that does not
+    // read: every byte must still arrive, in order, and nothing of it may leak into the next answer.
+    const payload = randomBytes(6 * 1024 * 1024);
+    const { gateway, upstream } = await setup((req, res) => {
+      if (req.url === '/big') {
+        res.setHeader('content-length', payload.length);
+        res.end(payload);
+      } else res.end('small');
+    });
+    const socket = connect(gateway.port, '127.0.0.1');
+    cleanup.add(() => socket.destroy());
+    await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
+    const headers = Object.entries(HEADERS)
+      .map(([k, v]) => `${k}: ${v}\r\n`)
+      .join('');
+    socket.write(`GET /big HTTP/1.1\r\nHost: x\r\n${headers}\r\nGET /small HTTP/1.1\r\nHost: x\r\n${headers}\r\n`);
+    socket.pause();
+    // Long enough for the gateway to fill the client's socket and wait on it.
+    await new Promise((r) => setTimeout(r, 500));
+    const chunks: Buffer[] = [];
+    const received = new Promise<Buffer>((resolve, reject) => {
+      socket.on('data', (c: Buffer) => {
+        chunks.push(c);
+        const all = Buffer.concat(chunks);
+        if (all.includes('\r\n\r\nsmall')) resolve(all);
+      });
+      socket.once('error', reject);
+      socket.once('close', () => reject(new Error(`closed after ${Buffer.concat(chunks).length} bytes`)));
+    });
+    socket.resume();
+    const all = await received;
+    const headEnd = all.indexOf('\r\n\r\n') + 4;
+    expect(all.subarray(0, headEnd).toString('latin1')).toMatch(/^HTTP\/1\.1 200 [\s\S]*\r\ncontent-length: 6291456\r\n/i);
+    const body = all.subarray(headEnd, headEnd + payload.length);
+    expect(createHash('sha256').update(body).digest('hex')).toBe(createHash('sha256').update(payload).digest('hex'));
+    const second = all.subarray(headEnd + payload.length).toString('latin1');
+    expect(second).toMatch(/^HTTP\/1\.1 200 [\s\S]*\r\n\r\nsmall$/);
     expect(upstream.connections).toBe(1);
   });
 
