@@ -465,7 +465,8 @@ export class ClientConnection {
     if (this.lengthLeft > 0) {
       // The head announced a length and the parser stopped after it: a fresh parser for the next request (one that
       // stopped there would let errors pass unreported), and the body from the bytes that follow.
-      if (!this.parserClosed) this.parser.initialize(HTTPParser.REQUEST, this.parserResource, this.limits.maxHeaderBytes, HTTPParser.kLenientNone);
+      if (!this.parserClosed)
+        this.parser.initialize(HTTPParser.REQUEST, this.parserResource, this.limits.maxHeaderBytes, HTTPParser.kLenientNone);
       this.parser[HTTPParser.kOnMessageComplete] = this.onMessageComplete;
       return offset + result;
     }
