@@ -155,7 +155,7 @@ export interface PlatformOptions {
   gc?: Partial<GcSettings>;
   /** The disk of a sandbox whose template names none; absent: the runtime's default. */
   diskSizeMB?: number;
-  /** The data root's disk check (runtime/admission.ts), which volumes' disks go through as sandboxes' do. */
+  /** The data root's disk check (runtime/admission.ts): volumes' disks and MCP image pulls go through it as sandboxes do. */
   diskAdmission?: DiskAdmission;
   /**
    * The key secret values are sealed with (32 bytes, base64, 0600; made when missing; docs/secrets.md). Default
@@ -316,7 +316,9 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
       logs: new SandboxLogs(redis, DEFAULT_STORE_PREFIX),
       observer: metrics,
       holds,
-      ...(options.mcpImages === false ? {} : { mcpImages: mcpImagesFor(options.stateDir, options.mcpImages ?? {}, log, holds) }),
+      ...(options.mcpImages === false
+        ? {}
+        : { mcpImages: mcpImagesFor(options.stateDir, options.mcpImages ?? {}, log, holds, options.diskAdmission) }),
       ...(options.warmPool ? { warmPool: options.warmPool } : {}),
       findTeamID: async (nameOrID) => (await teams.store.findTeam(nameOrID).catch(() => undefined))?.teamID,
       ...(options.warmPoolCheckMs !== undefined ? { warmPoolCheckMs: options.warmPoolCheckMs } : {}),

@@ -5,7 +5,7 @@
  * (committedDiskMB): every disk image on it (running, paused and stopped sandboxes', build steps', volumes') at its
  * size, sparse or not, since each may be written up to it, and everything else there (template layers and their
  * shifted copies, build uploads, pulled images, snapshots, paused sandboxes' files, the platform's own) by the blocks
- * it takes, as the file system reports them; plus what is reserved for disks and layers being made. Volumes and
+ * it takes, as the file system reports them; plus what is reserved for disks, layers and uploads being made. Volumes and
  * template build steps go through the same disk check (DiskAdmission). Pure except `hostCapacity`, `committedDiskMB`
  * and DiskAdmission.
  */
@@ -90,8 +90,26 @@ export function committedBy(config: {
   return { memoryMB, cpuCount };
 }
 
-/** MB reserved, per file system (its device number), for disks and layers being made in this process. */
+/** MB reserved, per file system (its device number), for disks, layers and uploads being made in this process. */
 const reserved = new Map<number, number>();
+
+/**
+ * Holds `mb` on the file system of `root` until the returned release (idempotent): committedDiskMB counts it, so a
+ * check made meanwhile (a sandbox create, DiskAdmission) sees it. The caller checks first; the holder releases once
+ * its bytes are on the file system (where they count by themselves) or it gave up.
+ */
+export function reserveDiskMB(root: string, mb: number): () => void {
+  const dev = fs.statSync(existing(root)).dev;
+  reserved.set(dev, (reserved.get(dev) ?? 0) + mb);
+  let held = true;
+  return () => {
+    if (!held) return;
+    held = false;
+    const left = (reserved.get(dev) ?? 0) - mb;
+    if (left > 0) reserved.set(dev, left);
+    else reserved.delete(dev);
+  };
+}
 
 /**
  * What the file system holding `root` has committed, in MB: its used blocks (every file there, by the blocks it takes,
@@ -127,8 +145,7 @@ function existing(dir: string): string {
  * root's committed space (committedDiskMB: the sandboxes' disks, layers, uploads, pulls, snapshots, other volumes)
  * plus the request must stay within the data root's size × diskOvercommit, the sandboxes' own check. A request
  * admitted is reserved until its bytes are on the file system (the caller's release), so two at once cannot both take
- * the last room. (A sandbox create in flight holds its disk in the runtime until its image is made; a volume or step
- * checked in that moment does not see it.)
+ * the last room; a sandbox create holds its disk the same way (reserveDiskMB) from its check until its image is made.
  */
 export class DiskAdmission {
   constructor(
@@ -161,15 +178,37 @@ export class DiskAdmission {
       what,
     );
     if (problem) throw new AdmissionError(problem);
-    const dev = fs.statSync(existing(this.o.root)).dev;
-    reserved.set(dev, (reserved.get(dev) ?? 0) + askedMB);
-    let held = true;
-    return () => {
-      if (!held) return;
-      held = false;
-      const left = (reserved.get(dev) ?? 0) - askedMB;
-      if (left > 0) reserved.set(dev, left);
-      else reserved.delete(dev);
-    };
+    return reserveDiskMB(this.o.root, askedMB);
+  }
+
+  /**
+   * Runs `work` holding `askedMB` for `what` (refused as reserve refuses), and ends it once what it writes takes the
+   * data root past its room: every `everyMs` the room is read with this hold taken out (what `work` wrote counts there
+   * by itself), and below zero the signal handed to `work` is aborted with an AdmissionError naming
+   * limits.diskOvercommit, which is what this then rejects with (`work` removes what it made). The hold is given back
+   * when `work` settles. For what cannot say its size before it has written it (an image's unpacked layers).
+   */
+  async guard<T>(askedMB: number, what: string, work: (signal: AbortSignal) => Promise<T>, everyMs = 250): Promise<T> {
+    const release = this.reserve(askedMB, what);
+    const stop = new AbortController();
+    const timer = setInterval(() => {
+      const root = fileSystemMB(this.o.root);
+      const limit = Math.floor(root * this.o.overcommit);
+      const committed = committedDiskMB(this.o.root, this.o.imageDirs) - askedMB;
+      if (committed <= limit) return;
+      stop.abort(
+        new AdmissionError(
+          `the host cannot take ${what} now: disk: it took the data root to ${committed} MB of ${limit} MB committed (data root ${root} MB × diskOvercommit ${this.o.overcommit})`,
+        ),
+      );
+    }, everyMs);
+    try {
+      return await work(stop.signal);
+    } catch (err) {
+      throw stop.signal.aborted ? (stop.signal.reason as Error) : err;
+    } finally {
+      clearInterval(timer);
+      release();
+    }
   }
 }

@@ -16,6 +16,7 @@ import {
   committedDiskMB,
   DEFAULT_ADMISSION,
   hostCapacity,
+  reserveDiskMB,
   type AdmissionLimits,
   type Resources,
 } from './admission';
@@ -166,7 +167,7 @@ export class OciSandboxRuntime implements SandboxRuntime {
   private readonly admission: AdmissionLimits;
   private readonly capacity: Resources;
   /** Requests admitted whose config.json (disk image) is not written yet. */
-  private readonly pending: Resources = { memoryMB: 0, cpuCount: 0, diskMB: 0 };
+  private readonly pending: Resources = { memoryMB: 0, cpuCount: 0 };
   private inFlight = 0;
   /** Read once: the hierarchies do not change while the platform runs. */
   private mounts: CgroupMount[] | undefined;
@@ -227,11 +228,15 @@ export class OciSandboxRuntime implements SandboxRuntime {
     // A restart mounts the disk it has (counted already); a new sandbox asks for its own.
     const request = { memoryMB: spec.memoryMB, cpuCount: spec.cpuCount, ...(disks ? { diskMB: spec.restart ? 0 : diskMB } : {}) };
     const host = disks ? { diskMB: fileSystemMB(this.paths.dataDir), ...this.capacity } : this.capacity;
-    const problem = await timed(times, 'admission', () => admissionProblem(request, this.committed(id), host, this.admission));
-    if (problem) throw new AdmissionError(`cannot create sandbox ${id}: ${problem}`);
-    this.pending.memoryMB += request.memoryMB;
-    this.pending.cpuCount += request.cpuCount;
-    this.pending.diskMB! += request.diskMB ?? 0;
+    // Checked and held in one step, before anything awaits: a create, volume, build step or upload checked after
+    // this one sees its request (the disk as the admission's reservation until its image is on the data root).
+    const releaseDisk = await timed(times, 'admission', () => {
+      const problem = admissionProblem(request, this.committed(id), host, this.admission);
+      if (problem) throw new AdmissionError(`cannot create sandbox ${id}: ${problem}`);
+      this.pending.memoryMB += request.memoryMB;
+      this.pending.cpuCount += request.cpuCount;
+      return request.diskMB ? reserveDiskMB(this.paths.dataDir, request.diskMB) : () => undefined;
+    });
     this.inFlight++;
     let counted = true;
     try {
@@ -249,6 +254,7 @@ export class OciSandboxRuntime implements SandboxRuntime {
           await timed(times, 'disk', async () => {
             await this.sharedDataDir();
             await makeSandboxDisk(p.bundle, diskMB, 0o700, poolOf(this.paths.dataDir));
+            releaseDisk(); // its image counts at its size now
           });
         if (spec.changesFrom !== undefined) await copyChanges(spec.changesFrom, p.upper);
       }
@@ -332,7 +338,7 @@ export class OciSandboxRuntime implements SandboxRuntime {
       if (counted) this.inFlight--;
       this.pending.memoryMB -= request.memoryMB;
       this.pending.cpuCount -= request.cpuCount;
-      this.pending.diskMB! -= request.diskMB ?? 0;
+      releaseDisk();
     }
   }
 
@@ -405,7 +411,7 @@ export class OciSandboxRuntime implements SandboxRuntime {
   private committed(except: string): Resources {
     const sum = { ...this.pending };
     const dirs = [this.paths.dataDir, path.join(this.paths.dataDir, STEPS_DATA_DIR), ...(this.options.diskDirs ?? [])];
-    sum.diskMB = (sum.diskMB ?? 0) + committedDiskMB(this.paths.dataDir, dirs);
+    sum.diskMB = committedDiskMB(this.paths.dataDir, dirs);
     for (const entry of fs.existsSync(this.paths.dataDir) ? fs.readdirSync(this.paths.dataDir) : []) {
       if (entry === except) continue;
       try {

@@ -225,6 +225,35 @@ test("a create whose disk would take the disks past the data root's size × disk
   expect(images()).toEqual([]);
 });
 
+test('creates and a volume sent at once cannot together take the room: one is admitted, the others are refused naming diskOvercommit; nothing of them is left', async () => {
+  await sdk!.build('disk-admit', 'true', { ...opts(), minFreeDiskMb: DISK_MAX_MB });
+  const { limitMB } = dataRoot();
+  // Any two of these pass half the data root together (2 × DISK_MAX_MB, DISK_MAX_MB + VOLUME_MB); each fits alone.
+  for (let round = 0; round < 3; round++) {
+    const settled = await Promise.allSettled([
+      sdk!.create('disk-admit', opts()).then((s) => ({ sandboxId: s.sandboxId })),
+      sdk!.create('disk-admit', opts()).then((s) => ({ sandboxId: s.sandboxId })),
+      sdk!.volume<{ volumeId: string }>('create', `adp-race-${round}`, opts()).then((v) => ({ volumeId: v.volumeId })),
+    ]);
+    const admitted = settled.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+    const refused = settled.flatMap((r) => (r.status === 'rejected' ? [(r.reason as Error).message] : []));
+    try {
+      expect(admitted).toHaveLength(1);
+      for (const message of refused)
+        expect(message).toMatch(new RegExp(`MB committed \\(data root \\d+ MB × diskOvercommit ${DISK_OVERCOMMIT}\\)`));
+      // What was admitted is all that was made.
+      expect(images()).toEqual([`${'sandboxId' in admitted[0]! ? admitted[0].sandboxId : admitted[0]!.volumeId}.disk`]);
+      expect(limitMB).toBeLessThan(2 * DISK_MAX_MB);
+    } finally {
+      for (const a of admitted) {
+        if ('sandboxId' in a) await sdk!.static('kill', a.sandboxId, opts());
+        else await sdk!.volume('destroy', a.volumeId, opts());
+      }
+    }
+    expect(images()).toEqual([]);
+  }
+});
+
 /** `mb` MiB of random bytes into the layer (random: nothing compresses or dedups them). */
 const writeMB = (mb: number) => `head -c ${mb}M /dev/urandom > /home/user/fill-${mb} && sync`;
 
@@ -310,11 +339,15 @@ test('an upload (the files of a COPY) larger than the room the data root has lef
     fs.writeFileSync(join(context, 'small.txt'), 'small\n');
     const debian = { image: 'debian:bookworm' };
     const before = uploads();
-    // The platform answers 429 naming limits.diskOvercommit as soon as the room is passed, before the body ends: the
-    // SDK, still sending, sees the connection end.
+    // The platform answers 429 naming limits.diskOvercommit from the upload's length, before reading its body, and
+    // drops what the SDK still sends: the SDK shows the refusal (its status line), not a broken connection.
     await expect(
       sdk!.buildSteps('adp-upload-big', debian, [{ copy: { src: 'big.bin', dest: '/home/user/' } }], opts(), context),
-    ).rejects.toThrow(/Failed to upload file/);
+    ).rejects.toThrow(
+      new RegExp(
+        `Failed to upload file: upload refused: the host cannot take this upload now: disk: \\d+ MB asked, \\d+ MB of ${dataRoot().limitMB} MB committed \\(data root ${dataRoot().rootMB} MB x diskOvercommit ${DISK_OVERCOMMIT}\\); nothing was kept`,
+      ),
+    );
     expect(uploads()).toEqual(before);
     await sdk!.buildSteps('adp-upload-small', debian, [{ copy: { src: 'small.txt', dest: '/home/user/' } }], opts(), context);
     expect(uploads().length).toBeGreaterThan(before.length);

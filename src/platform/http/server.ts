@@ -68,7 +68,16 @@ function send(res: ServerResponse, reply: ApiResponse): void {
   const payload = Buffer.from(JSON.stringify(reply.body), 'utf8');
   headers['content-type'] = 'application/json';
   headers['content-length'] = String(payload.length);
-  res.writeHead(reply.status, headers).end(payload);
+  if (reply.reason !== undefined) res.writeHead(reply.status, reasonPhrase(reply.reason), headers).end(payload);
+  else res.writeHead(reply.status, headers).end(payload);
+}
+
+/** A reason phrase HTTP/1.1 carries (RFC 9112: tabs, spaces, visible ASCII here), at most 512 characters. */
+export function reasonPhrase(text: string): string {
+  return text
+    .replace(/×/g, 'x')
+    .replace(/[^\t\x20-\x7e]/g, '?')
+    .slice(0, 512);
 }
 
 /** `Authorization: Bearer <key>`: how Prometheus (and other scrapers) present a key. */

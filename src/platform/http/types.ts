@@ -57,6 +57,8 @@ export interface ApiResponse {
   /** A body streamed as it is read (a file), of a known length. */
   stream?: { contentType: string; body: Readable; length: number };
   headers?: Record<string, string>;
+  /** The status line's reason phrase instead of the standard one (printable ASCII; others become '?'). */
+  reason?: string;
   /** Answered by another host of a fleet (which audits it there): not audited again here. */
   forwarded?: boolean;
 }

@@ -9,6 +9,7 @@ import type { ValidMcpConfig } from '../../mcp/config/validate';
 import { DEFAULT_IMAGES_DIR, type ImageInfo, imageInfoPath, imageKey, PREINSTALL_FILE, parsePreinstall } from '../../mcp/launch/image-dir';
 import type { PulledImage } from '../../runtime';
 import { pullImage } from '../../runtime/images';
+import type { DiskAdmission } from '../../runtime/admission';
 import { existsInLayers, insideTree, readInLayers, resolveInLayers } from '../../runtime/layer-view';
 import { checkSandboxMcp } from './mcp-check';
 import { DEFAULT_ID_MAPPING } from '../../runtime/id-shift';
@@ -191,9 +192,19 @@ export function mcpImageStore(stateDir: string): string {
  * hold goes. `fetch` (an image attached after the create answered): the image's layers are held before the store's
  * hold goes, until the caller's record names them.
  */
-export function mcpImagesFor(stateDir: string, o: McpImageSources, log: (line: string) => void, holds?: PathHolds): McpImageSource {
+export function mcpImagesFor(
+  stateDir: string,
+  o: McpImageSources,
+  log: (line: string) => void,
+  holds?: PathHolds,
+  disk?: DiskAdmission,
+): McpImageSource {
   const storeDir = mcpImageStore(stateDir);
-  const pullOptions = { storeDir, ...(o.insecureRegistries ? { insecureRegistries: o.insecureRegistries } : {}) };
+  const pullOptions = {
+    storeDir,
+    ...(o.insecureRegistries ? { insecureRegistries: o.insecureRegistries } : {}),
+    ...(disk ? { disk } : {}),
+  };
   const holdStore = (): Release => {
     fs.mkdirSync(storeDir, { recursive: true, mode: 0o700 });
     return holds?.hold([storeDir]) ?? (() => undefined);

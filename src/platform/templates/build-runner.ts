@@ -16,6 +16,7 @@ import { extractUpload } from './files';
 import { homeOf, pathExists, userExists, userNameOf } from './layers';
 import { insideTree } from '../../runtime/layer-view';
 import { pullImage } from '../../runtime/images/pull';
+import type { DiskAdmission } from '../../runtime/admission';
 import { type BuildBase, type BuildPlan, describeStep, expandEnv, type PlannedStep } from './plan';
 import { shellQuote } from '../../util/shell-quote';
 import { PathHolds, type Release } from '../../util/path-holds';
@@ -39,6 +40,8 @@ export interface BuildRunnerOptions {
   imagesDir: string;
   /** Registries allowed over plain HTTP besides loopback ones. */
   insecureRegistries: readonly string[];
+  /** The data root's disk check: a pull may take at most the room it leaves (runtime/images/pull.ts, `disk`). */
+  diskAdmission?: DiskAdmission;
   /** Scratch space: extracted COPY contexts, throwaway layers. */
   scratchDir: string;
   /** Every layer a build uses is held here until the build's record names it (the storage collector leaves it). */
@@ -333,6 +336,7 @@ export class BuildRunner {
       storeDir: this.o.imagesDir,
       ...(base.credentials ? { credentials: base.credentials } : {}),
       insecureRegistries: this.o.insecureRegistries,
+      ...(this.o.diskAdmission ? { disk: this.o.diskAdmission } : {}),
       onLine: (line) => log.output('info', line, BASE_STEP),
       timeoutMs: Math.min(this.o.stepTimeoutMs, this.timeLeft(run, BASE_STEP, `pull ${base.image}`)),
     })

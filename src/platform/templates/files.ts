@@ -108,19 +108,30 @@ export async function readUpload(path: string, visitor: UploadVisitor = {}): Pro
 
 /**
  * Streams an upload to `<dir>/<hash>.tar`, checks every entry (upload-rules.ts), and only then puts it in place,
- * replacing an earlier one atomically; a refused upload leaves nothing behind (UploadRefused, TooLargeError).
+ * replacing an earlier one atomically; a refused upload leaves nothing behind (UploadRefused, TooLargeError). Past
+ * `maxBytes` the rest of the body is read and dropped (drainUnread), not cut off: a client still sending then reads
+ * the refusal instead of a broken connection.
  */
 export async function saveUpload(dir: string, hash: string, body: Readable, maxBytes = MAX_UPLOAD_BYTES): Promise<StoredUpload> {
   await mkdir(dir, { recursive: true, mode: 0o700 });
   const final = join(dir, `${hash}.tar`);
   const partial = `${final}.${process.pid}.${Date.now()}.partial`;
   let seen = 0;
-  body.on('data', (chunk: Buffer) => {
-    seen += chunk.length;
-    if (seen > maxBytes) body.destroy(new TooLargeError(`upload larger than ${maxBytes} bytes`));
+  const counted = new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      seen += chunk.length;
+      if (seen > maxBytes) done(new TooLargeError(`upload larger than ${maxBytes} bytes`));
+      else done(null, chunk);
+    },
   });
+  // pipe, not pipeline: a refusal must leave the request (and its connection) to drainUnread.
+  const gone = (err?: Error) => counted.destroy(err ?? new Error('the client went away before sending its whole body'));
+  const closed = () => {
+    if (!body.readableEnded) gone();
+  };
+  body.on('error', gone).on('close', closed).pipe(counted);
   try {
-    await pipeline(body, createWriteStream(partial, { mode: 0o600 }));
+    await pipeline(counted, createWriteStream(partial, { mode: 0o600 }));
     let checkable = true;
     const read = await readUpload(partial, {
       entry: (e) => {
@@ -130,9 +141,29 @@ export async function saveUpload(dir: string, hash: string, body: Readable, maxB
     await rename(partial, final);
     return { path: final, bytes: read.bytes, sha256: read.sha256, checkable };
   } catch (err) {
+    body.unpipe(counted);
+    drainUnread(body, seen);
     await rm(partial, { force: true });
     throw err;
+  } finally {
+    body.off('error', gone).off('close', closed);
   }
+}
+
+/**
+ * Reads what is left of a refused request's body and drops it, so the refusal reaches a client that is still
+ * sending (the E2B SDK reads the answer only if its connection survives); past MAX_UPLOAD_BYTES in all (`seen` read
+ * already), more than a legitimate upload sends, the connection is cut.
+ */
+export function drainUnread(body: Readable, seen = 0): void {
+  if (body.readableEnded || body.destroyed) return;
+  let total = seen;
+  body.on('error', () => undefined);
+  body.on('data', (chunk: Buffer) => {
+    total += chunk.length;
+    if (total > MAX_UPLOAD_BYTES) body.destroy();
+  });
+  body.resume();
 }
 
 /** The SDK's files hash of a COPY of `src` to `dest` recomputed from a stored upload, and the sha256 of its bytes. */

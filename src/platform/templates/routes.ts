@@ -85,7 +85,13 @@ export function templateRoutes(service: TemplateService): Route[] {
       auth: 'none',
       rawBody: true,
       async handler(req) {
-        await service.receiveUpload(req.params.templateID!, req.params.hash!, req);
+        try {
+          await service.receiveUpload(req.params.templateID!, req.params.hash!, req);
+        } catch (err) {
+          // The SDK shows an upload's refusal by its status line alone: the reason phrase carries the message.
+          if (err instanceof ApiError) return { status: err.code, body: { code: err.code, message: err.message }, reason: err.message };
+          throw err;
+        }
         return { status: 201 };
       },
     },

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { rm, utimes } from 'node:fs/promises';
 import { PathHolds, type Release } from '../../util/path-holds';
 import type Redis from 'ioredis';
-import type { DiskAdmission } from '../../runtime/admission';
+import { AdmissionError, type DiskAdmission } from '../../runtime/admission';
 import { MIB } from '../../runtime/sandbox-disk';
 import type { BaseImages, StepExecutor } from '../../runtime/types';
 import { ENVD_VERSION } from '../../contract/envd-version';
@@ -40,7 +40,7 @@ export interface TemplateServiceOptions {
   baseImages: BaseImages;
   /** Layers, uploads and scratch space live under this directory. */
   dataDir: string;
-  /** The data root's disk check (runtime/admission.ts): an upload may take at most the room it leaves. */
+  /** The data root's disk check (runtime/admission.ts): an upload or an image pull may take at most the room it leaves. */
   diskAdmission?: DiskAdmission;
   /**
    * Starts a finished template once to check its start and ready commands: `sandboxValidator` (a real sandbox, on a
@@ -181,6 +181,7 @@ export class TemplateService {
       imagesDir: this.dirs.images,
       holds: this.holds,
       insecureRegistries: o.images?.insecureRegistries ?? [],
+      ...(o.diskAdmission ? { diskAdmission: o.diskAdmission } : {}),
       scratchDir,
       stepTimeoutMs: o.stepTimeoutMs ?? 20 * 60_000,
       readyTimeoutMs: o.readyTimeoutMs ?? 60_000,
@@ -297,8 +298,19 @@ export class TemplateService {
     const template = await this.store.getTemplate(templateID);
     if (!template) throw new ApiError(404, `template ${JSON.stringify(templateID)} not found`);
     const teamID = teamOf(template);
-    // At most the room the data root has left under limits.diskOvercommit (its bytes count there as they land).
-    const roomMB = this.o.diskAdmission?.roomMB();
+    // At most the room the data root has left under limits.diskOvercommit. A declared length is held as the
+    // admission's reservation until the bytes are on the file system, so two uploads cannot both take the last room,
+    // and one past the room is refused before a byte is read; a chunked body is bounded by the room as it comes.
+    const declared = Number(req.raw.headers['content-length']);
+    if (declared > MAX_UPLOAD_BYTES) throw new ApiError(413, `upload refused: upload larger than ${MAX_UPLOAD_BYTES} bytes`);
+    let release: (() => void) | undefined;
+    try {
+      release = declared > 0 ? this.o.diskAdmission?.reserve(Math.ceil(declared / MIB), 'this upload') : undefined;
+    } catch (err) {
+      if (err instanceof AdmissionError) throw new ApiError(429, `upload refused: ${err.message}; nothing was kept`);
+      throw err;
+    }
+    const roomMB = release ? undefined : this.o.diskAdmission?.roomMB();
     const roomBytes = roomMB === undefined ? undefined : Math.max(0, roomMB) * MIB;
     try {
       const saved = await saveUpload(
@@ -323,6 +335,8 @@ export class TemplateService {
       if (err instanceof TooLargeError) throw new ApiError(413, `upload refused: ${err.message}`);
       if (err instanceof UploadRefused) throw new ApiError(400, `upload refused: ${err.message}; nothing was kept`);
       throw err;
+    } finally {
+      release?.();
     }
   }
 

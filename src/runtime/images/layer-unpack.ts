@@ -117,6 +117,8 @@ export async function unpackLayer(
     mapping: IdMapping;
     platform: { os: string; architecture: string };
     timeoutMs: number;
+    /** Ends umoci and the listing (the unpack rejects, nothing is left in `target`). */
+    signal?: AbortSignal;
   },
 ): Promise<void> {
   const layout = path.join(o.scratch, `layout-${randomBytes(6).toString('hex')}`);
@@ -127,8 +129,12 @@ export async function unpackLayer(
     const [unpacked, listed] = await Promise.all([
       exec(['umoci', 'raw', 'unpack', '--uid-map', idMap, '--gid-map', idMap, '--image', `${layout}:layer`, o.target], {
         timeoutMs: o.timeoutMs,
+        ...(o.signal ? { signal: o.signal } : {}),
       }),
-      exec(['tar', '--quoting-style=literal', '-tf', blobPath(o.blobDir, layer.digest)], { timeoutMs: o.timeoutMs }),
+      exec(['tar', '--quoting-style=literal', '-tf', blobPath(o.blobDir, layer.digest)], {
+        timeoutMs: o.timeoutMs,
+        ...(o.signal ? { signal: o.signal } : {}),
+      }),
     ]);
     if (unpacked.code !== 0) {
       const why = unpacked.stderr.trim().split('\n').slice(-2).join(' | ');

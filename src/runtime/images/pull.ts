@@ -17,6 +17,8 @@ import * as path from 'node:path';
 import { DEFAULT_ID_MAPPING, type IdMapping } from '../id-shift';
 import { type ImageConfig, parseImageConfig } from './image-config';
 import { blobPath, type LayerBlob, unpackLayer } from './layer-unpack';
+import { AdmissionError, type DiskAdmission } from '../admission';
+import { MIB } from '../sandbox-disk';
 import { canonicalReference, type ImageReference, parseImageReference } from './reference';
 import {
   copyArgv,
@@ -45,6 +47,13 @@ export interface PullOptions {
   timeoutMs?: number;
   /** Gives the pull up: a registry operation under way is ended, no further layer is unpacked (rejects). */
   signal?: AbortSignal;
+  /**
+   * The data root's disk check (admission.ts, DiskAdmission.guard): the blobs to fetch are held at their size before
+   * they are fetched (refused when they do not fit), and the pull is ended once what it writes (blobs, unpacked
+   * layers) takes the data root past its room; then it rejects with the AdmissionError, and what it fetched and
+   * unpacked is removed.
+   */
+  disk?: Pick<DiskAdmission, 'guard'>;
 }
 
 export interface ResolvedImage {
@@ -95,9 +104,20 @@ async function withAuthFile<T>(ctx: SkopeoContext, fn: (authFile: string | undef
   }
 }
 
-async function inspectWith(ctx: SkopeoContext, authFile: string | undefined): Promise<ResolvedImage> {
+/** What the registry says the image is, and its layers' blobs (digest and compressed size) when it lists them. */
+interface Inspected {
+  image: ResolvedImage;
+  blobs: Array<{ digest: string; size: number }>;
+}
+
+async function inspectWith(ctx: SkopeoContext, authFile: string | undefined): Promise<Inspected> {
   const out = await runSkopeo(ctx, inspectArgv(ctx, transportOf(ctx.ref), authFile, ['--no-tags']), authFile);
-  const info = JSON.parse(out) as { Digest?: string; Os?: string; Architecture?: string };
+  const info = JSON.parse(out) as {
+    Digest?: string;
+    Os?: string;
+    Architecture?: string;
+    LayersData?: Array<{ Digest?: string; Size?: number }>;
+  };
   const os = info.Os ?? '';
   const architecture = info.Architecture ?? '';
   if (os !== ctx.platform.os || architecture !== ctx.platform.architecture)
@@ -106,7 +126,10 @@ async function inspectWith(ctx: SkopeoContext, authFile: string | undefined): Pr
       `image ${JSON.stringify(ctx.shown)} is for ${os}/${architecture}; this host runs ${ctx.platform.os}/${ctx.platform.architecture} and cannot run it`,
     );
   if (!info.Digest) throw new ImagePullError('other', `registry ${ctx.ref.registry} answered no digest for ${JSON.stringify(ctx.shown)}`);
-  return { reference: canonicalReference(ctx.ref), digest: info.Digest, os, architecture };
+  const blobs = (info.LayersData ?? []).flatMap((l) =>
+    typeof l.Digest === 'string' && typeof l.Size === 'number' && l.Size >= 0 ? [{ digest: l.Digest, size: l.Size }] : [],
+  );
+  return { image: { reference: canonicalReference(ctx.ref), digest: info.Digest, os, architecture }, blobs };
 }
 
 /**
@@ -115,7 +138,7 @@ async function inspectWith(ctx: SkopeoContext, authFile: string | undefined): Pr
  */
 export async function resolveImage(reference: string, o: PullOptions): Promise<ResolvedImage> {
   const ctx = contextOf(reference, o);
-  return withAuthFile(ctx, (authFile) => inspectWith(ctx, authFile));
+  return withAuthFile(ctx, async (authFile) => (await inspectWith(ctx, authFile)).image);
 }
 
 function sha256(data: Buffer | string): string {
@@ -180,7 +203,15 @@ async function ensureLayer(ctx: SkopeoContext, o: PullOptions, blob: LayerBlob, 
   const staging = path.join(tmp, `layer-${randomBytes(6).toString('hex')}`);
   fs.mkdirSync(path.dirname(dir), { recursive: true, mode: 0o755 });
   try {
-    await unpackLayer(blob, { blobDir, target: staging, scratch: tmp, mapping: m, platform, timeoutMs: ctx.timeoutMs });
+    await unpackLayer(blob, {
+      blobDir,
+      target: staging,
+      scratch: tmp,
+      mapping: m,
+      platform,
+      timeoutMs: ctx.timeoutMs,
+      ...(ctx.signal ? { signal: ctx.signal } : {}),
+    });
   } catch (err) {
     // A blob that fails umoci's digest check is dropped, so the next pull fetches it again.
     if (/digest|checksum|hash/i.test((err as Error).message)) fs.rmSync(blobPath(blobDir, blob.digest), { force: true });
@@ -206,37 +237,76 @@ export async function pullImage(reference: string, o: PullOptions): Promise<Pull
   const log = o.onLine ?? (() => undefined);
   fs.mkdirSync(path.join(o.storeDir, 'tmp'), { recursive: true, mode: 0o700 });
   return withAuthFile(ctx, async (authFile) => {
-    const resolved = await inspectWith(ctx, authFile);
+    const { image: resolved, blobs } = await inspectWith(ctx, authFile);
     log(`image ${reference}: ${resolved.reference} is ${resolved.digest} (${resolved.os}/${resolved.architecture})`);
     const recordFile = path.join(o.storeDir, 'images', `${resolved.digest.replace(':', '-')}-${resolved.os}-${resolved.architecture}.json`);
-    let known = cachedRecord(recordFile, o.storeDir, m);
-    if (!known) {
-      const record = await copyImage(ctx, authFile, resolved.digest, o.storeDir);
-      const config = parseImageConfig(record.config);
-      if (config.os !== resolved.os || config.architecture !== resolved.architecture)
-        throw new ImagePullError(
-          'platform',
-          `image ${JSON.stringify(reference)} is for ${config.os}/${config.architecture}; this host runs ${resolved.os}/${resolved.architecture}`,
-        );
-      if (config.diffIds.length !== record.layers.length)
-        throw new ImagePullError(
-          'invalid',
-          `image ${JSON.stringify(reference)}: its config lists ${config.diffIds.length} layers, its manifest ${record.layers.length}`,
-        );
-      known = { record, config };
-    }
-    const { record, config } = known;
-    const layers: string[] = [];
-    for (const [i, blob] of record.layers.entries()) {
-      const diffId = config.diffIds[i] ?? '';
-      const label = `layer ${i + 1}/${record.layers.length} ${diffId.slice(0, 19)}`;
-      o.signal?.throwIfAborted();
-      layers.unshift(await ensureLayer(ctx, o, { ...blob, diffId }, label, resolved));
+    const cached = cachedRecord(recordFile, o.storeDir, m);
+    const fetchAndUnpack = async (c: SkopeoContext) => {
+      let known = cached;
+      if (!known) {
+        const record = await copyImage(c, authFile, resolved.digest, o.storeDir);
+        const config = parseImageConfig(record.config);
+        if (config.os !== resolved.os || config.architecture !== resolved.architecture)
+          throw new ImagePullError(
+            'platform',
+            `image ${JSON.stringify(reference)} is for ${config.os}/${config.architecture}; this host runs ${resolved.os}/${resolved.architecture}`,
+          );
+        if (config.diffIds.length !== record.layers.length)
+          throw new ImagePullError(
+            'invalid',
+            `image ${JSON.stringify(reference)}: its config lists ${config.diffIds.length} layers, its manifest ${record.layers.length}`,
+          );
+        known = { record, config };
+      }
+      const { record, config } = known;
+      const layers: string[] = [];
+      for (const [i, blob] of record.layers.entries()) {
+        const diffId = config.diffIds[i] ?? '';
+        const label = `layer ${i + 1}/${record.layers.length} ${diffId.slice(0, 19)}`;
+        c.signal?.throwIfAborted();
+        layers.unshift(await ensureLayer(c, o, { ...blob, diffId }, label, resolved));
+      }
+      return { record, config, layers };
+    };
+    let pulled: Awaited<ReturnType<typeof fetchAndUnpack>>;
+    if (cached || !o.disk) pulled = await fetchAndUnpack(ctx);
+    else {
+      // Held: the blobs not stored yet, at their size; what they unpack to is watched as it lands.
+      const blobDir = path.join(o.storeDir, 'blobs');
+      const missing = blobs.filter((b) => !fs.existsSync(blobPath(blobDir, b.digest)));
+      const askedMB = Math.ceil(missing.reduce((sum, b) => sum + b.size, 0) / MIB);
+      const storedBefore = new Set(storedBlobs(blobDir));
+      const layersBefore = new Set(storedLayers(o.storeDir, m));
+      pulled = await o.disk
+        .guard(askedMB, 'this image', (signal) =>
+          fetchAndUnpack({ ...ctx, signal: o.signal ? AbortSignal.any([o.signal, signal]) : signal }),
+        )
+        .catch((err: Error) => {
+          // Past the room: what this pull stored goes (another pull's blobs and layers are kept).
+          if (err instanceof AdmissionError) {
+            for (const b of storedBlobs(blobDir)) if (!storedBefore.has(b)) fs.rmSync(b, { force: true });
+            for (const l of storedLayers(o.storeDir, m)) if (!layersBefore.has(l)) fs.rmSync(l, { recursive: true, force: true });
+            throw new ImagePullError('disk', `image ${JSON.stringify(reference)}: ${err.message}; nothing was kept`);
+          }
+          throw err;
+        });
     }
     fs.mkdirSync(path.dirname(recordFile), { recursive: true, mode: 0o700 });
     const recordTmp = `${recordFile}.${randomBytes(4).toString('hex')}.tmp`;
-    fs.writeFileSync(recordTmp, JSON.stringify(record));
+    fs.writeFileSync(recordTmp, JSON.stringify(pulled.record));
     fs.renameSync(recordTmp, recordFile);
-    return { ...resolved, layers, config };
+    return { ...resolved, layers: pulled.layers, config: pulled.config };
   });
+}
+
+/** The blob files in the store (paths). */
+function storedBlobs(blobDir: string): string[] {
+  const dir = path.join(blobDir, 'sha256');
+  return fs.existsSync(dir) ? fs.readdirSync(dir).map((n) => path.join(dir, n)) : [];
+}
+
+/** The unpacked layer directories in the store for mapping `m` (paths). */
+function storedLayers(storeDir: string, m: IdMapping): string[] {
+  const dir = path.dirname(layerDirOf(storeDir, m, 'sha256:x'));
+  return fs.existsSync(dir) ? fs.readdirSync(dir).map((n) => path.join(dir, n)) : [];
 }

@@ -18,8 +18,11 @@ export type RegistryCredentials =
       ecr: { accessKeyId?: string; secretAccessKey?: string; region?: string };
     };
 
-/** What went wrong, for the caller's status code: the registry refused, has nothing there, or the image is unusable. */
-export type PullErrorKind = 'auth' | 'not-found' | 'platform' | 'digest' | 'tls' | 'unreachable' | 'invalid' | 'other';
+/**
+ * What went wrong, for the caller's status code: the registry refused, has nothing there, the image is unusable, or
+ * it does not fit the data root (`disk`).
+ */
+export type PullErrorKind = 'auth' | 'not-found' | 'platform' | 'digest' | 'tls' | 'unreachable' | 'invalid' | 'disk' | 'other';
 
 export class ImagePullError extends Error {
   constructor(
