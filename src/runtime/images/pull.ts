@@ -104,20 +104,9 @@ async function withAuthFile<T>(ctx: SkopeoContext, fn: (authFile: string | undef
   }
 }
 
-/** What the registry says the image is, and its layers' blobs (digest and compressed size) when it lists them. */
-interface Inspected {
-  image: ResolvedImage;
-  blobs: Array<{ digest: string; size: number }>;
-}
-
-async function inspectWith(ctx: SkopeoContext, authFile: string | undefined): Promise<Inspected> {
+async function inspectWith(ctx: SkopeoContext, authFile: string | undefined): Promise<ResolvedImage> {
   const out = await runSkopeo(ctx, inspectArgv(ctx, transportOf(ctx.ref), authFile, ['--no-tags']), authFile);
-  const info = JSON.parse(out) as {
-    Digest?: string;
-    Os?: string;
-    Architecture?: string;
-    LayersData?: Array<{ Digest?: string; Size?: number }>;
-  };
+  const info = JSON.parse(out) as { Digest?: string; Os?: string; Architecture?: string };
   const os = info.Os ?? '';
   const architecture = info.Architecture ?? '';
   if (os !== ctx.platform.os || architecture !== ctx.platform.architecture)
@@ -126,10 +115,35 @@ async function inspectWith(ctx: SkopeoContext, authFile: string | undefined): Pr
       `image ${JSON.stringify(ctx.shown)} is for ${os}/${architecture}; this host runs ${ctx.platform.os}/${ctx.platform.architecture} and cannot run it`,
     );
   if (!info.Digest) throw new ImagePullError('other', `registry ${ctx.ref.registry} answered no digest for ${JSON.stringify(ctx.shown)}`);
-  const blobs = (info.LayersData ?? []).flatMap((l) =>
-    typeof l.Digest === 'string' && typeof l.Size === 'number' && l.Size >= 0 ? [{ digest: l.Digest, size: l.Size }] : [],
+  return { reference: canonicalReference(ctx.ref), digest: info.Digest, os, architecture };
+}
+
+interface RawManifest {
+  manifests?: Array<{ digest?: string; platform?: { os?: string; architecture?: string } }>;
+  layers?: Array<{ digest?: string; size?: number }>;
+}
+
+/**
+ * The layer blobs (digest, compressed size) of the image at `digest` for this host's platform, from its manifest as
+ * the registry serves it (an index: the platform's manifest in it); [] for a manifest that lists no sizes.
+ */
+async function layerBlobsOf(
+  ctx: SkopeoContext,
+  authFile: string | undefined,
+  digest: string,
+): Promise<Array<{ digest: string; size: number }>> {
+  const raw = async (d: string) =>
+    JSON.parse(await runSkopeo(ctx, inspectArgv(ctx, transportOf(ctx.ref, d), authFile, ['--raw']), authFile)) as RawManifest;
+  let manifest = await raw(digest);
+  if (manifest.manifests) {
+    const mine = manifest.manifests.find(
+      (m) => m.platform?.os === ctx.platform.os && m.platform.architecture === ctx.platform.architecture,
+    );
+    manifest = mine?.digest ? await raw(mine.digest) : {};
+  }
+  return (manifest.layers ?? []).flatMap((l) =>
+    typeof l.digest === 'string' && typeof l.size === 'number' && l.size >= 0 ? [{ digest: l.digest, size: l.size }] : [],
   );
-  return { image: { reference: canonicalReference(ctx.ref), digest: info.Digest, os, architecture }, blobs };
 }
 
 /**
@@ -138,7 +152,7 @@ async function inspectWith(ctx: SkopeoContext, authFile: string | undefined): Pr
  */
 export async function resolveImage(reference: string, o: PullOptions): Promise<ResolvedImage> {
   const ctx = contextOf(reference, o);
-  return withAuthFile(ctx, async (authFile) => (await inspectWith(ctx, authFile)).image);
+  return withAuthFile(ctx, (authFile) => inspectWith(ctx, authFile));
 }
 
 function sha256(data: Buffer | string): string {
@@ -237,7 +251,7 @@ export async function pullImage(reference: string, o: PullOptions): Promise<Pull
   const log = o.onLine ?? (() => undefined);
   fs.mkdirSync(path.join(o.storeDir, 'tmp'), { recursive: true, mode: 0o700 });
   return withAuthFile(ctx, async (authFile) => {
-    const { image: resolved, blobs } = await inspectWith(ctx, authFile);
+    const resolved = await inspectWith(ctx, authFile);
     log(`image ${reference}: ${resolved.reference} is ${resolved.digest} (${resolved.os}/${resolved.architecture})`);
     const recordFile = path.join(o.storeDir, 'images', `${resolved.digest.replace(':', '-')}-${resolved.os}-${resolved.architecture}.json`);
     const cached = cachedRecord(recordFile, o.storeDir, m);
@@ -273,6 +287,7 @@ export async function pullImage(reference: string, o: PullOptions): Promise<Pull
     else {
       // Held: the blobs not stored yet, at their size; what they unpack to is watched as it lands.
       const blobDir = path.join(o.storeDir, 'blobs');
+      const blobs = await layerBlobsOf(ctx, authFile, resolved.digest);
       const missing = blobs.filter((b) => !fs.existsSync(blobPath(blobDir, b.digest)));
       const askedMB = Math.ceil(missing.reduce((sum, b) => sum + b.size, 0) / MIB);
       const storedBefore = new Set(storedBlobs(blobDir));
