@@ -25,7 +25,7 @@ export const limitFields = {
   diskOvercommit: fraction(0.1, 100, 'a number from 0.1 to 100')
     .default(1)
     .describe(
-      "What the data root holds may reach its size times this: the disks of all sandboxes (running, paused or stopped), build steps and volumes on it at their sizes, and everything else there (template layers, uploads, pulled images, snapshots, paused sandboxes' files) at the blocks it takes. A sandbox or volume create past it is refused (429) naming this key, a build step's disk and an upload get at most the room left, and a build whose layer would pass it fails naming it; nothing is made. The disks are sparse, so 1 costs nothing until they are written; above 1 they could fill the data root together, which fails every sandbox, build and the platform's own files at once.",
+      "What the data root holds may reach its size times this: the disks of all sandboxes (running, paused or stopped), build steps and volumes on it at their sizes, and everything else there (template layers, uploads, pulled images, snapshots, paused sandboxes' files) at the blocks it takes. A sandbox or volume create past it is refused (429) naming this key, a build step's disk, an upload and an image pull get at most the room left, and a build whose layer would pass it fails naming it; nothing is made. The disks are sparse, so 1 costs nothing until they are written; above 1 they could fill the data root together, which fails every sandbox, build and the platform's own files at once.",
     ),
   diskDefaultMB: integer(64, 1_048_576, 'a size in MB, an integer from 64 to 1048576')
     .default(1024)

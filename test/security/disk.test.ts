@@ -5,7 +5,8 @@
  * refused naming the limit, with nothing made; a create whose disk would take the disks together past the data
  * root's size × limits.diskOvercommit is refused (429) naming it, with nothing made. The same admission counts the
  * template layers on the data root and refuses, naming it, a volume whose disk and a build whose layer would pass it,
- * nothing made, while the smaller volume and build beside them work. The platform's whole state lives
+ * nothing made, while the smaller volume and build beside them work; an upload or an image pull past the room is
+ * refused naming it (the SDK shows the refusal), nothing kept (a pull's legitimate use: pull-disk.test.ts). The platform's whole state lives
  * on a small file system of the test's own (a loop-mounted image), so the host's free space is measured there, free
  * of other processes' writes, and its size is the data root's. The fill runs again on a platform with runtime runsc
  * (gVisor), on a small file system of its own.
@@ -20,6 +21,8 @@ import { sandboxTraces, startPlatformAndGateway } from '../integration/platform/
 import { SdkDriver } from '../integration/platform/helpers/sdk-driver';
 import { baseRootfs, freshAgentPayload, ROOTFS_TIMEOUT_MS } from '../integration/runtime/helpers/common';
 import { makeLoopVolume, type LoopVolume } from './helpers/loop-volume';
+import { OciLayoutImages } from '../../src/lab/oci-images';
+import { startLabRegistry } from '../../src/lab/registry';
 
 jest.setTimeout(240_000);
 
@@ -353,6 +356,47 @@ test('an upload (the files of a COPY) larger than the room the data root has lef
     expect(uploads().length).toBeGreaterThan(before.length);
   } finally {
     fs.rmSync(context, { recursive: true, force: true });
+    expect(await sdk!.volume('destroy', vol.volumeId, opts())).toBe(true);
+  }
+});
+
+test('a template from an image that unpacks past the room fails naming limits.diskOvercommit, and nothing of the pull is kept', async () => {
+  // A volume holds most of the data root; the image's layer (zeros: its blob is tiny) unpacks past what is left.
+  const vol = await sdk!.volume<{ volumeId: string }>('create', 'adp-pull-room', opts());
+  const work = fs.mkdtempSync(join(scratch, 'pull-'));
+  const registry = await startLabRegistry({ dir: join(work, 'registry') });
+  /** The template image store's blobs and unpacked layers. */
+  const pulled = () => {
+    const out: string[] = [];
+    for (const sub of ['blobs/sha256', 'layers/100000-65536']) {
+      const dir = join(stateDir, 'templates', 'images', sub);
+      if (fs.existsSync(dir)) out.push(...fs.readdirSync(dir).map((f) => `${sub}/${f}`));
+    }
+    return out.sort();
+  };
+  try {
+    const st = fs.statfsSync(volume!.mountPoint);
+    const image = fs.statSync(join(stateDir, 'volumes', `${vol.volumeId}.disk`));
+    const committedMB = ((st.blocks - st.bfree) * st.bsize + image.size - image.blocks * 512) / MIB;
+    const zerosMB = Math.max(64, Math.ceil(dataRoot().limitMB - committedMB) + 64);
+    const tree = join(work, 'tree');
+    fs.mkdirSync(tree);
+    const fd = fs.openSync(join(tree, 'zeros'), 'w');
+    for (let i = 0; i < zerosMB; i++) fs.writeSync(fd, Buffer.alloc(MIB));
+    fs.closeSync(fd);
+    const images = new OciLayoutImages(join(work, 'layout'));
+    await images.init('empty');
+    await images.insert('empty', tree, '/data', 'zeros');
+    await images.push('zeros', `${registry.host}/lab/zeros:1`);
+    fs.rmSync(tree, { recursive: true, force: true });
+    const before = pulled();
+    await expect(sdk!.buildSteps('adp-pull-big', { image: `${registry.host}/lab/zeros:1` }, [], opts())).rejects.toThrow(
+      /the host cannot take this image now: disk: it took the data root to \d+ MB of \d+ MB committed \(data root \d+ MB × diskOvercommit 0\.5\); nothing was kept/,
+    );
+    expect(pulled()).toEqual(before);
+  } finally {
+    await registry.stop();
+    fs.rmSync(work, { recursive: true, force: true });
     expect(await sdk!.volume('destroy', vol.volumeId, opts())).toBe(true);
   }
 });
