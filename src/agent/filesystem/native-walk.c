@@ -1,21 +1,24 @@
 /*
  * ListDir's walk as the agent's native addon (Node-API only, so one build loads in any node of the line the kit runs
- * on). It runs on a libuv pool thread, one batch of entries at a time, while the main thread writes the JSON of the
- * batch before; native-walk.ts is its JavaScript side and docs/agent.md ("ListDir") has the measurements.
+ * on). It runs on libuv pool threads, one batch of entries at a time, in two stages: one batch is read and stat'd
+ * while the batch before has its attribute lists probed, and the main thread writes the JSON of the one before that.
+ * native-walk.ts is its JavaScript side; docs/agent.md ("ListDir") has the measurements.
  *
- *   open(root, depth, prefix, batch) -> a walk, or the errno of reading `root`
+ *   open(root, depth, batch) -> a walk, or the errno of reading `root`
  *   next(walk) -> Promise<Buffer>: the next records, at most `batch`; an empty Buffer at the end
+ *   probe(records, prefix) -> Promise<Buffer>: the same records with F_PREFIXED_XATTR set where it applies
  *   close(walk): frees what it holds (a batch still running does when it ends); the handle's finalizer frees the rest
  *
  * The walk is walk.ts's, in the same order with the same rules: entries depth-first pre-order, names sorted bytewise,
  * `depth` levels below `root`; an entry that cannot be stat'd (vanished, not searchable, a path of PATH_MAX bytes or
  * more, which the kernel refuses) is left out; a directory is descended when its level is below `depth` and it can be
  * read, else it is listed only; symlinks are listed, never descended. Per entry: newfstatat(AT_FDCWD, path,
- * AT_SYMLINK_NOFOLLOW) (what glibc's lstat makes), and for everything but a symlink one llistxattr into a buffer of the
- * kernel's list limit, which says whether a name starts with `prefix` and is longer than it (the caller then reads
- * the values); a list that cannot be read (no xattrs on this filesystem, the entry vanished) counts as none.
+ * AT_SYMLINK_NOFOLLOW) (what glibc's lstat makes); then in probe, for everything but a symlink, one llistxattr into a
+ * buffer of the kernel's list limit, which says whether a name starts with `prefix` and is longer than it (the caller
+ * then reads the values); a list that cannot be read (no xattrs on this filesystem, the entry vanished) counts as none.
  *
- * A record is RECORD_WORDS little-endian 32-bit words (the layout below), then the name's bytes padded to 4. Paths,
+ * A record is RECORD_WORDS little-endian 32-bit words (the layout below), then the entry's path and a NUL, padded to
+ * 4 bytes; its name is the path's last W_NAME_AT bytes onward. Paths,
  * names and the prefix are byte strings, given as latin1 JS strings (one char per byte). System calls go through
  * syscall(2) rather than glibc's stat wrappers, whose symbol versions (2.33) older root filesystems lack; gVisor
  * implements newfstatat, llistxattr and getdents64.
@@ -26,6 +29,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <node_api.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,7 +50,8 @@ enum {
   W_MTIME_SEC_HI,
   W_MTIME_NSEC,
   W_FLAGS,
-  W_NAME_BYTES,
+  W_PATH_BYTES,
+  W_NAME_AT, /* where the name starts in the path */
   RECORD_WORDS
 };
 enum { F_PREFIXED_XATTR = 1 };
@@ -71,10 +76,8 @@ typedef struct {
   size_t cap;
   uint32_t depth;
   uint32_t batch;
-  char prefix[PREFIX_BYTES];
-  size_t prefix_len;
-  char *xattrs;
-  uint32_t *out; /* the records of the batch being made */
+  uint32_t *out;
+  size_t out_cap; /* the records of the batch being made */
   size_t out_bytes;
   int refs; /* the JS handle, and a batch while it runs */
   int closed;
@@ -148,10 +151,8 @@ static void free_level(level_t *lv) {
 static void walk_release(walk_t *w) {
   while (w->top > 0) free_level(&w->levels[--w->top]);
   free(w->levels);
-  free(w->xattrs);
   free(w->out);
   w->levels = NULL;
-  w->xattrs = NULL;
   w->out = NULL;
 }
 
@@ -195,15 +196,22 @@ static void walk_execute(napi_env env, void *data) {
     int root = lv->dir_len == 1 && w->path[0] == '/';
     size_t base = root ? 1 : lv->dir_len + 1;
     if (base + len >= PATH_MAX || len > NAME_MAX_BYTES) continue;
+    size_t need = used + RECORD_WORDS * 4 + base + len + 4;
+    if (need > w->out_cap) {
+      size_t cap = w->out_cap * 2 > need ? w->out_cap * 2 : need;
+      uint32_t *grown = realloc(w->out, cap);
+      if (grown == NULL) {
+        if (used == 0) continue; /* left out, as one that cannot be stat'd */
+        lv->next--;              /* this entry starts the next batch */
+        break;
+      }
+      w->out = grown;
+      w->out_cap = cap;
+    }
     w->path[base - 1] = '/';
     memcpy(w->path + base, name, len + 1);
     struct stat st;
     if (syscall(SYS_newfstatat, AT_FDCWD, w->path, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
-    uint32_t flags = 0;
-    if (!S_ISLNK(st.st_mode)) {
-      ssize_t n = llistxattr(w->path, w->xattrs, XATTR_LIST_BYTES);
-      if ((n > 0 && has_prefixed(w->xattrs, n, w->prefix, w->prefix_len)) || (n < 0 && errno == ERANGE)) flags |= F_PREFIXED_XATTR;
-    }
     uint64_t size = (uint64_t)st.st_size;
     uint64_t sec = (uint64_t)(int64_t)st.st_mtim.tv_sec;
     uint32_t *r = (uint32_t *)((char *)w->out + used);
@@ -216,10 +224,11 @@ static void walk_execute(napi_env env, void *data) {
     r[W_MTIME_SEC_LO] = (uint32_t)sec;
     r[W_MTIME_SEC_HI] = (uint32_t)(sec >> 32);
     r[W_MTIME_NSEC] = (uint32_t)st.st_mtim.tv_nsec;
-    r[W_FLAGS] = flags;
-    r[W_NAME_BYTES] = (uint32_t)len;
-    memcpy(r + RECORD_WORDS, name, len);
-    used += RECORD_WORDS * 4 + ((len + 3) & ~(size_t)3);
+    r[W_FLAGS] = 0;
+    r[W_PATH_BYTES] = (uint32_t)(base + len);
+    r[W_NAME_AT] = (uint32_t)base;
+    memcpy(r + RECORD_WORDS, w->path, base + len + 1);
+    used += RECORD_WORDS * 4 + ((base + len + 1 + 3) & ~(size_t)3);
     found++;
     if (S_ISDIR(st.st_mode) && w->top < w->depth) {
       if (w->top == w->cap) {
@@ -254,6 +263,99 @@ static void walk_complete(napi_env env, napi_status status, void *data) {
   walk_unref(w);
 }
 
+/* probe: a batch of records whose attribute lists are read on a pool thread. */
+typedef struct {
+  napi_async_work work;
+  napi_deferred deferred;
+  napi_ref records; /* keeps the Buffer alive while the pool thread writes its flags */
+  uint32_t *data;
+  size_t bytes;
+  char prefix[PREFIX_BYTES];
+  size_t prefix_len;
+} probe_t;
+
+static void probe_execute(napi_env env, void *data) {
+  (void)env;
+  probe_t *p = data;
+  char *xattrs = malloc(XATTR_LIST_BYTES);
+  if (xattrs == NULL) return; /* flags stay 0: no metadata, as when a list cannot be read */
+  size_t at = 0;
+  while (at + RECORD_WORDS * 4 <= p->bytes) {
+    uint32_t *r = (uint32_t *)((char *)p->data + at);
+    const char *path = (const char *)(r + RECORD_WORDS);
+    if (at + RECORD_WORDS * 4 + (size_t)r[W_PATH_BYTES] + 1 > p->bytes || path[r[W_PATH_BYTES]] != 0) break; /* not next()'s */
+    if (!S_ISLNK(r[W_MODE])) {
+      ssize_t n = llistxattr(path, xattrs, XATTR_LIST_BYTES);
+      if ((n > 0 && has_prefixed(xattrs, n, p->prefix, p->prefix_len)) || (n < 0 && errno == ERANGE)) r[W_FLAGS] |= F_PREFIXED_XATTR;
+    }
+    at += RECORD_WORDS * 4 + ((r[W_PATH_BYTES] + 1 + 3) & ~(size_t)3);
+  }
+  free(xattrs);
+}
+
+static void probe_complete(napi_env env, napi_status status, void *data) {
+  probe_t *p = data;
+  napi_value buf;
+  if (status == napi_ok && napi_get_reference_value(env, p->records, &buf) == napi_ok && buf != NULL) {
+    napi_resolve_deferred(env, p->deferred, buf);
+  } else {
+    napi_value msg, err;
+    napi_create_string_utf8(env, "native walk: a probe did not run", NAPI_AUTO_LENGTH, &msg);
+    napi_create_error(env, NULL, msg, &err);
+    napi_reject_deferred(env, p->deferred, err);
+  }
+  napi_delete_reference(env, p->records);
+  napi_delete_async_work(env, p->work);
+  free(p);
+}
+
+static napi_value walk_probe(napi_env env, napi_callback_info info) {
+  size_t argc = 2;
+  napi_value argv[2];
+  bool is_buffer = false;
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 2 || napi_is_buffer(env, argv[0], &is_buffer) != napi_ok ||
+      !is_buffer) {
+    napi_throw_type_error(env, NULL, "probe(records, prefix)");
+    return NULL;
+  }
+  probe_t *p = calloc(1, sizeof *p);
+  if (p == NULL) {
+    napi_throw_type_error(env, NULL, "probe: out of memory");
+    return NULL;
+  }
+  void *data;
+  if (napi_get_buffer_info(env, argv[0], &data, &p->bytes) != napi_ok ||
+      napi_get_value_string_latin1(env, argv[1], p->prefix, PREFIX_BYTES, &p->prefix_len) != napi_ok || p->prefix_len + 1 >= PREFIX_BYTES ||
+      ((uintptr_t)data & 3) != 0) {
+    free(p);
+    napi_throw_type_error(env, NULL, "probe: records must be a word-aligned Buffer of next(), prefix a string shorter than 255 bytes");
+    return NULL;
+  }
+  p->data = data;
+  napi_value promise, name;
+  if (napi_create_reference(env, argv[0], 1, &p->records) != napi_ok) {
+    free(p);
+    napi_throw_type_error(env, NULL, "probe: could not hold the records");
+    return NULL;
+  }
+  if (napi_create_promise(env, &p->deferred, &promise) != napi_ok ||
+      napi_create_string_utf8(env, "nativeWalkProbe", NAPI_AUTO_LENGTH, &name) != napi_ok ||
+      napi_create_async_work(env, NULL, name, probe_execute, probe_complete, p, &p->work) != napi_ok) {
+    napi_delete_reference(env, p->records);
+    free(p);
+    napi_throw_type_error(env, NULL, "probe: could not start");
+    return NULL;
+  }
+  if (napi_queue_async_work(env, p->work) != napi_ok) {
+    napi_delete_async_work(env, p->work);
+    napi_delete_reference(env, p->records);
+    free(p);
+    napi_throw_type_error(env, NULL, "probe: could not queue");
+    return NULL;
+  }
+  return promise;
+}
+
 static void walk_finalize(napi_env env, void *data, void *hint) {
   (void)env;
   (void)hint;
@@ -279,12 +381,12 @@ static walk_t *walk_arg(napi_env env, napi_callback_info info) {
 }
 
 static napi_value walk_open(napi_env env, napi_callback_info info) {
-  size_t argc = 4;
-  napi_value argv[4];
+  size_t argc = 3;
+  napi_value argv[3];
   uint32_t depth, batch;
-  size_t root_len, prefix_len;
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 4) return throw_type(env, "open(root, depth, prefix, batch)");
-  if (napi_get_value_uint32(env, argv[1], &depth) != napi_ok || napi_get_value_uint32(env, argv[3], &batch) != napi_ok || depth == 0 ||
+  size_t root_len;
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 3) return throw_type(env, "open(root, depth, batch)");
+  if (napi_get_value_uint32(env, argv[1], &depth) != napi_ok || napi_get_value_uint32(env, argv[2], &batch) != napi_ok || depth == 0 ||
       batch == 0 || batch > 65536) {
     return throw_type(env, "open: depth must be at least 1 and batch 1..65536");
   }
@@ -294,11 +396,6 @@ static napi_value walk_open(napi_env env, napi_callback_info info) {
   w->depth = depth;
   w->batch = batch;
   w->cap = 8;
-  if (napi_get_value_string_latin1(env, argv[2], w->prefix, PREFIX_BYTES, &prefix_len) != napi_ok || prefix_len + 1 >= PREFIX_BYTES) {
-    walk_free(w);
-    return throw_type(env, "open: prefix must be a string shorter than 255 bytes");
-  }
-  w->prefix_len = prefix_len;
   napi_value result;
   if (napi_get_value_string_latin1(env, argv[0], NULL, 0, &root_len) != napi_ok) {
     walk_free(w);
@@ -312,10 +409,10 @@ static napi_value walk_open(napi_env env, napi_callback_info info) {
     if (root_len == 0 || memchr(w->path, 0, root_len) != NULL) err = ENOENT;
   }
   w->levels = malloc(w->cap * sizeof *w->levels);
-  w->xattrs = malloc(XATTR_LIST_BYTES);
-  /* A record at most: its words and a name of NAME_MAX_BYTES, padded. */
-  w->out = malloc((size_t)batch * (RECORD_WORDS * 4 + NAME_MAX_BYTES + 1));
-  if (err == 0 && (w->levels == NULL || w->xattrs == NULL || w->out == NULL)) err = ENOMEM;
+  /* Grown by the batch when its paths need more. */
+  w->out_cap = 64 * 1024;
+  w->out = malloc(w->out_cap);
+  if (err == 0 && (w->levels == NULL || w->out == NULL)) err = ENOMEM;
   if (err == 0) err = read_level(w, root_len, &w->levels[0]);
   if (err != 0) {
     walk_free(w);
@@ -364,6 +461,9 @@ NAPI_MODULE_INIT() {
     return NULL;
   if (napi_create_function(env, "next", NAPI_AUTO_LENGTH, walk_next, NULL, &fn) != napi_ok ||
       napi_set_named_property(env, exports, "next", fn) != napi_ok)
+    return NULL;
+  if (napi_create_function(env, "probe", NAPI_AUTO_LENGTH, walk_probe, NULL, &fn) != napi_ok ||
+      napi_set_named_property(env, exports, "probe", fn) != napi_ok)
     return NULL;
   if (napi_create_function(env, "close", NAPI_AUTO_LENGTH, walk_close, NULL, &fn) != napi_ok ||
       napi_set_named_property(env, exports, "close", fn) != napi_ok)

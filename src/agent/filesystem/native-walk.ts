@@ -9,8 +9,9 @@ import { getSystemErrorName } from 'node:util';
 import type { EntryStat } from './entry-stat';
 
 interface Addon {
-  open(root: string, depth: number, prefix: string, batch: number): object | number;
+  open(root: string, depth: number, batch: number): object | number;
   next(walk: object): Promise<Buffer>;
+  probe(records: Buffer, prefix: string): Promise<Buffer>;
   close(walk: object): void;
   RECORD_WORDS: number;
 }
@@ -49,15 +50,18 @@ const W_MTIME_SEC_LO = 6;
 const W_MTIME_SEC_HI = 7;
 const W_MTIME_NSEC = 8;
 const W_FLAGS = 9;
-const W_NAME_BYTES = 10;
+const W_PATH_BYTES = 10;
+const W_NAME_AT = 11;
 const F_PREFIXED_XATTR = 1;
 /** Sizes from 2^53 up have a high word of 2^21 or more. */
 const SIZE_HI_UNSAFE = 0x200000;
 const TWO_32 = 4294967296;
 
 export interface NativeWalk {
-  /** The next batch of records (see forEachRecord); an empty Buffer at the end. One at a time. */
+  /** The next batch of records, without their metadata flags; an empty Buffer at the end. One at a time. */
   next(): Promise<Buffer>;
+  /** The records of a batch with their metadata flags (see forEachRecord); may run beside next(). */
+  probe(records: Buffer): Promise<Buffer>;
   /** Frees the walk; a batch still running frees it when it ends. */
   close(): void;
 }
@@ -68,15 +72,15 @@ export interface NativeWalk {
  */
 export function openNativeWalk(root: string, depth: number, xattrPrefix: string, what: string): NativeWalk {
   const addon = loaded.addon!;
-  const handle = addon.open(root, depth, xattrPrefix, BATCH);
+  const handle = addon.open(root, depth, BATCH);
   if (typeof handle === 'number') {
     const code = getSystemErrorName(-handle);
     throw Object.assign(new Error(`${code}: ${what}`), { code, errno: -handle });
   }
-  return { next: () => addon.next(handle), close: () => addon.close(handle) };
+  return { next: () => addon.next(handle), probe: (records) => addon.probe(records, xattrPrefix), close: () => addon.close(handle) };
 }
 
-/** Calls `each` for every record of a batch: the entry's level (1 for an entry of the root), name and lstat. */
+/** Calls `each` for every record of a probed batch: the entry's level (1 for an entry of the root), name and lstat. */
 export function forEachRecord(buf: Buffer, each: (level: number, name: string, st: EntryStat) => void): void {
   // A Buffer of its own (offset 0) is aligned for a word view; one that is not is copied.
   const aligned = buf.byteOffset % 4 === 0 ? buf : Buffer.from(buf);
@@ -84,11 +88,11 @@ export function forEachRecord(buf: Buffer, each: (level: number, name: string, s
   const words = loaded.addon!.RECORD_WORDS;
   let at = 0;
   while (at < w.length) {
-    const nameBytes = w[at + W_NAME_BYTES]!;
-    const nameStart = (at + words) * 4;
+    const pathBytes = w[at + W_PATH_BYTES]!;
+    const pathStart = (at + words) * 4;
     const hi = w[at + W_SIZE_HI]!;
     const lo = w[at + W_SIZE_LO]!;
-    each(w[at + W_LEVEL]!, aligned.toString('latin1', nameStart, nameStart + nameBytes), {
+    each(w[at + W_LEVEL]!, aligned.toString('latin1', pathStart + w[at + W_NAME_AT]!, pathStart + pathBytes), {
       mode: w[at + W_MODE]!,
       uid: w[at + W_UID]!,
       gid: w[at + W_GID]!,
@@ -97,6 +101,6 @@ export function forEachRecord(buf: Buffer, each: (level: number, name: string, s
       mtimeNsec: w[at + W_MTIME_NSEC]!,
       mayHaveMetadata: (w[at + W_FLAGS]! & F_PREFIXED_XATTR) !== 0,
     });
-    at += words + ((nameBytes + 3) >>> 2);
+    at += words + ((pathBytes + 1 + 3) >>> 2);
   }
 }

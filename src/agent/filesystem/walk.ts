@@ -158,20 +158,26 @@ async function walkNative(rootBin: string, depth: number, ctx: EntryContext, lim
     const p = listing.add(dirs[level - 1]!, name, st);
     if (level < depth && kindOf(st.mode) === 'dir') dirs[level] = dirOf(p);
   };
-  let pending: Promise<Buffer> | undefined = native.next();
+  // Three stages: the pool reads batch k + 2 and probes the attribute lists of batch k + 1 while this thread writes batch k.
+  let walking: Promise<Buffer> | undefined = native.next();
+  let probing: Promise<Buffer> | undefined;
   try {
     for (;;) {
-      const batch = await pending;
-      pending = undefined;
-      if (batch.length === 0) return;
-      // The next batch is read while this one is written.
-      pending = native.next();
-      const stop = limits.stopReason();
-      if (stop) throw stop;
-      forEachRecord(batch, each);
+      const walked: Buffer = await walking!;
+      walking = walked.length === 0 ? undefined : native.next();
+      const probed = probing;
+      probing = walked.length === 0 ? undefined : native.probe(walked);
+      if (probed !== undefined) {
+        const batch = await probed;
+        const stop = limits.stopReason();
+        if (stop) throw stop;
+        forEachRecord(batch, each);
+      }
+      if (walked.length === 0) return;
     }
   } finally {
-    pending?.catch(() => undefined);
+    walking?.catch(() => undefined);
+    probing?.catch(() => undefined);
     native.close();
   }
 }
