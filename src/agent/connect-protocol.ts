@@ -1,7 +1,9 @@
 /**
  * The Connect protocol's rules the agent enforces (connectrpc.com/docs/protocol): POST only, JSON only,
  * `Connect-Protocol-Version: 1` required, `Connect-Timeout-Ms` as the call's deadline, request compression
- * identity/gzip/br, and a body size limit that counts decompressed bytes too.
+ * identity/gzip/br, and a body size limit that counts decompressed bytes too. Request bodies are held in memory only
+ * within a budget shared by every call being received (RECEIVING_BUDGET_BYTES), so many clients sending at once cannot
+ * make the agent hold more than that, however many connections they open.
  */
 import type { IncomingMessage } from 'node:http';
 import * as zlib from 'node:zlib';
@@ -10,6 +12,18 @@ import { AgentError } from './errors';
 import { Code } from '@connectrpc/connect';
 
 export const ACCEPTED_ENCODINGS = 'gzip, br';
+
+/** The largest request message of a call the Connect router or the process stream path reads (a Start, a SendInput). */
+export const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
+
+/** Bytes of request bodies the agent holds while they arrive, all calls together (docs/agent.md, "Memory"). */
+export const RECEIVING_BUDGET_BYTES = 16 * 1024 * 1024;
+let receiving = 0;
+
+/** Bytes of request bodies held now (for tests). */
+export function receivingBytes(): number {
+  return receiving;
+}
 
 export function checkProtocolHeaders(req: IncomingMessage): void {
   const version = req.headers['connect-protocol-version'];
@@ -76,19 +90,31 @@ function collect(req: IncomingMessage, maxBytes: number, wireLimit: number): Pro
   return new Promise((resolve, reject) => {
     const parts: Buffer[] = [];
     let size = 0;
+    let held = 0;
+    const fail = (err: AgentError) => {
+      cleanup();
+      req.resume();
+      reject(err);
+    };
     const onData = (chunk: Buffer) => {
       size += chunk.length;
-      if (size > wireLimit) {
-        cleanup();
-        req.resume();
-        reject(tooLarge(maxBytes));
-        return;
+      if (size > wireLimit) return fail(tooLarge(maxBytes));
+      if (receiving + chunk.length > RECEIVING_BUDGET_BYTES) {
+        return fail(
+          new AgentError(
+            Code.ResourceExhausted,
+            `the agent is receiving ${receiving} bytes of other request bodies, and this one would pass the ${RECEIVING_BUDGET_BYTES} it holds at once; retry later`,
+          ),
+        );
       }
+      receiving += chunk.length;
+      held += chunk.length;
       parts.push(chunk);
     };
     const onEnd = () => {
+      const body = Buffer.concat(parts, size);
       cleanup();
-      resolve(Buffer.concat(parts, size));
+      resolve(body);
     };
     const onError = (err: Error) => {
       cleanup();
@@ -99,15 +125,20 @@ function collect(req: IncomingMessage, maxBytes: number, wireLimit: number): Pro
       reject(new AgentError(Code.Canceled, 'the client closed the connection before sending the whole body'));
     };
     const cleanup = () => {
+      receiving -= held;
+      held = 0;
+      parts.length = 0;
       req.off('data', onData);
       req.off('end', onEnd);
       req.off('error', onError);
       req.off('aborted', onAborted);
+      req.off('close', onAborted);
     };
     req.on('data', onData);
     req.on('end', onEnd);
     req.on('error', onError);
     req.on('aborted', onAborted);
+    req.on('close', onAborted);
   });
 }
 

@@ -30,4 +30,5 @@ export const PROCEDURES: ReadonlyMap<string, 'unary' | 'stream'> = new Map([
   ['/process.Process/CloseStdin', UNARY],
 ]);
 
-export type RouterDispatch = (req: http.IncomingMessage, res: http.ServerResponse, values: ContextValues) => void;
+/** Serves a call through the router; a unary call's `body` has been read (and decompressed) by the server. */
+export type RouterDispatch = (req: http.IncomingMessage, res: http.ServerResponse, values: ContextValues, body?: Uint8Array) => void;

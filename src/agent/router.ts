@@ -12,7 +12,9 @@ import {
   universalRequestFromNodeRequest,
   universalResponseToNodeResponse,
 } from '@connectrpc/connect-node';
+import type { JsonValue } from '@bufbuild/protobuf';
 import type { AgentServices } from './call-context';
+import { MAX_MESSAGE_BYTES } from './connect-protocol';
 import type { RouterDispatch } from './procedures';
 import { Filesystem } from '../contract/gen/filesystem_pb';
 import { Process } from '../contract/gen/process_pb';
@@ -58,15 +60,18 @@ export function agentRoutes(svc: AgentServices): (router: ConnectRouter) => void
 export function agentRouter(svc: AgentServices): RouterDispatch {
   const router = createConnectRouter({
     requireConnectProtocolHeader: true,
+    // Each message of a streaming call (a unary call's body comes read, within the shared budget: server.ts).
+    readMaxBytes: MAX_MESSAGE_BYTES,
     acceptCompression: [compressionGzip, compressionBrotli],
     grpc: false,
     grpcWeb: false,
   });
   agentRoutes(svc)(router);
   const handlers = new Map(router.handlers.map((h) => [h.requestPath, h]));
-  return (req, res, values) => {
+  return (req, res, values, body) => {
     const handler = handlers.get((req.url ?? '').split('?', 1)[0]!)!;
-    handler(universalRequestFromNodeRequest(req, res, undefined, values))
+    // Bytes given as the body are parsed as the request's JSON, not read from the request again.
+    handler(universalRequestFromNodeRequest(req, res, body as unknown as JsonValue | undefined, values))
       .then(async (answer) => {
         if (res.headersSent || res.destroyed) {
           await answer.body?.[Symbol.asyncIterator]().return?.();

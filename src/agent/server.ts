@@ -18,7 +18,7 @@ import { CONNECT_TIMEOUT_HEADER, parseConnectTimeoutMs, timerDelay } from '../co
 import { Accounts } from './accounts';
 import { checkAccessToken } from './auth';
 import { type AgentServices, deadlineKey } from './call-context';
-import { checkJsonForm, parseJsonBody, readBody } from './connect-protocol';
+import { checkJsonForm, MAX_MESSAGE_BYTES, parseJsonBody, readBody } from './connect-protocol';
 import { AgentError } from './errors';
 import { FAST_PROCEDURES, fastPath, ResponseBudget } from './filesystem/fast-path';
 import { WatcherRegistry } from './filesystem/watchers';
@@ -192,7 +192,18 @@ async function handle(
   }
   // The router gets the deadline parsed by the contract's rule, not the header (its own parser differs).
   delete req.headers[CONNECT_TIMEOUT_HEADER];
-  (await lazy.router())(req, res, createContextValues().set(deadlineKey, ms));
+  // A unary call's body is read here, within the budget every body being received shares; the router parses it.
+  let body: Uint8Array | undefined;
+  if (kind === 'unary') {
+    try {
+      body = await readBody(req, MAX_MESSAGE_BYTES);
+    } catch (err) {
+      if (!(err instanceof AgentError)) throw err;
+      return sendError(req, res, err);
+    }
+    if (res.headersSent) return; // the deadline passed while the body arrived, and was answered
+  }
+  (await lazy.router())(req, res, createContextValues().set(deadlineKey, ms), body);
 }
 
 /**

@@ -16,14 +16,13 @@ import { Code, ConnectError, createContextValues, createHandlerContext, type Han
 import { codeToString } from '@connectrpc/connect/protocol-connect';
 import { allocEnvelope, ENVELOPE_HEAD_BYTES, encodeEnvelope, END_STREAM_FLAG, splitEnvelopes } from '../../contract/connect-envelope';
 import { type AgentServices, deadlineKey } from '../call-context';
-import { readBody } from '../connect-protocol';
+import { MAX_MESSAGE_BYTES, readBody } from '../connect-protocol';
 import { AgentError } from '../errors';
 import { ConnectRequestSchema, type ProcessEvent, ProcessEventSchema, Process, StartRequestSchema } from '../../contract/gen/process_pb';
 import { connect } from './connect';
 import { start } from './start';
 
 export const STREAM_PROCEDURES = new Set(['/process.Process/Start', '/process.Process/Connect']);
-const MAX_REQUEST_BYTES = 4 * 1024 * 1024;
 
 /** Whether this request is one the stream path answers: the JSON form of Start or Connect. */
 export function isJsonStream(req: http.IncomingMessage, pathname: string): boolean {
@@ -79,7 +78,7 @@ export async function serveJsonStream(
       `Connect-Protocol-Version ${version === undefined ? 'is missing' : JSON.stringify(version) + ' is not supported'}: it must be 1`,
     );
   }
-  const raw = await readBody(req, MAX_REQUEST_BYTES);
+  const raw = await readBody(req, MAX_MESSAGE_BYTES);
   if (res.headersSent) return; // the deadline passed while the body arrived, and was answered (server.ts)
   const { frames, rest } = splitEnvelopes(raw);
   if (frames.length !== 1 || rest.length > 0) {

@@ -5,6 +5,7 @@
  */
 import * as fs from 'node:fs';
 import * as http from 'node:http';
+import * as net from 'node:net';
 import * as path from 'node:path';
 import { MemoryCatalog } from '../../../src/catalog/memory';
 import { brandNames } from '../../../src/contract/brand';
@@ -148,5 +149,55 @@ describe.each(ways)('%s', (how, via) => {
       expect([procedure, served.status]).toEqual([procedure, 200]);
     }
     expect(fs.existsSync(made)).toBe(true);
+  });
+});
+
+describe('request bodies held in memory', () => {
+  const MiB = 1024 * 1024;
+  const direct = () => ({ port: agent.port, headers: {} });
+
+  test('a call through the Connect router with a body past 4 MiB is resource_exhausted, declared or chunked; a small one is served', async () => {
+    const made = path.join(root, 'router-small');
+    const huge = Buffer.alloc(5 * MiB, 0x61);
+    const declared = await post(direct(), '/filesystem.Filesystem/MakeDir', 'application/json', huge);
+    expect([declared.status, declared.json.code]).toEqual([429, 'resource_exhausted']);
+    const chunked = await post(direct(), '/process.Process/SendSignal', 'application/json', huge, { 'transfer-encoding': 'chunked' });
+    expect([chunked.status, chunked.json.code]).toEqual([429, 'resource_exhausted']);
+    const ok = await post(direct(), '/filesystem.Filesystem/MakeDir', 'application/json', JSON.stringify({ path: made }));
+    expect(ok.status).toBe(200);
+    expect(fs.statSync(made).isDirectory()).toBe(true);
+  });
+
+  test('bodies that never finish on many connections: past 16 MiB held in all, the next is resource_exhausted; other calls are served', async () => {
+    // Six bodies of 3.5 MiB each, every one under the per-call limit, 21 MiB together: not all of them can be held.
+    const sockets: net.Socket[] = [];
+    const answers: string[] = [];
+    try {
+      for (let i = 0; i < 6; i++) {
+        const s = net.connect(agent.port, '127.0.0.1');
+        sockets.push(s);
+        answers.push('');
+        s.on('data', (d: Buffer) => (answers[i] += d.toString('latin1')));
+        s.on('error', () => undefined);
+        s.write(
+          `POST /filesystem.Filesystem/MakeDir HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nConnect-Protocol-Version: 1\r\nX-Access-Token: ${TOKEN}\r\nContent-Length: ${4 * MiB}\r\n\r\n`,
+        );
+        s.write(Buffer.alloc(3.5 * MiB, 0x20));
+      }
+      const deadline = Date.now() + 20_000;
+      while (!answers.some((a) => a.startsWith('HTTP/1.1 429')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      const refused = answers.filter((a) => a.startsWith('HTTP/1.1 429'));
+      expect(refused.length).toBeGreaterThan(0);
+      expect(refused[0]).toMatch(/"code":"resource_exhausted".*retry later/);
+      const made = path.join(root, 'while-receiving');
+      const ok = await post(direct(), '/filesystem.Filesystem/MakeDir', 'application/json', JSON.stringify({ path: made }));
+      expect(ok.status).toBe(200);
+    } finally {
+      for (const s of sockets) s.destroy();
+    }
+    // Once those connections are gone, what they held is free again: a 3.5 MiB body is read whole (and answered).
+    const padded = Buffer.from(JSON.stringify({ path: path.join(root, 'after') }).padEnd(3.5 * MiB, ' '));
+    const after = await post(direct(), '/filesystem.Filesystem/MakeDir', 'application/json', padded);
+    expect(after.status).toBe(200);
   });
 });
