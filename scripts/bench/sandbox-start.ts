@@ -5,10 +5,11 @@
  * - kit:   the runtime as the platform drives it: network attach + create (overlay, bundle, `run -d`) + agent
  *          answering /health and Stat.
  * - floor: the bare runtime in the same run: one `crun run -d` of the same rootfs (overlay mount, minimal
- *          config.json, the same pre-made network namespace kind) with a trivial HTTP responder
- *          (`node -e` http server, no agent, no tini, no /etc files) -> first 204. Its attach is not timed. It has
- *          the kit's hardening: the seccomp profile, and the user namespace the attach made (joined by path, as the
- *          kit's create does) over the id-shifted copy of the rootfs (`--floor-hardening off`: neither).
+ *          config.json, the network namespace made by the runtime with the kit's hook moving the sandbox's link in, as
+ *          the kit's create does) with a trivial HTTP responder (`node -e` http server, no agent, no tini, no /etc
+ *          files) -> first 204. Its attach is not timed. It has the kit's hardening: the seccomp profile (compiled by
+ *          crun at every run), and a user namespace of its own owning the network namespace, over the id-shifted
+ *          copy of the rootfs (`--floor-hardening off`: neither).
  *
  * - api:   through the platform API as a client sees it: `POST /v2/sandboxes` (201 once the agent answered /health
  *          and took /init) -> a Stat through the gateway with the returned token. The platform runs in this process
@@ -43,7 +44,6 @@ import { createSandboxHostNetwork, type SandboxHostNetwork } from '../../src/run
 import { STAGED_ROOTFS, stagedBind } from '../../src/runtime/oci-cli';
 import { renderOciConfig } from '../../src/runtime/oci-config';
 import { DEFAULT_ID_MAPPING, shiftedLayer } from '../../src/runtime/id-shift';
-import { releaseUserNamespace } from '../../src/runtime/userns';
 import { createOciRuntime, type OciSandboxRuntime } from '../../src/runtime/oci-runtime';
 import type { NetworkAttachment, RuntimeChoice } from '../../src/runtime/types';
 import { BridgeNetwork } from '../../src/runtime/network/bridge-network';
@@ -161,7 +161,8 @@ async function floorColumn(env: Env): Promise<Column> {
         uid: 0,
         gid: 0,
         hostname: id,
-        netnsPath: network.netnsPath,
+        // As the kit's: the runtime makes the namespaces, its hook moves the sandbox's link in (join-link.ts).
+        ...(network.pending ? { privateNetwork: true, networkHook: network.pending.joinHook } : { netnsPath: network.netnsPath }),
         memoryBytes: 512 * 1024 * 1024,
         cpuCount: 1,
         pidsLimit: 4096,
@@ -169,7 +170,7 @@ async function floorColumn(env: Env): Promise<Column> {
         binds: nodeBind.map((b, i) => ({ ...b, source: stagedBind(i) })),
         nofile: containerNofile(20_000),
         hardened: env.floorHardened,
-        ...(env.floorHardened ? { userns: { ...(network.usernsPath ? { path: network.usernsPath } : {}), mapping } } : {}),
+        ...(env.floorHardened ? { userns: { mapping } } : {}),
       });
       fs.writeFileSync(path.join(dir, 'config.json'), JSON.stringify(config));
       const code = await env.rt.cli.runDetached(
@@ -183,7 +184,6 @@ async function floorColumn(env: Env): Promise<Column> {
         path.join(dir, 'pid'),
       );
       if (code !== 0) throw new Error(`floor: crun run failed: ${fs.readFileSync(path.join(dir, 'log'), 'utf8')}`);
-      if (network.usernsPath) await releaseUserNamespace(network.usernsPath);
       await until204(network.address);
       const readyMs = performance.now() - t0;
       return {

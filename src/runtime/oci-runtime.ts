@@ -47,6 +47,8 @@ import {
 } from './instance';
 import { OciCli, STAGED_ROOTFS, stagedBind, type OciState } from './oci-cli';
 import { renderOciConfig } from './oci-config';
+import { renderSeccomp } from './seccomp';
+import { CompiledSeccomp } from './seccomp-bpf';
 import { bindChrootProcs, chrootDirProblem } from './chroot-proc';
 import { plainChrootMountPoints } from './chroot-mount-points';
 import { attachImageTree, detachAll, makeAttachedDir, writeAttachedFiles } from './attach-image';
@@ -54,7 +56,7 @@ import { CHILD_OOM_SCORE_ADJ_ENV } from '../contract/child-oom';
 import { AGENT_OOM_SCORE_ADJ, CHILD_OOM_SCORE_ADJ } from './oom';
 import { hostSandboxResolvConf } from './network/host-resolvers';
 import { renderHosts } from './sandbox-etc';
-import { attachesAfterStart, joinsUsernsByPath, type RunscPlatform } from './runsc';
+import { attachesAfterStart, joinsUsernsByPath, makesNetworkNamespace, type RunscPlatform } from './runsc';
 import type { RuntimeChoice, RuntimeName, SandboxNetwork, SandboxRuntime, SandboxSpec, SandboxStatus, SandboxUsage } from './types';
 import { readSandboxUsage } from './usage';
 import { EndWatch, resetConnections, type EndListener } from './end-watch';
@@ -169,6 +171,8 @@ export class OciSandboxRuntime implements SandboxRuntime {
   /** Requests admitted whose config.json (disk image) is not written yet. */
   private readonly pending: Resources = { memoryMB: 0, cpuCount: 0 };
   private inFlight = 0;
+  /** crun: the seccomp profile as crun compiled it for the first hardened sandbox (seccomp-bpf.ts). */
+  private readonly compiledSeccomp = new CompiledSeccomp();
   /** Read once: the hierarchies do not change while the platform runs. */
   private mounts: CgroupMount[] | undefined;
 
@@ -210,7 +214,9 @@ export class OciSandboxRuntime implements SandboxRuntime {
     for (const layer of spec.layers) {
       if (!fs.statSync(layer, { throwIfNoEntry: false })?.isDirectory()) problems.push(`layer ${layer} is not a directory`);
     }
-    if (!fs.statSync(spec.network.netnsPath, { throwIfNoEntry: false }))
+    // crun and runc make the network namespace with the container, and a hook of theirs moves the link in.
+    const hook = spec.network.pending && makesNetworkNamespace(this.name) ? spec.network.pending.joinHook : undefined;
+    if (!hook && !spec.network.pending && !fs.statSync(spec.network.netnsPath, { throwIfNoEntry: false }))
       problems.push(`network namespace ${spec.network.netnsPath} does not exist`);
     if (problems.length > 0) throw new Error(`cannot create sandbox ${id}: ${problems.join('; ')}`);
 
@@ -240,6 +246,7 @@ export class OciSandboxRuntime implements SandboxRuntime {
     this.inFlight++;
     let counted = true;
     try {
+      if (!hook && spec.network.pending) await spec.network.pending.prepare();
       const layers = hardened
         ? await timed(times, 'shifted layers', () => Promise.all(spec.layers.map((l) => shiftedLayer(l, mapping))))
         : spec.layers;
@@ -278,6 +285,8 @@ export class OciSandboxRuntime implements SandboxRuntime {
         ...(spec.readOnlyFiles ?? []).map((f) => ({ ...f, readonly: true })),
         ...(attachDir !== undefined ? [{ source: makeAttachedDir(p.bundle), target: attachDir, readonly: true }] : []),
       ];
+      const profile = hardened && this.name === 'crun' ? renderSeccomp() : undefined;
+      const seccompBpf = profile && this.compiledSeccomp.of(profile);
       const config = renderOciConfig({
         rootfs: STAGED_ROOTFS,
         args: agentArgv(this.agentPort, [
@@ -293,7 +302,7 @@ export class OciSandboxRuntime implements SandboxRuntime {
         uid: 0,
         gid: 0,
         hostname,
-        netnsPath: spec.network.netnsPath,
+        ...(hook ? { privateNetwork: true, networkHook: hook } : { netnsPath: spec.network.netnsPath }),
         memoryBytes: spec.memoryMB * 1024 * 1024,
         cpuCount: spec.cpuCount,
         pidsLimit: this.pidsLimit,
@@ -302,6 +311,7 @@ export class OciSandboxRuntime implements SandboxRuntime {
         nofile: this.nofile,
         oomScoreAdj: AGENT_OOM_SCORE_ADJ,
         hardened,
+        ...(seccompBpf !== undefined ? { seccompBpf } : {}),
         ...(chrootDirs.length > 0 ? { chrootDirs, ...(this.name === 'runsc' ? { gvisor: true } : {}) } : {}),
         ...(attachDir !== undefined ? { followHostMounts: true } : {}),
         ...(hardened
@@ -320,6 +330,7 @@ export class OciSandboxRuntime implements SandboxRuntime {
       );
       if (code !== 0) throw new Error(`${this.name} could not start sandbox ${id} (exit ${code}): ${tail(p.log) || 'no output'}`);
       this.consoleLogs.watch(p.log);
+      if (profile && seccompBpf === undefined) this.compiledSeccomp.keep(profile, this.cli.stateDir, id);
       // The container holds its user namespace now (so does the network namespace): the name is no longer needed.
       // Dropped while the agent starts (nothing waits for it; the network's detach drops it too, idempotently).
       if (spec.network.usernsPath) void releaseUserNamespace(spec.network.usernsPath).catch(() => undefined);

@@ -14,6 +14,8 @@
  *   every namespace looked like the host's ("cannot run with network enabled in root network namespace"). An empty
  *   tmpfs over /proc/sys/net in the call's private mount namespace answers the check the way it was meant; runsc
  *   reads nothing else there.
+ * - The network namespace is made before the container (holder process, bridge-network.ts `pending.prepare`) and
+ *   joined by path, where crun and runc make it with the container and a hook moves the link in (join-link.ts).
  * - The user namespace is a new one with the kit's mapping, not the one that owns the network namespace: runsc's
  *   gofer cannot join a user namespace by path (setns of a user namespace fails in a multi-threaded Go process).
  *   Nothing is lost: gVisor's own network stack, not the host's, is what the sandbox's NET_ADMIN configures.
@@ -36,6 +38,15 @@ export const HIDE_NET_SYSCTLS = 'mount -t tmpfs -o size=4k,mode=555 sandbox-kit-
 
 /** Whether the container may join the user namespace that owns its network namespace by path (runsc cannot). */
 export function joinsUsernsByPath(runtime: RuntimeName): boolean {
+  return runtime !== 'runsc';
+}
+
+/**
+ * Whether the container makes its own network namespace (with its user namespace) and a createRuntime hook moves the
+ * sandbox's link in (NetworkAttachment.pending): not under runsc, whose `--network=sandbox` takes the namespace's
+ * links over while it makes the sandbox, before hooks run; it gets a namespace made ahead and joins it by path.
+ */
+export function makesNetworkNamespace(runtime: RuntimeName): boolean {
   return runtime !== 'runsc';
 }
 

@@ -29,12 +29,21 @@ export type { RuntimeChoice, RuntimeName } from '../contract/runtime-choice';
 
 /** Where a sandbox's network comes from: a network namespace on the sandbox network, made by a SandboxNetwork. */
 export interface NetworkAttachment {
-  /** Path of the network namespace the container joins, e.g. /run/netns/<name>. */
+  /** Path of the sandbox's network namespace, e.g. /run/netns/<name> (named once it exists: see `pending`). */
   netnsPath: string;
   /** The sandbox's address on the sandbox network: the gateway and the platform reach the agent here. */
   address: string;
   /** The user namespace that owns the network namespace (userns.ts); the container joins it. */
   usernsPath?: string;
+  /**
+   * Present while the network namespace is not made yet (its link waits on the bridge's side, its rules in place).
+   * Either the container makes it, owned by its own new user namespace, and the runtime runs `joinHook` once the
+   * container's namespaces exist and before its first process runs (an OCI createRuntime hook: the container's
+   * state, with its pid, on stdin), which moves the link in, configures it and names the namespace `netnsPath`; or,
+   * for a runtime that can only join one by path (runsc.ts), `prepare()` makes it ahead, as a runtime would, and
+   * names it. Each attachment is joined once.
+   */
+  pending?: { joinHook: string[]; prepare(): Promise<void> };
 }
 
 /** Gives each sandbox a network namespace on a bridge (the lab's sandbox host, or the host itself on AWS). */

@@ -2,6 +2,8 @@
  * SandboxNetwork on a Linux bridge that lives in a given network namespace (the lab's sandbox host, or the
  * standalone one of host-network.ts). Each sandbox gets its own namespace `<prefix><sandboxID>` with `eth0`, one
  * end of a veth pair whose other end is a port of the bridge, lo up and a default route via the bridge's address.
+ * `attach` makes the pair and the port's rules; the namespace itself is made by the sandbox's container, owned by
+ * its user namespace, and the link moved in by a hook of the runtime (join-link.ts; NetworkAttachment.pending).
  *
  * The bridge-side end carries the facts as its link alias (`sandbox-kit <namespace> <address>`), so attachments
  * and used addresses are read back from the system: they survive a platform restart, and two instances on one
@@ -13,7 +15,8 @@ import { exec, execOk } from '../../util/exec';
 import { DEFAULT_ID_MAPPING, type IdMapping } from '../id-shift';
 import { checkSandboxID } from '../instance';
 import { nameserversOf } from '../sandbox-etc';
-import { createNamespacePair, existingUsernsPath, removeUserNamespace } from '../userns';
+import { existingUsernsPath, removeUserNamespace, withNewNamespaces } from '../userns';
+import { joinArgv, parkedPeerName } from './join-link';
 import type { NetworkAttachment, SandboxNetwork } from '../types';
 import { attachPolicyScript, needsRelay, policyScript, type EgressPolicy } from './egress-policy';
 import { removeRelayPolicy, writeRelayPolicy } from './egress-relay/relay-policy';
@@ -163,18 +166,14 @@ export class BridgeNetwork implements SandboxNetwork {
     const address = firstFreeAddress(this.subnet, taken);
     if (!address) throw new Error(`no free address left on ${o.subnet} for sandbox ${sandboxID}`);
     const port = bridgePortName(ns);
+    const peer = parkedPeerName(ns);
     const mac = macFor(address);
-    const attachment: NetworkAttachment = { netnsPath: `${NETNS_DIR}/${ns}`, address };
     try {
-      // The sandbox's user namespace owns its network namespace: its root may configure that one only.
-      await timed(o.times, 'attach: namespaces', async () => {
-        if (o.idMapping === null) await execOk(['ip', 'netns', 'add', ns]);
-        else attachment.usernsPath = (await createNamespacePair(ns, o.idMapping ?? DEFAULT_ID_MAPPING)).usernsPath;
-      });
       const t0 = performance.now();
+      // The sandbox's end waits on the bridge's side, down, until its namespace exists (join-link.ts).
       await execOk(['ip', '-n', o.bridgeNamespace, '-b', '-'], {
         input: [
-          `link add ${port} type veth peer name eth0 address ${mac} netns ${ns}`,
+          `link add ${port} type veth peer name ${peer} address ${mac}`,
           `link set ${port} alias "${ALIAS_TAG} ${ns} ${address}"`,
           `link set ${port} master ${o.bridge}`,
           '',
@@ -186,24 +185,34 @@ export class BridgeNetwork implements SandboxNetwork {
         input: `set -e\n${attachPolicyScript(port, address, policy)}` + attachPortScript({ port, mac, address }, o.bridge),
       });
       o.times?.('attach: port and rules', performance.now() - t0);
-      await timed(o.times, 'attach: inside', () =>
-        execOk(['ip', '-n', ns, '-b', '-'], {
-          input: [
-            'link set lo up',
-            // No IPv6 link-local address: the guard drops IPv6 anyway; this keeps the sandbox from even trying.
-            'link set eth0 addrgenmode none',
-            `addr add ${address}/${this.subnet.prefix} dev eth0`,
-            'link set eth0 up',
-            `route add default via ${o.gateway}`,
-            '',
-          ].join('\n'),
-        }),
-      );
     } catch (err) {
       await this.detachNs(ns, address);
       throw new Error(`cannot attach sandbox ${sandboxID} to ${o.bridgeNamespace}/${o.bridge}: ${(err as Error).message}`);
     }
-    return attachment;
+    const facts = {
+      bridgeNamespace: o.bridgeNamespace,
+      peer,
+      netns: ns,
+      addressWithPrefix: `${address}/${this.subnet.prefix}`,
+      gateway: o.gateway,
+    };
+    return {
+      netnsPath: `${NETNS_DIR}/${ns}`,
+      address,
+      pending: {
+        joinHook: joinArgv(facts),
+        // Made ahead, as a runtime would: a new user namespace (the kit's mapping) owning a new network namespace.
+        prepare: () =>
+          timed(o.times, 'attach: namespaces', async () => {
+            const mapping = o.idMapping === null ? null : (o.idMapping ?? DEFAULT_ID_MAPPING);
+            try {
+              await withNewNamespaces(mapping, (pid) => execOk(joinArgv(facts, pid)));
+            } catch (err) {
+              throw new Error(`cannot make the network namespace of sandbox ${sandboxID}: ${(err as Error).message}`);
+            }
+          }),
+      },
+    };
   }
 
   async setEgressPolicy(sandboxID: string, policy: EgressPolicy | undefined): Promise<void> {
@@ -246,8 +255,8 @@ export class BridgeNetwork implements SandboxNetwork {
       if (!ns.startsWith(this.options.netnsPrefix)) continue;
       const id = ns.slice(this.options.netnsPrefix.length);
       const usernsPath = existingUsernsPath(ns);
-      if (fs.existsSync(`${NETNS_DIR}/${ns}`))
-        result.set(id, { netnsPath: `${NETNS_DIR}/${ns}`, address, ...(usernsPath ? { usernsPath } : {}) });
+      // A port whose namespace was never made (a crash before its container) is an attachment too, so cleanup finds it.
+      result.set(id, { netnsPath: `${NETNS_DIR}/${ns}`, address, ...(usernsPath ? { usernsPath } : {}) });
     }
     // Namespaces whose bridge port is gone (half-made by a crash) are attachments too, so cleanup finds them.
     for (const name of fs.existsSync(NETNS_DIR) ? fs.readdirSync(NETNS_DIR) : []) {

@@ -12,6 +12,8 @@ import { createSandboxHostNetwork, openSandboxHostNetwork, type SandboxHostNetwo
 import { createOciRuntime, type OciSandboxRuntime } from '../../../src/runtime/oci-runtime';
 import { CHILD_OOM_SCORE_ADJ } from '../../../src/runtime/oom';
 import { diskImagePath } from '../../../src/runtime/sandbox-disk';
+import { sandboxPaths } from '../../../src/runtime/instance';
+import { SECCOMP_BPF_ANNOTATION } from '../../../src/runtime/seccomp-bpf';
 import { createStepExecutor } from '../../../src/runtime/step-executor';
 import { exec } from '../../../src/util/exec';
 import { waitFor } from '../../../src/util/poll';
@@ -125,6 +127,22 @@ describe.each(testRuntimes(['crun', 'runc']))('%s', (runtimeName) => {
     expect(await rt.status(id)).toBeUndefined();
     expect(await httpStatus(`http://${network.address}:${port}/health`, 500)).not.toBe(204);
     await rt.kill(id); // idempotent
+  });
+
+  const crunTest = runtimeName === 'crun' ? test : undefined;
+  crunTest?.('the seccomp program crun compiled for the first sandbox is loaded by the next, and still refuses', async () => {
+    await start('bpf1');
+    expect(JSON.parse(fs.readFileSync(sandboxPaths(rt.paths, 'bpf1').config, 'utf8')).annotations).toBeUndefined();
+    const compiled = fs.readFileSync(path.join(rt.cli.stateDir, 'bpf1', 'seccomp.bpf'));
+    await start('bpf2');
+    const config = JSON.parse(fs.readFileSync(sandboxPaths(rt.paths, 'bpf2').config, 'utf8'));
+    expect(config.annotations).toEqual({ [SECCOMP_BPF_ANNOTATION]: compiled.toString('base64') });
+    expect(fs.readFileSync(path.join(rt.cli.stateDir, 'bpf2', 'seccomp.bpf'))).toEqual(compiled);
+    const r = await inside('bpf2', 'unshare -U true; echo "unshare-U $?"; grep Seccomp: /proc/self/status');
+    expect(r.stdout).toMatch(/^unshare-U 1$/m);
+    expect(r.stdout).toMatch(/^Seccomp:\s+2$/m);
+    await rt.kill('bpf1');
+    await rt.kill('bpf2');
   });
 
   test('pause freezes the agent (TCP still connects, HTTP times out); resume answers again', async () => {
@@ -307,7 +325,8 @@ test('a standalone network is found again by name (a restarted platform), with i
   const again = await openSandboxHostNetwork(hostNet.namespace.replace(/\.host$/, ''));
   expect([again.subnet, again.gateway, again.hostAddress]).toEqual([hostNet.subnet, hostNet.gateway, hostNet.hostAddress]);
   const a = await hostNet.network.attach('reopen1');
-  expect((await again.network.list()).get('reopen1')).toEqual(a);
+  // Found again by its facts (its join, still pending, belongs to the process that attached it).
+  expect((await again.network.list()).get('reopen1')).toEqual({ netnsPath: a.netnsPath, address: a.address });
   const b = await again.network.attach('reopen2');
   expect(b.address).not.toBe(a.address);
   await again.network.detach('reopen1');
