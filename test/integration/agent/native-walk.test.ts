@@ -44,7 +44,7 @@ async function list(dir: string, depth: number, native: boolean, limits: Limits 
 }
 
 beforeAll(() => {
-  root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'ls5-native-walk-')));
+  root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'sk-native-walk-')));
   buildFixture(root, { uid: 1, gid: 1 });
   for (const name of [
     'quote"back\\slash',
