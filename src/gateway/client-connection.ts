@@ -98,6 +98,18 @@ export function headerMap(rawHeaders: readonly string[]): IncomingHttpHeaders {
   return out as IncomingHttpHeaders;
 }
 
+/** Status lines made so far, by status code: one string per code rather than one per answer. */
+const STATUS_LINES: string[] = [];
+
+function statusLine(status: number): string {
+  let line = STATUS_LINES[status];
+  if (line === undefined) {
+    line = `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Unknown'}${CRLF}`;
+    if (Number.isInteger(status) && status >= 100 && status <= 999) STATUS_LINES[status] = line;
+  }
+  return line;
+}
+
 /** Whether an answer with this status to this method carries a body at all. */
 const bodiless = (method: string, status: number) => method === 'HEAD' || status === 204 || status === 304 || status < 200;
 
@@ -194,7 +206,7 @@ export class ClientExchange implements BodySource {
   sendHead(status: number, fields: readonly string[], hasLength: boolean): void {
     this.status = status;
     this.headSent = true;
-    let head = `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Unknown'}${CRLF}`;
+    let head = statusLine(status);
     for (let i = 0; i < fields.length; i += 2) head += `${fields[i]}: ${fields[i + 1]}${CRLF}`;
     if (!hasLength && !bodiless(this.head.method, status)) {
       if (this.head.http11) {

@@ -22,8 +22,13 @@ const IDLE_TIMEOUT_MS = 4_000;
  * asks for one. One timer for all of them checks heads overdue and idle connections; unused clients are dropped
  * periodically so a long-lived gateway does not keep one per sandbox it ever saw.
  */
+/** The inner key of a client: its port and TLS mode as one number (no key string built per request). */
+const TLS_MODES: readonly UpstreamTls[] = [undefined, 'verified', 'unverified'];
+const addressKey = (port: number, tls: UpstreamTls) => port * TLS_MODES.length + TLS_MODES.indexOf(tls);
+
 export class UpstreamPools {
-  private readonly clients = new Map<string, UpstreamClient>();
+  /** By host, then by port and TLS mode. */
+  private readonly clients = new Map<string, Map<number, UpstreamClient>>();
   private readonly ticker: NodeJS.Timeout;
   private readonly sweeper: NodeJS.Timeout;
 
@@ -41,8 +46,13 @@ export class UpstreamPools {
 
   /** `tls`: HTTPS, and whether the upstream's certificate is checked (upstream-client.ts). */
   poolFor(host: string, port: number, tls?: UpstreamTls): UpstreamClient {
-    const key = tls ? `${tls}:${host}:${port}` : `${host}:${port}`;
-    let client = this.clients.get(key);
+    let byAddress = this.clients.get(host);
+    if (byAddress === undefined) {
+      byAddress = new Map();
+      this.clients.set(host, byAddress);
+    }
+    const key = addressKey(port, tls);
+    let client = byAddress.get(key);
     if (!client) {
       client = new UpstreamClient(host, port, tls, {
         maxConnections: this.settings.maxSocketsPerUpstream,
@@ -50,33 +60,38 @@ export class UpstreamPools {
         headersTimeoutMs: this.settings.upstreamTimeoutMs,
         idleTimeoutMs: IDLE_TIMEOUT_MS,
       });
-      this.clients.set(key, client);
+      byAddress.set(key, client);
     }
     return client;
   }
 
   get size(): number {
-    return this.clients.size;
+    let n = 0;
+    for (const byAddress of this.clients.values()) n += byAddress.size;
+    return n;
   }
 
   private tick(): void {
     const now = performance.now();
-    for (const client of this.clients.values()) client.tick(now);
+    for (const byAddress of this.clients.values()) for (const client of byAddress.values()) client.tick(now);
   }
 
   private sweep(): void {
-    for (const [key, client] of this.clients) {
-      if (client.unused) {
-        this.clients.delete(key);
-        client.close();
+    for (const [host, byAddress] of this.clients) {
+      for (const [key, client] of byAddress) {
+        if (client.unused) {
+          byAddress.delete(key);
+          client.close();
+        }
       }
+      if (byAddress.size === 0) this.clients.delete(host);
     }
   }
 
   close(): void {
     clearInterval(this.ticker);
     clearInterval(this.sweeper);
-    for (const client of this.clients.values()) client.close();
+    for (const byAddress of this.clients.values()) for (const client of byAddress.values()) client.close();
     this.clients.clear();
   }
 }
