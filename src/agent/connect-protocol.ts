@@ -20,11 +20,6 @@ export const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
 export const RECEIVING_BUDGET_BYTES = 16 * 1024 * 1024;
 let receiving = 0;
 
-/** Bytes of request bodies held now (for tests). */
-export function receivingBytes(): number {
-  return receiving;
-}
-
 export function checkProtocolHeaders(req: IncomingMessage): void {
   const version = req.headers['connect-protocol-version'];
   if (version === undefined) {
