@@ -3,9 +3,16 @@
  * its end, the answer is sent first and the rest of the body is then read and dropped for a short while (at most
  * DRAIN_BYTES, with no pause longer than DRAIN_STALL_MS and DRAIN_MAX_MS in all), so a client still sending gets
  * the answer instead of a reset; only past those limits is the connection cut. The pause limit, not a short total,
- * is what keeps a slow but steady sender (a loaded host) from being reset. At most MAX_DRAINS connections drain at once: every byte drained is a buffer the garbage
- * collector must free, so many clients sending large bodies together would otherwise hold tens of MiB of the
- * agent's memory; past that number the connection is cut once the answer is written.
+ * is what keeps a slow but steady sender (a loaded host) from being reset. At most MAX_DRAINS connections drain at
+ * once: every byte drained is a buffer the garbage collector must free, so many clients sending large bodies together
+ * would otherwise hold tens of MiB of the agent's memory; past that number the connection stops being read (what the
+ * client still sends waits in the kernel's buffers), the agent's side is closed after the answer, and the connection
+ * is cut DRAIN_STALL_MS later.
+ *
+ * Closing a socket that still has unread bytes makes the kernel send a reset, and a client still writing its body
+ * then loses the answer it has not read yet. So an answer with an unread body never lets Node close the connection
+ * on its own (Node does that right after the answer when the request asked for `Connection: close`): the answer says
+ * `Connection: keep-alive`, and the agent ends the connection itself once the body is drained, if the client asked.
  */
 import type * as http from 'node:http';
 import { type AgentError, errorBody } from './errors';
@@ -25,25 +32,25 @@ export function sendError(req: http.IncomingMessage, res: http.ServerResponse, e
     'content-length': Buffer.byteLength(body),
     ...err.headers,
   };
-  // No `Connection: close` here: Node would then destroy the socket right after the answer, and the client's
-  // unsent body would meet a reset. The connection stays usable once the body is drained.
+  if (unread) headers.connection = 'keep-alive';
   res.writeHead(err.httpStatus, headers);
   res.end(body);
   if (unread) drainBriefly(req);
 }
 
-/** Reads and drops what is left of the request body, then lets the connection close; cuts it past the limits. */
+/** Reads and drops what is left of the request body, then lets the connection go; cuts it past the limits. */
 export function drainBriefly(req: http.IncomingMessage): void {
   const socket = req.socket;
+  const cut = () => socket.destroy();
   if (draining >= MAX_DRAINS) {
+    req.pause();
     socket.end();
-    socket.destroySoon();
+    setTimeout(cut, DRAIN_STALL_MS).unref();
     return;
   }
   draining++;
   let dropped = 0;
   let finished = false;
-  const cut = () => socket.destroy();
   const timer = setTimeout(cut, DRAIN_STALL_MS);
   timer.unref();
   const deadline = setTimeout(cut, DRAIN_MAX_MS);
@@ -61,6 +68,15 @@ export function drainBriefly(req: http.IncomingMessage): void {
     if (dropped > DRAIN_BYTES) cut();
     else timer.refresh();
   });
-  req.on('end', finish);
+  req.on('end', () => {
+    finish();
+    if (asksToClose(req)) socket.end();
+  });
   req.resume();
+}
+
+function asksToClose(req: http.IncomingMessage): boolean {
+  const connection = req.headers.connection;
+  if (connection !== undefined) return /(^|,)\s*close\s*(,|$)/i.test(connection);
+  return req.httpVersion === '1.0';
 }

@@ -61,6 +61,8 @@ function post(
   declaredLength?: number,
 ): Promise<Answer> {
   return new Promise((resolve, reject) => {
+    let answered = false;
+    let failure = '';
     const req = http.request(
       {
         host: '127.0.0.1',
@@ -78,6 +80,7 @@ function post(
         },
       },
       (res) => {
+        answered = true;
         const parts: Buffer[] = [];
         res.on('data', (d: Buffer) => parts.push(d));
         res.on('end', () => {
@@ -87,8 +90,13 @@ function post(
         });
       },
     );
+    // A write cut short once the answer came is expected (the body is refused early); no answer at all is a failure.
     req.on('error', (err: NodeJS.ErrnoException) => {
       if (err.code !== 'EPIPE' && err.code !== 'ECONNRESET') reject(err);
+      failure = err.code ?? err.message;
+    });
+    req.on('close', () => {
+      if (!answered) reject(new Error(`${procedure}: the connection closed with no answer (${failure || 'no error'})`));
     });
     if (declaredLength === undefined) req.end(body);
     else req.write(body);
@@ -166,6 +174,38 @@ describe('request bodies held in memory', () => {
     const ok = await post(direct(), '/filesystem.Filesystem/MakeDir', 'application/json', JSON.stringify({ path: made }));
     expect(ok.status).toBe(200);
     expect(fs.statSync(made).isDirectory()).toBe(true);
+  });
+
+  test('a client that asks for Connection: close and writes its whole refused body before reading still gets the answer', async () => {
+    // Like a client that sends everything first (many scripting libraries do): the body is refused at its head, and
+    // the answer must still be there once the client reads, not lost to a reset of a connection closed under it.
+    const s = net.connect(agent.port, '127.0.0.1');
+    const received: Buffer[] = [];
+    let failure = '';
+    s.on('error', (err: NodeJS.ErrnoException) => (failure = err.code ?? err.message));
+    const closed = new Promise<void>((resolve) => s.once('close', () => resolve()));
+    try {
+      await new Promise<void>((resolve, reject) => {
+        s.once('connect', resolve);
+        s.once('error', reject);
+      });
+      s.pause();
+      s.write(
+        `POST /filesystem.Filesystem/MakeDir HTTP/1.1\r\nHost: a\r\nConnection: close\r\nContent-Type: application/json\r\nConnect-Protocol-Version: 1\r\nX-Access-Token: ${TOKEN}\r\nContent-Length: ${6 * MiB}\r\n\r\n`,
+      );
+      for (let i = 0; i < 6; i++) {
+        await new Promise<void>((resolve) => s.write(Buffer.alloc(MiB, 0x20), () => resolve()));
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      s.on('data', (d: Buffer) => received.push(d));
+      s.resume();
+      await closed;
+    } finally {
+      s.destroy();
+    }
+    const text = Buffer.concat(received).toString('latin1');
+    expect([text.split('\r\n', 1)[0], failure]).toEqual(['HTTP/1.1 429 Too Many Requests', '']);
+    expect(text).toMatch(/"code":"resource_exhausted"/);
   });
 
   test('bodies that never finish on many connections: past 16 MiB held in all, the next is resource_exhausted; other calls are served', async () => {
