@@ -321,6 +321,7 @@ export class SandboxService {
     template: TemplateForSandbox,
     teamID: string,
     recordFor: (sandboxID: string) => SandboxRecord,
+    clock: PhaseClock,
   ): Promise<{ record: SandboxRecord; pooled: PooledSandbox } | undefined> {
     if (!this.pool) return undefined;
     for (;;) {
@@ -334,6 +335,7 @@ export class SandboxService {
         this.pool.giveBack(pooled);
         throw err;
       }
+      clock.step('quota');
       // The create holds the same layers (resolveHeld) until its record names them.
       this.releasePoolHold(pooled.sandboxID);
       try {
@@ -342,6 +344,7 @@ export class SandboxService {
           pooled.token,
           POOL_INIT_TIMEOUT_MS,
         );
+        clock.step('init');
         record.address = pooled.address;
         return { record, pooled };
       } catch (err) {
@@ -585,7 +588,9 @@ export class SandboxService {
       !template.attachedImages?.length &&
       !template.fromSandboxFiles &&
       egress.rules === undefined;
-    const taken = poolable ? await this.takeFromPool(template, teamID, recordFor) : undefined;
+    // A take's phases run from here (the quota hold, /init); a cold create's from its lock, as before pools.
+    const takeClock = new PhaseClock('create', this.o.observer, t0);
+    const taken = poolable ? await this.takeFromPool(template, teamID, recordFor, takeClock) : undefined;
     const record = taken?.record ?? recordFor(newSandboxID());
     const id = record.sandboxID;
     // Before anything is made: beyond a quota, the 429 leaves nothing behind.
@@ -599,8 +604,7 @@ export class SandboxService {
         if (!taken) await this.o.store.put(record);
         // Its images are pulled meanwhile; they are attached once the create is done (under this lock).
         this.attacher?.start(record);
-        // A take's first phase ('pool') runs from the take; a cold create's phases from here, as before pools.
-        const clock = new PhaseClock('create', this.o.observer, taken ? t0 : undefined);
+        const clock = taken ? takeClock : new PhaseClock('create', this.o.observer);
         const from = taken ? ' (from the warm pool)' : '';
         this.note(
           id,
@@ -693,7 +697,6 @@ export class SandboxService {
     signal: AbortSignal,
     clock: PhaseClock,
   ): Promise<void> {
-    clock.step('pool');
     this.note(record.sandboxID, 'info', `taken from the warm pool, where it waited ${Math.max(0, this.now() - pooled.readyAt)} ms`);
     if (this.policyOf(record) !== undefined) {
       await this.enforceEgress(record);
