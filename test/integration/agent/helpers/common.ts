@@ -82,6 +82,7 @@ export function rawCallEarlyAnswer(
 ): Promise<{ status: number; json: any }> {
   const url = new URL(`${baseUrl}/filesystem.Filesystem/${procedure}`);
   return new Promise((resolve, reject) => {
+    let answered = false;
     const req = http.request(
       {
         host: url.hostname,
@@ -91,6 +92,7 @@ export function rawCallEarlyAnswer(
         headers: { 'content-type': 'application/json', 'connect-protocol-version': '1', ...headers },
       },
       (res) => {
+        answered = true;
         const parts: Buffer[] = [];
         res.on('data', (d: Buffer) => parts.push(d));
         res.on('end', () => resolve({ status: res.statusCode ?? 0, json: JSON.parse(Buffer.concat(parts).toString()) }));
@@ -99,6 +101,9 @@ export function rawCallEarlyAnswer(
     );
     req.on('error', (err: NodeJS.ErrnoException) => {
       if (err.code !== 'EPIPE' && err.code !== 'ECONNRESET') reject(err);
+    });
+    req.on('close', () => {
+      if (!answered) reject(new Error(`${procedure}: the connection closed with no answer`));
     });
     req.end(body);
   });
