@@ -135,3 +135,33 @@ test('a pull whose blobs or unpacked layers pass the room is refused naming limi
     expect(fs.statSync(join(image.layers[0]!, tag, tag)).size).toBe((tag === 'zeros' ? 300 : 120) * MIB);
   }
 });
+
+test('a pull refused while another pull of the store finishes removes its own blobs and layers, not the other image', async () => {
+  fs.rmSync(store, { recursive: true, force: true });
+  const free = leaveRoom(100);
+  try {
+    // The refused pull takes its snapshot of the store, then waits in its disk check until the small image is pulled
+    // whole beside it: the small image's blobs and layer appeared while the refused pull ran.
+    let smallPulled: (() => void) | undefined;
+    const pulledBeside = new Promise<void>((resolve) => (smallPulled = resolve));
+    const waiting: Parameters<typeof pullImage>[1]['disk'] = {
+      guard: (mb, what, fn) => admission.guard(mb, what, async (signal) => (await pulledBeside, fn(signal))),
+    };
+    const refused = pullImage(`${registry!.host}/lab/disk:zeros`, { storeDir: store, disk: waiting }).then(
+      () => undefined,
+      (err: Error) => err,
+    );
+    const small = await pull('small');
+    smallPulled!();
+    expect((await refused)?.message).toMatch(/lab\/disk:zeros": the host cannot take this image now: .*nothing was kept/);
+    // The small image is whole: its layer, its blobs and its record stay, and it is a cached pull now.
+    expect(fs.statSync(join(small.layers[0]!, 'small', 'small')).size).toBe(8 * MIB);
+    const again: string[] = [];
+    await pullImage(`${registry!.host}/lab/disk:small`, { storeDir: store, disk: admission, onLine: (l) => again.push(l) });
+    expect(again.filter((l) => l.includes('layer 1/1'))).toEqual([expect.stringMatching(/: cached$/)]);
+    // The refused image left no layer: only the small one's is there.
+    expect(stored().filter((p) => p.startsWith('layers/'))).toEqual([expect.stringContaining(small.layers[0]!.split('/').pop()!)]);
+  } finally {
+    free();
+  }
+});

@@ -20,6 +20,7 @@ import { blobPath, type LayerBlob, unpackLayer } from './layer-unpack';
 import { AdmissionError, type DiskAdmission } from '../admission';
 import { MIB } from '../sandbox-disk';
 import { canonicalReference, type ImageReference, parseImageReference } from './reference';
+import { leftoversOf, StoreClaims } from './store-claims';
 import {
   copyArgv,
   hostPlatform,
@@ -74,6 +75,35 @@ export interface PulledImage extends ResolvedImage {
 interface ImageRecord {
   config: string;
   layers: Array<Omit<LayerBlob, 'diffId'>>;
+}
+
+/** What the pulls of this process are using in their stores (store-claims.ts). */
+const claims = new StoreClaims();
+
+/** The blob files and layer directories an image of `record` uses. */
+function pathsOf(storeDir: string, m: IdMapping, record: ImageRecord, config: ImageConfig): string[] {
+  const blobDir = path.join(storeDir, 'blobs');
+  return [
+    blobPath(blobDir, sha256(record.config)),
+    ...record.layers.map((l) => blobPath(blobDir, l.digest)),
+    ...config.diffIds.map((d) => layerDirOf(storeDir, m, d)),
+  ];
+}
+
+/** What the image records in the store claim (a record that cannot be read claims nothing). */
+function recordedPaths(storeDir: string, m: IdMapping): Set<string> {
+  const dir = path.join(storeDir, 'images');
+  const out = new Set<string>();
+  for (const name of fs.existsSync(dir) ? fs.readdirSync(dir) : []) {
+    if (!name.endsWith('.json')) continue;
+    try {
+      const record = JSON.parse(fs.readFileSync(path.join(dir, name), 'utf8')) as ImageRecord;
+      for (const p of pathsOf(storeDir, m, record, parseImageConfig(record.config))) out.add(p);
+    } catch {
+      // a record being written, or a broken one: it protects nothing
+    }
+  }
+  return out;
 }
 
 function contextOf(reference: string, o: PullOptions): SkopeoContext {
@@ -167,7 +197,13 @@ function verifiedBlob(blobDir: string, digest: string): Buffer {
 }
 
 /** Copies the image's manifest, config and missing blobs in (skopeo verifies each); returns what the image is. */
-async function copyImage(ctx: SkopeoContext, authFile: string | undefined, digest: string, storeDir: string): Promise<ImageRecord> {
+async function copyImage(
+  ctx: SkopeoContext,
+  authFile: string | undefined,
+  digest: string,
+  storeDir: string,
+  claim: Set<string>,
+): Promise<ImageRecord> {
   const blobDir = path.join(storeDir, 'blobs');
   const layout = path.join(storeDir, 'tmp', `pull-${randomBytes(6).toString('hex')}`);
   fs.mkdirSync(blobDir, { recursive: true, mode: 0o700 });
@@ -176,6 +212,7 @@ async function copyImage(ctx: SkopeoContext, authFile: string | undefined, diges
     const index = JSON.parse(fs.readFileSync(path.join(layout, 'index.json'), 'utf8')) as { manifests: Array<{ digest: string }> };
     const manifestDigest = index.manifests[0]?.digest;
     if (!manifestDigest) throw new ImagePullError('other', `the copy of ${JSON.stringify(ctx.shown)} has no manifest`);
+    claim.add(blobPath(blobDir, manifestDigest));
     const manifest = JSON.parse(verifiedBlob(blobDir, manifestDigest).toString('utf8')) as {
       config: { digest: string };
       layers: Array<{ digest: string; mediaType: string; size: number }>;
@@ -248,70 +285,88 @@ async function ensureLayer(ctx: SkopeoContext, o: PullOptions, blob: LayerBlob, 
 export async function pullImage(reference: string, o: PullOptions): Promise<PulledImage> {
   const ctx = contextOf(reference, o);
   const m = o.mapping ?? DEFAULT_ID_MAPPING;
-  const log = o.onLine ?? (() => undefined);
   fs.mkdirSync(path.join(o.storeDir, 'tmp'), { recursive: true, mode: 0o700 });
-  return withAuthFile(ctx, async (authFile) => {
-    const resolved = await inspectWith(ctx, authFile);
-    log(`image ${reference}: ${resolved.reference} is ${resolved.digest} (${resolved.os}/${resolved.architecture})`);
-    const recordFile = path.join(o.storeDir, 'images', `${resolved.digest.replace(':', '-')}-${resolved.os}-${resolved.architecture}.json`);
-    const cached = cachedRecord(recordFile, o.storeDir, m);
-    const fetchAndUnpack = async (c: SkopeoContext) => {
-      let known = cached;
-      if (!known) {
-        const record = await copyImage(c, authFile, resolved.digest, o.storeDir);
-        const config = parseImageConfig(record.config);
-        if (config.os !== resolved.os || config.architecture !== resolved.architecture)
-          throw new ImagePullError(
-            'platform',
-            `image ${JSON.stringify(reference)} is for ${config.os}/${config.architecture}; this host runs ${resolved.os}/${resolved.architecture}`,
-          );
-        if (config.diffIds.length !== record.layers.length)
-          throw new ImagePullError(
-            'invalid',
-            `image ${JSON.stringify(reference)}: its config lists ${config.diffIds.length} layers, its manifest ${record.layers.length}`,
-          );
-        known = { record, config };
-      }
-      const { record, config } = known;
-      const layers: string[] = [];
-      for (const [i, blob] of record.layers.entries()) {
-        const diffId = config.diffIds[i] ?? '';
-        const label = `layer ${i + 1}/${record.layers.length} ${diffId.slice(0, 19)}`;
-        c.signal?.throwIfAborted();
-        layers.unshift(await ensureLayer(c, o, { ...blob, diffId }, label, resolved));
-      }
-      return { record, config, layers };
-    };
-    let pulled: Awaited<ReturnType<typeof fetchAndUnpack>>;
-    if (cached || !o.disk) pulled = await fetchAndUnpack(ctx);
-    else {
-      // Held: the blobs not stored yet, at their size; what they unpack to is watched as it lands.
-      const blobDir = path.join(o.storeDir, 'blobs');
-      const blobs = await layerBlobsOf(ctx, authFile, resolved.digest);
-      const missing = blobs.filter((b) => !fs.existsSync(blobPath(blobDir, b.digest)));
-      const askedMB = Math.ceil(missing.reduce((sum, b) => sum + b.size, 0) / MIB);
-      const storedBefore = new Set(storedBlobs(blobDir));
-      const layersBefore = new Set(storedLayers(o.storeDir, m));
-      pulled = await o.disk
-        .guard(askedMB, 'this image', (signal) =>
-          fetchAndUnpack({ ...ctx, signal: o.signal ? AbortSignal.any([o.signal, signal]) : signal }),
-        )
-        .catch((err: Error) => {
-          // Past the room: what this pull stored goes (another pull's blobs and layers are kept).
-          if (err instanceof AdmissionError) {
-            for (const b of storedBlobs(blobDir)) if (!storedBefore.has(b)) fs.rmSync(b, { force: true });
-            for (const l of storedLayers(o.storeDir, m)) if (!layersBefore.has(l)) fs.rmSync(l, { recursive: true, force: true });
-            throw new ImagePullError('disk', `image ${JSON.stringify(reference)}: ${err.message}; nothing was kept`);
-          }
-          throw err;
-        });
+  const claim = claims.open();
+  try {
+    return await withAuthFile(ctx, (authFile) => pullWith(ctx, o, m, claim, authFile));
+  } finally {
+    claims.release(claim);
+  }
+}
+
+async function pullWith(
+  ctx: SkopeoContext,
+  o: PullOptions,
+  m: IdMapping,
+  claim: Set<string>,
+  authFile: string | undefined,
+): Promise<PulledImage> {
+  const reference = ctx.shown;
+  const log = o.onLine ?? (() => undefined);
+  const resolved = await inspectWith(ctx, authFile);
+  log(`image ${reference}: ${resolved.reference} is ${resolved.digest} (${resolved.os}/${resolved.architecture})`);
+  const recordFile = path.join(o.storeDir, 'images', `${resolved.digest.replace(':', '-')}-${resolved.os}-${resolved.architecture}.json`);
+  const cached = cachedRecord(recordFile, o.storeDir, m);
+  const fetchAndUnpack = async (c: SkopeoContext) => {
+    let known = cached;
+    if (!known) {
+      const record = await copyImage(c, authFile, resolved.digest, o.storeDir, claim);
+      const config = parseImageConfig(record.config);
+      if (config.os !== resolved.os || config.architecture !== resolved.architecture)
+        throw new ImagePullError(
+          'platform',
+          `image ${JSON.stringify(reference)} is for ${config.os}/${config.architecture}; this host runs ${resolved.os}/${resolved.architecture}`,
+        );
+      if (config.diffIds.length !== record.layers.length)
+        throw new ImagePullError(
+          'invalid',
+          `image ${JSON.stringify(reference)}: its config lists ${config.diffIds.length} layers, its manifest ${record.layers.length}`,
+        );
+      known = { record, config };
     }
-    fs.mkdirSync(path.dirname(recordFile), { recursive: true, mode: 0o700 });
-    const recordTmp = `${recordFile}.${randomBytes(4).toString('hex')}.tmp`;
-    fs.writeFileSync(recordTmp, JSON.stringify(pulled.record));
-    fs.renameSync(recordTmp, recordFile);
-    return { ...resolved, layers: pulled.layers, config: pulled.config };
-  });
+    const { record, config } = known;
+    for (const p of pathsOf(o.storeDir, m, record, config)) claim.add(p);
+    const layers: string[] = [];
+    for (const [i, blob] of record.layers.entries()) {
+      const diffId = config.diffIds[i] ?? '';
+      const label = `layer ${i + 1}/${record.layers.length} ${diffId.slice(0, 19)}`;
+      c.signal?.throwIfAborted();
+      layers.unshift(await ensureLayer(c, o, { ...blob, diffId }, label, resolved));
+    }
+    return { record, config, layers };
+  };
+  let pulled: Awaited<ReturnType<typeof fetchAndUnpack>>;
+  if (cached || !o.disk) pulled = await fetchAndUnpack(ctx);
+  else {
+    // Held: the blobs not stored yet, at their size; what they unpack to is watched as it lands.
+    const blobDir = path.join(o.storeDir, 'blobs');
+    const blobs = await layerBlobsOf(ctx, authFile, resolved.digest);
+    const missing = blobs.filter((b) => !fs.existsSync(blobPath(blobDir, b.digest)));
+    for (const b of missing) claim.add(blobPath(blobDir, b.digest));
+    const askedMB = Math.ceil(missing.reduce((sum, b) => sum + b.size, 0) / MIB);
+    const storedBefore = new Set(storedBlobs(blobDir));
+    const layersBefore = new Set(storedLayers(o.storeDir, m));
+    pulled = await o.disk
+      .guard(askedMB, 'this image', (signal) => fetchAndUnpack({ ...ctx, signal: o.signal ? AbortSignal.any([o.signal, signal]) : signal }))
+      .catch((err: Error) => {
+        // Past the room: what this pull stored goes; what another pull or an image pulled meanwhile uses stays.
+        if (err instanceof AdmissionError) {
+          const appeared = [
+            ...storedBlobs(blobDir).filter((b) => !storedBefore.has(b)),
+            ...storedLayers(o.storeDir, m).filter((l) => !layersBefore.has(l)),
+          ];
+          const gone = leftoversOf(appeared, claim, claims.othersThan(claim), recordedPaths(o.storeDir, m));
+          for (const p of gone) fs.rmSync(p, { recursive: true, force: true });
+          throw new ImagePullError('disk', `image ${JSON.stringify(reference)}: ${err.message}; nothing was kept`);
+        }
+        throw err;
+      });
+  }
+  fs.mkdirSync(path.dirname(recordFile), { recursive: true, mode: 0o700 });
+  const recordTmp = `${recordFile}.${randomBytes(4).toString('hex')}.tmp`;
+  fs.writeFileSync(recordTmp, JSON.stringify(pulled.record));
+  fs.renameSync(recordTmp, recordFile);
+  return { ...resolved, layers: pulled.layers, config: pulled.config };
 }
 
 /** The blob files in the store (paths). */
