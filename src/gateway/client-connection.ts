@@ -110,6 +110,20 @@ function statusLine(status: number): string {
   return line;
 }
 
+/** The end of an answer head of the fast path: Via, and `connection: close` on a connection's last answer. */
+let endsFor = '';
+let endKeep = '';
+let endClose = '';
+
+function headEnd(via: string, close: boolean): string {
+  if (via !== endsFor) {
+    endsFor = via;
+    endKeep = `via: ${via}${CRLF}${CRLF}`;
+    endClose = `via: ${via}${CRLF}connection: close${CRLF}${CRLF}`;
+  }
+  return close ? endClose : endKeep;
+}
+
 /** Whether an answer with this status to this method carries a body at all. */
 const bodiless = (method: string, status: number) => method === 'HEAD' || status === 204 || status === 304 || status < 200;
 
@@ -128,7 +142,7 @@ export class ClientExchange implements BodySource {
   /** The consumer wants no more of the body: the rest is read and dropped. */
   private dropping = false;
   /** The answer's head, kept until the first body bytes so both go out in one write. */
-  private pendingHead: string | undefined;
+  private pendingHead: string | Buffer | undefined;
   private chunked = false;
   headSent = false;
   /** The whole answer was written. */
@@ -223,6 +237,26 @@ export class ClientExchange implements BodySource {
     this.pendingHead = head + CRLF;
   }
 
+  /**
+   * The answer's head as the sandbox's own field lines (see UpstreamHandler.onHeadLines: end-to-end only, its
+   * Content-Length among them), with the gateway's status line and `via` (and `connection: close` when this is the
+   * connection's last answer) put around them: the same head sendHead makes of the same fields, without a string per field.
+   */
+  sendHeadLines(status: number, bytes: Buffer, lines: readonly number[], count: number, via: string): void {
+    this.status = status;
+    this.headSent = true;
+    if (this.conn.closing) this.closeAfter = true;
+    const start = statusLine(status);
+    const end = headEnd(via, this.closeAfter);
+    let size = start.length + end.length;
+    for (let k = 0; k < count; k += 2) size += lines[k + 1] - lines[k];
+    const head = Buffer.allocUnsafe(size);
+    let at = head.write(start, 0, 'latin1');
+    for (let k = 0; k < count; k += 2) at += bytes.copy(head, at, lines[k], lines[k + 1]);
+    head.write(end, at, 'latin1');
+    this.pendingHead = head;
+  }
+
   /** Body bytes of the answer (valid during this call only: copied if kept); false: the client is full, wait for onDrain. */
   sendData(chunk: Buffer): boolean {
     if (this.answered || chunk.length === 0) return true;
@@ -271,7 +305,7 @@ export class ClientExchange implements BodySource {
     return this.conn.destroyed;
   }
 
-  private takeHead(): string | undefined {
+  private takeHead(): string | Buffer | undefined {
     const head = this.pendingHead;
     this.pendingHead = undefined;
     return head;
@@ -602,7 +636,7 @@ export class ClientConnection {
     setImmediate(() => this.parser.close());
   }
 
-  write(head: string | undefined, body: Buffer | [string, Buffer] | undefined, tail: string | undefined): boolean {
+  write(head: string | Buffer | undefined, body: Buffer | [string, Buffer] | undefined, tail: string | undefined): boolean {
     if (this.destroyed) return false;
     this.lastActivity = this.clock();
     const socket = this.socket;
@@ -613,14 +647,16 @@ export class ClientConnection {
       // One buffer, one write.
       const out = Buffer.allocUnsafe(size);
       let at = 0;
-      if (head !== undefined) at += out.write(head, at, 'latin1');
+      if (typeof head === 'string') at += out.write(head, at, 'latin1');
+      else if (head !== undefined) at += head.copy(out, at);
       if (frame !== undefined) at += out.write(frame, at, 'latin1');
       if (data !== undefined) at += data.copy(out, at);
       if (tail !== undefined) out.write(tail, at, 'latin1');
       return this.writer.write(out);
     }
     socket.cork();
-    if (head !== undefined) socket.write(head, 'latin1');
+    if (typeof head === 'string') socket.write(head, 'latin1');
+    else if (head !== undefined) socket.write(head);
     if (frame !== undefined) socket.write(frame, 'latin1');
     // A copy: the stream keeps the chunk until it is written, and an answer's body may be a view of a read buffer.
     let more = socket.write(Buffer.from(data));

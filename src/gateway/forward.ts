@@ -148,6 +148,13 @@ class ForwardHandler implements UpstreamHandler {
     this.ex.sendHead(statusCode, fields.fields, fields.hasLength);
   }
 
+  onHeadLines(statusCode: number, bytes: Buffer, lines: readonly number[], count: number, resume: () => void): void {
+    if (this.finished) return;
+    this.resume = resume;
+    this.settings.onUpstreamHead?.((performance.now() - this.startedAt) / 1000);
+    this.ex.sendHeadLines(statusCode, bytes, lines, count, this.settings.via);
+  }
+
   onData(chunk: Buffer): boolean {
     if (this.finished) return false;
     const more = this.ex.sendData(chunk);

@@ -6,7 +6,7 @@ import type { IncomingHttpHeaders } from 'node:http';
  * framing fields: the gateway frames every message it forwards itself (see framing.ts), so a client's or a
  * sandbox's Content-Length / Transfer-Encoding is never copied, and no Connection list can remove the framing.
  */
-const ALWAYS_DROPPED = new Set([
+export const HOP_BY_HOP_FIELDS: readonly string[] = [
   'connection',
   'keep-alive',
   'proxy-connection',
@@ -18,7 +18,9 @@ const ALWAYS_DROPPED = new Set([
   'proxy-authenticate',
   'expect',
   'trailer',
-]);
+];
+
+const ALWAYS_DROPPED = new Set(HOP_BY_HOP_FIELDS);
 
 /** Connection values that list no field beyond the ones always dropped (the usual ones, checked without a split). */
 const NOTHING_LISTED = new Set(['keep-alive', 'close', 'Keep-Alive', 'Close', '']);

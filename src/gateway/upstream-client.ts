@@ -11,6 +11,7 @@
  */
 import { isIP, type Socket } from 'node:net';
 import { type ConnectionOptions, connect as tlsConnect } from 'node:tls';
+import { ResponseHead, scanResponseHead } from './head-scanner';
 import { HTTPParser, SKIP_BODY_AND_UPGRADE, type NativeParser } from './http-parser';
 import { readInto } from './socket-reader';
 import { SocketWriter } from './socket-writer';
@@ -70,6 +71,12 @@ export interface UpstreamHandler {
   /** `headers`: [name, value, ...] as the upstream sent them. `resume` restarts reading after onData returned false. */
   onHeaders(status: number, headers: string[], resume: () => void): void;
   /**
+   * The same for a head read by the fast path (head-scanner.ts): its end-to-end field lines, CRLF included and
+   * Content-Length among them, are the byte ranges `lines[0..count)` ([start, end, ...]) of `bytes`, valid during
+   * this call only.
+   */
+  onHeadLines(status: number, bytes: Buffer, lines: readonly number[], count: number, resume: () => void): void;
+  /**
    * false: stop reading until resume() is called. The bytes may be a view of the reused read buffer: valid during
    * this call only, so a handler that keeps them copies them (so for `last`).
    */
@@ -124,6 +131,9 @@ function announcedLength(fields: readonly string[]): number | undefined {
 }
 const LAST_CHUNK = '0\r\n\r\n';
 
+/** The longest response head the fast path reads (llhttp's default limit; longer ones go to llhttp). */
+const MAX_HEAD_BYTES = 16 * 1024;
+
 interface Call {
   request: UpstreamRequest;
   handler: UpstreamHandler;
@@ -160,6 +170,13 @@ class Connection {
    */
   private lengthLeft = 0;
   private readonly parserResource = {};
+  /**
+   * The parser has been given no byte since it was last started: the next response may be read by the fast path
+   * (head-scanner.ts). Once llhttp has read a response to its end by itself (chunked, say), it may hold the start
+   * of bytes that followed, so the connection stays with llhttp.
+   */
+  private fresh = true;
+  private readonly scanned = new ResponseHead();
   private dead = false;
   private bodyCleanup: (() => void) | undefined;
   private readonly writer: SocketWriter;
@@ -340,6 +357,11 @@ class Connection {
       this.lengthBody(data, 0);
       return;
     }
+    if (this.fresh && this.call.request.method !== 'HEAD' && scanResponseHead(data, 0, MAX_HEAD_BYTES, this.scanned)) {
+      this.scannedHead(data);
+      return;
+    }
+    this.fresh = false;
     const result = this.parser.execute(data);
     if (typeof result !== 'number') {
       this.die(coded(`the upstream's response is malformed (${result.code ?? result.message})`, 'UPSTREAM_MALFORMED'));
@@ -351,11 +373,27 @@ class Connection {
       // that stopped there would let errors pass unreported), and the body from the bytes that follow.
       this.parser.initialize(HTTPParser.RESPONSE, this.parserResource, 0, HTTPParser.kLenientNone);
       this.parser[HTTPParser.kOnMessageComplete] = this.onMessageComplete;
+      this.fresh = true;
       this.lengthBody(data, result);
       return;
     }
     if (this.completed) this.finishCall();
     else this.flushBody();
+  }
+
+  /** A response head the fast path read (see head-scanner.ts): passed on as its bytes, then its body from the reads. */
+  private scannedHead(data: Buffer): void {
+    const call = this.call as Call;
+    const head = this.scanned;
+    this.answered = true;
+    this.headed = true;
+    this.keepAlive = head.keepAlive;
+    call.handler.onHeadLines(head.status, data, head.kept, head.keptCount, () => {
+      if (!this.dead && this.call === call) this.socket.resume();
+    });
+    if (this.dead || this.call !== call) return;
+    this.lengthLeft = head.length;
+    this.lengthBody(data, head.end);
   }
 
   /**
