@@ -42,7 +42,9 @@ function nameIs(buf: Uint8Array, at: number, len: number, lower: string): boolea
 const DROPPED_BY_LENGTH: string[][] = [];
 for (const name of HOP_BY_HOP_FIELDS) {
   if (name === 'content-length' || name === 'transfer-encoding') continue;
-  (DROPPED_BY_LENGTH[name.length] ??= []).push(name);
+  const group = DROPPED_BY_LENGTH[name.length];
+  if (group === undefined) DROPPED_BY_LENGTH[name.length] = [name];
+  else group.push(name);
 }
 
 function isDropped(buf: Uint8Array, at: number, len: number): boolean {
