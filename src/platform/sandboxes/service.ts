@@ -147,6 +147,9 @@ const POOL_INIT_TIMEOUT_MS = 5000;
 const POOL_ALIVE_TIMEOUT_MS = 3000;
 const READY_POLL_MS = 100;
 
+/** A pooled sandbox's agent did not take a create's /init: it is removed and the create takes the next one. */
+class PooledAgentGone extends Error {}
+
 /** The one answer for a sandbox that does not exist, or is not the caller's to see: the two must not differ. */
 export function sandboxNotFound(sandboxID: string): ApiError {
   return new ApiError(404, `sandbox ${JSON.stringify(sandboxID)} not found`);
@@ -313,45 +316,29 @@ export class SandboxService {
   }
 
   /**
-   * A ready sandbox of this build from the warm pool, held of the team's quota and given the create's token, env
-   * vars and user by its /init (the pool's token authorises it); undefined when the pool has none. One whose agent
-   * does not take the /init is removed, never handed out, and the next one tried.
+   * A ready sandbox of this build from the warm pool, held of the team's quota (a `429` puts it back untouched), or
+   * undefined when the pool has none. Its /init is the create's (takeOver).
    */
   private async takeFromPool(
     template: TemplateForSandbox,
-    teamID: string,
     recordFor: (sandboxID: string) => SandboxRecord,
     clock: PhaseClock,
   ): Promise<{ record: SandboxRecord; pooled: PooledSandbox } | undefined> {
-    if (!this.pool) return undefined;
-    for (;;) {
-      const pooled = this.pool.take(template);
-      if (!pooled) return undefined;
-      const record = recordFor(pooled.sandboxID);
-      try {
-        await this.reserve(record);
-      } catch (err) {
-        // Nothing reached it: it waits for the next create.
-        this.pool.giveBack(pooled);
-        throw err;
-      }
-      clock.step('quota');
-      // The create holds the same layers (resolveHeld) until its record names them.
-      this.releasePoolHold(pooled.sandboxID);
-      try {
-        await this.agentFor({ address: pooled.address, agentPort: this.agentPort }).init(
-          this.initRequest(record),
-          pooled.token,
-          POOL_INIT_TIMEOUT_MS,
-        );
-        clock.step('init');
-        record.address = pooled.address;
-        return { record, pooled };
-      } catch (err) {
-        await this.pool.discard(pooled, `its agent did not take a create's /init: ${(err as Error).message}`);
-        await this.o.quotas?.release(teamID, `sandbox:${pooled.sandboxID}`);
-      }
+    const pooled = this.pool?.take(template);
+    if (!this.pool || !pooled) return undefined;
+    const record = recordFor(pooled.sandboxID);
+    try {
+      await this.reserve(record);
+    } catch (err) {
+      // Nothing reached it: it waits for the next create.
+      this.pool.giveBack(pooled);
+      throw err;
     }
+    clock.step('quota');
+    // The create holds the same layers (resolveHeld) until its record names them.
+    this.releasePoolHold(pooled.sandboxID);
+    record.address = pooled.address;
+    return { record, pooled };
   }
 
   /** The sandbox holds one of its team's sandboxes, its vCPUs and its MiB until it is removed. */
@@ -588,13 +575,32 @@ export class SandboxService {
       !template.attachedImages?.length &&
       !template.fromSandboxFiles &&
       egress.rules === undefined;
-    // A take's phases run from here (the quota hold, /init); a cold create's from its lock, as before pools.
-    const takeClock = new PhaseClock('create', this.o.observer, t0);
-    const taken = poolable ? await this.takeFromPool(template, teamID, recordFor, takeClock) : undefined;
-    const record = taken?.record ?? recordFor(newSandboxID());
+    for (;;) {
+      // A take's phases run from here (the quota hold, /init); a cold create's from its lock, as before pools.
+      const takeClock = new PhaseClock('create', this.o.observer, t0);
+      const taken = poolable ? await this.takeFromPool(template, recordFor, takeClock) : undefined;
+      const record = taken?.record ?? recordFor(newSandboxID());
+      // Before anything is made: beyond a quota, the 429 leaves nothing behind.
+      if (!taken) await this.reserve(record);
+      const made = await this.makeRunning(record, template, request, origin, t0, taken && { pooled: taken.pooled, clock: takeClock });
+      if (made) return made;
+      // A pooled sandbox whose agent did not take the create's /init was removed: the next one, or a cold start.
+    }
+  }
+
+  /**
+   * Brings the sandbox of a record (held of its team's quota) up, or takes over the pooled one, under its lock; on
+   * failure everything of it is removed. Undefined when a pooled sandbox's agent did not take the /init.
+   */
+  private async makeRunning(
+    record: SandboxRecord,
+    template: TemplateForSandbox,
+    request: NewSandbox,
+    origin: SandboxOrigin | undefined,
+    t0: number,
+    taken: { pooled: PooledSandbox; clock: PhaseClock } | undefined,
+  ): Promise<SandboxRecord | undefined> {
     const id = record.sandboxID;
-    // Before anything is made: beyond a quota, the 429 leaves nothing behind.
-    if (!taken) await this.reserve(record);
     const abort = new AbortController();
     this.creating.set(id, abort);
     try {
@@ -604,7 +610,7 @@ export class SandboxService {
         if (!taken) await this.o.store.put(record);
         // Its images are pulled meanwhile; they are attached once the create is done (under this lock).
         this.attacher?.start(record);
-        const clock = taken ? takeClock : new PhaseClock('create', this.o.observer);
+        const clock = taken?.clock ?? new PhaseClock('create', this.o.observer);
         const from = taken ? ' (from the warm pool)' : '';
         this.note(
           id,
@@ -628,8 +634,10 @@ export class SandboxService {
             `sandbox ${id} running (template ${template.alias ?? template.templateID}${taken ? ', from the warm pool' : ''}, ready in ${ms} ms: ${steps})`,
           );
         } catch (err) {
-          clock.done('error');
-          await this.destroy(record, 'its create failed');
+          const gone = err instanceof PooledAgentGone && !abort.signal.aborted;
+          if (!gone) clock.done('error');
+          await this.destroy(record, gone ? `its agent did not take a create's /init: ${err.message}` : 'its create failed');
+          if (gone) return undefined;
           if (err instanceof ApiError) throw err;
           if (err instanceof AdmissionError) throw new ApiError(429, err.message);
           if (abort.signal.aborted) throw new ApiError(503, 'the platform shut down while the sandbox was being created');
@@ -687,8 +695,11 @@ export class SandboxService {
   }
 
   /**
-   * A sandbox taken from the warm pool (its /init already done) becomes this create's: its egress rules are loaded
-   * before anything of the caller's runs in it (the template's start command, then the caller's calls).
+   * A sandbox taken from the warm pool becomes this create's: its /init (authorised by the pool's token) gives it the
+   * create's token, env vars and user, and its egress rules are loaded before anything of the caller's runs in it
+   * (the template's start command, then the caller's calls). Without a start command the record is final once the
+   * /init is done: it is written meanwhile (its wait for Redis's fsync overlaps the /init), under the create's lock,
+   * after the quota hold; a failed /init removes it with the sandbox (PooledAgentGone).
    */
   private async takeOver(
     record: SandboxRecord,
@@ -698,26 +709,46 @@ export class SandboxService {
     clock: PhaseClock,
   ): Promise<void> {
     this.note(record.sandboxID, 'info', `taken from the warm pool, where it waited ${Math.max(0, this.now() - pooled.readyAt)} ms`);
+    const early = template.startCmd === undefined;
+    if (early) record.state = 'running';
+    const [init, stored] = await Promise.allSettled([
+      this.agentFor(record).init(this.initRequest(record), pooled.token, POOL_INIT_TIMEOUT_MS),
+      early ? this.o.store.put(record) : undefined,
+    ]);
+    if (stored.status === 'rejected') throw stored.reason;
+    if (init.status === 'rejected') throw new PooledAgentGone((init.reason as Error).message);
+    clock.step(early ? 'init+store' : 'init');
     if (this.policyOf(record) !== undefined) {
       await this.enforceEgress(record);
       clock.step('policy');
     }
     signal.throwIfAborted();
-    await this.goLive(record, template, signal, clock);
+    await this.goLive(record, template, signal, clock, early);
   }
 
-  /** The template's start command, then running in the store and the catalog, and its timer armed. */
-  private async goLive(record: SandboxRecord, template: TemplateForSandbox, signal: AbortSignal, clock: PhaseClock): Promise<void> {
+  /**
+   * The template's start command, then running in the store (unless `stored`: the running record was written) and
+   * the catalog, and its timer armed.
+   */
+  private async goLive(
+    record: SandboxRecord,
+    template: TemplateForSandbox,
+    signal: AbortSignal,
+    clock: PhaseClock,
+    stored = false,
+  ): Promise<void> {
     if (template.startCmd !== undefined) {
       await this.runStartCommand(record, template, this.agentFor(record), signal);
       clock.step('start+ready');
     }
     signal.throwIfAborted();
-    record.state = 'running';
-    await this.o.store.put(record);
+    if (!stored) {
+      record.state = 'running';
+      await this.o.store.put(record);
+    }
     await this.publish(record);
     this.deadlines.arm(record.sandboxID, Date.parse(record.endAt));
-    clock.step('store+catalog');
+    clock.step(stored ? 'catalog' : 'store+catalog');
   }
 
   private initRequest(record: SandboxRecord) {

@@ -134,6 +134,45 @@ test('the request rate limit counts per key per second and answers 429 with Retr
   expect((await auth.check(second.key)).ok).toBe(true);
 });
 
+test("a key's check writes nothing to the append-only file, and its count still limits", async () => {
+  const durable = await startRedis();
+  const client = new Redis(durable.url);
+  try {
+    await client.config('SET', 'appendfsync', 'always');
+    await client.config('SET', 'appendonly', 'yes');
+    const aof = async () => {
+      const info = await client.info('persistence');
+      const field = (name: string) => new RegExp(`^${name}:(\\S+)`, 'm').exec(info)?.[1];
+      return {
+        rewriting: field('aof_rewrite_in_progress') === '1' || field('aof_rewrite_scheduled') === '1',
+        size: Number(field('aof_current_size')),
+      };
+    };
+    // Turning the file on rewrites it from the data set once; sizes are compared after that.
+    const deadline = Date.now() + 30_000;
+    while ((await aof()).rewriting) {
+      if (Date.now() > deadline) throw new Error('the append-only file was not rewritten within 30 s');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const store = new TeamStore(client);
+    const team = await store.createTeam('durable', { requestsPerSecond: 2 });
+    const { key } = await store.createKey(team.teamID, 'one', 'member');
+    const before = (await aof()).size;
+    const auth = new TeamAuthenticator(store);
+    const verdicts = [];
+    for (let i = 0; i < 6; i++) verdicts.push(await auth.check(key));
+    expect((await aof()).size).toBe(before);
+    // Counted all the same (a second boundary may fall between the calls: at most one restart of the count).
+    expect(verdicts.filter((v) => !v.ok).length).toBeGreaterThanOrEqual(2);
+    // A write that must last (a quota hold) does reach the file: the size above would have shown a counter's.
+    await new QuotaLedger(client).reserve(team.teamID, 'sandbox:s1', { sandboxes: 1 });
+    expect((await aof()).size).toBeGreaterThan(before);
+  } finally {
+    client.disconnect();
+    await durable.stop();
+  }
+});
+
 test('the audit trail is newest first, filtered by team and action, and bounded', async () => {
   const audit = new AuditLog(hostA, 'sandbox-kit:teams:', 50);
   for (let i = 0; i < 300; i++)

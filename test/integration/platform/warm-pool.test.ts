@@ -2,6 +2,7 @@
  * The warm pool against the real platform (runtime, network, agent, gateway), driven by the unmodified E2B SDK: a
  * pool of 2 `base` sandboxes serves creates and refills; creates beyond it start cold and none fails; a pooled
  * sandbox that dies is replaced and never handed out; one given to a team and killed is never given to another; a
+ * team's quota holds against concurrent creates from a full pool (the refused ones leave the pool untouched); a
  * template's rebuild or deletion removes its pooled sandbox; and
  * from inside a pooled sandbox nothing of another create is visible, nor can it reach a pooled sandbox's agent. Root
  * only; one link into the root network namespace on a /24 of its own, so it runs beside the other test files.
@@ -245,6 +246,45 @@ test('a pooled sandbox given to one team and killed is never given to another', 
   const listed = await fetch(`${opts.apiUrl}/sandboxes/${a.sandboxId}`, { headers: { 'x-api-key': keys[1] } });
   expect(listed.status).toBe(404);
   await kill(b.sandboxId);
+});
+
+test("a team's quota holds against concurrent creates from a full pool; a refused create's env vars reach no sandbox", async () => {
+  const admin = (method: string, path: string, body: unknown) => adminCall(opts, method, path, body);
+  await admin('POST', '/admin/teams', { name: 'pool-quota', quotas: { sandboxes: 1 } });
+  const key = (await admin('POST', '/admin/keys', { team: 'pool-quota', name: 'k' })).key as string;
+  const pooled = await poolFull();
+  const answers = await Promise.all(
+    [1, 2, 3, 4].map(async (i) => {
+      const res = await fetch(`${opts.apiUrl}/sandboxes`, {
+        method: 'POST',
+        headers: { 'x-api-key': key, 'content-type': 'application/json' },
+        body: JSON.stringify({ templateID: 'base', envVars: { CALLER: `create-${i}` } }),
+      });
+      return { status: res.status, body: (await res.json()) as { sandboxID?: string; message?: string } };
+    }),
+  );
+  const made = answers.filter((a) => a.status === 201);
+  expect(made).toHaveLength(1);
+  const refused = answers.filter((a) => a.status === 429);
+  expect(refused).toHaveLength(3);
+  for (const r of refused) expect(r.body.message).toMatch(/quota exceeded.*sandboxes/);
+  const winner = made[0]!.body.sandboxID as string;
+  expect(pooled).toContain(winner);
+  const listed = await fetch(`${opts.apiUrl}/v2/sandboxes`, { headers: { 'x-api-key': key } });
+  expect(((await listed.json()) as Array<{ sandboxID: string }>).map((s) => s.sandboxID)).toEqual([winner]);
+  await sdk.connect(winner, { ...opts, apiKey: key });
+  expect((await run(winner, 'echo "$CALLER"')).stdout).toMatch(/^create-[1-4]\n$/);
+  // The other pooled sandbox was put back untouched by the refused creates: the next create takes it, without their env vars.
+  const other = pooled.find((id) => id !== winner) as string;
+  expect(pooledIDs()).toContain(other);
+  const next = await sdk.create('base', opts);
+  expect(next.sandboxId).toBe(other);
+  expect((await run(next.sandboxId, 'echo "[$CALLER]"')).stdout).toBe('[]\n');
+  // Killing the team's sandbox gives its quota back.
+  await kill(winner);
+  const again = await sdk.create('base', { ...opts, apiKey: key });
+  await kill(again.sandboxId);
+  await kill(next.sandboxId);
 });
 
 test('a template rebuilt or deleted: its pooled sandbox is removed, never handed out, and the new build pooled', async () => {
