@@ -131,7 +131,8 @@ export class OciCli {
   }
 
   /**
-   * `run --detach` with the root file system mounted first (one process chain, one spawn). Output of the runtime
+   * `run --detach` with the root file system mounted first (one process chain, one spawn); with `createOnly`,
+   * `create` instead (the container's namespaces made, its first process waiting for `start`). Output of the runtime
    * and of the container goes to `logFile`. Resolves to the runtime's exit code.
    */
   runDetached(
@@ -140,8 +141,9 @@ export class OciCli {
     staged: { overlay: OverlayMount; binds: string[] },
     logFile: string,
     pidFile: string,
-    timeoutMs = 30_000,
+    o: { createOnly?: boolean; timeoutMs?: number } = {},
   ): Promise<number> {
+    const timeoutMs = o.timeoutMs ?? 30_000;
     fs.mkdirSync(this.stateDir, { recursive: true, mode: 0o700 });
     const argv = inPrivateMountNamespace(
       {
@@ -150,7 +152,7 @@ export class OciCli {
         hideUnified: this.selection.hideUnified,
         hideNetSysctls: this.hideNetSysctlsOnRun,
       },
-      this.argv(['run', '--detach', '--pid-file', pidFile, '--bundle', bundle, id]),
+      this.argv([...(o.createOnly ? ['create'] : ['run', '--detach']), '--pid-file', pidFile, '--bundle', bundle, id]),
     );
     const fd = fs.openSync(logFile, 'a', 0o600);
     try {
@@ -169,6 +171,11 @@ export class OciCli {
     } finally {
       fs.closeSync(fd);
     }
+  }
+
+  /** Starts the first process of a container made by `runDetached` with `createOnly`. */
+  start(id: string): Promise<string> {
+    return this.callOk(['start', id]);
   }
 
   async state(id: string): Promise<OciState | undefined> {

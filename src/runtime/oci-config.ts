@@ -56,14 +56,11 @@ export interface ContainerConfigInput {
   hostname: string;
   /** Network namespace to join. Absent: the host's network (template builds), unless privateNetwork. */
   netnsPath?: string;
-  /** A new network namespace of the container's own, loopback only (the runtime brings lo up), unless networkHook. */
-  privateNetwork?: boolean;
   /**
-   * With privateNetwork: argv (an absolute program first) that the runtime runs once the container's namespaces
-   * exist and before its first process runs (an OCI createRuntime hook, the container's state, its pid, on stdin):
-   * it moves the sandbox's link into the new network namespace (NetworkAttachment.joinHook).
+   * A new network namespace of the container's own, loopback only (the runtime brings lo up) until the kit moves a
+   * link in between create and start (NetworkAttachment.pending).
    */
-  networkHook?: string[];
+  privateNetwork?: boolean;
   memoryBytes: number;
   cpuCount: number;
   pidsLimit: number;
@@ -143,7 +140,6 @@ export interface OciConfig {
   root: { path: string; readonly: boolean };
   hostname: string;
   annotations?: Record<string, string>;
-  hooks?: { createRuntime: Array<{ path: string; args: string[] }> };
   mounts: Array<{ destination: string; type: string; source: string; options?: string[] }>;
   linux: Record<string, unknown>;
 }
@@ -151,8 +147,6 @@ export interface OciConfig {
 function checkInput(input: ContainerConfigInput): void {
   const problems: string[] = [];
   if (input.netnsPath !== undefined && input.privateNetwork) problems.push('netnsPath and privateNetwork exclude each other');
-  if (input.networkHook !== undefined && !(input.privateNetwork && input.networkHook[0]?.startsWith('/')))
-    problems.push('networkHook needs privateNetwork and an absolute program');
   if (!input.rootfs.startsWith('/')) problems.push(`rootfs must be an absolute path, got ${JSON.stringify(input.rootfs)}`);
   if (input.args.length === 0) problems.push('args must name a program, got []');
   if (!input.cwd.startsWith('/')) problems.push(`cwd must be an absolute path, got ${JSON.stringify(input.cwd)}`);
@@ -216,7 +210,6 @@ export function renderOciConfig(input: ContainerConfigInput): OciConfig {
     root: { path: input.rootfs, readonly: false },
     hostname: input.hostname,
     ...(input.seccompBpf !== undefined && seccomp ? { annotations: { [SECCOMP_BPF_ANNOTATION]: input.seccompBpf } } : {}),
-    ...(input.networkHook ? { hooks: { createRuntime: [{ path: input.networkHook[0]!, args: input.networkHook }] } } : {}),
     mounts: [
       { destination: '/proc', type: 'proc', source: 'proc' },
       { destination: '/dev', type: 'tmpfs', source: 'tmpfs', options: ['nosuid', 'strictatime', 'mode=755', 'size=65536k'] },

@@ -214,9 +214,9 @@ export class OciSandboxRuntime implements SandboxRuntime {
     for (const layer of spec.layers) {
       if (!fs.statSync(layer, { throwIfNoEntry: false })?.isDirectory()) problems.push(`layer ${layer} is not a directory`);
     }
-    // crun and runc make the network namespace with the container, and a hook of theirs moves the link in.
-    const hook = spec.network.pending && makesNetworkNamespace(this.name) ? spec.network.pending.joinHook : undefined;
-    if (!hook && !spec.network.pending && !fs.statSync(spec.network.netnsPath, { throwIfNoEntry: false }))
+    // crun and runc make the network namespace with the container; the link is moved in by its pid (join-link.ts).
+    const join = spec.network.pending && makesNetworkNamespace(this.name) ? spec.network.pending.join : undefined;
+    if (!join && !spec.network.pending && !fs.statSync(spec.network.netnsPath, { throwIfNoEntry: false }))
       problems.push(`network namespace ${spec.network.netnsPath} does not exist`);
     if (problems.length > 0) throw new Error(`cannot create sandbox ${id}: ${problems.join('; ')}`);
 
@@ -246,7 +246,7 @@ export class OciSandboxRuntime implements SandboxRuntime {
     this.inFlight++;
     let counted = true;
     try {
-      if (!hook && spec.network.pending) await spec.network.pending.prepare();
+      if (!join && spec.network.pending) await spec.network.pending.prepare();
       const layers = hardened
         ? await timed(times, 'shifted layers', () => Promise.all(spec.layers.map((l) => shiftedLayer(l, mapping))))
         : spec.layers;
@@ -302,7 +302,7 @@ export class OciSandboxRuntime implements SandboxRuntime {
         uid: 0,
         gid: 0,
         hostname,
-        ...(hook ? { privateNetwork: true, networkHook: hook } : { netnsPath: spec.network.netnsPath }),
+        ...(join ? { privateNetwork: true } : { netnsPath: spec.network.netnsPath }),
         memoryBytes: spec.memoryMB * 1024 * 1024,
         cpuCount: spec.cpuCount,
         pidsLimit: this.pidsLimit,
@@ -319,16 +319,18 @@ export class OciSandboxRuntime implements SandboxRuntime {
           : {}),
       });
       fs.writeFileSync(p.config, JSON.stringify(config));
-      const code = await timed(times, 'runtime run --detach', () =>
-        this.cli.runDetached(
-          id,
-          p.bundle,
-          { overlay: { lower: layers, upper: p.upper, work: p.work, target: STAGED_ROOTFS }, binds: binds.map((b) => b.source) },
-          p.log,
-          p.pidFile,
-        ),
+      const staged = { overlay: { lower: layers, upper: p.upper, work: p.work, target: STAGED_ROOTFS }, binds: binds.map((b) => b.source) };
+      // With a join: the container made (its namespaces exist, its first process waits), the link moved in by its
+      // pid, then started; the pid cannot change in between.
+      const code = await timed(times, join ? 'runtime create' : 'runtime run --detach', () =>
+        this.cli.runDetached(id, p.bundle, staged, p.log, p.pidFile, { createOnly: join !== undefined }),
       );
       if (code !== 0) throw new Error(`${this.name} could not start sandbox ${id} (exit ${code}): ${tail(p.log) || 'no output'}`);
+      if (join) {
+        const created = Number(fs.readFileSync(p.pidFile, 'utf8').trim());
+        await timed(times, 'network join', () => join(created));
+        await timed(times, 'runtime start', () => this.cli.start(id));
+      }
       this.consoleLogs.watch(p.log);
       if (profile && seccompBpf === undefined) this.compiledSeccomp.keep(profile, this.cli.stateDir, id);
       // The container holds its user namespace now (so does the network namespace): the name is no longer needed.

@@ -37,13 +37,12 @@ export interface NetworkAttachment {
   usernsPath?: string;
   /**
    * Present while the network namespace is not made yet (its link waits on the bridge's side, its rules in place).
-   * Either the container makes it, owned by its own new user namespace, and the runtime runs `joinHook` once the
-   * container's namespaces exist and before its first process runs (an OCI createRuntime hook: the container's
-   * state, with its pid, on stdin), which moves the link in, configures it and names the namespace `netnsPath`; or,
+   * Either the container makes it, owned by its own new user namespace, and the runtime calls `join(pid)` with the
+   * container's pid once it exists, which moves the link in, configures it and names the namespace `netnsPath`; or,
    * for a runtime that can only join one by path (runsc.ts), `prepare()` makes it ahead, as a runtime would, and
    * names it. Each attachment is joined once.
    */
-  pending?: { joinHook: string[]; prepare(): Promise<void> };
+  pending?: { join(pid: number): Promise<void>; prepare(): Promise<void> };
 }
 
 /** Gives each sandbox a network namespace on a bridge (the lab's sandbox host, or the host itself on AWS). */

@@ -3,7 +3,7 @@
  * standalone one of host-network.ts). Each sandbox gets its own namespace `<prefix><sandboxID>` with `eth0`, one
  * end of a veth pair whose other end is a port of the bridge, lo up and a default route via the bridge's address.
  * `attach` makes the pair and the port's rules; the namespace itself is made by the sandbox's container, owned by
- * its user namespace, and the link moved in by a hook of the runtime (join-link.ts; NetworkAttachment.pending).
+ * its user namespace, and the link moved in by pid once it exists (join-link.ts; NetworkAttachment.pending).
  *
  * The bridge-side end carries the facts as its link alias (`sandbox-kit <namespace> <address>`), so attachments
  * and used addresses are read back from the system: they survive a platform restart, and two instances on one
@@ -16,7 +16,7 @@ import { DEFAULT_ID_MAPPING, type IdMapping } from '../id-shift';
 import { checkSandboxID } from '../instance';
 import { nameserversOf } from '../sandbox-etc';
 import { existingUsernsPath, removeUserNamespace, withNewNamespaces } from '../userns';
-import { joinArgv, parkedPeerName } from './join-link';
+import { joinNetwork, parkedPeerName, type JoinFacts } from './join-link';
 import type { NetworkAttachment, SandboxNetwork } from '../types';
 import { attachPolicyScript, needsRelay, policyScript, type EgressPolicy } from './egress-policy';
 import { removeRelayPolicy, writeRelayPolicy } from './egress-relay/relay-policy';
@@ -189,7 +189,7 @@ export class BridgeNetwork implements SandboxNetwork {
       await this.detachNs(ns, address);
       throw new Error(`cannot attach sandbox ${sandboxID} to ${o.bridgeNamespace}/${o.bridge}: ${(err as Error).message}`);
     }
-    const facts = {
+    const facts: JoinFacts = {
       bridgeNamespace: o.bridgeNamespace,
       peer,
       netns: ns,
@@ -200,13 +200,13 @@ export class BridgeNetwork implements SandboxNetwork {
       netnsPath: `${NETNS_DIR}/${ns}`,
       address,
       pending: {
-        joinHook: joinArgv(facts),
+        join: (pid) => joinNetwork(facts, pid),
         // Made ahead, as a runtime would: a new user namespace (the kit's mapping) owning a new network namespace.
         prepare: () =>
           timed(o.times, 'attach: namespaces', async () => {
             const mapping = o.idMapping === null ? null : (o.idMapping ?? DEFAULT_ID_MAPPING);
             try {
-              await withNewNamespaces(mapping, (pid) => execOk(joinArgv(facts, pid)));
+              await withNewNamespaces(mapping, (pid) => joinNetwork(facts, pid));
             } catch (err) {
               throw new Error(`cannot make the network namespace of sandbox ${sandboxID}: ${(err as Error).message}`);
             }

@@ -1,25 +1,33 @@
-import { spawnSync } from 'node:child_process';
-import { joinArgv, parkedPeerName } from '../../../src/runtime/network/join-link';
+import { insideBatch, joinNetwork, joinPidProblem, parkedPeerName } from '../../../src/runtime/network/join-link';
 
-const facts = { bridgeNamespace: 'b', peer: 'wabc', netns: 'n', addressWithPrefix: '10.0.0.2/24', gateway: '10.0.0.1' };
+// A bridge namespace that does not exist: had any `ip` run, the error would be its own, not the refusal.
+const facts = { bridgeNamespace: 'sk-no-such-ns', peer: 'wabc', netns: 'n', addressWithPrefix: '10.0.0.2/24', gateway: '10.0.0.1' };
 
-/** Runs the hook as a runtime would, `state` on stdin; every case here is refused before any `ip` runs. */
-function hook(state: string): { status: number | null; stderr: string } {
-  const [program, ...args] = joinArgv(facts);
-  const r = spawnSync(program!, args, { input: state, encoding: 'utf8' });
-  return { status: r.status, stderr: r.stderr };
-}
-
-describe('the network join hook (join-link.ts)', () => {
-  test('refuses a state without a container pid, or with pid 0 or 1, naming it', () => {
-    for (const state of ['{"ociVersion":"1.0.2","id":"x","status":"creating"}', '{"ociVersion":"1.0.2","pid":1}', '{"pid": 0}', '']) {
-      expect(hook(state)).toEqual({ status: 1, stderr: 'network join: no container pid in its state\n' });
+describe('the network join (join-link.ts)', () => {
+  test('refuses no pid, pid 0 or 1, and a process that is gone, before any ip runs', async () => {
+    for (const pid of [Number.NaN, 0, 1, -5, 2.5]) {
+      await expect(joinNetwork(facts, pid)).rejects.toThrow(`network join of n: no container pid (got ${pid})`);
     }
+    // Past the kernel's largest pid: no such process.
+    await expect(joinNetwork(facts, 4_194_305)).rejects.toThrow('network join of n: process 4194305 is gone');
   });
 
-  test("refuses a pid in the runtime's own network namespace (the link would land on the host), multi-line state too", () => {
-    const state = `{\n  "ociVersion": "1.0.2",\n  "id": "x",\n  "pid": ${process.pid},\n  "status": "creating"\n}\n`;
-    expect(hook(state)).toEqual({ status: 1, stderr: `network join: process ${process.pid} is in the runtime's own network namespace\n` });
+  test("refuses a process in the kit's own network namespace (the link would land on the host), before any ip runs", async () => {
+    expect(joinPidProblem(process.pid)).toBe(`process ${process.pid} is in the kit's own network namespace`);
+    await expect(joinNetwork(facts, process.pid)).rejects.toThrow(
+      `network join of n: process ${process.pid} is in the kit's own network namespace`,
+    );
+  });
+
+  test("configures eth0 (the link renamed on its way in) with the attachment's address and route, no IPv6 link-local", () => {
+    expect(insideBatch(facts).split('\n')).toEqual([
+      'link set lo up',
+      'link set eth0 addrgenmode none',
+      'addr add 10.0.0.2/24 dev eth0',
+      'link set eth0 up',
+      'route add default via 10.0.0.1',
+      '',
+    ]);
   });
 
   test('parked names fit a link name and differ per namespace', () => {
