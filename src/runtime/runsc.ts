@@ -15,7 +15,8 @@
  *   tmpfs over /proc/sys/net in the call's private mount namespace answers the check the way it was meant; runsc
  *   reads nothing else there.
  * - The network namespace is made before the container (holder process, bridge-network.ts `pending.prepare`) and
- *   joined by path, where crun and runc make it with the container and a hook moves the link in (join-link.ts).
+ *   joined by path, where crun and runc make it with the container and the kit moves the link in before start
+ *   (join-link.ts).
  * - The user namespace is a new one with the kit's mapping, not the one that owns the network namespace: runsc's
  *   gofer cannot join a user namespace by path (setns of a user namespace fails in a multi-threaded Go process).
  *   Nothing is lost: gVisor's own network stack, not the host's, is what the sandbox's NET_ADMIN configures.
@@ -42,9 +43,10 @@ export function joinsUsernsByPath(runtime: RuntimeName): boolean {
 }
 
 /**
- * Whether the container makes its own network namespace (with its user namespace) and a createRuntime hook moves the
- * sandbox's link in (NetworkAttachment.pending): not under runsc, whose `--network=sandbox` takes the namespace's
- * links over while it makes the sandbox, before hooks run; it gets a namespace made ahead and joins it by path.
+ * Whether the container makes its own network namespace (with its user namespace) and the kit moves the sandbox's
+ * link in between the runtime's `create` and `start` (NetworkAttachment.pending): not under runsc, whose
+ * `--network=sandbox` takes the namespace's links over while it makes the sandbox; it gets a namespace made ahead
+ * and joins it by path.
  */
 export function makesNetworkNamespace(runtime: RuntimeName): boolean {
   return runtime !== 'runsc';
