@@ -7,6 +7,7 @@ import * as fs from 'node:fs';
 import { parseArgs } from 'node:util';
 import { DEFAULT_AGENT_PORT, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_ENTRIES, DEFAULT_MAX_RESPONSE_BYTES } from './options';
 import { startAgent } from './server';
+import { nativeWalkUnavailable } from './filesystem/native-walk';
 
 export const AGENT_HELP = `usage: sandbox-kit agent [options]
 
@@ -121,6 +122,9 @@ export async function runAgentCli(argv: string[]): Promise<number> {
     console.error(message.startsWith('agent:') ? message : `agent: ${message}`);
     return message.startsWith('invalid agent options') ? 2 : 1;
   }
+  // The answers are the same without the addon, only slower: said once, so a build that lost it is seen.
+  if (nativeWalkUnavailable !== undefined)
+    console.error(`agent: ListDir walks with node:fs, not the native walk: ${nativeWalkUnavailable}`);
   console.log(`agent listening on ${agent.host}:${agent.port}`);
   await new Promise<void>((resolve) => {
     process.once('SIGINT', resolve);

@@ -5,7 +5,7 @@
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { createUser, rawCall, startHostAgent, startCliAgent, tempDir } from './helpers/common';
+import { type AgentProcess, createUser, rawCall, REPO, spawnAgent, startHostAgent, startCliAgent, tempDir } from './helpers/common';
 import { CLI } from '../../helpers/cli';
 
 let root: string;
@@ -54,6 +54,37 @@ test('--token-file (trailing newline trimmed), --brand, --max-entries, --default
     await agent.stop();
   }
   expect(agent.child.exitCode).toBe(0);
+});
+
+test('an agent bundle that lost its native addon says so once on stderr, and lists the same entries', async () => {
+  const tokenFile = path.join(secrets, 'token-bundle');
+  fs.writeFileSync(tokenFile, 'tok-b', { mode: 0o600 });
+  const bundleDir = tempDir('agent-cli-bundle-');
+  const built = path.join(REPO, 'dist/bundle');
+  for (const f of fs.readdirSync(built)) if (f !== 'native-walk.node') fs.copyFileSync(path.join(built, f), path.join(bundleDir, f));
+  const flags = ['--host', '127.0.0.1', '--port', '0', '--token-file', tokenFile, '--default-user', user.name];
+  const agents: AgentProcess[] = [];
+  try {
+    agents.push(await spawnAgent([process.execPath, path.join(bundleDir, 'agent.js'), ...flags]));
+    agents.push(await spawnAgent([process.execPath, path.join(REPO, 'dist/bundle/agent.js'), ...flags]));
+    const listings = [];
+    for (const a of agents) {
+      const listed = await rawCall(`http://127.0.0.1:${a.port}`, 'ListDir', JSON.stringify({ path: root, depth: 3 }), {
+        'x-access-token': 'tok-b',
+      });
+      expect(listed.status).toBe(200);
+      listings.push(listed.json);
+    }
+    expect(listings[0]).toEqual(listings[1]);
+    expect(agents[0]!.stderr().match(/ListDir walks with node:fs/g)).toHaveLength(1);
+    expect(agents[0]!.stderr()).toContain(
+      `agent: ListDir walks with node:fs, not the native walk: ${path.join(bundleDir, 'native-walk.node')} not found`,
+    );
+    expect(agents[1]!.stderr()).not.toContain('ListDir walks');
+  } finally {
+    for (const a of agents) await a.stop();
+    fs.rmSync(bundleDir, { recursive: true, force: true });
+  }
 });
 
 test('bad flags and a missing default user exit non-zero with a clear message', () => {
