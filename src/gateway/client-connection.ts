@@ -10,6 +10,7 @@ import { STATUS_CODES, type IncomingHttpHeaders } from 'node:http';
 import type { Socket } from 'node:net';
 import { rawErrorFor, rawErrorResponse, type GatewayErrorBody } from './error-response';
 import { requestFraming, type RequestFraming } from './framing';
+import { RequestHeadScan, scanRequestHead } from './head-scanner';
 import { HTTPParser, METHODS, SKIP_BODY_AND_UPGRADE } from './http-parser';
 import { readInto } from './socket-reader';
 import { SocketWriter } from './socket-writer';
@@ -373,6 +374,13 @@ export class ClientConnection {
    */
   private lengthLeft = 0;
   private readonly parserResource = {};
+  /**
+   * The parser has been given no byte since it was last started: the next request may be read by the fast path
+   * (head-scanner.ts). Once llhttp has read a request to its end by itself, it may hold the start of the next one, so
+   * the connection stays with llhttp.
+   */
+  private parserFresh = true;
+  private readonly scanned = new RequestHeadScan();
   private readonly onMessageComplete = () => {
     const ex = this.parsing;
     this.parsing = undefined;
@@ -458,9 +466,41 @@ export class ClientConnection {
       this.lengthLeft = ex.framing.length;
       this.parser[HTTPParser.kOnMessageComplete] = undefined;
     }
+    this.take(ex);
+    return this.lengthLeft > 0 ? SKIP_BODY_AND_UPGRADE : 0;
+  }
+
+  /** A request head the fast path read (see head-scanner.ts), at the start of `data`; returns where it ends. */
+  private scannedHead(data: Buffer): number {
+    const scan = this.scanned;
+    this.messageStartedAt = this.clock();
+    this.headParsed = true;
+    // One string of the head; the target and fields are parts of it.
+    const text = data.toString('latin1', 0, scan.end);
+    const rawHeaders = scan.rawHeaders(text);
+    const ex = new ClientExchange(
+      {
+        method: scan.method,
+        url: scan.target(text),
+        rawHeaders,
+        headers: headerMap(rawHeaders),
+        remoteAddress: this.remoteAddress,
+        keepAlive: scan.keepAlive,
+        http11: true,
+      },
+      this,
+    );
+    if (ex.bodyDone) this.messageStartedAt = 0;
+    else this.parsing = ex;
+    if (ex.framing.kind === 'length') this.lengthLeft = ex.framing.length;
+    this.take(ex);
+    return scan.end;
+  }
+
+  /** A new request: answered now, or after the ones before it. */
+  private take(ex: ClientExchange): void {
     if (this.current === undefined) this.start(ex);
     else this.waiting.push(ex);
-    return this.lengthLeft > 0 ? SKIP_BODY_AND_UPGRADE : 0;
   }
 
   private receive(data: Buffer): void {
@@ -494,6 +534,8 @@ export class ClientConnection {
 
   /** Parses from `data` (which starts at `offset` of the read); returns where parsing stopped in the read. */
   private parse(data: Buffer, offset: number): number {
+    if (this.parserFresh && scanRequestHead(data, 0, this.limits.maxHeaderBytes, this.scanned)) return offset + this.scannedHead(data);
+    this.parserFresh = false;
     const result = this.parser.execute(data);
     if (typeof result !== 'number') {
       this.parseFailed(result.code);
@@ -514,6 +556,7 @@ export class ClientConnection {
       if (!this.parserClosed)
         this.parser.initialize(HTTPParser.REQUEST, this.parserResource, this.limits.maxHeaderBytes, HTTPParser.kLenientNone);
       this.parser[HTTPParser.kOnMessageComplete] = this.onMessageComplete;
+      this.parserFresh = true;
       return offset + result;
     }
     return offset + data.length;

@@ -1,15 +1,16 @@
 /**
- * A strict reader of the one response head shape that carries almost every answer: `HTTP/1.1`, a final status with a
- * body, one `Content-Length`, plain fields. It reads the bytes where they lie and makes no strings, so an answer's
- * head can go on to the client as the sandbox wrote it, with only the hop-by-hop lines left out (the gateway's fast
- * path: see upstream-client.ts).
+ * A strict reader of the one head shape that carries almost every call and answer: `HTTP/1.1`, plain fields, a body
+ * framed by one `Content-Length` (or, for a request, none). It reads the bytes where they lie: an answer's head goes
+ * on to the client as the sandbox wrote it, with only the hop-by-hop lines left out, without a string per field; a
+ * request's head is read without llhttp's calls into JavaScript (the gateway's fast paths: upstream-client.ts,
+ * client-connection.ts).
  *
- * It never decides what llhttp would refuse: anything it does not fully understand (another version, a 1xx, 204 or
- * 304, no or a repeated Content-Length, Transfer-Encoding, Upgrade, a Connection other than `keep-alive` or `close`,
- * Via, a head not whole in these bytes, and every byte outside the strict grammar: bare LF, a space before a colon, a
- * folded line, trailing whitespace, bytes above 0x7E) makes it decline, and the caller hands the bytes to llhttp,
- * which accepts or refuses them as before. What it accepts, llhttp accepts and reads the same way (a unit test holds
- * the two side by side).
+ * It never decides what llhttp would refuse: anything it does not fully understand (another version or method, a
+ * 1xx, 204 or 304 answer, an answer without a Content-Length, a repeated one, Transfer-Encoding, Upgrade, Expect, a
+ * Connection other than `keep-alive` or `close`, Via in an answer, a head not whole in these bytes, and every byte
+ * outside the strict grammar: bare LF, a space before a colon, a folded line, trailing whitespace, bytes above 0x7E)
+ * makes it decline, and the caller hands the bytes to llhttp, which accepts or refuses them as before. What it
+ * accepts, llhttp accepts and reads the same way (a unit test holds the two side by side, for every byte value).
  */
 import { HOP_BY_HOP_FIELDS } from './hop-by-hop';
 
@@ -54,6 +55,88 @@ function isDropped(buf: Uint8Array, at: number, len: number): boolean {
   return false;
 }
 
+/**
+ * The fields of a head, as scanFields found them: for each, [nameStart, nameEnd, valueStart, valueEnd, lineEnd] in
+ * `at` (values without the whitespace around them, lines with their CRLF); and what they say of the framing.
+ */
+class Fields {
+  readonly at: number[] = [];
+  /** Numbers of `at` in use (5 per field). */
+  count = 0;
+  /** Content-Length, or -1 when none was given. */
+  length = -1;
+  keepAlive = true;
+  /** The head has a field of this name (lower case) given to scanFields to look for. */
+  flagged = false;
+}
+
+/**
+ * Reads header fields from `i` up to and including the blank line; returns where the head ends, or -1 to decline:
+ * bytes outside the grammar, the head not whole before `stop`, more than MAX_FIELDS fields, Transfer-Encoding,
+ * Upgrade, a repeated or malformed Content-Length, a Connection other than one `keep-alive` or `close`. A field named
+ * `flag` (lower case) sets `out.flagged`.
+ */
+function scanFields(buf: Uint8Array, i: number, stop: number, out: Fields, flag: string): number {
+  const at = out.at;
+  let n = 0;
+  let length = -1;
+  let keepAlive = true;
+  let connection = false;
+  let flagged = false;
+  for (;;) {
+    if (i + 1 >= stop) return -1;
+    if (buf[i] === CR) {
+      if (buf[i + 1] !== LF) return -1;
+      i += 2;
+      break;
+    }
+    if (n >= MAX_FIELDS * 5) return -1;
+    const start = i;
+    while (i < stop && TCHAR[buf[i]] === 1) i++;
+    const nameLen = i - start;
+    if (nameLen === 0 || i >= stop || buf[i] !== COLON) return -1;
+    const nameEnd = i;
+    i++;
+    while (i < stop && (buf[i] === SP || buf[i] === HTAB)) i++;
+    const valueStart = i;
+    while (i < stop && TEXT[buf[i]] === 1) i++;
+    if (i + 1 >= stop || buf[i] !== CR || buf[i + 1] !== LF) return -1;
+    const valueEnd = i;
+    if (valueEnd > valueStart && (buf[valueEnd - 1] === SP || buf[valueEnd - 1] === HTAB)) return -1;
+    i += 2;
+    if (nameIs(buf, start, nameLen, 'content-length')) {
+      const digits = valueEnd - valueStart;
+      if (length !== -1 || digits < 1 || digits > 15) return -1;
+      let value = 0;
+      for (let k = valueStart; k < valueEnd; k++) {
+        const d = buf[k] - 0x30;
+        if (d < 0 || d > 9) return -1;
+        value = value * 10 + d;
+      }
+      length = value;
+    } else if (nameIs(buf, start, nameLen, 'connection')) {
+      if (connection) return -1;
+      connection = true;
+      if (nameIs(buf, valueStart, valueEnd - valueStart, 'close')) keepAlive = false;
+      else if (!nameIs(buf, valueStart, valueEnd - valueStart, 'keep-alive')) return -1;
+    } else if (nameIs(buf, start, nameLen, 'transfer-encoding') || nameIs(buf, start, nameLen, 'upgrade')) {
+      return -1;
+    } else if (nameIs(buf, start, nameLen, flag)) {
+      flagged = true;
+    }
+    at[n++] = start;
+    at[n++] = nameEnd;
+    at[n++] = valueStart;
+    at[n++] = valueEnd;
+    at[n++] = i;
+  }
+  out.count = n;
+  out.length = length;
+  out.keepAlive = keepAlive;
+  out.flagged = flagged;
+  return i;
+}
+
 /** What scanResponseHead found; one per connection, overwritten by every scan. */
 export class ResponseHead {
   status = 0;
@@ -67,6 +150,7 @@ export class ResponseHead {
   readonly kept: number[] = [];
   /** How many numbers of `kept` this head uses. */
   keptCount = 0;
+  readonly fields = new Fields();
 }
 
 /**
@@ -100,66 +184,102 @@ export function scanResponseHead(buf: Uint8Array, from: number, maxBytes: number
   // The reason phrase: visible ASCII and spaces (it is not forwarded: the gateway writes its own status line).
   while (i < stop && buf[i] >= SP && buf[i] <= 0x7e) i++;
   if (i + 1 >= stop || buf[i] !== CR || buf[i + 1] !== LF) return false;
-  i += 2;
-  let length = -1;
-  let keepAlive = true;
-  let connection = false;
-  let kept = 0;
-  let fields = 0;
+  const fields = out.fields;
+  // A Via of the sandbox's own is merged with the gateway's by the slow path.
+  const end = scanFields(buf, i + 2, stop, fields, 'via');
+  if (end === -1 || fields.length === -1 || fields.flagged) return false;
+  const at = fields.at;
   const ranges = out.kept;
-  for (;;) {
-    if (i + 1 >= stop) return false;
-    if (buf[i] === CR) {
-      if (buf[i + 1] !== LF) return false;
-      i += 2;
+  let kept = 0;
+  for (let k = 0; k < fields.count; k += 5) {
+    const start = at[k];
+    if (isDropped(buf, start, at[k + 1] - start)) continue;
+    ranges[kept++] = start;
+    ranges[kept++] = at[k + 4];
+  }
+  out.status = status;
+  out.length = fields.length;
+  out.keepAlive = fields.keepAlive;
+  out.end = end;
+  out.keptCount = kept;
+  return true;
+}
+
+/** Methods the request scanner takes, as the request line spells them. */
+const METHODS = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS'];
+const METHOD_BYTES = METHODS.map((m) => Buffer.from(`${m} `, 'latin1'));
+
+/** Request-target bytes taken here (RFC 3986 pchar, `/`, `?`, `%`); the target must start with `/`. */
+const TARGET = new Uint8Array(256);
+for (const c of "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~!$&'()*+,;=:@/?%") TARGET[c.charCodeAt(0)] = 1;
+
+const HTTP11_CRLF = Buffer.from(' HTTP/1.1\r\n', 'latin1');
+
+/** What scanRequestHead found; one per client connection, overwritten by every scan. */
+export class RequestHeadScan {
+  method = '';
+  /** Where the request target lies in the bytes. */
+  targetStart = 0;
+  targetEnd = 0;
+  /** Content-Length, or -1 without one (no body). */
+  length = -1;
+  /** The client keeps the connection after this request (no `Connection: close`). */
+  keepAlive = true;
+  /** Where the head ends (after its blank line). */
+  end = 0;
+  readonly fields = new Fields();
+
+  /**
+   * The request target and [name, value, ...] of the head's fields, as llhttp gives them (names as spelled, values
+   * without outer whitespace), from `text`: the scanned bytes up to the head's end as one latin1 string.
+   */
+  target(text: string): string {
+    return text.substring(this.targetStart, this.targetEnd);
+  }
+
+  rawHeaders(text: string): string[] {
+    const at = this.fields.at;
+    const out: string[] = [];
+    for (let k = 0; k < this.fields.count; k += 5) out.push(text.substring(at[k], at[k + 1]), text.substring(at[k + 2], at[k + 3]));
+    return out;
+  }
+}
+
+/**
+ * Reads a request head from `from` in `buf` into `out`: `METHOD /target HTTP/1.1` with one of the usual methods and a
+ * path of plain URI bytes, then fields as for answers, framed by one Content-Length or none. Also declined: Expect
+ * (answered by the gateway through the slow path) and a head longer than `maxBytes`. false: the caller gives the
+ * bytes to llhttp, which accepts or refuses them as before.
+ */
+export function scanRequestHead(buf: Uint8Array, from: number, maxBytes: number, out: RequestHeadScan): boolean {
+  const stop = Math.min(buf.length, from + maxBytes);
+  let i = from;
+  let method = -1;
+  for (let m = 0; m < METHOD_BYTES.length; m++) {
+    const bytes = METHOD_BYTES[m];
+    if (stop - i <= bytes.length) continue;
+    let k = 0;
+    while (k < bytes.length && buf[i + k] === bytes[k]) k++;
+    if (k === bytes.length) {
+      method = m;
+      i += k;
       break;
     }
-    if (++fields > MAX_FIELDS) return false;
-    const start = i;
-    while (i < stop && TCHAR[buf[i]] === 1) i++;
-    const nameLen = i - start;
-    if (nameLen === 0 || i >= stop || buf[i] !== COLON) return false;
-    i++;
-    while (i < stop && (buf[i] === SP || buf[i] === HTAB)) i++;
-    const valueStart = i;
-    while (i < stop && TEXT[buf[i]] === 1) i++;
-    if (i + 1 >= stop || buf[i] !== CR || buf[i + 1] !== LF) return false;
-    const valueEnd = i;
-    if (valueEnd > valueStart && (buf[valueEnd - 1] === SP || buf[valueEnd - 1] === HTAB)) return false;
-    i += 2;
-    if (nameIs(buf, start, nameLen, 'content-length')) {
-      const digits = valueEnd - valueStart;
-      if (length !== -1 || digits < 1 || digits > 15) return false;
-      let n = 0;
-      for (let k = valueStart; k < valueEnd; k++) {
-        const d = buf[k] - 0x30;
-        if (d < 0 || d > 9) return false;
-        n = n * 10 + d;
-      }
-      length = n;
-    } else if (nameIs(buf, start, nameLen, 'connection')) {
-      if (connection) return false;
-      connection = true;
-      if (nameIs(buf, valueStart, valueEnd - valueStart, 'close')) keepAlive = false;
-      else if (!nameIs(buf, valueStart, valueEnd - valueStart, 'keep-alive')) return false;
-      continue;
-    } else if (
-      nameIs(buf, start, nameLen, 'transfer-encoding') ||
-      nameIs(buf, start, nameLen, 'upgrade') ||
-      nameIs(buf, start, nameLen, 'via')
-    ) {
-      return false;
-    } else if (isDropped(buf, start, nameLen)) {
-      continue;
-    }
-    ranges[kept++] = start;
-    ranges[kept++] = i;
   }
-  if (length === -1) return false;
-  out.status = status;
-  out.length = length;
-  out.keepAlive = keepAlive;
-  out.end = i;
-  out.keptCount = kept;
+  if (method === -1 || buf[i] !== 0x2f) return false;
+  const targetStart = i;
+  while (i < stop && TARGET[buf[i]] === 1) i++;
+  const targetEnd = i;
+  if (stop - i < HTTP11_CRLF.length) return false;
+  for (let k = 0; k < HTTP11_CRLF.length; k++) if (buf[i + k] !== HTTP11_CRLF[k]) return false;
+  const fields = out.fields;
+  const end = scanFields(buf, i + HTTP11_CRLF.length, stop, fields, 'expect');
+  if (end === -1 || fields.flagged) return false;
+  out.method = METHODS[method];
+  out.targetStart = targetStart;
+  out.targetEnd = targetEnd;
+  out.length = fields.length;
+  out.keepAlive = fields.keepAlive;
+  out.end = end;
   return true;
 }

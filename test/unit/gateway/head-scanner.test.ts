@@ -1,6 +1,6 @@
-import { ResponseHead, scanResponseHead } from '../../../src/gateway/head-scanner';
+import { RequestHeadScan, ResponseHead, scanRequestHead, scanResponseHead } from '../../../src/gateway/head-scanner';
 import { forwardedResponseHeaders } from '../../../src/gateway/hop-by-hop';
-import { HTTPParser, SKIP_BODY_AND_UPGRADE } from '../../../src/gateway/http-parser';
+import { HTTPParser, METHODS, SKIP_BODY_AND_UPGRADE } from '../../../src/gateway/http-parser';
 
 /** What llhttp (strict, as the gateway runs it) makes of a response head: refused, or its status, fields and framing. */
 function llhttp(bytes: Buffer): { ok: false } | { ok: true; status: number; fields: string[]; keepAlive: boolean } {
@@ -163,5 +163,149 @@ describe('scanResponseHead', () => {
         if (scanResponseHead(bytes, 0, 16384, new ResponseHead())) expect(llhttp(bytes).ok).toBe(true);
       }
     }
+  });
+});
+
+/** What llhttp (strict, as the gateway runs it) makes of a request head: refused, or what the gateway takes from it. */
+function llhttpRequest(
+  bytes: Buffer,
+): { ok: false } | { ok: true; method: string; url: string; fields: string[]; keepAlive: boolean; upgrade: boolean } {
+  const parser = new HTTPParser();
+  parser.initialize(HTTPParser.REQUEST, {}, 16384, HTTPParser.kLenientNone);
+  let head: { method: string; url: string; fields: string[]; keepAlive: boolean; upgrade: boolean } | undefined;
+  const partial: string[] = [];
+  let partialUrl = '';
+  parser[HTTPParser.kOnHeaders] = (h: string[], url: string) => {
+    partial.push(...h);
+    partialUrl += url;
+  };
+  parser[HTTPParser.kOnHeadersComplete] = (
+    _major: number,
+    _minor: number,
+    fields: string[] | undefined,
+    method: number,
+    url: string | undefined,
+    _status: number,
+    _message: string,
+    upgrade: boolean,
+    keepAlive: boolean,
+  ) => {
+    head = { method: METHODS[method], url: url ?? partialUrl, fields: fields ?? partial, keepAlive, upgrade };
+    return SKIP_BODY_AND_UPGRADE;
+  };
+  const result = parser.execute(bytes);
+  parser.close();
+  if (typeof result !== 'number' || head === undefined) return { ok: false };
+  return { ok: true, ...head };
+}
+
+const req = (start: string, ...lines: string[]) => Buffer.from(`${[start, ...lines].join('\r\n')}\r\n\r\n`, 'latin1');
+const POST = 'POST /filesystem.Filesystem/Stat HTTP/1.1';
+
+const acceptedRequests: [string, Buffer][] = [
+  [
+    'the SDK call',
+    req(
+      POST,
+      'Host: 127.0.0.1:3000',
+      'Content-Length: 33',
+      'Content-Type: application/json',
+      'Connect-Protocol-Version: 1',
+      'E2b-Sandbox-Id: benchsandbox',
+      'X-Access-Token: bench-access-token',
+    ),
+  ],
+  ['a GET without a body, Connection: close', req('GET /files?path=%2Ftmp%2Fa&username=user HTTP/1.1', 'host: x', 'connection: close')],
+  ['each method', req('DELETE /a HTTP/1.1', 'Content-Length: 0')],
+  ['PUT', req('PUT /a HTTP/1.1', 'Content-Length: 2')],
+  ['PATCH', req('PATCH /a HTTP/1.1', 'Content-Length: 2', 'Connection: Keep-Alive')],
+  ['HEAD', req('HEAD / HTTP/1.1')],
+  ['OPTIONS', req("OPTIONS /a:b@c!$&'()*+,;=-._~ HTTP/1.1")],
+  [
+    'repeated plain fields, empty and tab-led values',
+    req('GET / HTTP/1.1', 'X-A: 1', 'x-a: 2', 'Cookie: a=b', 'Cookie: c=d', 'X-E:', 'X-T:\t\tv'),
+  ],
+];
+
+const declinedRequests: [string, Buffer][] = [
+  ['HTTP/1.0', req('GET / HTTP/1.0')],
+  ['HTTP/2', req('GET / HTTP/2.0')],
+  ['CONNECT', req('CONNECT a:443 HTTP/1.1')],
+  ['an unknown method', req('PROPFIND / HTTP/1.1')],
+  ['a lower-case method', req('get / HTTP/1.1')],
+  ['absolute form', req('GET http://other/ HTTP/1.1')],
+  ['asterisk form', req('OPTIONS * HTTP/1.1')],
+  ['two spaces after the method', req('GET  / HTTP/1.1')],
+  ['a space in the target', req('GET /a b HTTP/1.1')],
+  ['a fragment', req('GET /a#b HTTP/1.1')],
+  ['Content-Length and Transfer-Encoding', req(POST, 'Content-Length: 5', 'Transfer-Encoding: chunked')],
+  ['Transfer-Encoding then Content-Length', req(POST, 'Transfer-Encoding: chunked', 'Content-Length: 5')],
+  ['chunked', req(POST, 'Transfer-Encoding: chunked')],
+  ['two equal Content-Length', req(POST, 'Content-Length: 5', 'Content-Length: 5')],
+  ['two different Content-Length', req(POST, 'Content-Length: 5', 'Content-Length: 6')],
+  ['a Content-Length list', req(POST, 'Content-Length: 5,5')],
+  ['a negative Content-Length', req(POST, 'Content-Length: -1')],
+  ['a hex Content-Length', req(POST, 'Content-Length: 0x5')],
+  ['a folded line', req(POST, 'Content-Length: 5', 'X-A: b', '\tc')],
+  ['a bare LF', Buffer.from(`${POST}\r\nContent-Length: 5\nX: y\r\n\r\n`)],
+  ['a bare LF after the request line', Buffer.from(`${POST}\nContent-Length: 5\r\n\r\n`)],
+  ['a space before the colon', req(POST, 'Content-Length : 5')],
+  ['a space in a name', req(POST, 'Content Length: 5')],
+  ['an invalid name byte', req(POST, 'X{A}: b')],
+  ['trailing whitespace', req(POST, 'Content-Length: 5\t')],
+  ['obs-text', req(POST, 'X-A: \xff')],
+  ['Upgrade', req('GET /ws HTTP/1.1', 'Connection: Upgrade', 'Upgrade: websocket')],
+  ['Upgrade alone', req('GET /ws HTTP/1.1', 'Upgrade: websocket')],
+  ['a Connection list', req('GET / HTTP/1.1', 'Connection: keep-alive, x-hop')],
+  ['Expect', req(POST, 'Content-Length: 5', 'Expect: 100-continue')],
+  ['65 fields', req('GET / HTTP/1.1', ...Array.from({ length: 65 }, (_, n) => `x-${n}: ${n}`))],
+];
+
+describe('scanRequestHead', () => {
+  it.each(acceptedRequests)('reads %s as llhttp does', (_name, bytes) => {
+    const scan = new RequestHeadScan();
+    expect(scanRequestHead(bytes, 0, 16384, scan)).toBe(true);
+    const parsed = llhttpRequest(bytes);
+    if (!parsed.ok) throw new Error('llhttp refused a head the scanner accepted');
+    expect(parsed.upgrade).toBe(false);
+    expect(scan.method).toBe(parsed.method);
+    const text = bytes.toString('latin1', 0, scan.end);
+    expect(scan.target(text)).toBe(parsed.url);
+    expect(scan.rawHeaders(text)).toEqual(parsed.fields);
+    expect(scan.keepAlive).toBe(parsed.keepAlive);
+    expect(scan.end).toBe(bytes.length);
+    const lengthAt = parsed.fields.findIndex((f, i) => i % 2 === 0 && f.toLowerCase() === 'content-length');
+    expect(scan.length).toBe(lengthAt < 0 ? -1 : Number(parsed.fields[lengthAt + 1]));
+  });
+
+  it.each(declinedRequests)('leaves %s to llhttp', (_name, bytes) => {
+    expect(scanRequestHead(bytes, 0, 16384, new RequestHeadScan())).toBe(false);
+  });
+
+  it('leaves a head not whole in the bytes, or longer than --max-header-bytes, to llhttp; ends where the body starts', () => {
+    const bytes = Buffer.concat([req(POST, 'Content-Length: 5', 'X-A: b'), Buffer.from('hello')]);
+    const headLength = bytes.length - 5;
+    for (let cut = 0; cut < headLength; cut++) expect(scanRequestHead(bytes.subarray(0, cut), 0, 16384, new RequestHeadScan())).toBe(false);
+    expect(scanRequestHead(bytes, 0, headLength - 1, new RequestHeadScan())).toBe(false);
+    const scan = new RequestHeadScan();
+    expect(scanRequestHead(bytes, 0, headLength, scan)).toBe(true);
+    expect(bytes.subarray(scan.end).toString()).toBe('hello');
+    expect(scan.length).toBe(5);
+  });
+
+  it('takes no byte llhttp would refuse, in a name, a value or the target', () => {
+    let taken = 0;
+    for (let b = 0; b < 256; b++) {
+      const c = String.fromCharCode(b);
+      for (const bytes of [req(POST, 'Content-Length: 1', `X${c}Y: v`), req(POST, `X: a${c}b`), req(`GET /a${c}b HTTP/1.1`, 'Host: x')]) {
+        if (!scanRequestHead(bytes, 0, 16384, new RequestHeadScan())) continue;
+        taken++;
+        const parsed = llhttpRequest(bytes);
+        expect(parsed.ok).toBe(true);
+        if (parsed.ok) expect(bytes.toString('latin1').split(' ')[1]).toBe(parsed.url);
+      }
+    }
+    // The grammar is not empty: most visible bytes are taken somewhere.
+    expect(taken).toBeGreaterThan(150);
   });
 });
