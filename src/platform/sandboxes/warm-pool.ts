@@ -38,9 +38,16 @@ export interface WarmPoolOptions {
   log(line: string): void;
   /** How often each template is re-resolved, its sandboxes checked and its pool refilled (default 2 s). */
   checkEveryMs?: number;
+  /** How long after a take no sandbox is started for the pools (default DEFAULT_REFILL_AFTER_TAKE_MS). */
+  refillAfterTakeMs?: number;
 }
 
 export const DEFAULT_POOL_CHECK_MS = 2000;
+/**
+ * A take's replacement starts this long after it (the first take of a burst counts): the create's answer and the
+ * caller's first calls do not share the host's CPUs with a sandbox's start (its runtime, network and agent start).
+ */
+export const DEFAULT_REFILL_AFTER_TAKE_MS = 250;
 
 /**
  * A pool's name: `TEMPLATE` (an alias or ID, resolved as the default team resolves it: its own and public templates)
@@ -89,6 +96,11 @@ export class WarmPool {
   /** Pools whose last fill failed: the next failures are not logged again until one starts. */
   private readonly failing = new Set<string>();
   private readonly checkEveryMs: number;
+  private readonly refillAfterTakeMs: number;
+  /** No fill starts before this (performance.now()): a take's head start. */
+  private fillsFrom = 0;
+  /** The check due when a take's head start is over. */
+  private deferred: NodeJS.Timeout | undefined;
   private timer: NodeJS.Timeout | undefined;
   private cycle: Promise<void> | undefined;
   private again = false;
@@ -96,6 +108,7 @@ export class WarmPool {
 
   constructor(private readonly o: WarmPoolOptions) {
     this.checkEveryMs = o.checkEveryMs ?? DEFAULT_POOL_CHECK_MS;
+    this.refillAfterTakeMs = o.refillAfterTakeMs ?? DEFAULT_REFILL_AFTER_TAKE_MS;
     for (const name of o.sizes.keys()) {
       this.ready.set(name, []);
       this.stats.set(name, { ready: 0, starting: 0, takes: 0, misses: 0, evictions: 0 });
@@ -131,7 +144,7 @@ export class WarmPool {
 
   /**
    * Removes and returns a ready sandbox of exactly this build (the longest ready first), or undefined; a refill
-   * begins. Synchronous, so two creates never take the same one.
+   * begins refillAfterTakeMs later. Synchronous, so two creates never take the same one.
    */
   take(template: TemplateForSandbox): PooledSandbox | undefined {
     for (const [name, list] of this.ready) {
@@ -139,6 +152,8 @@ export class WarmPool {
       if (i === -1) continue;
       const [taken] = list.splice(i, 1);
       this.stat(name).takes += 1;
+      const now = performance.now();
+      if (this.fillsFrom <= now) this.fillsFrom = now + this.refillAfterTakeMs;
       this.kick();
       return taken;
     }
@@ -213,6 +228,7 @@ export class WarmPool {
     this.closed = true;
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
+    if (this.deferred) clearTimeout(this.deferred);
     await this.cycle;
     const all = [...this.ready.values()].flatMap((list) => list.splice(0));
     await Promise.all(all.map((s) => this.discard(s, 'the platform stopped')));
@@ -263,6 +279,16 @@ export class WarmPool {
       if (i === -1) continue;
       list.splice(i, 1);
       await this.discard(s, why);
+    }
+    const wait = this.fillsFrom - performance.now();
+    if (current && list.length < size && wait > 0) {
+      // A take's head start: checked again once it is over.
+      this.deferred ??= setTimeout(() => {
+        this.deferred = undefined;
+        this.kick();
+      }, Math.ceil(wait) + 1);
+      this.deferred.unref();
+      return;
     }
     while (current && list.length < size && !this.closed && this.fillHolds === 0) {
       // Settled once the sandbox is in the list (or failed, or discarded): what fillSettled waits for.

@@ -45,18 +45,22 @@ describe('WarmPool: room for creates the host refuses, and its counts', () => {
   let pool: WarmPool | undefined;
   let n = 0;
   let started: string[] = [];
+  /** When each fill began (performance.now()). */
+  let startedAt: number[] = [];
   afterEach(async () => {
     await pool?.close();
     pool = undefined;
     started = [];
+    startedAt = [];
   });
 
-  function makePool(sizes: Record<string, number>, gate?: () => Promise<void>): WarmPool {
+  function makePool(sizes: Record<string, number>, gate?: () => Promise<void>, refillAfterTakeMs = 0): WarmPool {
     const templates: Record<string, TemplateForSandbox> = { web, api };
     pool = new WarmPool({
       sizes: new Map(Object.entries(sizes)),
       resolve: async (name) => templates[name],
       start: async (template): Promise<PooledSandbox> => {
+        startedAt.push(performance.now());
         await gate?.();
         const sandboxID = `s${++n}`;
         started.push(sandboxID);
@@ -66,6 +70,7 @@ describe('WarmPool: room for creates the host refuses, and its counts', () => {
       discard: async () => undefined,
       log: () => undefined,
       checkEveryMs: 20,
+      refillAfterTakeMs,
     });
     return pool;
   }
@@ -105,6 +110,21 @@ describe('WarmPool: room for creates the host refuses, and its counts', () => {
     release();
     release();
     await full(p, { web: 1 });
+  });
+
+  it("after takes, no fill starts during the first take's head start; then the pool refills", async () => {
+    const headStart = 150;
+    const p = makePool({ web: 2 }, undefined, headStart);
+    p.start();
+    await full(p, { web: 2 });
+    const fills = startedAt.length;
+    const takenAt = performance.now();
+    expect(p.take(web)).toBeDefined();
+    expect(p.take(web)).toBeDefined();
+    await full(p, { web: 2 });
+    const refills = startedAt.slice(fills);
+    expect(refills).toHaveLength(2);
+    for (const at of refills) expect(at - takenAt).toBeGreaterThanOrEqual(headStart);
   });
 
   it('counts takes, and misses of its template only', async () => {
