@@ -23,6 +23,7 @@ import { connectThrough } from './socks5';
 import { TRANSFORM_PORT } from '../egress-policy';
 import { rulesFor } from '../transform-rules';
 import { interceptTls } from './transform';
+import { tieAnswers } from './tie';
 
 const FIRST_BYTES_TIMEOUT_MS = 10_000;
 const CONNECT_TIMEOUT_MS = 15_000;
@@ -181,13 +182,7 @@ async function handle(
     upstream.destroy();
     return;
   }
-  upstream.on('error', () => {
-    upstream.destroy();
-    client.destroy();
-  });
-  client.on('close', () => upstream.destroy());
-  upstream.on('close', () => client.destroy());
-  upstream.pipe(client);
+  tieAnswers(client, upstream);
   if (decision.byName !== undefined && protocol === 'http') {
     // Admitted for the Host of its first request: a later request on the same connection must name an allowed host
     // too (one server may host many names at this address).

@@ -15,6 +15,7 @@ import * as tls from 'node:tls';
 import { leafFor } from '../egress-ca';
 import { headersOf, placeholderNames, rewriteHead, type TransformRule, type TransformRules } from '../transform-rules';
 import { RequestSplitter } from './http-requests';
+import { tieAnswers } from './tie';
 
 /** What the relay's policy file says of a sandbox's transforms. */
 export interface TransformPolicy {
@@ -153,13 +154,7 @@ export async function interceptTls(
     answer(inner, '502 Bad Gateway', `sandbox-kit egress: ${name} cannot be reached over verified TLS: ${(err as Error).message}`);
     return;
   }
-  upstream.on('error', () => {
-    upstream.destroy();
-    inner.destroy();
-  });
-  inner.on('close', () => upstream.destroy());
-  upstream.on('close', () => inner.destroy());
-  upstream.pipe(inner);
+  tieAnswers(inner, upstream);
   inner.on('end', () => upstream.end());
 
   const headers = headersOf(set);
