@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { Agent, fetch as undiciFetch } from 'undici';
 
 export const REPO = path.resolve(__dirname, '..', '..', '..', '..');
 export const ECHO_SERVER = path.join(__dirname, '..', 'fixtures', 'echo-server.js');
@@ -14,9 +15,18 @@ export function tempDir(prefix: string): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), `${prefix}-`));
 }
 
+/**
+ * A client of the gateway at `url`. Its requests use connections of their own, never kept for a later request: a
+ * connection pooled from before a gateway was killed and started again would meet a reset on its next write.
+ */
 export async function connect(url: string, token: string): Promise<Client> {
   const client = new Client({ name: 'sandbox-kit-test', version: '1' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
+  const dispatcher = new Agent({ pipelining: 0 });
+  const fetch = ((input: string | URL, init?: RequestInit) =>
+    undiciFetch(input, { ...(init as object), dispatcher })) as unknown as typeof globalThis.fetch;
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${token}` } }, fetch }),
+  );
   return client;
 }
 
