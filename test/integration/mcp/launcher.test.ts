@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { build } from 'esbuild';
 import { freePort } from '../../helpers/free-port';
-import { connect, ECHO_SERVER, REPO, tempDir, text, waitFor } from './helpers/common';
+import { connect, ECHO_SERVER, freshFetch, REPO, tempDir, text, waitFor } from './helpers/common';
 
 /** The launcher as the sandbox runs it: the esbuild bundle, started by `mcp-gateway --config JSON`. */
 describe('mcp-gateway --config: validate, daemonize, wait, report; secrets stay out of argv and logs', () => {
@@ -137,7 +137,7 @@ describe('mcp-gateway --config: validate, daemonize, wait, report; secrets stay 
       for (const secret of [API_KEY, DB_PASSWORD, ENV_SECRET, token]) expect(cmdline).not.toContain(secret);
     }
     const log = fs.readFileSync(path.join(stateDir, 'gateway.log'), 'utf8');
-    const status = await (await fetch(`http://127.0.0.1:${port}/status`, { headers: { Authorization: `Bearer ${token}` } })).text();
+    const status = await (await freshFetch(`http://127.0.0.1:${port}/status`, { headers: { Authorization: `Bearer ${token}` } })).text();
     for (const secret of [API_KEY, DB_PASSWORD, ENV_SECRET, token]) {
       expect(log).not.toContain(secret);
       expect(status).not.toContain(secret);
@@ -169,7 +169,7 @@ describe('mcp-gateway --config: validate, daemonize, wait, report; secrets stay 
     await waitFor(
       'the daemon to stop',
       () =>
-        fetch(`http://127.0.0.1:${otherPort}/health`).then(
+        freshFetch(`http://127.0.0.1:${otherPort}/health`).then(
           () => undefined,
           () => true,
         ),
@@ -202,7 +202,7 @@ describe('mcp-gateway --config: validate, daemonize, wait, report; secrets stay 
     await waitFor(
       'the port to be free',
       () =>
-        fetch(`http://127.0.0.1:${port}/health`).then(
+        freshFetch(`http://127.0.0.1:${port}/health`).then(
           () => undefined,
           () => true,
         ),
@@ -225,7 +225,7 @@ describe('mcp-gateway --config: validate, daemonize, wait, report; secrets stay 
     await waitFor(
       'the daemon to stop',
       () =>
-        fetch(`http://127.0.0.1:${port}/health`).then(
+        freshFetch(`http://127.0.0.1:${port}/health`).then(
           () => undefined,
           () => true,
         ),
@@ -235,6 +235,6 @@ describe('mcp-gateway --config: validate, daemonize, wait, report; secrets stay 
     const stopped = restart();
     expect(stopped.status).toBe(0);
     expect(stopped.stdout).toMatch(/nothing to restart/);
-    await expect(fetch(`http://127.0.0.1:${port}/health`)).rejects.toThrow();
+    await expect(freshFetch(`http://127.0.0.1:${port}/health`)).rejects.toThrow();
   });
 });

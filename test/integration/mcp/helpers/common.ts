@@ -15,15 +15,22 @@ export function tempDir(prefix: string): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), `${prefix}-`));
 }
 
+/** Connections never kept for a later request (see connect). */
+const unpooled = new Agent({ pipelining: 0 });
+
+/** `fetch` on a connection of its own: a probe of a port whose server was just killed never reuses one of its. */
+export function freshFetch(url: string, init: RequestInit = {}): Promise<Response> {
+  return undiciFetch(url, { ...(init as object), dispatcher: unpooled }) as unknown as Promise<Response>;
+}
+
 /**
  * A client of the gateway at `url`. Its requests use connections of their own, never kept for a later request: a
  * connection pooled from before a gateway was killed and started again would meet a reset on its next write.
  */
 export async function connect(url: string, token: string): Promise<Client> {
   const client = new Client({ name: 'sandbox-kit-test', version: '1' });
-  const dispatcher = new Agent({ pipelining: 0 });
   const fetch = ((input: string | URL, init?: RequestInit) =>
-    undiciFetch(input, { ...(init as object), dispatcher })) as unknown as typeof globalThis.fetch;
+    undiciFetch(input, { ...(init as object), dispatcher: unpooled })) as unknown as typeof globalThis.fetch;
   await client.connect(
     new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${token}` } }, fetch }),
   );
