@@ -18,6 +18,7 @@ import { LAB_STEPS, prepare, recordStep } from './steps';
 import type { SupervisorStatus } from './supervisor';
 import { findLeftovers, hasLeftovers, listNamespaces, type RemovedLab, removeLab } from './teardown';
 import { applyElasticIps, setEdgeAddresses } from './topology';
+import { isSameProcess } from '../util/process-start';
 
 export interface LabOptions {
   /** Short lab name (namespaces are sk-<name>-*); default `lab`. */
@@ -177,7 +178,12 @@ export class Lab {
   async status(): Promise<LabStatus> {
     const present = await listNamespaces();
     const namespaces = Object.entries(this.state.namespaces).map(([node, name]) => ({ node, name, present: present.includes(name) }));
-    const processes = this.state.processes.map((p) => ({ role: p.role, node: p.node, pid: p.pid, alive: isAlive(p.pid) }));
+    const processes = this.state.processes.map((p) => ({
+      role: p.role,
+      node: p.node,
+      pid: p.pid,
+      alive: isSameProcess(p.pid, p.startTime),
+    }));
     const server = this.serverStatus();
     const serverRunning = server?.state === 'running' && server.pid !== undefined && isAlive(server.pid);
     return {

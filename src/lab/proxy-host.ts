@@ -9,6 +9,7 @@ import { labScript } from './dist-path';
 import type { LayerFile } from './etc-layer';
 import { waitFor } from '../util/poll';
 import { inNamespace, must, run, spawnDetached } from './run';
+import { startTimeOf } from '../util/process-start';
 import type { SupervisorStatus } from './supervisor';
 
 /** proxyHostFiles() gives octal text permissions; the layer wants numbers. */
@@ -90,6 +91,8 @@ export function waitListening(ns: string, proto: 'tcp' | 'udp', port: number, wh
 
 export interface SupervisorStart {
   pid: number;
+  /** util/process-start.ts */
+  startTime: string;
   log: string;
   statusFile: string;
 }
@@ -102,18 +105,21 @@ export async function startSupervisor(ns: string, etcLayer: string, dir: string,
     inNamespace(ns, [process.execPath, labScript('supervisor'), HOST_PATHS.unit, '--status', statusFile], etcLayer),
     log,
   );
+  const startTime = startTimeOf(pid);
   try {
     await waitListening(ns, 'tcp', serverPort, 'ss-server');
   } catch (err) {
     const tail = existsSync(log) ? readFileSync(log, 'utf8').split('\n').slice(-15).join('\n') : '';
     throw new Error(`${(err as Error).message}\nsupervisor log (${log}):\n${tail}`);
   }
-  return { pid, log, statusFile };
+  return { pid, startTime, log, statusFile };
 }
 
 export interface SshSetup {
   clientKey: string;
   pid: number;
+  /** util/process-start.ts */
+  startTime: string;
   log: string;
   port: number;
 }
@@ -155,6 +161,7 @@ export async function startSshd(ns: string, etcLayer: string, dir: string, port 
   mkdirSync('/run/sshd', { recursive: true, mode: 0o755 });
   const log = join(dir, 'logs', 'sshd.log');
   const pid = spawnDetached(inNamespace(ns, ['/usr/sbin/sshd', '-D', '-e', '-f', config], etcLayer), log);
+  const startTime = startTimeOf(pid);
   await waitListening(ns, 'tcp', port, 'sshd');
-  return { clientKey, pid, log, port };
+  return { clientKey, pid, startTime, log, port };
 }

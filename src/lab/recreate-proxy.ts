@@ -61,7 +61,7 @@ export async function recreateProxyHost(state: LabState): Promise<{ oldIngress: 
   writeLayerFiles(state.etcLayers.proxy!, hostFilesToLayer(proxyHostFiles(state.config, inputs)));
   const supervisor = await startSupervisor(proxyNs, state.etcLayers.proxy!, state.dir, state.config.proxy.port);
   state.processes = state.processes.filter((p) => p.role !== 'supervisor');
-  state.processes.push({ role: 'supervisor', node: 'proxy', pid: supervisor.pid, log: supervisor.log });
+  state.processes.push({ role: 'supervisor', node: 'proxy', pid: supervisor.pid, startTime: supervisor.startTime, log: supervisor.log });
   state.eips.ingress = newIngress;
   writeState(state);
 

@@ -10,11 +10,13 @@ export interface LabProcess {
   role: string;
   node: string;
   pid: number;
+  /** Its start time (util/process-start.ts): the pid alone may name another process by the time the lab goes. */
+  startTime: string;
   log: string;
 }
 
 /** Bumped when the state's shape changes: an older file is then ignored and teardown works from namespace names. */
-export const STATE_VERSION = 2;
+export const STATE_VERSION = 3;
 
 export interface LabState {
   version: typeof STATE_VERSION;

@@ -7,8 +7,9 @@
 import { existsSync, rmSync } from 'node:fs';
 import { hostLinkName, labDir, namespacePrefix } from './names';
 import { sleep } from '../util/poll';
-import { isAlive, must, run } from './run';
-import { readState } from './state';
+import { startTimeOf, isSameProcess } from '../util/process-start';
+import { must, run } from './run';
+import { readState, type LabProcess } from './state';
 
 export interface Leftovers {
   namespaces: string[];
@@ -59,18 +60,24 @@ function signal(pid: number, sig: NodeJS.Signals): void {
   }
 }
 
-/** Stops every process in the namespaces: SIGTERM, a grace period, then SIGKILL. */
-async function stopProcesses(namespaces: string[], extraPids: number[]): Promise<number> {
-  const pids = new Set(extraPids.filter(isAlive));
-  for (const ns of namespaces) for (const pid of await pidsIn(ns)) pids.add(pid);
-  pids.delete(process.pid);
-  for (const pid of pids) signal(pid, 'SIGTERM');
+/**
+ * Stops every process in the namespaces and the state's processes that still run (a pid of the state whose start time
+ * differs is another process now, and is left alone): SIGTERM, a grace period, then SIGKILL, each only to a process
+ * that is still the one found.
+ */
+async function stopProcesses(namespaces: string[], recorded: LabProcess[]): Promise<number> {
+  const found = new Map<number, string>();
+  for (const p of recorded) if (isSameProcess(p.pid, p.startTime)) found.set(p.pid, p.startTime);
+  for (const ns of namespaces) for (const pid of await pidsIn(ns)) if (!found.has(pid)) found.set(pid, startTimeOf(pid));
+  found.delete(process.pid);
+  const running = () => [...found].filter(([pid, startTime]) => isSameProcess(pid, startTime)).map(([pid]) => pid);
+  for (const pid of running()) signal(pid, 'SIGTERM');
   const deadline = Date.now() + 3000;
-  while ([...pids].some(isAlive) && Date.now() < deadline) await sleep(50);
-  for (const pid of pids) if (isAlive(pid)) signal(pid, 'SIGKILL');
+  while (running().length > 0 && Date.now() < deadline) await sleep(50);
+  for (const pid of running()) signal(pid, 'SIGKILL');
   // Processes started meanwhile (a restart by the supervisor racing its own SIGTERM) are caught here.
   for (const ns of namespaces) for (const pid of await pidsIn(ns)) if (pid !== process.pid) signal(pid, 'SIGKILL');
-  return pids.size;
+  return found.size;
 }
 
 export interface RemovedLab {
@@ -83,7 +90,7 @@ export interface RemovedLab {
 export async function removeLab(lab: string, base?: string): Promise<RemovedLab> {
   const state = readState(lab, base);
   const leftovers = await findLeftovers(lab, base);
-  const processes = await stopProcesses(leftovers.namespaces, state ? state.processes.map((p) => p.pid) : []);
+  const processes = await stopProcesses(leftovers.namespaces, state?.processes ?? []);
   // The host link goes first: its peer lives in the sandbox-host namespace, whose deletion the kernel finishes in the
   // background, so a link seen before that deletion may vanish under our feet after it.
   const hostLink = hostLinkName(lab);

@@ -23,6 +23,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { cgroupDirs } from './cgroups';
 import { exec } from '../util/exec';
+import { readProcessStart } from '../util/process-start';
 
 export const END_WATCH_INTERVAL_MS = 1000;
 
@@ -41,22 +42,6 @@ interface Watched {
   cgroup: string;
   /** Its end was seen and is being reported: not checked again; its address stays for the kill's reset. */
   ended?: true;
-}
-
-/** Field 22 of /proc/<pid>/stat (start time) and whether the process still runs (not a zombie); undefined: gone. */
-export function processStart(statText: string): { startTime: string; alive: boolean } | undefined {
-  // The command (field 2) may hold spaces and parentheses: fields after it follow the last ')'.
-  const rest = statText.slice(statText.lastIndexOf(')') + 2).split(' ');
-  if (rest.length < 20) return undefined;
-  return { startTime: rest[19]!, alive: rest[0] !== 'Z' && rest[0] !== 'X' };
-}
-
-function readStart(pid: number): { startTime: string; alive: boolean } | undefined {
-  try {
-    return processStart(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return undefined;
-  }
 }
 
 /** OOM kills a memory cgroup counted: v1 memory.oom_control or v2 memory.events, `oom_kill N`. */
@@ -103,7 +88,7 @@ export class EndWatch {
    * process already gone counts as an end: the next check reports it.
    */
   watch(sandboxID: string, pid: number, address: string, cgroup: string): void {
-    const start = readStart(pid);
+    const start = readProcessStart(pid);
     this.watched.set(sandboxID, { pid, startTime: start?.alive ? start.startTime : GONE, address, cgroup });
     this.timer ??= setInterval(() => this.check(), this.intervalMs).unref();
   }
@@ -125,7 +110,7 @@ export class EndWatch {
   private check(): void {
     for (const [id, w] of this.watched) {
       if (w.ended) continue;
-      const now = readStart(w.pid);
+      const now = readProcessStart(w.pid);
       if (now?.alive && now.startTime === w.startTime) continue;
       w.ended = true;
       void this.report(id, w);

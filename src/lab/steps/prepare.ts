@@ -13,7 +13,7 @@ import { labScript } from '../dist-path';
 import { checkLabName, labDir } from '../names';
 import type { ProgressFn } from '../progress';
 import { run } from '../run';
-import type { LabState } from '../state';
+import { type LabState, STATE_VERSION } from '../state';
 import { findLeftovers, hasLeftovers, removeLab } from '../teardown';
 import type { LabStepContext } from './context';
 
@@ -109,7 +109,7 @@ export async function prepare(r: LabRequest): Promise<{ ctx: LabStepContext; sta
     hostNetworks: [plan.proxySubnet],
   };
   const state: LabState = {
-    version: 2,
+    version: STATE_VERSION,
     name: r.name,
     mode: r.mode,
     createdAt: new Date().toISOString(),

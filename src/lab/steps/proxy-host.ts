@@ -42,8 +42,8 @@ export const proxyHostStep: LabStep = {
       supervisorStatusFile: supervisor.statusFile,
       ssh: { clientKey: ssh.clientKey, user: 'root', port: ssh.port },
       processes: [
-        { role: 'supervisor', node: 'proxy', pid: supervisor.pid, log: supervisor.log },
-        { role: 'sshd', node: 'proxy', pid: ssh.pid, log: ssh.log },
+        { role: 'supervisor', node: 'proxy', pid: supervisor.pid, startTime: supervisor.startTime, log: supervisor.log },
+        { role: 'sshd', node: 'proxy', pid: ssh.pid, startTime: ssh.startTime, log: ssh.log },
       ],
     };
   },

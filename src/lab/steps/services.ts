@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { labScript } from '../dist-path';
 import { waitListening } from '../proxy-host';
 import { inNamespace, spawnDetached } from '../run';
+import { startTimeOf } from '../../util/process-start';
 import type { LabProcess } from '../state';
 import type { LabStep } from './context';
 
@@ -18,7 +19,8 @@ export const servicesStep: LabStep = {
     const start = async (role: string, node: string, argv: string[], port: number): Promise<void> => {
       const log = join(state.dir, 'logs', `${role}.log`);
       const ns = state.namespaces[node]!;
-      processes.push({ role, node, pid: spawnDetached(inNamespace(ns, argv), log), log });
+      const pid = spawnDetached(inNamespace(ns, argv), log);
+      processes.push({ role, node, pid, startTime: startTimeOf(pid), log });
       await waitListening(ns, 'tcp', port, role);
     };
     const web = `${plan.web}:${plan.webHttpPort}`;

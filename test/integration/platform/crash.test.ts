@@ -30,10 +30,16 @@ const CLI = join(ROOT, 'dist', 'test-platform', 'cli.js');
 
 let stateDir: string;
 let child: ChildProcess | undefined;
+/** What the platforms of the running test wrote to stderr (their logs), for the failure messages. */
+let platformLog = '';
 
 /** `onStderr`: told each chunk the platform writes to stderr (its log). */
 async function startCli(args: string[] = [], onStderr?: (text: string) => void): Promise<PlatformProcess> {
-  const running = await startPlatformProcess(CLI, stateDir, args, onStderr);
+  platformLog += `--- platform started ${args.join(' ')}\n`;
+  const running = await startPlatformProcess(CLI, stateDir, args, (text) => {
+    platformLog += text;
+    onStderr?.(text);
+  });
   child = running.proc;
   return running;
 }
@@ -103,29 +109,59 @@ beforeAll(async () => {
   stateDir = await mkdtemp(join(tmpdir(), 'skp-'));
 }, ROOTFS_TIMEOUT_MS);
 
-// Each test starts its own platform on the shared state dir: the one a test leaves running goes with it.
+/** Removes what the state dir's instance has on the host (its sandboxes, network attachments, cgroups, mounts). */
+async function removeInstanceTraces(): Promise<void> {
+  if (!fs.existsSync(join(stateDir, 'instance'))) return;
+  const net = await openSandboxHostNetwork(instance());
+  await cleanupLeftovers({ instance: instance(), dataRoot: join(stateDir, 'runtime'), network: net.network });
+  await net.close();
+}
+
+beforeEach(() => {
+  platformLog = '';
+});
+
+// Each test starts its own platform on the shared state dir: the one a test leaves running goes with it, and so does
+// whatever a failed test left on the host, so the next test starts from nothing.
 afterEach(async () => {
   if (child) await killHard();
+  if (stateDir && fs.existsSync(join(stateDir, 'instance')) && Object.keys(hostTraces()).length > 0) await removeInstanceTraces();
 });
 
 afterAll(async () => {
   if (child) await killHard();
   if (!stateDir) return;
-  if (fs.existsSync(join(stateDir, 'instance'))) {
-    const net = await openSandboxHostNetwork(instance());
-    await cleanupLeftovers({ instance: instance(), dataRoot: join(stateDir, 'runtime'), network: net.network });
-    await net.close();
-  }
+  await removeInstanceTraces();
   await shutDownLeftRedis(stateDir);
   fs.rmSync(stateDir, { recursive: true, force: true });
 });
 
-/** The tail of a sandbox's console log and the sockets listening in its network namespace. */
+/**
+ * The tail of a sandbox's console log, the sockets listening in its network namespace, its runtime state, the
+ * processes in its cgroup and the platforms' logs.
+ */
 function survivorDiagnostics(sandboxID: string): string {
   const log = join(stateDir, 'runtime', instance(), `${sandboxID}.console.log`);
   const tail = fs.existsSync(log) ? fs.readFileSync(log, 'utf8').slice(-2000) : '(no console log)';
   const ss = spawnSync('ip', ['netns', 'exec', `${instance()}-${sandboxID}`, 'ss', '-Htlnp'], { encoding: 'utf8' });
-  return `console log: ${tail}\nlistening: ${ss.stdout || ss.stderr}`;
+  const states = ['crun', 'runc'].map((rt) => {
+    const r = spawnSync(rt, ['--root', join(DEFAULT_STATE_ROOT, instance(), rt), 'state', sandboxID], { encoding: 'utf8' });
+    return `${rt}: ${r.stdout || r.stderr}`;
+  });
+  const procs = hostCgroupMounts()
+    .filter((m) => m.mountPoint.endsWith('/pids'))
+    .map((m) => {
+      const file = join(m.mountPoint, `sandbox-kit-${instance()}`, sandboxID, 'cgroup.procs');
+      const pids = fs.existsSync(file) ? fs.readFileSync(file, 'utf8').split('\n').filter(Boolean) : [];
+      return pids.map((pid) => `${pid} ${fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ')}`).join('\n');
+    });
+  return [
+    `console log: ${tail}`,
+    `listening: ${ss.stdout || ss.stderr}`,
+    `runtime state: ${states.join('\n')}`,
+    `processes in its cgroup: ${procs.join('\n') || '(none)'}`,
+    `platform log: ${platformLog.slice(-6000)}`,
+  ].join('\n');
 }
 
 /** Waits until `probe` sees the new sandbox reach a stage, polling fast (a create takes a few hundred ms). */
