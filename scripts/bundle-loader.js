@@ -37,5 +37,12 @@ mod.paths = Module._nodeModulePaths(path.dirname(file));
 mod.loaded = true;
 process.mainModule = mod;
 process.argv.splice(1, 2, file);
-if (produce) process.once('exit', () => fs.writeFileSync(cacheFile, script.createCachedData()));
+// Written beside and renamed into place, as every file here (scripts/bundle.ts, replaceFile): an agent starting meanwhile
+// reads the old cache or the new one, whole.
+if (produce)
+  process.once('exit', () => {
+    const temp = `${cacheFile}.${process.pid}.tmp`;
+    fs.writeFileSync(temp, script.createCachedData());
+    fs.renameSync(temp, cacheFile);
+  });
 script.runInThisContext().call(mod.exports, mod.exports, Module.createRequire(file), mod, file, path.dirname(file));

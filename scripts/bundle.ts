@@ -3,13 +3,15 @@
  * node binary and no node_modules (the agent inside every sandbox runs this way). Add a program by adding a line to
  * bundleEntries(). Beside the bundles: run.js (scripts/bundle-loader.js), which starts `<name>.js` with V8's code cache
  * `<name>.js.cache`, made here by this node binary (the one the sandboxes get) by running the bundle (produceCodeCache).
+ * Every file goes into place by a rename (replaceFile), never written over: sandboxes run their agent from this
+ * directory (bound in), and a bundle made while they run must not touch the files their agents have open or mapped.
  * Usage: node dist/scripts/bundle.js [name...]   (default: all)
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { spawn } from 'node:child_process';
-import { build, type Plugin } from 'esbuild';
+import { build, type OutputFile, type Plugin } from 'esbuild';
 import { agentNodeFlags } from '../src/runtime/agent-payload';
 import { NATIVE_ADDONS } from './build-native';
 
@@ -78,6 +80,22 @@ const sdkRuntimeImports: Plugin = {
   },
 };
 
+/**
+ * Puts `data` (or a copy of the file `from`, with its mode) at `file` by writing a new file beside it and renaming it
+ * over: a process that has the old file open or mapped keeps the old one, and one starting reads either whole. Written
+ * over in place, the native addons a running agent maps lose their pages, and the agent dies with SIGBUS.
+ */
+export function replaceFile(file: string, content: { data: string | Uint8Array } | { from: string }): void {
+  const temp = `${file}.${process.pid}.tmp`;
+  try {
+    if ('from' in content) fs.copyFileSync(content.from, temp);
+    else fs.writeFileSync(temp, content.data);
+    fs.renameSync(temp, file);
+  } finally {
+    fs.rmSync(temp, { force: true });
+  }
+}
+
 export async function bundle(entry: BundleEntry, outDir = BUNDLE_DIR): Promise<string> {
   const outfile = path.join(outDir, `${entry.name}.js`);
   const common = {
@@ -92,8 +110,11 @@ export async function bundle(entry: BundleEntry, outDir = BUNDLE_DIR): Promise<s
     logLevel: 'warning' as const,
     // Native addons (the agent's xattr binding) are copied beside the bundle and loaded from there.
     loader: { '.node': 'copy' as const },
+    // Its files (the bundle and the addons it copies) are put in place here, by replaceFile.
+    write: false,
     plugins: [sdkRuntimeImports],
   };
+  let outputs: OutputFile[];
   if (entry.commandModule) {
     const contents = [
       `require(${JSON.stringify(`./${entry.entry}`)}).run(process.argv.slice(2)).then(`,
@@ -101,13 +122,16 @@ export async function bundle(entry: BundleEntry, outDir = BUNDLE_DIR): Promise<s
       `  (err) => { console.error(\`${entry.name}: \${err instanceof Error ? err.message : String(err)}\`); process.exitCode = 1; },`,
       ');',
     ].join('\n');
-    await build({ ...common, stdin: { contents, resolveDir: ROOT, sourcefile: `${entry.name}-entry.js`, loader: 'js' } });
+    outputs =
+      (await build({ ...common, stdin: { contents, resolveDir: ROOT, sourcefile: `${entry.name}-entry.js`, loader: 'js' } })).outputFiles ??
+      [];
   } else {
-    await build({ ...common, entryPoints: [path.join(ROOT, entry.entry)] });
+    outputs = (await build({ ...common, entryPoints: [path.join(ROOT, entry.entry)] })).outputFiles ?? [];
   }
-  fs.writeFileSync(outfile, asciiOnly(fs.readFileSync(outfile, 'utf8')));
-  fs.copyFileSync(path.join(ROOT, 'scripts', 'bundle-loader.js'), path.join(outDir, LOADER));
-  for (const asset of entry.assets ?? []) fs.copyFileSync(path.join(ROOT, asset), path.join(outDir, path.basename(asset)));
+  fs.mkdirSync(outDir, { recursive: true });
+  for (const o of outputs) replaceFile(o.path, { data: path.resolve(o.path) === path.resolve(outfile) ? asciiOnly(o.text) : o.contents });
+  replaceFile(path.join(outDir, LOADER), { from: path.join(ROOT, 'scripts', 'bundle-loader.js') });
+  for (const asset of entry.assets ?? []) replaceFile(path.join(outDir, path.basename(asset)), { from: path.join(ROOT, asset) });
   if (entry.codeCache) await produceCodeCache(outDir, entry.name, entry.nodeFlags ?? []);
   return outfile;
 }
