@@ -148,18 +148,23 @@ function survivorDiagnostics(sandboxID: string): string {
     const r = spawnSync(rt, ['--root', join(DEFAULT_STATE_ROOT, instance(), rt), 'state', sandboxID], { encoding: 'utf8' });
     return `${rt}: ${r.stdout || r.stderr}`;
   });
-  const procs = hostCgroupMounts()
-    .filter((m) => m.mountPoint.endsWith('/pids'))
-    .map((m) => {
-      const file = join(m.mountPoint, `sandbox-kit-${instance()}`, sandboxID, 'cgroup.procs');
-      const pids = fs.existsSync(file) ? fs.readFileSync(file, 'utf8').split('\n').filter(Boolean) : [];
-      return pids.map((pid) => `${pid} ${fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ')}`).join('\n');
-    });
+  // Any hierarchy holds the same processes (v1: one per controller; v2: the one).
+  const procsFile = hostCgroupMounts()
+    .map((m) => join(m.mountPoint, `sandbox-kit-${instance()}`, sandboxID, 'cgroup.procs'))
+    .find((f) => fs.existsSync(f));
+  const commandOf = (pid: string) => {
+    try {
+      return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
+    } catch {
+      return '(gone)';
+    }
+  };
+  const procs = procsFile ? fs.readFileSync(procsFile, 'utf8').split('\n').filter(Boolean) : [];
   return [
     `console log: ${tail}`,
     `listening: ${ss.stdout || ss.stderr}`,
     `runtime state: ${states.join('\n')}`,
-    `processes in its cgroup: ${procs.join('\n') || '(none)'}`,
+    `processes in its cgroup: ${procs.map((pid) => `${pid} ${commandOf(pid)}`).join('\n') || '(none)'}`,
     `platform log: ${platformLog.slice(-6000)}`,
   ].join('\n');
 }
