@@ -2,22 +2,21 @@
  * Sandboxes run their agent from the bundle directory (bound in), so a bundle made again while they run (a rebuild,
  * an upgrade of the kit, another test file's bundle step) must leave their agents running: every file goes into place
  * by a rename, and a running agent keeps the files it has mapped. Written over in place, the native addons an agent
- * maps lost their pages under it, and it died with SIGBUS in its next ListDir.
+ * maps lost their pages under it, and it died (SIGSEGV or SIGBUS) in its next ListDir.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { bundle, bundleEntries, LOADER } from '../../../scripts/bundle';
 import { agentNodeFlags } from '../../../src/runtime/agent-payload';
+import { type AgentProcess, spawnAgent } from '../agent/helpers/common';
 
 jest.setTimeout(180_000);
 
 const AGENT = bundleEntries().find((e) => e.name === 'agent')!;
 let dir: string;
 let tree: string;
-let agent: ChildProcess | undefined;
+let agent: AgentProcess | undefined;
 const complaints: string[] = [];
 
 /** bundle() says on stderr when its code-cache run failed; kept for the failure message, not printed. */
@@ -41,17 +40,14 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  if (agent && agent.exitCode === null && agent.signalCode === null) {
-    const exited = new Promise((r) => agent!.once('exit', r));
-    agent.kill('SIGKILL');
-    await exited;
-  }
+  await agent?.stop('SIGKILL');
   for (const d of [dir, tree]) if (d) fs.rmSync(d, { recursive: true, force: true });
 });
 
-/** The agent from `dir`, as the runtime starts it (its loader, its flags); resolves with its port once it listens. */
-function startAgent(): Promise<number> {
-  const args = [
+/** The agent from `dir`, as the runtime starts it (its loader, its flags), through the tests' one agent spawner. */
+function agentFromDir(): Promise<AgentProcess> {
+  return spawnAgent([
+    process.execPath,
     ...agentNodeFlags(),
     join(dir, LOADER),
     'agent',
@@ -61,18 +57,7 @@ function startAgent(): Promise<number> {
     '0',
     '--default-user',
     userInfo().username,
-  ];
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-  agent = child;
-  let stderr = '';
-  child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
-  return new Promise((resolve, reject) => {
-    createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', (line) => {
-      const port = /listening on [^\s]*:(\d+)/.exec(line)?.[1];
-      if (port) resolve(Number(port));
-    });
-    child.once('exit', (code, signal) => reject(new Error(`the agent exited (${signal ?? code}) before it listened: ${stderr}`)));
-  });
+  ]);
 }
 
 async function listDir(port: number): Promise<number> {
@@ -96,8 +81,9 @@ function mappedFromDir(pid: number): string[] {
 }
 
 test('a bundle made again while an agent runs from its directory: the agent keeps answering ListDir, from the files it had', async () => {
-  const port = await startAgent();
-  const pid = agent!.pid as number;
+  agent = await agentFromDir();
+  const { port } = agent;
+  const pid = agent.child.pid as number;
   expect(await listDir(port)).toBe(200);
   const before = mappedFromDir(pid);
   // The agent maps its native addons from the directory: what a write in place would pull from under it.
@@ -116,7 +102,7 @@ test('a bundle made again while an agent runs from its directory: the agent keep
     bundling = false;
     await Promise.all(calls);
   }
-  expect({ exit: agent!.signalCode ?? agent!.exitCode, failed: statuses.filter((s) => s !== 200).length }).toEqual({
+  expect({ exit: agent.child.signalCode ?? agent.child.exitCode, failed: statuses.filter((s) => s !== 200).length }).toEqual({
     exit: null,
     failed: 0,
   });
