@@ -171,19 +171,21 @@ export function classifySkopeoError(ctx: SkopeoContext, stderr: string): ImagePu
     .replace(/^time="[^"]*" level=\w+ msg="?/, '');
   const reg = ctx.ref.registry;
   const img = JSON.stringify(ctx.shown);
-  if (/unauthorized|authentication required|denied|401|403 Forbidden|invalid username\/password/i.test(stderr))
+  // First: its message carries two digests, whose hex may hold "401" or "404". HTTP statuses count only as whole
+  // numbers for the same reason (and for ports and sizes).
+  if (/digest did not match|digest mismatch|computed digest/i.test(stderr))
+    return new ImagePullError(
+      'digest',
+      `registry ${reg} served content for ${img} that does not match its digest; nothing was stored (${detail})`,
+    );
+  if (/unauthorized|authentication required|denied|\b401\b|\b403 Forbidden|invalid username\/password/i.test(stderr))
     return new ImagePullError('auth', `registry ${reg} refused access to ${img}${authHint(ctx.credentials)} (${detail})`);
   if (/no image found in (?:image index|manifest list) for architecture|choosing an image from manifest list/i.test(stderr))
     return new ImagePullError(
       'platform',
       `image ${img} has no variant for ${ctx.platform.os}/${ctx.platform.architecture}, the platform of this host (${detail})`,
     );
-  if (/digest did not match|digest mismatch|computed digest/i.test(stderr))
-    return new ImagePullError(
-      'digest',
-      `registry ${reg} served content for ${img} that does not match its digest; nothing was stored (${detail})`,
-    );
-  if (/manifest unknown|name unknown|not found|404/i.test(stderr))
+  if (/manifest unknown|name unknown|not found|\b404\b/i.test(stderr))
     return new ImagePullError('not-found', `registry ${reg} has no image ${img} (unknown repository, tag or digest) (${detail})`);
   if (/server gave HTTP response to HTTPS client/i.test(stderr))
     return new ImagePullError(

@@ -115,6 +115,16 @@ describe("skopeo's failures as errors naming the registry", () => {
     ['reading manifest nope in 127.0.0.1:5000/lab/private: manifest unknown: manifest unknown', 'not-found', /has no image/],
     ['choosing an image from manifest list: no image found in manifest list for architecture amd64', 'platform', /linux\/amd64/],
     ['writing blob: Digest did not match, expected sha256:aa, got sha256:bb', 'digest', /does not match its digest/],
+    // Digests whose hex holds "401" and "404" (a CI run's corrupt blob read as a refusal).
+    [
+      `writing blob: happened during read: Digest did not match, expected sha256:405054ef7cf19401${'5'.repeat(48)}, got sha256:${'c'.repeat(20)}404${'d'.repeat(41)}`,
+      'digest',
+      /does not match its digest/,
+    ],
+    ['received unexpected HTTP status: 401 Unauthorized', 'auth', /refused access/],
+    ['received unexpected HTTP status: 404 Not Found', 'not-found', /has no image/],
+    // A port holding "401" and "404" is no status.
+    ['dial tcp 127.0.0.1:40140: connect: connection refused', 'unreachable', /cannot be reached/],
     ['pinging container registry x: Get "https://x/v2/": http: server gave HTTP response to HTTPS client', 'tls', /insecureRegistries/],
     ['dial tcp 127.0.0.1:5000: connect: connection refused', 'unreachable', /cannot be reached/],
   ])('%s', (stderr, kind, message) => {
