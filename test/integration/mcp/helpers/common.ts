@@ -15,7 +15,7 @@ export function tempDir(prefix: string): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), `${prefix}-`));
 }
 
-/** Connections never kept for a later request (see connect). */
+/** Connections never kept for a later request (see freshFetch). */
 const unpooled = new Agent({ pipelining: 0 });
 
 /** `fetch` on a connection of its own: a probe of a port whose server was just killed never reuses one of its. */
@@ -24,16 +24,28 @@ export function freshFetch(url: string, init: RequestInit = {}): Promise<Respons
 }
 
 /**
- * A client of the gateway at `url`. Its requests use connections of their own, never kept for a later request: a
- * connection pooled from before a gateway was killed and started again would meet a reset on its next write.
+ * A client of the gateway at `url`, as MCP clients are: its connections kept alive between its requests, in a pool of
+ * its own that closes with it, so a client made after a gateway was killed and started again never sends on a
+ * connection to the one before.
  */
 export async function connect(url: string, token: string): Promise<Client> {
   const client = new Client({ name: 'sandbox-kit-test', version: '1' });
+  const pool = new Agent();
   const fetch = ((input: string | URL, init?: RequestInit) =>
-    undiciFetch(input, { ...(init as object), dispatcher: unpooled })) as unknown as typeof globalThis.fetch;
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${token}` } }, fetch }),
-  );
+    undiciFetch(input, { ...(init as object), dispatcher: pool })) as unknown as typeof globalThis.fetch;
+  try {
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${token}` } }, fetch }),
+    );
+  } catch (err) {
+    await pool.destroy();
+    throw err;
+  }
+  const close = client.close.bind(client);
+  client.close = async () => {
+    await close();
+    await pool.destroy();
+  };
   return client;
 }
 
