@@ -7,7 +7,7 @@
 import { existsSync, rmSync } from 'node:fs';
 import { hostLinkName, labDir, namespacePrefix } from './names';
 import { sleep } from '../util/poll';
-import { startTimeOf, isSameProcess } from '../util/process-start';
+import { isSameProcess, readProcessStart, startTimeOf } from '../util/process-start';
 import { must, run } from './run';
 import { readState, type LabProcess } from './state';
 
@@ -71,9 +71,12 @@ async function stopProcesses(namespaces: string[], recorded: LabProcess[]): Prom
   for (const ns of namespaces) for (const pid of await pidsIn(ns)) if (!found.has(pid)) found.set(pid, startTimeOf(pid));
   found.delete(process.pid);
   const running = () => [...found].filter(([pid, startTime]) => isSameProcess(pid, startTime)).map(([pid]) => pid);
+  // Ended but not yet reaped (a zombie: its reaper is the host's init, not this process) is still in the process table.
+  const listed = () => [...found].filter(([pid, startTime]) => readProcessStart(pid)?.startTime === startTime).length;
   for (const pid of running()) signal(pid, 'SIGTERM');
   const deadline = Date.now() + 3000;
-  while (running().length > 0 && Date.now() < deadline) await sleep(50);
+  // Until they are gone from the process table, within the grace period.
+  while (listed() > 0 && Date.now() < deadline) await sleep(50);
   for (const pid of running()) signal(pid, 'SIGKILL');
   // Processes started meanwhile (a restart by the supervisor racing its own SIGTERM) are caught here.
   for (const ns of namespaces) for (const pid of await pidsIn(ns)) if (pid !== process.pid) signal(pid, 'SIGKILL');
