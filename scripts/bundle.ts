@@ -83,7 +83,7 @@ const sdkRuntimeImports: Plugin = {
 /**
  * Puts `data` (or a copy of the file `from`, with its mode) at `file` by writing a new file beside it and renaming it
  * over: a process that has the old file open or mapped keeps the old one, and one starting reads either whole. Written
- * over in place, the native addons a running agent maps lose their pages, and the agent dies with SIGBUS.
+ * over in place, the native addons a running agent maps lose their pages, and the agent dies (SIGSEGV or SIGBUS).
  */
 export function replaceFile(file: string, content: { data: string | Uint8Array } | { from: string }): void {
   const temp = `${file}.${process.pid}.tmp`;
