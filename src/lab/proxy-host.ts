@@ -8,8 +8,7 @@ import { HOST_PATHS } from '../render';
 import { labScript } from './dist-path';
 import type { LayerFile } from './etc-layer';
 import { waitFor } from '../util/poll';
-import { inNamespace, must, run, spawnDetached } from './run';
-import { startTimeOf } from '../util/process-start';
+import { inNamespace, must, run, spawnLabProcess } from './run';
 import type { SupervisorStatus } from './supervisor';
 
 /** proxyHostFiles() gives octal text permissions; the layer wants numbers. */
@@ -101,11 +100,10 @@ export interface SupervisorStart {
 export async function startSupervisor(ns: string, etcLayer: string, dir: string, serverPort: number): Promise<SupervisorStart> {
   const statusFile = join(dir, 'supervisor.json');
   const log = join(dir, 'logs', 'supervisor.log');
-  const pid = spawnDetached(
+  const { pid, startTime } = spawnLabProcess(
     inNamespace(ns, [process.execPath, labScript('supervisor'), HOST_PATHS.unit, '--status', statusFile], etcLayer),
     log,
   );
-  const startTime = startTimeOf(pid);
   try {
     await waitListening(ns, 'tcp', serverPort, 'ss-server');
   } catch (err) {
@@ -160,8 +158,7 @@ export async function startSshd(ns: string, etcLayer: string, dir: string, port 
   // sshd's privilege-separation directory; Debian's unit creates it at boot, a machine without a running sshd may lack it.
   mkdirSync('/run/sshd', { recursive: true, mode: 0o755 });
   const log = join(dir, 'logs', 'sshd.log');
-  const pid = spawnDetached(inNamespace(ns, ['/usr/sbin/sshd', '-D', '-e', '-f', config], etcLayer), log);
-  const startTime = startTimeOf(pid);
+  const { pid, startTime } = spawnLabProcess(inNamespace(ns, ['/usr/sbin/sshd', '-D', '-e', '-f', config], etcLayer), log);
   await waitListening(ns, 'tcp', port, 'sshd');
   return { clientKey, pid, startTime, log, port };
 }

@@ -1,6 +1,7 @@
 /** Running commands on the host and inside a lab's namespaces. */
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
+import { startTimeOf } from '../util/process-start';
 
 export { exec as run, execOk as must, type ExecOptions as RunOptions, type ExecResult as RunResult } from '../util/exec';
 
@@ -33,6 +34,12 @@ export function spawnDetached(argv: readonly string[], logFile: string, env?: No
   } finally {
     closeSync(fd);
   }
+}
+
+/** spawnDetached with the process's start time (util/process-start.ts), which a lab keeps beside the pid. */
+export function spawnLabProcess(argv: readonly string[], logFile: string): { pid: number; startTime: string } {
+  const pid = spawnDetached(argv, logFile);
+  return { pid, startTime: startTimeOf(pid) };
 }
 
 export function spawnAttached(argv: readonly string[], options: SpawnOptions = {}): ChildProcess {

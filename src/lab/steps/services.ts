@@ -5,8 +5,7 @@
 import { join } from 'node:path';
 import { labScript } from '../dist-path';
 import { waitListening } from '../proxy-host';
-import { inNamespace, spawnDetached } from '../run';
-import { startTimeOf } from '../../util/process-start';
+import { inNamespace, spawnLabProcess } from '../run';
 import type { LabProcess } from '../state';
 import type { LabStep } from './context';
 
@@ -19,8 +18,7 @@ export const servicesStep: LabStep = {
     const start = async (role: string, node: string, argv: string[], port: number): Promise<void> => {
       const log = join(state.dir, 'logs', `${role}.log`);
       const ns = state.namespaces[node]!;
-      const pid = spawnDetached(inNamespace(ns, argv), log);
-      processes.push({ role, node, pid, startTime: startTimeOf(pid), log });
+      processes.push({ role, node, ...spawnLabProcess(inNamespace(ns, argv), log), log });
       await waitListening(ns, 'tcp', port, role);
     };
     const web = `${plan.web}:${plan.webHttpPort}`;
