@@ -12,6 +12,7 @@ import { rawErrorFor, rawErrorResponse, type GatewayErrorBody } from './error-re
 import { requestFraming, type RequestFraming } from './framing';
 import { RequestHeadScan, scanRequestHead } from './head-scanner';
 import { HTTPParser, METHODS, SKIP_BODY_AND_UPGRADE } from './http-parser';
+import { KeptFields } from './kept-fields';
 import { readInto } from './socket-reader';
 import { SocketWriter } from './socket-writer';
 import type { BodySink, BodySource } from './upstream-client';
@@ -22,14 +23,16 @@ export interface RequestHead {
   /** The request target as sent. */
   url: string;
   /** [name, value, ...] in the client's order and spelling. */
-  rawHeaders: string[];
+  rawHeaders: readonly string[];
   /** Lower-case names; repeated fields combined as Node's HTTP server combines them. */
-  headers: IncomingHttpHeaders;
+  headers: Readonly<IncomingHttpHeaders>;
   remoteAddress: string | undefined;
   /** The client asked for (or, HTTP/1.1, did not refuse) a kept-alive connection. */
   keepAlive: boolean;
   /** HTTP/1.1 or later: the answer may be chunked. */
   http11: boolean;
+  /** The fast path's entry for this head's fields (kept-fields.ts), where forward.ts keeps what it derives from them. */
+  kept?: KeptFields;
 }
 
 export interface ConnectionHooks {
@@ -111,16 +114,28 @@ function statusLine(status: number): string {
   return line;
 }
 
-/** The end of an answer head of the fast path: Via, and `connection: close` on a connection's last answer. */
-let endsFor = '';
-let endKeep = '';
-let endClose = '';
+/** Status lines of the fast path as bytes, by status code (statusLine's text). */
+const STATUS_BYTES: Buffer[] = [];
 
-function headEnd(via: string, close: boolean): string {
+function statusBytes(status: number): Buffer {
+  let bytes = STATUS_BYTES[status];
+  if (bytes === undefined) {
+    bytes = Buffer.from(statusLine(status), 'latin1');
+    STATUS_BYTES[status] = bytes;
+  }
+  return bytes;
+}
+
+/** The end of an answer head of the fast path, as bytes: Via, and `connection: close` on a connection's last answer. */
+let endsFor = '';
+let endKeep = Buffer.alloc(0);
+let endClose = Buffer.alloc(0);
+
+function headEnd(via: string, close: boolean): Buffer {
   if (via !== endsFor) {
     endsFor = via;
-    endKeep = `via: ${via}${CRLF}${CRLF}`;
-    endClose = `via: ${via}${CRLF}connection: close${CRLF}${CRLF}`;
+    endKeep = Buffer.from(`via: ${via}${CRLF}${CRLF}`, 'latin1');
+    endClose = Buffer.from(`via: ${via}${CRLF}connection: close${CRLF}${CRLF}`, 'latin1');
   }
   return close ? endClose : endKeep;
 }
@@ -247,14 +262,14 @@ export class ClientExchange implements BodySource {
     this.status = status;
     this.headSent = true;
     if (this.conn.closing) this.closeAfter = true;
-    const start = statusLine(status);
+    const start = statusBytes(status);
     const end = headEnd(via, this.closeAfter);
     let size = start.length + end.length;
     for (let k = 0; k < count; k += 2) size += lines[k + 1] - lines[k];
     const head = Buffer.allocUnsafe(size);
-    let at = head.write(start, 0, 'latin1');
+    let at = start.copy(head, 0);
     for (let k = 0; k < count; k += 2) at += bytes.copy(head, at, lines[k], lines[k + 1]);
-    head.write(end, at, 'latin1');
+    end.copy(head, at);
     this.pendingHead = head;
   }
 
@@ -381,6 +396,8 @@ export class ClientConnection {
    */
   private parserFresh = true;
   private readonly scanned = new RequestHeadScan();
+  /** The fields of the last head the fast path read on this connection. */
+  private kept: KeptFields | undefined;
   private readonly onMessageComplete = () => {
     const ex = this.parsing;
     this.parsing = undefined;
@@ -475,18 +492,37 @@ export class ClientConnection {
     const scan = this.scanned;
     this.messageStartedAt = this.clock();
     this.headParsed = true;
-    // One string of the head; the target and fields are parts of it.
-    const text = data.toString('latin1', 0, scan.end);
-    const rawHeaders = scan.rawHeaders(text);
+    let kept = this.kept;
+    let url: string;
+    let rawHeaders: readonly string[];
+    let headers: IncomingHttpHeaders;
+    if (kept?.repeatedIn(data, scan)) {
+      // The fields of the last head again (kept-fields.ts): only the target and the Content-Length digits are read.
+      const l = scan.fields.lengthAt;
+      const digits = l === -1 ? '' : data.toString('latin1', scan.fields.at[l + 2], scan.fields.at[l + 3]);
+      url = data.toString('latin1', scan.targetStart, scan.targetEnd);
+      rawHeaders = kept.rawHeadersWith(digits);
+      headers = kept.headersWith(digits);
+    } else {
+      // One string of the head; the target and fields are parts of it.
+      const text = data.toString('latin1', 0, scan.end);
+      const list = scan.rawHeaders(text);
+      const map = headerMap(list);
+      url = scan.target(text);
+      kept = this.kept = KeptFields.of(data, scan, list, map);
+      rawHeaders = kept.rawHeaders;
+      headers = kept.headers;
+    }
     const ex = new ClientExchange(
       {
         method: scan.method,
-        url: scan.target(text),
+        url,
         rawHeaders,
-        headers: headerMap(rawHeaders),
+        headers,
         remoteAddress: this.remoteAddress,
         keepAlive: scan.keepAlive,
         http11: true,
+        kept,
       },
       this,
     );

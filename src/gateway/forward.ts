@@ -1,11 +1,14 @@
 import { timerDelay } from '../contract/connect-timeout';
-import type { ClientExchange } from './client-connection';
+import type { ClientExchange, RequestHead } from './client-connection';
 import { upstreamTimedOut, upstreamUnreachable, type GatewayErrorBody } from './error-response';
 import { forwardedRequestHeaders, forwardedResponseHeaders } from './hop-by-hop';
+import type { UpstreamFields } from './kept-fields';
 import {
+  fieldLines,
   UPSTREAM_CONNECT_TIMEOUT,
   UPSTREAM_HEADERS_TIMEOUT,
   type UpstreamBody,
+  type UpstreamRequest,
   type UpstreamHandler,
   type UpstreamTls,
 } from './upstream-client';
@@ -65,17 +68,10 @@ export function forward(ex: ClientExchange, target: ForwardTarget, settings: For
     return;
   }
   const { head } = ex;
-  const headers = forwardedRequestHeaders(
-    head.rawHeaders,
-    head.headers,
-    settings.via,
-    head.remoteAddress,
-    target.dropped,
-    target.requestHost,
-  );
+  const fields = upstreamFields(head, target, settings.via);
   const handler = new ForwardHandler(ex, target, settings, callTimeoutMs);
   const client = settings.pools.poolFor(target.host, target.port, target.tls);
-  const call = { path: head.url, method: head.method, headers, body: NO_BODY as UpstreamBody };
+  const call: UpstreamRequest = { path: head.url, method: head.method, headers: fields.list, fieldLines: fields.lines, body: NO_BODY };
   if (framing.kind === 'none') {
     client.dispatch(call, handler);
     return;
@@ -109,6 +105,36 @@ export function forward(ex: ClientExchange, target: ForwardTarget, settings: For
 }
 
 const NO_BODY: UpstreamBody = { kind: 'none' };
+
+/**
+ * The request fields to send upstream (hop-by-hop.ts), in a list and as field lines. A head read with kept fields
+ * (kept-fields.ts) takes them from its entry when they were derived there for the same target; Content-Length, the
+ * one field such heads differ in, is never among them.
+ */
+function upstreamFields(head: RequestHead, target: ForwardTarget, via: string): { list: readonly string[]; lines?: Buffer } {
+  const kept = head.kept;
+  const known = kept?.upstream;
+  if (
+    known !== undefined &&
+    known.via === via &&
+    known.remote === head.remoteAddress &&
+    known.dropped === target.dropped &&
+    known.host === target.requestHost
+  )
+    return known;
+  const list = forwardedRequestHeaders(head.rawHeaders, head.headers, via, head.remoteAddress, target.dropped, target.requestHost);
+  if (kept === undefined) return { list };
+  const upstream: UpstreamFields = {
+    via,
+    remote: head.remoteAddress,
+    dropped: target.dropped,
+    host: target.requestHost,
+    list,
+    lines: Buffer.from(fieldLines(list), 'latin1'),
+  };
+  if (known === undefined) kept.upstream = upstream;
+  return upstream;
+}
 
 /** One forwarded call, as the upstream client's handler: a class rather than closures, one allocation per call. */
 class ForwardHandler implements UpstreamHandler {

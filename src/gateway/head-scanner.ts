@@ -65,6 +65,8 @@ class Fields {
   count = 0;
   /** Content-Length, or -1 when none was given. */
   length = -1;
+  /** Where in `at` the Content-Length field's numbers start, or -1 when none was given. */
+  lengthAt = -1;
   keepAlive = true;
   /** The head has a field of this name (lower case) given to scanFields to look for. */
   flagged = false;
@@ -80,6 +82,7 @@ function scanFields(buf: Uint8Array, i: number, stop: number, out: Fields, flag:
   const at = out.at;
   let n = 0;
   let length = -1;
+  let lengthAt = -1;
   let keepAlive = true;
   let connection = false;
   let flagged = false;
@@ -114,6 +117,7 @@ function scanFields(buf: Uint8Array, i: number, stop: number, out: Fields, flag:
         value = value * 10 + d;
       }
       length = value;
+      lengthAt = n;
     } else if (nameIs(buf, start, nameLen, 'connection')) {
       if (connection) return -1;
       connection = true;
@@ -132,6 +136,7 @@ function scanFields(buf: Uint8Array, i: number, stop: number, out: Fields, flag:
   }
   out.count = n;
   out.length = length;
+  out.lengthAt = lengthAt;
   out.keepAlive = keepAlive;
   out.flagged = flagged;
   return i;
@@ -223,6 +228,8 @@ export class RequestHeadScan {
   targetEnd = 0;
   /** Content-Length, or -1 without one (no body). */
   length = -1;
+  /** Where the field lines start (after the request line). */
+  fieldsStart = 0;
   /** The client keeps the connection after this request (no `Connection: close`). */
   keepAlive = true;
   /** Where the head ends (after its blank line). */
@@ -273,9 +280,11 @@ export function scanRequestHead(buf: Uint8Array, from: number, maxBytes: number,
   if (stop - i < HTTP11_CRLF.length) return false;
   for (let k = 0; k < HTTP11_CRLF.length; k++) if (buf[i + k] !== HTTP11_CRLF[k]) return false;
   const fields = out.fields;
-  const end = scanFields(buf, i + HTTP11_CRLF.length, stop, fields, 'expect');
+  const fieldsStart = i + HTTP11_CRLF.length;
+  const end = scanFields(buf, fieldsStart, stop, fields, 'expect');
   if (end === -1 || fields.flagged) return false;
   out.method = METHODS[method];
+  out.fieldsStart = fieldsStart;
   out.targetStart = targetStart;
   out.targetEnd = targetEnd;
   out.length = fields.length;

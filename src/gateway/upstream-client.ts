@@ -62,7 +62,29 @@ export interface UpstreamRequest {
   path: string;
   /** [name, value, ...], end-to-end fields only: never a framing field. */
   headers: readonly string[];
+  /** The same fields as the bytes of their field lines (fieldLines), when the caller has them made already. */
+  fieldLines?: Buffer;
   body: UpstreamBody;
+}
+
+/** Fields as the field lines of a head: `name: value` and CRLF each, as latin1 text. */
+export function fieldLines(fields: readonly string[]): string {
+  let lines = '';
+  for (let i = 0; i < fields.length; i += 2) lines += `${fields[i]}: ${fields[i + 1]}${CRLF}`;
+  return lines;
+}
+
+/**
+ * A request's head (its start line, its field lines, then `end`: the framing field and the blank line) and the
+ * body when it has one, in one buffer, for one write.
+ */
+function requestBytes(start: string, lines: Buffer | string, end: string, body?: Buffer): Buffer {
+  const out = Buffer.allocUnsafe(start.length + lines.length + end.length + (body?.length ?? 0));
+  let at = out.write(start, 0, 'latin1');
+  at += typeof lines === 'string' ? out.write(lines, at, 'latin1') : lines.copy(out, at);
+  at += out.write(end, at, 'latin1');
+  if (body !== undefined) body.copy(out, at);
+  return out;
 }
 
 /** What a call tells its owner, in this order: connect (with the way to abort), head, data..., complete; or error. */
@@ -223,30 +245,26 @@ class Connection {
   }
 
   private write(request: UpstreamRequest): void {
-    const { headers, body } = request;
-    let head = `${request.method} ${request.path} HTTP/1.1${CRLF}`;
-    for (let i = 0; i < headers.length; i += 2) head += `${headers[i]}: ${headers[i + 1]}${CRLF}`;
+    const { body } = request;
+    const start = `${request.method} ${request.path} HTTP/1.1${CRLF}`;
+    const lines = request.fieldLines ?? fieldLines(request.headers);
     const writer = this.writer;
     switch (body.kind) {
       case 'none':
-        writer.write(`${head}${CRLF}`);
+        writer.write(requestBytes(start, lines, CRLF));
         this.requestSent = true;
         return;
-      case 'buffer': {
-        // One buffer, one write: cheaper than a corked head and body, which Node writes as a vector.
-        const text = `${head}content-length: ${body.data.length}${CRLF}${CRLF}`;
-        const out = Buffer.allocUnsafe(text.length + body.data.length);
-        out.write(text, 0, 'latin1');
-        body.data.copy(out, text.length);
-        writer.write(out);
+      case 'buffer':
+        writer.write(requestBytes(start, lines, `content-length: ${body.data.length}${CRLF}${CRLF}`, body.data));
         this.requestSent = true;
         return;
-      }
       case 'stream':
         writer.write(
-          body.length === undefined
-            ? `${head}transfer-encoding: chunked${CRLF}${CRLF}`
-            : `${head}content-length: ${body.length}${CRLF}${CRLF}`,
+          requestBytes(
+            start,
+            lines,
+            body.length === undefined ? `transfer-encoding: chunked${CRLF}${CRLF}` : `content-length: ${body.length}${CRLF}${CRLF}`,
+          ),
         );
         this.streamBody(body.source, body.length === undefined);
     }
