@@ -487,8 +487,11 @@ export class ClientConnection {
     return this.lengthLeft > 0 ? SKIP_BODY_AND_UPGRADE : 0;
   }
 
-  /** A request head the fast path read (see head-scanner.ts), at the start of `data`; returns where it ends. */
-  private scannedHead(data: Buffer): number {
+  /**
+   * A request head the fast path read (see head-scanner.ts), at the start of `data`: one that repeats the kept fields
+   * (`repeat`, see kept-fields.ts) or one scanned in full. Returns where it ends.
+   */
+  private scannedHead(data: Buffer, repeat: boolean): number {
     const scan = this.scanned;
     this.messageStartedAt = this.clock();
     this.headParsed = true;
@@ -496,7 +499,7 @@ export class ClientConnection {
     let url: string;
     let rawHeaders: readonly string[];
     let headers: IncomingHttpHeaders;
-    if (kept?.repeatedIn(data, scan)) {
+    if (repeat && kept !== undefined) {
       // The fields of the last head again (kept-fields.ts): only the target and the Content-Length digits are read.
       const l = scan.fields.lengthAt;
       const digits = l === -1 ? '' : data.toString('latin1', scan.fields.at[l + 2], scan.fields.at[l + 3]);
@@ -570,7 +573,10 @@ export class ClientConnection {
 
   /** Parses from `data` (which starts at `offset` of the read); returns where parsing stopped in the read. */
   private parse(data: Buffer, offset: number): number {
-    if (this.parserFresh && scanRequestHead(data, 0, this.limits.maxHeaderBytes, this.scanned)) return offset + this.scannedHead(data);
+    if (this.parserFresh) {
+      if (this.kept?.readRepeat(data, this.limits.maxHeaderBytes, this.scanned)) return offset + this.scannedHead(data, true);
+      if (scanRequestHead(data, 0, this.limits.maxHeaderBytes, this.scanned)) return offset + this.scannedHead(data, false);
+    }
     this.parserFresh = false;
     const result = this.parser.execute(data);
     if (typeof result !== 'number') {

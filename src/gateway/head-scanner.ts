@@ -260,6 +260,23 @@ export class RequestHeadScan {
  */
 export function scanRequestHead(buf: Uint8Array, from: number, maxBytes: number, out: RequestHeadScan): boolean {
   const stop = Math.min(buf.length, from + maxBytes);
+  const fieldsStart = scanRequestLine(buf, from, stop, out);
+  if (fieldsStart === -1) return false;
+  const fields = out.fields;
+  const end = scanFields(buf, fieldsStart, stop, fields, 'expect');
+  if (end === -1 || fields.flagged) return false;
+  out.fieldsStart = fieldsStart;
+  out.length = fields.length;
+  out.keepAlive = fields.keepAlive;
+  out.end = end;
+  return true;
+}
+
+/**
+ * The request line of scanRequestHead, from `from`: sets the method and where the target lies in `out`, and returns
+ * where the field lines start; -1 to decline.
+ */
+export function scanRequestLine(buf: Uint8Array, from: number, stop: number, out: RequestHeadScan): number {
   let i = from;
   let method = -1;
   for (let m = 0; m < METHOD_BYTES.length; m++) {
@@ -273,22 +290,14 @@ export function scanRequestHead(buf: Uint8Array, from: number, maxBytes: number,
       break;
     }
   }
-  if (method === -1 || buf[i] !== 0x2f) return false;
+  if (method === -1 || buf[i] !== 0x2f) return -1;
   const targetStart = i;
   while (i < stop && TARGET[buf[i]] === 1) i++;
   const targetEnd = i;
-  if (stop - i < HTTP11_CRLF.length) return false;
-  for (let k = 0; k < HTTP11_CRLF.length; k++) if (buf[i + k] !== HTTP11_CRLF[k]) return false;
-  const fields = out.fields;
-  const fieldsStart = i + HTTP11_CRLF.length;
-  const end = scanFields(buf, fieldsStart, stop, fields, 'expect');
-  if (end === -1 || fields.flagged) return false;
+  if (stop - i < HTTP11_CRLF.length) return -1;
+  for (let k = 0; k < HTTP11_CRLF.length; k++) if (buf[i + k] !== HTTP11_CRLF[k]) return -1;
   out.method = METHODS[method];
-  out.fieldsStart = fieldsStart;
   out.targetStart = targetStart;
   out.targetEnd = targetEnd;
-  out.length = fields.length;
-  out.keepAlive = fields.keepAlive;
-  out.end = end;
-  return true;
+  return i + HTTP11_CRLF.length;
 }

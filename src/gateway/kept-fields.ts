@@ -12,7 +12,7 @@
  * and map are frozen, and a connection's entry is only compared with heads of that same connection.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import type { RequestHeadScan } from './head-scanner';
+import { type RequestHeadScan, scanRequestLine } from './head-scanner';
 
 /** What forward.ts derived from an entry's fields, with what it derived them for. */
 export interface UpstreamFields {
@@ -38,8 +38,10 @@ export class KeptFields {
     private readonly digitsEnd: number,
     readonly rawHeaders: readonly string[],
     readonly headers: Readonly<IncomingHttpHeaders>,
-    /** The index of the Content-Length value in rawHeaders; -1 without one. */
-    private readonly lengthIndex: number,
+    /** Where the scan listed the Content-Length field (RequestHeadScan.fields.lengthAt); -1 without one. */
+    private readonly lengthAt: number,
+    /** The head's Connection did not say close. */
+    private readonly keepAlive: boolean,
   ) {}
 
   /** The entry of the head scanned into `scan` from `buf`, read as `rawHeaders` and `headers` (both frozen here). */
@@ -53,41 +55,63 @@ export class KeptFields {
       l === -1 ? -1 : at[l + 3] - start,
       Object.freeze(rawHeaders),
       Object.freeze(headers),
-      l === -1 ? -1 : (l / 5) * 2 + 1,
+      l,
+      scan.keepAlive,
     );
   }
 
-  /** Whether the head scanned into `scan` from `buf` has this entry's field bytes, Content-Length's digits aside. */
-  repeatedIn(buf: Buffer, scan: RequestHeadScan): boolean {
-    const start = scan.fieldsStart;
-    const end = scan.end;
+  /**
+   * Reads a head at the start of `buf` that repeats this entry: a request line as the scanner reads it
+   * (scanRequestLine), then exactly this entry's field bytes, but for 1 to 15 digits of Content-Length in place of
+   * its own, all within `maxBytes`. Such a head is one scanRequestHead accepts and reads the same way, so `scan` is
+   * filled with what the caller reads of it (method, target, end, keep-alive, where the digits lie). false: it is
+   * not a repeat, and nothing is concluded from the bytes.
+   */
+  readRepeat(buf: Buffer, maxBytes: number, scan: RequestHeadScan): boolean {
+    const stop = Math.min(buf.length, maxBytes);
+    const start = scanRequestLine(buf, 0, stop, scan);
+    if (start === -1) return false;
     const bytes = this.bytes;
-    const l = scan.fields.lengthAt;
-    if (l === -1) return this.digitsStart === -1 && end - start === bytes.length && buf.compare(bytes, 0, bytes.length, start, end) === 0;
-    if (this.digitsStart === -1) return false;
-    const at = scan.fields.at;
-    const digitsStart = at[l + 2];
-    const digitsEnd = at[l + 3];
-    // The same bytes before the digits and after them, each the same length.
-    return (
-      digitsStart - start === this.digitsStart &&
-      end - digitsEnd === bytes.length - this.digitsEnd &&
-      buf.compare(bytes, 0, this.digitsStart, start, digitsStart) === 0 &&
-      buf.compare(bytes, this.digitsEnd, bytes.length, digitsEnd, end) === 0
-    );
+    let end: number;
+    if (this.digitsStart === -1) {
+      end = start + bytes.length;
+      if (end > stop || buf.compare(bytes, 0, bytes.length, start, end) !== 0) return false;
+    } else {
+      const digitsStart = start + this.digitsStart;
+      if (digitsStart > stop || buf.compare(bytes, 0, this.digitsStart, start, digitsStart) !== 0) return false;
+      let i = digitsStart;
+      while (i < stop && i - digitsStart <= 15 && buf[i] >= 0x30 && buf[i] <= 0x39) i++;
+      if (i === digitsStart || i - digitsStart > 15) return false;
+      end = i + bytes.length - this.digitsEnd;
+      if (end > stop || buf.compare(bytes, this.digitsEnd, bytes.length, i, end) !== 0) return false;
+      const at = scan.fields.at;
+      at[this.lengthAt + 2] = digitsStart;
+      at[this.lengthAt + 3] = i;
+    }
+    scan.fieldsStart = start;
+    scan.end = end;
+    scan.keepAlive = this.keepAlive;
+    scan.fields.lengthAt = this.lengthAt;
+    return true;
   }
 
   /** The [name, value, ...] list of a head repeating this entry whose Content-Length digits are `digits`. */
   rawHeadersWith(digits: string): readonly string[] {
-    if (this.lengthIndex === -1 || this.rawHeaders[this.lengthIndex] === digits) return this.rawHeaders;
+    const index = this.lengthIndex();
+    if (index === -1 || this.rawHeaders[index] === digits) return this.rawHeaders;
     const out = this.rawHeaders.slice();
-    out[this.lengthIndex] = digits;
+    out[index] = digits;
     return out;
   }
 
   /** The field map of a head repeating this entry whose Content-Length digits are `digits`. */
   headersWith(digits: string): Readonly<IncomingHttpHeaders> {
-    if (this.lengthIndex === -1 || this.headers['content-length'] === digits) return this.headers;
+    if (this.lengthAt === -1 || this.headers['content-length'] === digits) return this.headers;
     return { ...this.headers, 'content-length': digits };
+  }
+
+  /** The index of the Content-Length value in rawHeaders (the scan lists 5 numbers per field); -1 without one. */
+  private lengthIndex(): number {
+    return this.lengthAt === -1 ? -1 : (this.lengthAt / 5) * 2 + 1;
   }
 }
