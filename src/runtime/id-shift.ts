@@ -84,11 +84,16 @@ export function isShifted(layer: string, m: IdMapping): boolean {
   return fs.statSync(layer).uid >= m.base;
 }
 
-/** Where the shifted copy of `layer` is cached: beside it, named by the range (a base image is read-only to us). */
+/**
+ * Where the shifted copy of `layer` is cached: beside it (a base image is read-only to us), named by the range and by
+ * the layer directory's identity: its path, inode, birth and modification times. A layer made again in its place
+ * (a new directory renamed there) gets a new copy. Not its change time: tools that only read a tree move it (umoci
+ * insert of a base image touches every directory's times), and each move used to leave a whole copy behind.
+ */
 export function shiftedCopyPath(layer: string, m: IdMapping): string {
   const real = fs.realpathSync(layer);
   const st = fs.statSync(real);
-  const key = createHash('sha256').update(`${real}\0${st.ino}\0${st.ctimeMs}`).digest('hex').slice(0, 12);
+  const key = createHash('sha256').update(`${real}\0${st.ino}\0${st.birthtimeMs}\0${st.mtimeMs}`).digest('hex').slice(0, 12);
   return `${real}.ids-${m.base}-${m.size}-${key}`;
 }
 
