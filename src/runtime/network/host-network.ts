@@ -78,7 +78,9 @@ async function routeOut(handle: SandboxHostNetwork): Promise<void> {
 
 /**
  * The root link as a routed link (idempotent, also for a namespace an older run made with the link on the bridge):
- * off the bridge, the root side's address routed to it, forwarding and proxy ARP on in the namespace.
+ * off the bridge, the root side's address routed to it, forwarding and proxy ARP on in the namespace. Proxy ARP
+ * answers at once (`proxy_delay` 0): Linux otherwise holds each proxied answer to a broadcast request for a random
+ * time up to 0.8 s, and the first call to every new sandbox (the agent's /health, both ways) waited that long.
  */
 async function routeRootLink(namespace: string, hostAddress: string): Promise<void> {
   await execOk(['ip', '-n', namespace, '-b', '-'], {
@@ -97,6 +99,8 @@ async function routeRootLink(namespace: string, hostAddress: string): Promise<vo
     'net.ipv4.ip_forward=1',
     `net.ipv4.conf.${BRIDGE}.proxy_arp=1`,
     `net.ipv4.conf.${HOST_SIDE}.proxy_arp=1`,
+    `net.ipv4.neigh.${BRIDGE}.proxy_delay=0`,
+    `net.ipv4.neigh.${HOST_SIDE}.proxy_delay=0`,
   ]);
 }
 

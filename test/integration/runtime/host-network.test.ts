@@ -27,6 +27,12 @@ test('a delegated /28: addresses, the route out, and no silent move to another s
   const ip = (...args: string[]) => execFileSync('ip', args, { encoding: 'utf8' }).trim();
   expect(ip('-n', net.namespace, '-4', 'route', 'show', 'default')).toBe('default via 100.64.250.30 dev host0');
   expect(ip('netns', 'exec', net.namespace, 'sysctl', '-n', 'net.ipv4.ip_forward')).toBe('1');
+  // Proxy ARP on both links, answering at once: a held answer (up to 0.8 s by default) delayed every new sandbox's
+  // first call.
+  for (const link of ['sb', 'host0']) {
+    expect(ip('netns', 'exec', net.namespace, 'sysctl', '-n', `net.ipv4.conf.${link}.proxy_arp`)).toBe('1');
+    expect(ip('netns', 'exec', net.namespace, 'sysctl', '-n', `net.ipv4.neigh.${link}.proxy_delay`)).toBe('0');
+  }
   const attached = await net.network.attach('sbx1');
   expect(attached.address).toBe('100.64.250.18');
   // The root namespace reaches the sandbox's address over the link.
