@@ -36,10 +36,11 @@ function umociInsert(layer: string): void {
   run('insert', '--no-history', '--image', `${layout}:empty`, '--tag', 'app', layer, '/');
 }
 
-const copiesBeside = (layer: string) => fs.readdirSync(path.dirname(layer)).filter((n) => n.startsWith(`${path.basename(layer)}.ids-`) && !n.endsWith('.lock'));
+const copiesBeside = (layer: string) =>
+  fs.readdirSync(path.dirname(layer)).filter((n) => n.startsWith(`${path.basename(layer)}.ids-`) && !n.endsWith('.lock'));
 
 describe('the shifted copy of a layer', () => {
-  it('is the same after umoci reads the layer (which moves its directories' change times)', async () => {
+  it("is the same after umoci reads the layer (which moves its directories' change times)", async () => {
     const layer = path.join(dir, 'base');
     makeLayer(layer, 'one');
     const first = await shiftedLayer(layer, M);
