@@ -9,6 +9,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { proxyHostFiles, renderArtifacts } from '../render';
 import { sleep } from '../util/poll';
+import { signalProcess } from '../util/signal';
 import { nextElasticIp } from './address-plan';
 import type { ElasticIpMapping } from './eip-nat';
 import { writeLayerFiles } from './etc-layer';
@@ -29,10 +30,10 @@ async function killAllIn(ns: string, match: (args: string) => boolean): Promise<
     const args = (await run(['cat', `/proc/${pid}/cmdline`])).stdout.replace(/\0/g, ' ');
     if (match(args)) ours.push(pid);
   }
-  for (const pid of ours) process.kill(pid, 'SIGTERM');
+  for (const pid of ours) signalProcess(pid, 'SIGTERM');
   const deadline = Date.now() + 3_000;
   while (ours.some(isAlive) && Date.now() < deadline) await sleep(50);
-  for (const pid of ours) if (isAlive(pid)) process.kill(pid, 'SIGKILL');
+  for (const pid of ours) signalProcess(pid, 'SIGKILL');
 }
 
 export async function recreateProxyHost(state: LabState): Promise<{ oldIngress: string; newIngress: string }> {

@@ -8,6 +8,7 @@ import { existsSync, rmSync } from 'node:fs';
 import { hostLinkName, labDir, namespacePrefix } from './names';
 import { sleep } from '../util/poll';
 import { isSameProcess, readProcessStart, startTimeOf } from '../util/process-start';
+import { signalProcess } from '../util/signal';
 import { must, run } from './run';
 import { readState, type LabProcess } from './state';
 
@@ -52,14 +53,6 @@ async function pidsIn(ns: string): Promise<number[]> {
     .filter((n) => Number.isInteger(n) && n > 0);
 }
 
-function signal(pid: number, sig: NodeJS.Signals): void {
-  try {
-    process.kill(pid, sig);
-  } catch {
-    // already gone
-  }
-}
-
 /**
  * Stops every process in the namespaces and the state's processes that still run (a pid of the state whose start time
  * differs is another process now, and is left alone): SIGTERM, a grace period, then SIGKILL, each only to a process
@@ -73,13 +66,13 @@ async function stopProcesses(namespaces: string[], recorded: LabProcess[]): Prom
   const running = () => [...found].filter(([pid, startTime]) => isSameProcess(pid, startTime)).map(([pid]) => pid);
   // Ended but not yet reaped (a zombie: its reaper is the host's init, not this process) is still in the process table.
   const listed = () => [...found].filter(([pid, startTime]) => readProcessStart(pid)?.startTime === startTime).length;
-  for (const pid of running()) signal(pid, 'SIGTERM');
+  for (const pid of running()) signalProcess(pid, 'SIGTERM');
   const deadline = Date.now() + 3000;
   // Until they are gone from the process table, within the grace period.
   while (listed() > 0 && Date.now() < deadline) await sleep(50);
-  for (const pid of running()) signal(pid, 'SIGKILL');
+  for (const pid of running()) signalProcess(pid, 'SIGKILL');
   // Processes started meanwhile (a restart by the supervisor racing its own SIGTERM) are caught here.
-  for (const ns of namespaces) for (const pid of await pidsIn(ns)) if (pid !== process.pid) signal(pid, 'SIGKILL');
+  for (const ns of namespaces) for (const pid of await pidsIn(ns)) if (pid !== process.pid) signalProcess(pid, 'SIGKILL');
   return found.size;
 }
 

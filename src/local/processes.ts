@@ -2,6 +2,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { isAlive, spawnDetached } from '../lab/run';
 import { sleep, waitFor } from '../util/poll';
+import { signalProcess } from '../util/signal';
 import type { LocalProcess } from './state';
 
 export function startDetached(role: string, argv: string[], log: string, marker: string): LocalProcess {
@@ -23,10 +24,10 @@ export function isOurs(p: LocalProcess): boolean {
 /** SIGTERM, a grace period, then SIGKILL; returns how many were running. */
 export async function stopProcesses(processes: readonly LocalProcess[], graceMs = 3_000): Promise<number> {
   const running = processes.filter(isOurs);
-  for (const p of running) process.kill(p.pid, 'SIGTERM');
+  for (const p of running) signalProcess(p.pid, 'SIGTERM');
   const deadline = Date.now() + graceMs;
   while (running.some(isOurs) && Date.now() < deadline) await sleep(50);
-  for (const p of running) if (isOurs(p)) process.kill(p.pid, 'SIGKILL');
+  for (const p of running) if (isOurs(p)) signalProcess(p.pid, 'SIGKILL');
   return running.length;
 }
 

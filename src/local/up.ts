@@ -39,6 +39,7 @@ import {
 import { localStatus } from './status';
 import { hostCaStore } from './template-builds';
 import { isOurs } from './processes';
+import { signalProcess } from '../util/signal';
 import { timedStep } from './steps';
 import { waitForHttp } from './wait-http';
 
@@ -122,7 +123,7 @@ async function finalChecks(
 function startTemplateBuilds(state: LocalState, progress: ProgressFn): void {
   const service = state.processes.find((p) => p.role === 'service');
   if (!service || !isOurs(service)) return;
-  process.kill(service.pid, 'SIGUSR2');
+  if (!signalProcess(service.pid, 'SIGUSR2')) return;
   progress({
     step: 'templates',
     message: "building mcp-gateway and code-interpreter-v1 in the background; 'sandbox-kit status' shows their progress",

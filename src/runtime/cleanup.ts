@@ -16,6 +16,7 @@ import { STEPS_SUFFIX, stepNetnsName } from './step-executor';
 import { removeUserNamespace } from './userns';
 import { findExecutable } from './which';
 import { sleep } from '../util/poll';
+import { signalProcess } from '../util/signal';
 
 export interface CleanupOptions {
   instance: string;
@@ -68,13 +69,7 @@ export async function cleanupLeftovers(options: CleanupOptions): Promise<Cleanup
   const pids = cgroupPids(paths.cgroupParent);
   if (pids.length > 0) {
     thawCgroup(paths.cgroupParent);
-    for (const pid of pids) {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        // gone
-      }
-    }
+    for (const pid of pids) signalProcess(pid, 'SIGKILL');
     say(`cleanup: killed ${pids.length} leftover process(es)`);
     for (let i = 0; i < 100 && cgroupPids(paths.cgroupParent).length > 0; i++) await sleep(20);
   }
@@ -92,13 +87,7 @@ export async function cleanupLeftovers(options: CleanupOptions): Promise<Cleanup
   const stepPrefix = stepNetnsName(options.instance, '');
   for (const ns of fs.existsSync(NETNS_DIR) ? fs.readdirSync(NETNS_DIR).filter((n) => n.startsWith(stepPrefix)) : []) {
     const nsPids = (await exec(['ip', 'netns', 'pids', ns])).stdout.split('\n').filter(Boolean);
-    for (const pid of nsPids) {
-      try {
-        process.kill(Number(pid), 'SIGKILL');
-      } catch {
-        // gone
-      }
-    }
+    for (const pid of nsPids) signalProcess(Number(pid), 'SIGKILL');
     await exec(['ip', 'netns', 'del', ns]);
     await removeUserNamespace(ns);
     report.networks.push(ns);

@@ -7,6 +7,7 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { projectRoot } from '../../util/project-root';
+import { signalProcess } from '../../util/signal';
 import type { LookupChoice } from './egress-relay/original-destination';
 import { RELAY_PORT } from './guard-rules';
 
@@ -89,12 +90,6 @@ export async function ensureRelay(
 /** Stops the namespace's relay and removes its directory (idempotent). */
 export function stopRelay(bridgeNamespace: string): void {
   const pid = runningRelay(bridgeNamespace);
-  if (pid !== undefined) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // gone meanwhile
-    }
-  }
+  if (pid !== undefined) signalProcess(pid, 'SIGKILL');
   fs.rmSync(relayDir(bridgeNamespace), { recursive: true, force: true });
 }
