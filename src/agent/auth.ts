@@ -6,7 +6,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { checkAccessToken as verifyToken } from '../contract/access-token';
 import type { Accounts, UserAccount } from './accounts';
 import { AgentError } from './errors';
-import { Code } from '@connectrpc/connect';
+import { Code } from '../contract/connect-codes';
 
 export function checkAccessToken(headers: IncomingHttpHeaders, tokenHash: string | undefined): void {
   if (tokenHash === undefined) return;

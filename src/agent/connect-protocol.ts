@@ -6,12 +6,14 @@
  * make the agent hold more than that, however many connections they open.
  */
 import type { IncomingMessage } from 'node:http';
-import * as zlib from 'node:zlib';
 import { isUtf8 } from 'node:buffer';
 import { AgentError } from './errors';
-import { Code } from '@connectrpc/connect';
+import { Code } from '../contract/connect-codes';
 
 export const ACCEPTED_ENCODINGS = 'gzip, br';
+
+/** node:zlib, loaded on the first compressed body: few clients compress, and the agent starts without it. */
+const zlib = () => require('node:zlib') as typeof import('node:zlib');
 
 /** The largest request message of a call the Connect router or the process stream path reads (a Start, a SendInput). */
 export const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
@@ -69,7 +71,7 @@ export async function readBody(req: IncomingMessage, maxBytes: number): Promise<
   const raw = await collect(req, maxBytes, encoding === 'identity' ? maxBytes : maxBytes * 16);
   if (encoding === 'identity') return raw;
   try {
-    const inflate = encoding === 'gzip' ? zlib.gunzipSync : zlib.brotliDecompressSync;
+    const inflate = encoding === 'gzip' ? zlib().gunzipSync : zlib().brotliDecompressSync;
     return inflate(raw, { maxOutputLength: maxBytes });
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE' || err instanceof RangeError) throw tooLarge(maxBytes);

@@ -1,33 +1,49 @@
 /**
- * Every failure the agent reports is an AgentError: a ConnectError (so the router answers it as it is) with the
- * HTTP status the Connect protocol gives its code. Code names and statuses are @connectrpc/connect's own
- * (`codeToString`, `codeToHttpStatus`); the agent keeps no table of them.
+ * Every failure the agent reports is an AgentError: an Error that @connectrpc/connect takes for one of its own
+ * ConnectErrors (the library recognises one by its shape: name "ConnectError", a numeric code, rawMessage, metadata,
+ * details and cause), so the router answers it as it is, with the HTTP status the Connect protocol gives its code.
+ * It does not extend ConnectError: that class would load the library, and the protobuf runtime under it, before the
+ * agent listens (server.ts loads the router on the first call that needs it). Codes, names and statuses are the
+ * protocol's (contract/connect-codes.ts).
  */
-import { Code, ConnectError } from '@connectrpc/connect';
-import { codeToHttpStatus, codeToString } from '@connectrpc/connect/protocol-connect';
+import { Code, codeHttpStatus, codeName } from '../contract/connect-codes';
 
-export class AgentError extends ConnectError {
+export class AgentError extends Error {
+  override readonly name = 'ConnectError';
+  readonly rawMessage: string;
+  readonly metadata = new Headers();
+  readonly details: unknown[] = [];
+  override readonly cause = undefined;
+
   constructor(
-    code: Code,
+    readonly code: Code,
     message: string,
     /** Overrides the code's HTTP status, for the few protocol-level answers (405, 415) that the Connect protocol fixes. */
-    readonly httpStatus: number = codeToHttpStatus(code),
+    readonly httpStatus: number = codeHttpStatus(code),
     /** Extra response headers, e.g. Allow on a 405. */
     readonly headers: Record<string, string> = {},
   ) {
-    super(message, code);
-  }
-
-  // ConnectError answers `instanceof` by its name (which stays "ConnectError", so the router passes an AgentError on
-  // as it is); an AgentError is recognised by its prototype, as any class is.
-  static [Symbol.hasInstance](value: unknown): boolean {
-    return Function.prototype[Symbol.hasInstance].call(AgentError, value);
+    // The message a ConnectError has: `[not_found] gone`.
+    super(message === '' ? `[${codeName(code)}]` : `[${codeName(code)}] ${message}`);
+    this.rawMessage = message;
   }
 }
 
+/**
+ * Any thrown value as an AgentError: itself; a ConnectError of the library (by the same shape the library checks),
+ * with its code and message; anything else with `code` and its message.
+ */
+export function asAgentError(err: unknown, code: Code): AgentError {
+  if (err instanceof AgentError) return err;
+  const e = err as { name?: unknown; code?: unknown; rawMessage?: unknown } | null;
+  if (err instanceof Error && e?.name === 'ConnectError' && typeof e.code === 'number' && typeof e.rawMessage === 'string')
+    return new AgentError(e.code as Code, e.rawMessage);
+  return new AgentError(code, err instanceof Error ? err.message : String(err));
+}
+
 /** The Connect error body: `{"code":"not_found","message":"..."}`. */
-export function errorBody(err: ConnectError): string {
-  return JSON.stringify({ code: codeToString(err.code), message: err.rawMessage });
+export function errorBody(err: AgentError): string {
+  return JSON.stringify({ code: codeName(err.code), message: err.rawMessage });
 }
 
 /** Maps a filesystem error (errno code) on `what` to the Connect error a client should see. */

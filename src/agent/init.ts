@@ -10,7 +10,7 @@ import { ACCESS_TOKEN_PATTERN, ACCESS_TOKEN_RULE } from '../contract/access-toke
 import type { Accounts } from './accounts';
 import { AgentError } from './errors';
 import type { AgentState } from './state';
-import { Code } from '@connectrpc/connect';
+import { Code } from '../contract/connect-codes';
 
 interface InitBody {
   accessToken?: string;

@@ -9,7 +9,7 @@
 import * as path from 'node:path';
 import { textToBytes } from './bytes-text';
 import { AgentError } from './errors';
-import { Code } from '@connectrpc/connect';
+import { Code } from '../contract/connect-codes';
 
 export function resolveRequestPath(requested: string, home: string): Buffer {
   const bytes = textToBytes(requested);

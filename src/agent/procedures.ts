@@ -5,7 +5,6 @@
  * descriptors (server.ts loads them on first use); test/unit/agent/procedures.test.ts holds it equal to them.
  */
 import type * as http from 'node:http';
-import type { ContextValues } from '@connectrpc/connect';
 
 const UNARY = 'unary';
 const STREAM = 'stream';
@@ -30,5 +29,13 @@ export const PROCEDURES: ReadonlyMap<string, 'unary' | 'stream'> = new Map([
   ['/process.Process/CloseStdin', UNARY],
 ]);
 
-/** Serves a call through the router; a unary call's `body` has been read (and decompressed) by the server. */
-export type RouterDispatch = (req: http.IncomingMessage, res: http.ServerResponse, values: ContextValues, body?: Uint8Array) => void;
+/**
+ * Serves a call through the router; `deadlineMs` is its Connect-Timeout-Ms as the server parsed it, and a unary call's
+ * `body` has been read (and decompressed) by the server.
+ */
+export type RouterDispatch = (
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  deadlineMs: number | undefined,
+  body?: Uint8Array,
+) => void;

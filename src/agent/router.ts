@@ -5,7 +5,7 @@
  * with one change: once the server has answered a call itself (its deadline passed before the handler's answer
  * began), the handler's late answer is dropped instead of written over it.
  */
-import { type ConnectRouter, createConnectRouter } from '@connectrpc/connect';
+import { type ConnectRouter, createConnectRouter, createContextValues } from '@connectrpc/connect';
 import {
   compressionBrotli,
   compressionGzip,
@@ -13,7 +13,7 @@ import {
   universalResponseToNodeResponse,
 } from '@connectrpc/connect-node';
 import type { JsonValue } from '@bufbuild/protobuf';
-import type { AgentServices } from './call-context';
+import { type AgentServices, deadlineKey } from './call-context';
 import { MAX_MESSAGE_BYTES } from './connect-protocol';
 import type { RouterDispatch } from './procedures';
 import { Filesystem } from '../contract/gen/filesystem_pb';
@@ -68,7 +68,8 @@ export function agentRouter(svc: AgentServices): RouterDispatch {
   });
   agentRoutes(svc)(router);
   const handlers = new Map(router.handlers.map((h) => [h.requestPath, h]));
-  return (req, res, values, body) => {
+  return (req, res, deadlineMs, body) => {
+    const values = createContextValues().set(deadlineKey, deadlineMs);
     const handler = handlers.get((req.url ?? '').split('?', 1)[0]!)!;
     // Bytes given as the body are parsed as the request's JSON, not read from the request again.
     handler(universalRequestFromNodeRequest(req, res, body as unknown as JsonValue | undefined, values))

@@ -12,12 +12,12 @@
  */
 import * as http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { Code, createContextValues } from '@connectrpc/connect';
+import { Code } from '../contract/connect-codes';
 import { brandNames } from '../contract/brand';
 import { CONNECT_TIMEOUT_HEADER, parseConnectTimeoutMs, timerDelay } from '../contract/connect-timeout';
 import { Accounts } from './accounts';
 import { checkAccessToken } from './auth';
-import { type AgentServices, deadlineKey } from './call-context';
+import type { AgentServices } from './call-context';
 import { checkJsonForm, MAX_MESSAGE_BYTES, parseJsonBody, readBody } from './connect-protocol';
 import { AgentError } from './errors';
 import { FAST_PROCEDURES, fastPath, ResponseBudget } from './filesystem/fast-path';
@@ -203,7 +203,7 @@ async function handle(
     }
     if (res.headersSent) return; // the deadline passed while the body arrived, and was answered
   }
-  (await lazy.router())(req, res, createContextValues().set(deadlineKey, ms), body);
+  (await lazy.router())(req, res, ms, body);
 }
 
 /**

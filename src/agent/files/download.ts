@@ -8,7 +8,7 @@ import type { AgentServices } from '../call-context';
 import { AgentError, fsError } from '../errors';
 import { resolveRequestPath } from '../paths';
 import { allowed } from './permissions';
-import { Code } from '@connectrpc/connect';
+import { Code } from '../../contract/connect-codes';
 
 /**
  * What one download reads ahead of its socket: with N slow readers the agent holds about N x 2 of these, so they stay

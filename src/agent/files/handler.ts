@@ -17,7 +17,7 @@ import { sendError } from '../send-error';
 import { download } from './download';
 import { signatureProblem, type FileOperation } from '../../contract/file-signature';
 import { upload } from './upload';
-import { Code } from '@connectrpc/connect';
+import { Code } from '../../contract/connect-codes';
 
 export async function handleFiles(req: http.IncomingMessage, res: http.ServerResponse, svc: AgentServices): Promise<void> {
   const method = req.method ?? '';

@@ -19,7 +19,7 @@ import { makeDirsAs, parentOf } from '../filesystem/ownership';
 import { noteReplaced, uploadTempName } from '../filesystem/upload-trace';
 import { resolveRequestPath } from '../paths';
 import { allowed } from './permissions';
-import { Code } from '@connectrpc/connect';
+import { Code } from '../../contract/connect-codes';
 
 interface Written {
   path: string;

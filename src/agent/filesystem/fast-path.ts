@@ -17,9 +17,9 @@ import { checkProtocolHeaders, parseJsonBody, readBody } from '../connect-protoc
 import { AgentError } from '../errors';
 import { listDir } from './list-dir';
 import { stat } from './stat';
-import { decodeRequest, listDirRequestSchema, statRequestSchema } from './requests';
+import { decodeListDirRequest, decodeStatRequest } from './requests';
 import { sendError } from '../send-error';
-import { Code } from '@connectrpc/connect';
+import { Code } from '../../contract/connect-codes';
 
 export const FAST_PROCEDURES = new Set(['Stat', 'ListDir']);
 
@@ -89,14 +89,14 @@ export async function fastPath(
     const user = requestUser(req.headers.authorization, svc.accounts, svc.state.defaultUser);
     const body = parseJsonBody(await readBody(req, svc.options.maxBodyBytes), true);
     if (procedure === 'Stat') {
-      const json = stat(decodeRequest(statRequestSchema, body, 'StatRequest'), user, svc.entries);
+      const json = stat(decodeStatRequest(body), user, svc.entries);
       throwIfStopped(call);
       if (res.headersSent) return;
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(json) });
       res.end(json);
       return;
     }
-    const request = decodeRequest(listDirRequestSchema, body, 'ListDirRequest');
+    const request = decodeListDirRequest(body);
     const chunks = await listDir(
       request,
       user,

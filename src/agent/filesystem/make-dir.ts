@@ -1,9 +1,10 @@
 /** Filesystem.MakeDir: creates the directory and its missing parents, owned by the request's user. */
 import { create } from '@bufbuild/protobuf';
-import { Code, ConnectError, type HandlerContext } from '@connectrpc/connect';
+import type { HandlerContext } from '@connectrpc/connect';
+import { Code } from '../../contract/connect-codes';
 import { bytesToText } from '../bytes-text';
 import type { AgentServices } from '../call-context';
-import { fsError } from '../errors';
+import { AgentError, fsError } from '../errors';
 import { type MakeDirRequest, type MakeDirResponse, MakeDirResponseSchema } from '../../contract/gen/filesystem_pb';
 import { entryMessage } from './entry-message';
 import { makeDirsAs } from './ownership';
@@ -19,6 +20,6 @@ export function makeDir(svc: AgentServices, req: MakeDirRequest, ctx: HandlerCon
   } catch (err) {
     throw fsError(err, `MakeDir ${shown}`);
   }
-  if (!created) throw new ConnectError(`MakeDir ${shown}: already exists`, Code.AlreadyExists);
+  if (!created) throw new AgentError(Code.AlreadyExists, `MakeDir ${shown}: already exists`);
   return create(MakeDirResponseSchema, { entry: entryMessage(p, svc.entries) });
 }

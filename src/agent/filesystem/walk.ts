@@ -22,7 +22,7 @@ import { AgentError, fsError } from '../errors';
 import { kindOf } from './file-mode';
 import type { JsonChunks } from './json-chunks';
 import { forEachRecord, nativeWalkUnavailable, openNativeWalk } from './native-walk';
-import { Code } from '@connectrpc/connect';
+import { Code } from '../../contract/connect-codes';
 
 /**
  * The few filesystem calls the node:fs walk makes, replaceable in tests. Paths and names are bytes held as latin1

@@ -5,12 +5,14 @@
  */
 import * as fs from 'node:fs';
 import { create } from '@bufbuild/protobuf';
-import { Code, ConnectError, type HandlerContext } from '@connectrpc/connect';
+import type { HandlerContext } from '@connectrpc/connect';
+import { Code } from '../../contract/connect-codes';
 import { timerDelay } from '../../contract/connect-timeout';
 import { bytesToText } from '../bytes-text';
 import { callTimeoutMs, keepaliveMs, type AgentServices } from '../call-context';
-import { fsError } from '../errors';
+import { AgentError, fsError } from '../errors';
 import {
+  EventType,
   type FilesystemEvent,
   FilesystemEventSchema,
   type WatchDirRequest,
@@ -19,7 +21,7 @@ import {
 } from '../../contract/gen/filesystem_pb';
 import { entryMessage } from './entry-message';
 import { pathOf, userOf } from './request-user';
-import { DirWatch, type WatchEvent } from './watch';
+import { DirWatch, type WatchEvent, type WatchEventKind } from './watch';
 
 const MAX_QUEUED = 10_000;
 
@@ -31,13 +33,20 @@ export function watchedDir(svc: AgentServices, requested: string, ctx: HandlerCo
   } catch (err) {
     throw fsError(err, `WatchDir ${bytesToText(p)}`);
   }
-  if (!st.isDirectory()) throw new ConnectError(`WatchDir ${bytesToText(p)}: not a directory`, Code.InvalidArgument);
+  if (!st.isDirectory()) throw new AgentError(Code.InvalidArgument, `WatchDir ${bytesToText(p)}: not a directory`);
   return p;
 }
 
+const EVENT_TYPES: Readonly<Record<WatchEventKind, EventType>> = {
+  create: EventType.CREATE,
+  write: EventType.WRITE,
+  remove: EventType.REMOVE,
+  chmod: EventType.CHMOD,
+};
+
 export function eventMessage(svc: AgentServices, e: WatchEvent, includeEntry: boolean): FilesystemEvent {
   const entry = includeEntry ? entryMessage(Buffer.from(e.fullPath), svc.entries) : undefined;
-  return create(FilesystemEventSchema, { name: e.name, type: e.type, ...(entry ? { entry } : {}) });
+  return create(FilesystemEventSchema, { name: e.name, type: EVENT_TYPES[e.type], ...(entry ? { entry } : {}) });
 }
 
 export async function* watchDir(svc: AgentServices, req: WatchDirRequest, ctx: HandlerContext): AsyncGenerator<WatchDirResponse> {
@@ -79,7 +88,7 @@ export async function* watchDir(svc: AgentServices, req: WatchDirRequest, ctx: H
   try {
     yield create(WatchDirResponseSchema, { event: { case: 'start', value: {} } });
     while (!ctx.signal.aborted && !expired) {
-      if (failure) throw new ConnectError(`WatchDir ${bytesToText(dir)}: ${failure.message}`, Code.Internal);
+      if (failure) throw new AgentError(Code.Internal, `WatchDir ${bytesToText(dir)}: ${failure.message}`);
       const e = queue.shift();
       if (e) {
         yield create(WatchDirResponseSchema, { event: { case: 'filesystem', value: eventMessage(svc, e, req.includeEntry) } });
@@ -94,7 +103,7 @@ export async function* watchDir(svc: AgentServices, req: WatchDirRequest, ctx: H
       });
       if (timedOut) yield create(WatchDirResponseSchema, { event: { case: 'keepalive', value: {} } });
     }
-    if (expired) throw new ConnectError(`WatchDir ended at its Connect-Timeout-Ms (${ms} ms)`, Code.DeadlineExceeded);
+    if (expired) throw new AgentError(Code.DeadlineExceeded, `WatchDir ended at its Connect-Timeout-Ms (${ms} ms)`);
   } finally {
     clearTimeout(deadline);
     ctx.signal.removeEventListener('abort', onAbort);

@@ -4,25 +4,28 @@
  * service's: a `rename` of a name that now exists is CREATE (WRITE when an upload just replaced it), of one that is
  * gone REMOVE; a `change` is WRITE, or CHMOD when only the inode changed (ctime moved past mtime). A name moved away
  * is a REMOVE: Node's watch does not say where it went. Upload temporaries are not reported. Names are relative to
- * the watched directory.
+ * the watched directory. Kinds are named here and given the service's EventType numbers where a message is made
+ * (watch-dir.ts), so a watch loads no protobuf descriptors.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { EventType } from '../../contract/gen/filesystem_pb';
 import { isUploadTemp, wasJustReplaced } from './upload-trace';
+
+/** The service's event types (EventType in filesystem.proto) a watch reports. */
+export type WatchEventKind = 'create' | 'write' | 'remove' | 'chmod';
 
 export interface WatchEvent {
   name: string;
-  type: EventType;
+  type: WatchEventKind;
   /** Absolute path of the entry, for clients that asked for its EntryInfo. */
   fullPath: string;
 }
 
-function eventType(kind: 'rename' | 'change', fullPath: string): EventType {
+function eventType(kind: 'rename' | 'change', fullPath: string): WatchEventKind {
   const st = fs.lstatSync(fullPath, { throwIfNoEntry: false });
-  if (st === undefined) return EventType.REMOVE;
-  if (kind === 'rename') return wasJustReplaced(fullPath) ? EventType.WRITE : EventType.CREATE;
-  return st.ctimeMs > st.mtimeMs ? EventType.CHMOD : EventType.WRITE;
+  if (st === undefined) return 'remove';
+  if (kind === 'rename') return wasJustReplaced(fullPath) ? 'write' : 'create';
+  return st.ctimeMs > st.mtimeMs ? 'chmod' : 'write';
 }
 
 export class DirWatch {

@@ -4,7 +4,8 @@
  * most MAX_WATCHERS exist at once.
  */
 import { randomUUID } from 'node:crypto';
-import { Code, ConnectError } from '@connectrpc/connect';
+import { Code } from '../../contract/connect-codes';
+import { AgentError } from '../errors';
 import { DirWatch, type WatchEvent } from './watch';
 
 const MAX_PENDING = 10_000;
@@ -22,7 +23,7 @@ export class WatcherRegistry {
 
   create(dir: string, recursive: boolean, includeEntry: boolean): string {
     if (this.watchers.size >= MAX_WATCHERS) {
-      throw new ConnectError(`the agent already keeps ${MAX_WATCHERS} watchers: remove one first (RemoveWatcher)`, Code.ResourceExhausted);
+      throw new AgentError(Code.ResourceExhausted, `the agent already keeps ${MAX_WATCHERS} watchers: remove one first (RemoveWatcher)`);
     }
     const id = randomUUID();
     const w: Watcher = { events: [], includeEntry, error: undefined, watch: undefined as unknown as DirWatch };
@@ -44,7 +45,7 @@ export class WatcherRegistry {
   /** The events since the last call, and whether entries were asked for. */
   take(id: string): { events: WatchEvent[]; includeEntry: boolean } {
     const w = this.get(id);
-    if (w.error) throw new ConnectError(`watcher ${id} failed: ${w.error.message}`, Code.Internal);
+    if (w.error) throw new AgentError(Code.Internal, `watcher ${id} failed: ${w.error.message}`);
     const events = w.events;
     w.events = [];
     return { events, includeEntry: w.includeEntry };
@@ -62,7 +63,7 @@ export class WatcherRegistry {
 
   private get(id: string): Watcher {
     const w = this.watchers.get(id);
-    if (!w) throw new ConnectError(`no watcher with id ${JSON.stringify(id)}`, Code.NotFound);
+    if (!w) throw new AgentError(Code.NotFound, `no watcher with id ${JSON.stringify(id)}`);
     return w;
   }
 }

@@ -1,5 +1,6 @@
 /** The processes the agent started and that are still running, by pid; tags select them too. */
-import { ConnectError, Code } from '@connectrpc/connect';
+import { Code } from '../../contract/connect-codes';
+import { AgentError } from '../errors';
 import type { ProcessSelector } from '../../contract/gen/process_pb';
 import type { ManagedProcess } from './managed-process';
 
@@ -21,13 +22,13 @@ export class ProcessRegistry {
     if (sel?.case === 'pid') {
       const p = this.byPid.get(sel.value);
       if (p) return p;
-      throw new ConnectError(`no running process with pid ${sel.value} (started by this agent)`, Code.NotFound);
+      throw new AgentError(Code.NotFound, `no running process with pid ${sel.value} (started by this agent)`);
     }
     if (sel?.case === 'tag') {
       for (const p of this.byPid.values()) if (p.tag === sel.value) return p;
-      throw new ConnectError(`no running process with tag ${JSON.stringify(sel.value)}`, Code.NotFound);
+      throw new AgentError(Code.NotFound, `no running process with tag ${JSON.stringify(sel.value)}`);
     }
-    throw new ConnectError('field "process" must select a process by "pid" or "tag"', Code.InvalidArgument);
+    throw new AgentError(Code.InvalidArgument, 'field "process" must select a process by "pid" or "tag"');
   }
 
   /** Ends every process (agent shutdown). */

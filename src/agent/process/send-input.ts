@@ -1,6 +1,7 @@
 /** Process.SendInput and the input half of StreamInput: bytes to the process's stdin (or its terminal). */
 import { create } from '@bufbuild/protobuf';
-import { Code, ConnectError } from '@connectrpc/connect';
+import { Code } from '../../contract/connect-codes';
+import { AgentError } from '../errors';
 import type { AgentServices } from '../call-context';
 import {
   type ProcessInput,
@@ -18,11 +19,11 @@ export async function sendInput(svc: AgentServices, req: SendInputRequest): Prom
 export async function deliver(svc: AgentServices, selector: ProcessSelector | undefined, input: ProcessInput | undefined): Promise<void> {
   const proc = svc.processes.find(selector);
   const chosen = input?.input;
-  if (!chosen?.case) throw new ConnectError('field "input" must carry "stdin" or "pty" bytes', Code.InvalidArgument);
-  if (chosen.case === 'pty' && !proc.pty) throw new ConnectError(`process ${proc.pid} has no terminal: send "stdin"`, Code.InvalidArgument);
+  if (!chosen?.case) throw new AgentError(Code.InvalidArgument, 'field "input" must carry "stdin" or "pty" bytes');
+  if (chosen.case === 'pty' && !proc.pty) throw new AgentError(Code.InvalidArgument, `process ${proc.pid} has no terminal: send "stdin"`);
   try {
     await proc.writeStdin(Buffer.from(chosen.value));
   } catch (err) {
-    throw new ConnectError(`process ${proc.pid}: its input is closed (${(err as Error).message})`, Code.FailedPrecondition);
+    throw new AgentError(Code.FailedPrecondition, `process ${proc.pid}: its input is closed (${(err as Error).message})`);
   }
 }

@@ -6,7 +6,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { create } from '@bufbuild/protobuf';
-import { Code, ConnectError, type HandlerContext } from '@connectrpc/connect';
+import type { HandlerContext } from '@connectrpc/connect';
+import { Code } from '../../contract/connect-codes';
+import { AgentError } from '../errors';
 import { timerDelay } from '../../contract/connect-timeout';
 import { requestUser } from '../auth';
 import { callTimeoutMs, keepaliveMs, type AgentServices } from '../call-context';
@@ -17,7 +19,7 @@ import { processEvents, startEvent } from './event-stream';
 
 export async function* start(svc: AgentServices, req: StartRequest, ctx: HandlerContext): AsyncGenerator<StartResponse> {
   const config = req.process;
-  if (!config || config.cmd === '') throw new ConnectError('field "process.cmd" must name the program to run', Code.InvalidArgument);
+  if (!config || config.cmd === '') throw new AgentError(Code.InvalidArgument, 'field "process.cmd" must name the program to run');
   const user = requestUser(ctx.requestHeader.get('authorization'), svc.accounts, svc.state.defaultUser);
   const size = req.pty?.size;
   const plan = planLaunch({
@@ -48,9 +50,9 @@ export async function* start(svc: AgentServices, req: StartRequest, ctx: Handler
     );
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    throw new ConnectError(
-      `cannot start ${JSON.stringify(config.cmd)}: ${(err as Error).message}`,
+    throw new AgentError(
       code === 'EACCES' ? Code.PermissionDenied : code === 'ENOENT' ? Code.NotFound : Code.Internal,
+      `cannot start ${JSON.stringify(config.cmd)}: ${(err as Error).message}`,
     );
   }
   svc.processes.add(proc);
@@ -72,7 +74,7 @@ export async function* start(svc: AgentServices, req: StartRequest, ctx: Handler
   for await (const event of processEvents(proc, keepaliveMs(ctx), ctx.signal)) {
     // Past the deadline the call itself fails, as the protocol says, whichever of the kill's end event and the
     // client's own timer comes first.
-    if (expired) throw new ConnectError(reason, Code.DeadlineExceeded);
+    if (expired) throw new AgentError(Code.DeadlineExceeded, reason);
     yield create(StartResponseSchema, { event });
   }
 }
@@ -86,12 +88,12 @@ function checkCwd(cwd: string): void {
   try {
     st = fs.statSync(cwd);
   } catch {
-    throw new ConnectError(
-      `working directory ${JSON.stringify(cwd)} does not exist (field "process.cwd", relative to the user's home)`,
+    throw new AgentError(
       Code.InvalidArgument,
+      `working directory ${JSON.stringify(cwd)} does not exist (field "process.cwd", relative to the user's home)`,
     );
   }
-  if (!st.isDirectory()) throw new ConnectError(`working directory ${JSON.stringify(cwd)} is not a directory`, Code.InvalidArgument);
+  if (!st.isDirectory()) throw new AgentError(Code.InvalidArgument, `working directory ${JSON.stringify(cwd)} is not a directory`);
 }
 
 /** Fails before anything starts when the program cannot be found, as a shell would say "command not found". */
@@ -110,10 +112,10 @@ function checkCommand(cmd: string, searchPath: string, cwd: string): void {
       /* next */
     }
   }
-  throw new ConnectError(
+  throw new AgentError(
+    Code.NotFound,
     cmd.includes('/')
       ? `command ${JSON.stringify(cmd)} does not exist`
       : `command ${JSON.stringify(cmd)} was not found in PATH (${searchPath})`,
-    Code.NotFound,
   );
 }

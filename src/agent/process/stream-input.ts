@@ -1,6 +1,7 @@
 /** Process.StreamInput (client streaming): a start event naming the process, then input events, in order. */
 import { create } from '@bufbuild/protobuf';
-import { Code, ConnectError } from '@connectrpc/connect';
+import { Code } from '../../contract/connect-codes';
+import { AgentError } from '../errors';
 import type { AgentServices } from '../call-context';
 import {
   type ProcessSelector,
@@ -18,7 +19,7 @@ export async function streamInput(svc: AgentServices, requests: AsyncIterable<St
       selector = ev.value.process;
       svc.processes.find(selector);
     } else if (ev.case === 'data') {
-      if (!selector) throw new ConnectError('StreamInput: the first message must be a "start" naming the process', Code.InvalidArgument);
+      if (!selector) throw new AgentError(Code.InvalidArgument, 'StreamInput: the first message must be a "start" naming the process');
       await deliver(svc, selector, ev.value.input);
     }
   }

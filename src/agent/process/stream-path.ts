@@ -12,12 +12,12 @@
  */
 import type * as http from 'node:http';
 import { fromJson, toJson } from '@bufbuild/protobuf';
-import { Code, ConnectError, createContextValues, createHandlerContext, type HandlerContext } from '@connectrpc/connect';
-import { codeToString } from '@connectrpc/connect/protocol-connect';
+import { createContextValues, createHandlerContext, type HandlerContext } from '@connectrpc/connect';
+import { Code, codeName } from '../../contract/connect-codes';
 import { allocEnvelope, ENVELOPE_HEAD_BYTES, encodeEnvelope, END_STREAM_FLAG, splitEnvelopes } from '../../contract/connect-envelope';
 import { type AgentServices, deadlineKey } from '../call-context';
 import { MAX_MESSAGE_BYTES, readBody } from '../connect-protocol';
-import { AgentError } from '../errors';
+import { AgentError, asAgentError } from '../errors';
 import { ConnectRequestSchema, type ProcessEvent, ProcessEventSchema, Process, StartRequestSchema } from '../../contract/gen/process_pb';
 import { connect } from './connect';
 import { start } from './start';
@@ -122,8 +122,8 @@ export async function serveJsonStream(
       if (r.event) await write(res, eventFrame(r.event));
     }
   } catch (err) {
-    const e = ConnectError.from(err);
-    end = JSON.stringify({ error: { code: codeToString(e.code), message: e.rawMessage } });
+    const e = asAgentError(err, Code.Unknown);
+    end = JSON.stringify({ error: { code: codeName(e.code), message: e.rawMessage } });
   }
   if (!res.destroyed) res.end(envelope(END_STREAM_FLAG, end));
 }
@@ -132,7 +132,7 @@ function decode<S extends typeof StartRequestSchema | typeof ConnectRequestSchem
   try {
     return fromJson(schema, json as never);
   } catch (err) {
-    throw new ConnectError(`invalid ${schema.typeName}: ${(err as Error).message}`, Code.InvalidArgument);
+    throw new AgentError(Code.InvalidArgument, `invalid ${schema.typeName}: ${(err as Error).message}`);
   }
 }
 

@@ -4,7 +4,8 @@
  */
 import { execFile } from 'node:child_process';
 import { create } from '@bufbuild/protobuf';
-import { Code, ConnectError } from '@connectrpc/connect';
+import { Code } from '../../contract/connect-codes';
+import { AgentError } from '../errors';
 import type { AgentServices } from '../call-context';
 import { type UpdateRequest, type UpdateResponse, UpdateResponseSchema } from '../../contract/gen/process_pb';
 
@@ -12,15 +13,15 @@ export async function update(svc: AgentServices, req: UpdateRequest): Promise<Up
   const proc = svc.processes.find(req.process);
   const size = req.pty?.size;
   if (!size) return create(UpdateResponseSchema, {});
-  if (!proc.pty) throw new ConnectError(`process ${proc.pid} has no terminal to resize`, Code.FailedPrecondition);
+  if (!proc.pty) throw new AgentError(Code.FailedPrecondition, `process ${proc.pid} has no terminal to resize`);
   if (size.cols < 1 || size.rows < 1 || size.cols > 65535 || size.rows > 65535) {
-    throw new ConnectError(`field "pty.size": cols and rows must be 1..65535, got ${size.cols}x${size.rows}`, Code.InvalidArgument);
+    throw new AgentError(Code.InvalidArgument, `field "pty.size": cols and rows must be 1..65535, got ${size.cols}x${size.rows}`);
   }
   const tty = proc.terminalPath();
-  if (!tty) throw new ConnectError(`process ${proc.pid}: its terminal is gone`, Code.NotFound);
+  if (!tty) throw new AgentError(Code.NotFound, `process ${proc.pid}: its terminal is gone`);
   await new Promise<void>((resolve, reject) => {
     execFile('stty', ['-F', tty, 'cols', String(size.cols), 'rows', String(size.rows)], (err, _out, stderr) =>
-      err ? reject(new ConnectError(`resizing ${tty}: ${stderr.trim() || err.message}`, Code.Internal)) : resolve(),
+      err ? reject(new AgentError(Code.Internal, `resizing ${tty}: ${stderr.trim() || err.message}`)) : resolve(),
     );
   });
   return create(UpdateResponseSchema, {});

@@ -3,40 +3,10 @@ import { applyInit } from '../../../src/agent/init';
 import { AgentState } from '../../../src/agent/state';
 import { codeToString } from '@connectrpc/connect/protocol-connect';
 import { AgentError, errorBody, fsError } from '../../../src/agent/errors';
-import { decodeRequest, listDirRequestSchema, statRequestSchema } from '../../../src/agent/filesystem/requests';
 import { baseName, lexicalTarget, resolveRequestPath } from '../../../src/agent/paths';
 import { binaryText, fsPath, joinBinary } from '../../../src/agent/filesystem/binary-path';
 import { type AgentOptionsInput, parseAgentOptions } from '../../../src/agent/options';
 import { Code, ConnectError } from '@connectrpc/connect';
-
-describe('request messages', () => {
-  const bad = (schema: typeof statRequestSchema | typeof listDirRequestSchema, body: unknown) => {
-    try {
-      decodeRequest(schema, body, 'Req');
-    } catch (err) {
-      expect(err).toBeInstanceOf(AgentError);
-      return `${codeToString((err as AgentError).code)}: ${(err as AgentError).rawMessage}`;
-    }
-    throw new Error('accepted');
-  };
-
-  test('defaults, nulls and string integers', () => {
-    expect(decodeRequest(listDirRequestSchema, {}, 'R')).toMatchObject({ path: '', depth: 0 });
-    expect(decodeRequest(listDirRequestSchema, { path: null, depth: null }, 'R')).toMatchObject({ path: '', depth: 0 });
-    expect(decodeRequest(listDirRequestSchema, { path: '/x', depth: '3' }, 'R')).toMatchObject({ path: '/x', depth: 3 });
-    expect(decodeRequest(listDirRequestSchema, { depth: 4294967295 }, 'R').depth).toBe(4294967295);
-  });
-
-  test('unknown fields and wrong types name the field', () => {
-    expect(bad(statRequestSchema, { path: '/', depth: 1 })).toMatch(/^invalid_argument: .*unknown field "depth"/);
-    expect(bad(statRequestSchema, { path: 1 })).toMatch(/field "path": expected string, got 1/);
-    expect(bad(listDirRequestSchema, { depth: 4294967296 })).toMatch(/field "depth"/);
-    expect(bad(listDirRequestSchema, { depth: '1.5' })).toMatch(/field "depth"/);
-    expect(bad(listDirRequestSchema, { depth: -1 })).toMatch(/field "depth"/);
-    expect(bad(listDirRequestSchema, [])).toMatch(/must be a JSON object/);
-    expect(bad(listDirRequestSchema, null)).toMatch(/must be a JSON object/);
-  });
-});
 
 describe('errors', () => {
   test("an AgentError is a ConnectError with its code's HTTP status; its body names the code", () => {
