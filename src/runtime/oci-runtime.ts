@@ -12,7 +12,6 @@ import type { CgroupMount } from './cgroup-layout';
 import {
   AdmissionError,
   admissionProblem,
-  committedBy,
   committedDiskMB,
   DEFAULT_ADMISSION,
   hostCapacity,
@@ -63,6 +62,7 @@ import { EndWatch, resetConnections, type EndListener } from './end-watch';
 import { copyChanges } from './filesystem-changes';
 import { findExecutable } from './which';
 import { sleep } from '../util/poll';
+import { CommittedConfigs } from './committed-configs';
 import { timed, type StepTimes } from '../util/step-times';
 
 export const DEFAULT_PIDS_LIMIT = 4096;
@@ -167,6 +167,7 @@ export class OciSandboxRuntime implements SandboxRuntime {
   /** Under runsc: sandboxes that end by themselves (an OOM ends gVisor's kernel, end-watch.ts). */
   private readonly ends = new EndWatch();
   private readonly admission: AdmissionLimits;
+  private readonly configs = new CommittedConfigs();
   private readonly capacity: Resources;
   /** Requests admitted whose config.json (disk image) is not written yet. */
   private readonly pending: Resources = { memoryMB: 0, cpuCount: 0 };
@@ -425,16 +426,12 @@ export class OciSandboxRuntime implements SandboxRuntime {
     const sum = { ...this.pending };
     const dirs = [this.paths.dataDir, path.join(this.paths.dataDir, STEPS_DATA_DIR), ...(this.options.diskDirs ?? [])];
     sum.diskMB = committedDiskMB(this.paths.dataDir, dirs);
-    for (const entry of fs.existsSync(this.paths.dataDir) ? fs.readdirSync(this.paths.dataDir) : []) {
-      if (entry === except) continue;
-      try {
-        const c = committedBy(JSON.parse(fs.readFileSync(sandboxPaths(this.paths, entry).config, 'utf8')));
-        sum.memoryMB += c.memoryMB;
-        sum.cpuCount += c.cpuCount;
-      } catch {
-        // not a sandbox dir, or one being removed
-      }
-    }
+    // Sandboxes are the directories there (disk images and console logs lie beside them).
+    const entries = fs.existsSync(this.paths.dataDir) ? fs.readdirSync(this.paths.dataDir, { withFileTypes: true }) : [];
+    const sandboxes = entries.filter((e) => e.isDirectory() && e.name !== except);
+    const configs = this.configs.sum(sandboxes.map((e) => sandboxPaths(this.paths, e.name).config));
+    sum.memoryMB += configs.memoryMB;
+    sum.cpuCount += configs.cpuCount;
     return sum;
   }
 

@@ -21,7 +21,7 @@ import type { NetworkAttachment, SandboxNetwork } from '../types';
 import { attachPolicyScript, needsRelay, policyScript, type EgressPolicy } from './egress-policy';
 import { removeRelayPolicy, writeRelayPolicy } from './egress-relay/relay-policy';
 import { ensureRelay, relayDir } from './relay-process';
-import { attachPortScript, detachPortScript, guardScript } from './guard-rules';
+import { attachPortCommands, detachPortScript, guardScript } from './guard-rules';
 import { hostSandboxResolvConf } from './host-resolvers';
 import { firstFreeAddress, parseSubnet, type Subnet } from './ipv4';
 import { sandboxBlockedDestinations } from './private-ranges';
@@ -170,20 +170,18 @@ export class BridgeNetwork implements SandboxNetwork {
     const mac = macFor(address);
     try {
       const t0 = performance.now();
-      // The sandbox's end waits on the bridge's side, down, until its namespace exists (join-link.ts).
-      await execOk(['ip', '-n', o.bridgeNamespace, '-b', '-'], {
-        input: [
-          `link add ${port} type veth peer name ${peer} address ${mac}`,
-          `link set ${port} alias "${ALIAS_TAG} ${ns} ${address}"`,
-          `link set ${port} master ${o.bridge}`,
-          '',
-        ].join('\n'),
-      });
+      const commands = attachPortCommands({ port, peer, mac, address, alias: `${ALIAS_TAG} ${ns} ${address}` }, o.bridge);
       await this.prepareRelay(address, policy);
-      // The port comes up only once its rules (and its egress policy) are in.
-      await execOk(['ip', 'netns', 'exec', o.bridgeNamespace, 'sh', '-s'], {
-        input: `set -e\n${attachPolicyScript(port, address, policy)}` + attachPortScript({ port, mac, address }, o.bridge),
-      });
+      // The port's rules and its egress policy first, by its name; then the port (guard-rules.ts).
+      const policyRules = attachPolicyScript(port, address, policy);
+      if (policyRules === '')
+        await execOk(['ip', 'netns', 'exec', o.bridgeNamespace, 'ebtables-restore', '--noflush'], { input: commands.rules });
+      else
+        await execOk(['ip', 'netns', 'exec', o.bridgeNamespace, 'sh', '-s'], {
+          input: `set -e\n${policyRules}ebtables-restore --noflush <<'RULES'\n${commands.rules}RULES\n`,
+        });
+      await execOk(['ip', '-n', o.bridgeNamespace, '-b', '-'], { input: commands.links });
+      await execOk(['bridge', '-n', o.bridgeNamespace, '-b', '-'], { input: commands.fdb });
       o.times?.('attach: port and rules', performance.now() - t0);
     } catch (err) {
       await this.detachNs(ns, address);

@@ -116,18 +116,33 @@ export function portGuardRules({ port, mac, address }: PortFacts): string {
 }
 
 /**
- * A shell script (run in the bridge namespace) that plugs a sandbox's port in: its L2 rules first, then the bridge's
- * static knowledge of its MAC and address, then the port up. Nothing of the sandbox passes before its rules are in.
+ * How a sandbox's port is plugged in, in three commands run in the bridge namespace, in this order (each process
+ * spawned costs a create several milliseconds, and each `ip` or `bridge` run may read every link of the namespace):
+ * - `rules`, for ebtables-restore: the port's L2 rules (portGuardRules). They name the port, so they go in before the
+ *   port exists, and nothing of the sandbox ever passes without them.
+ * - `links`, for `ip -b`: the veth pair made (the sandbox's end parked, down), named, put on the bridge as an isolated
+ *   port that neither learns nor is flooded, the bridge's permanent ARP entry for the address, and the port up. Up,
+ *   it still reaches nothing: its peer is down until the sandbox's namespace takes it (join-link.ts).
+ * - `fdb`, for `bridge -b`: the bridge's static knowledge of the MAC, the only way frames reach the port.
  */
-export function attachPortScript(facts: PortFacts, bridge: string): string {
-  return `set -e
-ebtables-restore --noflush <<'RULES'
-${portGuardRules(facts)}RULES
-ip link set dev ${facts.port} type bridge_slave isolated on learning off flood off mcast_flood off
-bridge fdb replace ${facts.mac} dev ${facts.port} master static
-ip neigh replace ${facts.address} lladdr ${facts.mac} dev ${bridge} nud permanent
-ip link set ${facts.port} up
-`;
+export function attachPortCommands(
+  facts: PortFacts & { peer: string; alias: string },
+  bridge: string,
+): { rules: string; links: string; fdb: string } {
+  const { port, peer, mac, address, alias } = facts;
+  return {
+    rules: portGuardRules(facts),
+    links: [
+      `link add ${port} type veth peer name ${peer} address ${mac}`,
+      `link set ${port} alias "${alias}"`,
+      `link set ${port} master ${bridge}`,
+      `link set dev ${port} type bridge_slave isolated on learning off flood off mcast_flood off`,
+      `neigh replace ${address} lladdr ${mac} dev ${bridge} nud permanent`,
+      `link set ${port} up`,
+      '',
+    ].join('\n'),
+    fdb: `fdb replace ${mac} dev ${port} master static\n`,
+  };
 }
 
 /** The reverse of attachPortScript; every step tolerates what is already gone. */

@@ -1,4 +1,4 @@
-import { attachPortScript, detachPortScript, GUARD_CHAINS, guardScript, portGuardRules } from '../../../src/runtime/network/guard-rules';
+import { attachPortCommands, detachPortScript, GUARD_CHAINS, guardScript, portGuardRules } from '../../../src/runtime/network/guard-rules';
 import { nameserversOf } from '../../../src/runtime/sandbox-etc';
 
 describe('the sandbox guard', () => {
@@ -30,10 +30,18 @@ describe('the sandbox guard', () => {
     expect(port).toContain('-A SKIT-vabc -s ! 02:53:c6:13:02:02 -j DROP');
     expect(port).toContain('-A SKIT-vabc -p ARP --arp-ip-src ! 198.19.2.2 -j DROP');
     expect(port.trim().split('\n').at(-2)).toBe('-A SKIT-vabc -j DROP');
-    const attach = attachPortScript({ port: 'vabc', mac: '02:53:c6:13:02:02', address: '198.19.2.2' }, 'sb');
-    expect(attach.indexOf('ebtables-restore')).toBeLessThan(attach.indexOf('ip link set vabc up'));
-    expect(attach).toContain('isolated on learning off flood off');
-    expect(attach).toContain('nud permanent');
+    const attach = attachPortCommands(
+      { port: 'vabc', peer: 'pabc', mac: '02:53:c6:13:02:02', address: '198.19.2.2', alias: 'sandbox-kit ns 198.19.2.2' },
+      'sb',
+    );
+    expect(attach.rules).toBe(port);
+    const links = attach.links.trim().split('\n');
+    expect(links[0]).toBe('link add vabc type veth peer name pabc address 02:53:c6:13:02:02');
+    expect(links).toContain('link set dev vabc type bridge_slave isolated on learning off flood off mcast_flood off');
+    expect(links).toContain('neigh replace 198.19.2.2 lladdr 02:53:c6:13:02:02 dev sb nud permanent');
+    // Up last, once it is an isolated port that neither learns nor is flooded.
+    expect(links.at(-1)).toBe('link set vabc up');
+    expect(attach.fdb).toBe('fdb replace 02:53:c6:13:02:02 dev vabc master static\n');
     expect(detachPortScript('vabc', '198.19.2.2', 'sb')).toContain('ip neigh del 198.19.2.2 dev sb');
   });
 
