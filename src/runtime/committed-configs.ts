@@ -3,7 +3,7 @@
  * version of it. Admission sums the memory and CPUs of every sandbox on the data root at each create. Reading and
  * parsing every config again (tens of KiB of JSON each, with the seccomp profile), and an error thrown for every entry
  * that was not a sandbox's directory, made each create's admission take about 0.15 ms more per sandbox already there:
- * 35 ms with 200. A file is known by its inode, size and modification time in nanoseconds: a rewritten config (a
+ * 35 ms with 200. A file is known by its inode, size and modification time (to the microsecond): a rewritten config (a
  * restart writes it again) is read again, and one gone is forgotten.
  */
 import * as fs from 'node:fs';
@@ -28,15 +28,15 @@ export class CommittedConfigs {
   }
 
   private read(file: string): { version: string; resources: Resources } | undefined {
-    let st: fs.BigIntStats | undefined;
+    let st: fs.Stats | undefined;
     try {
       // A missing file answers undefined, not a thrown error: making one costs tens of microseconds.
-      st = fs.statSync(file, { bigint: true, throwIfNoEntry: false });
+      st = fs.statSync(file, { throwIfNoEntry: false });
     } catch {
       return undefined; // its directory is not one (ENOTDIR)
     }
     if (st === undefined || !st.isFile()) return undefined;
-    const version = `${st.ino}:${st.size}:${st.mtimeNs}`;
+    const version = `${st.ino}:${st.size}:${st.mtimeMs}`;
     const known = this.known.get(file);
     if (known?.version === version) return known;
     try {

@@ -81,6 +81,15 @@ export function parseAlias(alias: string | undefined): { netns: string; address:
   return m ? { netns: m[1]!, address: m[2]! } : undefined;
 }
 
+/**
+ * The addresses taken on each bridge, shared by every BridgeNetwork of this process: read from the bridge's ports
+ * (their aliases) on the first attach, then kept by this process's attaches and detaches, so an attach does not read
+ * every link of the bridge's namespace again (that read takes 10-20 ms with 200 sandboxes). A bridge is known by its
+ * namespace's name and inode, so one made again under the same name is read again. The process that runs a sandbox
+ * host's bridge (the platform, the local system's service) is the one that attaches sandboxes to it.
+ */
+const takenOnBridge = new Map<string, Promise<Set<string>>>();
+
 export class BridgeNetwork implements SandboxNetwork {
   private readonly subnet: Subnet;
   private queue: Promise<unknown> = Promise.resolve();
@@ -162,9 +171,11 @@ export class BridgeNetwork implements SandboxNetwork {
     if (fs.existsSync(`${NETNS_DIR}/${ns}`))
       throw new Error(`network namespace ${ns} already exists (sandbox ${sandboxID} is attached already)`);
     await this.guard();
-    const taken = new Set([o.gateway, ...(o.reserved ?? []), ...(await this.ports()).values()]);
-    const address = firstFreeAddress(this.subnet, taken);
+    const onBridge = await this.taken();
+    const address = firstFreeAddress(this.subnet, new Set([o.gateway, ...(o.reserved ?? []), ...onBridge]));
     if (!address) throw new Error(`no free address left on ${o.subnet} for sandbox ${sandboxID}`);
+    // Taken before anything awaits: another BridgeNetwork of this process on the same bridge picks another.
+    onBridge.add(address);
     const port = bridgePortName(ns);
     const peer = parkedPeerName(ns);
     const mac = macFor(address);
@@ -225,6 +236,23 @@ export class BridgeNetwork implements SandboxNetwork {
     });
   }
 
+  /** The addresses taken on this bridge (takenOnBridge). */
+  private taken(): Promise<Set<string>> {
+    const key = this.bridgeKey();
+    let taken = takenOnBridge.get(key);
+    if (taken === undefined) {
+      taken = this.ports().then((ports) => new Set(ports.values()));
+      takenOnBridge.set(key, taken);
+      taken.catch(() => takenOnBridge.delete(key));
+    }
+    return taken;
+  }
+
+  private bridgeKey(): string {
+    const ns = this.options.bridgeNamespace;
+    return `${ns}:${fs.statSync(`${NETNS_DIR}/${ns}`, { throwIfNoEntry: false })?.ino ?? 'gone'}`;
+  }
+
   private async detachNs(ns: string, address?: string): Promise<void> {
     const o = this.options;
     const port = bridgePortName(ns);
@@ -241,6 +269,12 @@ export class BridgeNetwork implements SandboxNetwork {
     }
     if (fs.existsSync(`${NETNS_DIR}/${ns}`)) await execOk(['ip', 'netns', 'del', ns]);
     await removeUserNamespace(ns);
+    // Free again once its port is gone; otherwise (or when the address is not known here) the next attach reads the
+    // bridge's ports again.
+    const key = this.bridgeKey();
+    const portGone = (await exec(['ip', '-n', o.bridgeNamespace, 'link', 'show', 'dev', port])).code !== 0;
+    if (known === undefined || !portGone) takenOnBridge.delete(key);
+    else (await takenOnBridge.get(key))?.delete(known);
   }
 
   async detach(sandboxID: string): Promise<void> {

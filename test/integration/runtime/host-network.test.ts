@@ -5,6 +5,7 @@
  * no other test uses.
  */
 import { execFileSync } from 'node:child_process';
+import { BridgeNetwork } from '../../../src/runtime/network/bridge-network';
 import { openSandboxHostNetwork, type SandboxHostNetwork } from '../../../src/runtime/network/host-network';
 import { uniqueName } from './helpers/common';
 
@@ -44,4 +45,29 @@ test('a delegated /28: addresses, the route out, and no silent move to another s
   await expect(openSandboxHostNetwork(name, { subnet: '100.64.250.32/28' })).rejects.toThrow(
     `sandbox host network ${name} is on ${SUBNET}, not 100.64.250.32/28`,
   );
+});
+
+test('addresses on one bridge: two networks of one process never share one, a freed one is handed out again, and a bridge made again is read again', async () => {
+  const name = uniqueName('hn');
+  net = await openSandboxHostNetwork(name, { subnet: SUBNET });
+  const other = new BridgeNetwork({ ...(net.network as unknown as BridgeNetwork).options, netnsPrefix: `${name}x-` });
+  const ip = (...args: string[]) => execFileSync('ip', args, { encoding: 'utf8' }).trim();
+  try {
+    // Attaches of both at once: each takes its own address.
+    const [a, b, c] = await Promise.all([net.network.attach('sbxa'), other.attach('sbxb'), net.network.attach('sbxc')]);
+    const addresses = [a!.address, b!.address, c!.address];
+    expect(new Set(addresses).size).toBe(3);
+    // The kernel agrees: one port per address, each with its own permanent ARP entry on the bridge.
+    const neigh = ip('-n', net.namespace, 'neigh', 'show', 'dev', 'sb', 'nud', 'permanent');
+    for (const address of addresses) expect(neigh).toContain(`${address} lladdr`);
+    await other.detach('sbxb');
+    // The freed address is the lowest free one again, and the next attach gets it.
+    expect((await net.network.attach('sbxd')).address).toBe(b!.address);
+  } finally {
+    await other.detach('sbxb');
+  }
+  // The same name, a new bridge (its namespace made again): its addresses are read from it, not remembered.
+  await net.close();
+  net = await openSandboxHostNetwork(name, { subnet: SUBNET });
+  expect((await net.network.attach('sbxe')).address).toBe('100.64.250.18');
 });
