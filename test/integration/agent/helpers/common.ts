@@ -131,13 +131,19 @@ export function startCliAgent(args: string[]): Promise<AgentProcess> {
 /**
  * Starts the built agent with `startAgent(options)` in a process of its own, on 127.0.0.1 and a free port unless the
  * options say otherwise. With `asUser`, node loads every module as root (the checkout may sit where that user cannot
- * read), then drops to the user's uid/gid with no supplementary groups before listening.
+ * read), then drops to the user's uid/gid with no supplementary groups before listening. `preamble` is code run in the
+ * agent's process before it starts (a test's probe).
  */
-export function startHostAgent(options: Record<string, unknown>, asUser?: { uid: number; gid: number }): Promise<AgentProcess> {
+export function startHostAgent(
+  options: Record<string, unknown>,
+  asUser?: { uid: number; gid: number },
+  preamble = '',
+): Promise<AgentProcess> {
   const entry = path.join(REPO, 'dist/src/agent/index.js');
   if (!fs.existsSync(entry)) throw new Error(`${entry} is missing: run 'npm run build' first (npm test does)`);
   const drop = asUser ? `process.setgroups([]); process.setgid(${asUser.gid}); process.setuid(${asUser.uid});` : '';
   const script = `
+    ${preamble}
     const { startAgent } = require(${JSON.stringify(entry)});
     ${drop}
     startAgent(${JSON.stringify({ host: '127.0.0.1', port: 0, ...options })}).then((a) => {
