@@ -15,7 +15,6 @@ import { NETNS_DIR } from './network/bridge-network';
 import { STEPS_SUFFIX, stepNetnsName } from './step-executor';
 import { removeUserNamespace } from './userns';
 import { findExecutable } from './which';
-import { detachLoopsBelow } from './sandbox-disk';
 import { sleep } from '../util/poll';
 import { signalProcess } from '../util/signal';
 
@@ -83,7 +82,6 @@ export async function cleanupLeftovers(options: CleanupOptions): Promise<Cleanup
     report.mounts.push(m);
     say(`cleanup: unmounted ${m}`);
   }
-  for (const device of await detachLoopsBelow(dataDir)) say(`cleanup: detached loop device ${device}`);
 
   // Build steps' network namespaces (with the egress relay in each) and their user namespaces.
   const stepPrefix = stepNetnsName(options.instance, '');

@@ -72,44 +72,9 @@ export async function makeSandboxDisk(dir: string, sizeMB: number, mode = 0o700,
 export async function mountSandboxDisk(dir: string, mode = 0o700): Promise<void> {
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   if (isMountPoint(dir)) return;
-  // The loop device is set up here, not by `mount -o loop`: that looks through every loop device for one already on
-  // the image (util-linux's overlap check), 6 ms with a few sandboxes and 18 ms with 200. Detached at once: a mounted
-  // loop device is then only marked to go with its mount (the kernel's autoclear, as `mount -o loop` sets); one that
-  // did not get mounted goes now. cleanup.ts detaches any a crash left in between (detachLoopsBelow).
-  const loop = (await execOk(['losetup', '--find', '--show', diskImagePath(dir)])).trim();
-  try {
-    // noinit_itable: no background thread zeroing inode tables (it would write the whole table into the sparse file).
-    await execOk(['mount', '-t', 'ext4', '-o', 'noatime,noinit_itable', loop, dir], { timeoutMs: 30_000 });
-  } finally {
-    await exec(['losetup', '--detach', loop]);
-  }
+  // noinit_itable: no background thread zeroing inode tables (it would write the whole table into the sparse file).
+  await execOk(['mount', '-t', 'ext4', '-o', 'loop,noatime,noinit_itable', diskImagePath(dir), dir], { timeoutMs: 30_000 });
   fs.chmodSync(dir, mode);
-}
-
-/** The loop devices of `losetup --list --noheadings --raw --output NAME,BACK-FILE`: device and backing file. */
-export function parseLoopList(text: string): { device: string; backFile: string }[] {
-  const out: { device: string; backFile: string }[] = [];
-  for (const line of text.split('\n')) {
-    const m = /^(\S+) (.+)$/.exec(line.trim());
-    if (!m) continue;
-    // Raw output writes a space in a name as \x20; a file removed since is marked " (deleted)".
-    const backFile = m[2]!
-      .replace(/ \(deleted\)$/, '')
-      .replace(/\\x([0-9a-f]{2})/gi, (_, h: string) => String.fromCharCode(parseInt(h, 16)));
-    out.push({ device: m[1]!, backFile });
-  }
-  return out;
-}
-
-/** Detaches every loop device whose image lies under `dir` (what a crash between losetup and mount leaves); returns them. */
-export async function detachLoopsBelow(dir: string): Promise<string[]> {
-  const listed = await exec(['losetup', '--list', '--noheadings', '--raw', '--output', 'NAME,BACK-FILE']);
-  const below = path.resolve(dir) + path.sep;
-  const devices = parseLoopList(listed.stdout)
-    .filter((l) => l.backFile.startsWith(below))
-    .map((l) => l.device);
-  for (const device of devices) await exec(['losetup', '--detach', device]);
-  return devices;
 }
 
 /** The size in MB of the file system holding `dir` (or its nearest existing parent). */
