@@ -40,9 +40,11 @@ export interface NetworkAttachment {
    * Either the container makes it, owned by its own new user namespace, and the runtime calls `join(pid)` with the
    * container's pid once it exists, which moves the link in, configures it and names the namespace `netnsPath`; or,
    * for a runtime that can only join one by path (runsc.ts), `prepare()` makes it ahead, as a runtime would, and
-   * names it. Each attachment is joined once.
+   * names it. Each attachment is joined once. `made` settles when the link and its rules are made: attach may
+   * return before, so the caller's disk, files and container are made meanwhile; join and prepare wait for it (and
+   * reject with its error), so nothing of the sandbox runs before its rules are in place.
    */
-  pending?: { join(pid: number): Promise<void>; prepare(): Promise<void> };
+  pending?: { made: Promise<void>; join(pid: number): Promise<void>; prepare(): Promise<void> };
 }
 
 /** Gives each sandbox a network namespace on a bridge (the lab's sandbox host, or the host itself on AWS). */

@@ -94,6 +94,8 @@ export class BridgeNetwork implements SandboxNetwork {
   private readonly subnet: Subnet;
   private queue: Promise<unknown> = Promise.resolve();
   private guarded = false;
+  /** Ports being made, by namespace: a detach or a policy change waits for its port first. */
+  private readonly making = new Map<string, Promise<void>>();
 
   constructor(readonly options: BridgeNetworkOptions) {
     this.subnet = parseSubnet(options.subnet);
@@ -118,12 +120,15 @@ export class BridgeNetwork implements SandboxNetwork {
   }
 
   /**
-   * Attaches are serialised within this process, so two creates never pick one address. A policy given here is in
-   * place before the port comes up, loaded with the port's own rules (no second pass).
+   * Attaches are serialised within this process, so two creates never pick one address and two ports are never made
+   * at once: the next attach starts when this one's port is made. The attachment is returned as soon as its address
+   * is taken; its port is made meanwhile (NetworkAttachment.pending.made), while the caller makes the sandbox's disk,
+   * files and container. A policy given here is in place before the port comes up, loaded with the port's own rules
+   * (no second pass).
    */
   attach(sandboxID: string, policy?: EgressPolicy): Promise<NetworkAttachment> {
     const next = this.queue.then(() => this.attachNow(sandboxID, policy));
-    this.queue = next.catch(() => undefined);
+    this.queue = next.then((a) => a.pending?.made).catch(() => undefined);
     return next;
   }
 
@@ -168,7 +173,7 @@ export class BridgeNetwork implements SandboxNetwork {
   private async attachNow(sandboxID: string, policy: EgressPolicy | undefined): Promise<NetworkAttachment> {
     const ns = this.netnsName(sandboxID);
     const o = this.options;
-    if (fs.existsSync(`${NETNS_DIR}/${ns}`))
+    if (fs.existsSync(`${NETNS_DIR}/${ns}`) || this.making.has(ns))
       throw new Error(`network namespace ${ns} already exists (sandbox ${sandboxID} is attached already)`);
     await this.guard();
     const onBridge = await this.taken();
@@ -176,15 +181,59 @@ export class BridgeNetwork implements SandboxNetwork {
     if (!address) throw new Error(`no free address left on ${o.subnet} for sandbox ${sandboxID}`);
     // Taken before anything awaits: another BridgeNetwork of this process on the same bridge picks another.
     onBridge.add(address);
-    const port = bridgePortName(ns);
-    const peer = parkedPeerName(ns);
-    const mac = macFor(address);
+    const made = this.makePort(sandboxID, ns, address, policy);
+    this.making.set(ns, made);
+    // Settled either way for detach; a failure reaches the caller through join or prepare.
+    void made.then(
+      () => this.making.delete(ns),
+      () => this.making.delete(ns),
+    );
+    const facts: JoinFacts = {
+      bridgeNamespace: o.bridgeNamespace,
+      peer: parkedPeerName(ns),
+      netns: ns,
+      addressWithPrefix: `${address}/${this.subnet.prefix}`,
+      gateway: o.gateway,
+    };
+    return {
+      netnsPath: `${NETNS_DIR}/${ns}`,
+      address,
+      pending: {
+        made,
+        join: async (pid) => {
+          await made;
+          await joinNetwork(facts, pid);
+        },
+        // Made ahead, as a runtime would: a new user namespace (the kit's mapping) owning a new network namespace.
+        prepare: async () => {
+          await made;
+          await timed(o.times, 'attach: namespaces', async () => {
+            const mapping = o.idMapping === null ? null : (o.idMapping ?? DEFAULT_ID_MAPPING);
+            try {
+              await withNewNamespaces(mapping, (pid) => joinNetwork(facts, pid));
+            } catch (err) {
+              throw new Error(`cannot make the network namespace of sandbox ${sandboxID}: ${(err as Error).message}`);
+            }
+          });
+        },
+      },
+    };
+  }
+
+  /**
+   * The port of `ns` on the bridge: its rules and egress policy first, by its name, then the veth pair with the
+   * sandbox's end parked, then the FDB entry (guard-rules.ts). On failure what was made is removed.
+   */
+  private async makePort(sandboxID: string, ns: string, address: string, policy: EgressPolicy | undefined): Promise<void> {
+    const o = this.options;
     try {
       const t0 = performance.now();
-      const commands = attachPortCommands({ port, peer, mac, address, alias: `${ALIAS_TAG} ${ns} ${address}` }, o.bridge);
+      const commands = attachPortCommands(
+        { port: bridgePortName(ns), peer: parkedPeerName(ns), mac: macFor(address), address, alias: `${ALIAS_TAG} ${ns} ${address}` },
+        o.bridge,
+      );
       await this.prepareRelay(address, policy);
-      // The port's rules and its egress policy first, by its name; then the port (guard-rules.ts).
-      const policyRules = attachPolicyScript(port, address, policy);
+      const policyRules = attachPolicyScript(bridgePortName(ns), address, policy);
       if (policyRules === '')
         await execOk(['ip', 'netns', 'exec', o.bridgeNamespace, 'ebtables-restore', '--noflush'], { input: commands.rules });
       else
@@ -198,34 +247,11 @@ export class BridgeNetwork implements SandboxNetwork {
       await this.detachNs(ns, address);
       throw new Error(`cannot attach sandbox ${sandboxID} to ${o.bridgeNamespace}/${o.bridge}: ${(err as Error).message}`);
     }
-    const facts: JoinFacts = {
-      bridgeNamespace: o.bridgeNamespace,
-      peer,
-      netns: ns,
-      addressWithPrefix: `${address}/${this.subnet.prefix}`,
-      gateway: o.gateway,
-    };
-    return {
-      netnsPath: `${NETNS_DIR}/${ns}`,
-      address,
-      pending: {
-        join: (pid) => joinNetwork(facts, pid),
-        // Made ahead, as a runtime would: a new user namespace (the kit's mapping) owning a new network namespace.
-        prepare: () =>
-          timed(o.times, 'attach: namespaces', async () => {
-            const mapping = o.idMapping === null ? null : (o.idMapping ?? DEFAULT_ID_MAPPING);
-            try {
-              await withNewNamespaces(mapping, (pid) => joinNetwork(facts, pid));
-            } catch (err) {
-              throw new Error(`cannot make the network namespace of sandbox ${sandboxID}: ${(err as Error).message}`);
-            }
-          }),
-      },
-    };
   }
 
   async setEgressPolicy(sandboxID: string, policy: EgressPolicy | undefined): Promise<void> {
     const ns = this.netnsName(sandboxID);
+    await this.making.get(ns)?.catch(() => undefined);
     const address = (await this.ports()).get(ns);
     if (address === undefined)
       throw new Error(`sandbox ${sandboxID} is not attached to ${this.options.bridgeNamespace}/${this.options.bridge}`);
@@ -278,7 +304,9 @@ export class BridgeNetwork implements SandboxNetwork {
   }
 
   async detach(sandboxID: string): Promise<void> {
-    await this.detachNs(this.netnsName(sandboxID));
+    const ns = this.netnsName(sandboxID);
+    await this.making.get(ns)?.catch(() => undefined);
+    await this.detachNs(ns);
   }
 
   async list(): Promise<Map<string, NetworkAttachment>> {

@@ -5,7 +5,7 @@
  * no other test uses.
  */
 import { execFileSync } from 'node:child_process';
-import { BridgeNetwork } from '../../../src/runtime/network/bridge-network';
+import { BridgeNetwork, bridgePortName } from '../../../src/runtime/network/bridge-network';
 import { openSandboxHostNetwork, type SandboxHostNetwork } from '../../../src/runtime/network/host-network';
 import { uniqueName } from './helpers/common';
 
@@ -57,6 +57,7 @@ test('addresses on one bridge: two networks of one process never share one, a fr
     const [a, b, c] = await Promise.all([net.network.attach('sbxa'), other.attach('sbxb'), net.network.attach('sbxc')]);
     const addresses = [a!.address, b!.address, c!.address];
     expect(new Set(addresses).size).toBe(3);
+    await Promise.all([a, b, c].map((x) => x!.pending?.made));
     // The kernel agrees: one port per address, each with its own permanent ARP entry on the bridge.
     const neigh = ip('-n', net.namespace, 'neigh', 'show', 'dev', 'sb', 'nud', 'permanent');
     for (const address of addresses) expect(neigh).toContain(`${address} lladdr`);
@@ -70,4 +71,37 @@ test('addresses on one bridge: two networks of one process never share one, a fr
   await net.close();
   net = await openSandboxHostNetwork(name, { subnet: SUBNET });
   expect((await net.network.attach('sbxe')).address).toBe('100.64.250.18');
+});
+
+test('attach answers before its port is made: join waits for the port, a port that cannot be made fails the join, a detach meanwhile leaves nothing', async () => {
+  const name = uniqueName('hn');
+  net = await openSandboxHostNetwork(name, { subnet: SUBNET });
+  const network = net.network as unknown as BridgeNetwork;
+  const ip = (...args: string[]) => execFileSync('ip', args, { encoding: 'utf8' }).trim();
+  const ports = () => ip('-n', net!.namespace, '-o', 'link', 'show', 'master', 'sb');
+  const rules = () => execFileSync('ip', ['netns', 'exec', net!.namespace, 'ebtables', '-L'], { encoding: 'utf8' });
+
+  // Something else holds the port's name: its making fails, the join says why, and the address is free again.
+  const taken = bridgePortName(network.netnsName('sbxf'));
+  ip('-n', net.namespace, 'link', 'add', taken, 'type', 'bridge');
+  const failing = await network.attach('sbxf');
+  await expect(failing.pending!.join(process.pid)).rejects.toThrow(/cannot attach sandbox sbxf/);
+  await expect(failing.pending!.made).rejects.toThrow(/cannot attach sandbox sbxf/);
+  expect(rules()).not.toContain(taken);
+
+  // A detach right after the attach waits for the port, then removes it with its rules. The port of a policy with
+  // domains starts the egress relay first, so its link and rules come well after the attach answered.
+  const quick = await network.attach('sbxg', { allowOut: [], denyOut: ['0.0.0.0/0'], allowDomains: ['example.com'] });
+  expect(quick.address).toBe(failing.address);
+  await network.detach('sbxg');
+  await quick.pending!.made; // settled already: what a detach that did not wait would have left is there by now
+  expect(ports()).toBe('');
+  expect(rules()).not.toContain(bridgePortName(network.netnsName('sbxg')));
+
+  // The legitimate path: once made, the port is on the bridge with its rules.
+  const kept = await network.attach('sbxh');
+  await kept.pending!.made;
+  expect(ports()).toContain(bridgePortName(network.netnsName('sbxh')));
+  expect(rules()).toContain(bridgePortName(network.netnsName('sbxh')));
+  await network.detach('sbxh');
 });
