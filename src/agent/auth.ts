@@ -1,16 +1,16 @@
 /**
- * The two request credentials: the sandbox access token (X-Access-Token, compared by the contract's constant-time
- * digest check) and the sandbox user (HTTP Basic, username only; the default user when absent).
+ * The two request credentials: the sandbox access token (X-Access-Token, compared in constant time by the
+ * contract's checkHeldAccessToken) and the sandbox user (HTTP Basic, username only; the default user when absent).
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import { checkAccessToken as verifyToken } from '../contract/access-token';
+import { checkHeldAccessToken } from '../contract/access-token';
 import type { Accounts, UserAccount } from './accounts';
 import { AgentError } from './errors';
 import { Code } from '../contract/connect-codes';
 
-export function checkAccessToken(headers: IncomingHttpHeaders, tokenHash: string | undefined): void {
-  if (tokenHash === undefined) return;
-  const verdict = verifyToken(headers['x-access-token'], tokenHash);
+export function checkAccessToken(headers: IncomingHttpHeaders, token: string | undefined): void {
+  if (token === undefined) return;
+  const verdict = checkHeldAccessToken(headers['x-access-token'], token);
   if (verdict !== 'ok') throw new AgentError(Code.Unauthenticated, TOKEN_MESSAGES[verdict]);
 }
 

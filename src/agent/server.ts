@@ -138,7 +138,7 @@ async function handle(
   if (pathname === '/init') {
     if (req.method !== 'POST') return sendError(req, res, new AgentError(Code.Unimplemented, 'use POST /init', 405, { allow: 'POST' }));
     try {
-      checkAccessToken(req.headers, svc.state.tokenHash);
+      checkAccessToken(req.headers, svc.state.accessToken);
       applyInit(svc.state, svc.accounts, parseJsonBody(await readBody(req, INIT_MAX_BODY)));
     } catch (err) {
       if (!(err instanceof AgentError)) throw err;
@@ -150,7 +150,7 @@ async function handle(
   if (pathname === '/envs') {
     if (req.method !== 'GET') return sendError(req, res, new AgentError(Code.Unimplemented, 'use GET /envs', 405, { allow: 'GET' }));
     try {
-      checkAccessToken(req.headers, svc.state.tokenHash);
+      checkAccessToken(req.headers, svc.state.accessToken);
     } catch (err) {
       return sendError(req, res, err as AgentError);
     }
@@ -164,7 +164,7 @@ async function handle(
   const timeout = parseConnectTimeoutMs(req.headers[CONNECT_TIMEOUT_HEADER]);
   const kind = PROCEDURES.get(pathname);
   try {
-    checkAccessToken(req.headers, svc.state.tokenHash);
+    checkAccessToken(req.headers, svc.state.accessToken);
     if (!timeout.ok) throw new AgentError(Code.InvalidArgument, timeout.message);
     if (kind === undefined) throw new AgentError(Code.Unimplemented, `${pathname} is not a procedure of this agent`, 404);
     if (req.method !== 'POST') {

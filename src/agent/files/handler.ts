@@ -47,7 +47,7 @@ export async function handleFiles(req: http.IncomingMessage, res: http.ServerRes
 }
 
 function authorise(req: http.IncomingMessage, query: URLSearchParams, operation: FileOperation, svc: AgentServices): void {
-  if (svc.state.tokenHash === undefined) return;
+  if (svc.state.accessToken === undefined) return;
   const signature = query.get('signature');
   if (signature !== null) {
     const problem = signatureProblem(
@@ -62,5 +62,5 @@ function authorise(req: http.IncomingMessage, query: URLSearchParams, operation:
     if (problem) throw new AgentError(Code.Unauthenticated, `signed URL refused: ${problem}`);
     return;
   }
-  checkAccessToken(req.headers, svc.state.tokenHash);
+  checkAccessToken(req.headers, svc.state.accessToken);
 }

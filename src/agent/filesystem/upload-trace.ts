@@ -4,13 +4,13 @@
  * destination an upload has just replaced as a WRITE, as for a file rewritten in place (inotify alone sees a new
  * file moved in).
  */
-import { randomBytes } from 'node:crypto';
+import { nodeCrypto } from '../../util/node-crypto';
 
 const TEMP_NAME = /^\.[0-9a-f]{12}\.upload$/;
 
 /** The name of an upload's temporary file, in the destination's directory. */
 export function uploadTempName(): string {
-  return `.${randomBytes(6).toString('hex')}.upload`;
+  return `.${nodeCrypto().randomBytes(6).toString('hex')}.upload`;
 }
 
 export function isUploadTemp(name: string): boolean {

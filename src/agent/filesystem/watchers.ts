@@ -3,10 +3,10 @@
  * MAX_PENDING events (older ones are dropped first) so a client that stops polling costs bounded memory, and at
  * most MAX_WATCHERS exist at once.
  */
-import { randomUUID } from 'node:crypto';
 import { Code } from '../../contract/connect-codes';
 import { AgentError } from '../errors';
 import { DirWatch, type WatchEvent } from './watch';
+import { nodeCrypto } from '../../util/node-crypto';
 
 const MAX_PENDING = 10_000;
 const MAX_WATCHERS = 256;
@@ -25,7 +25,7 @@ export class WatcherRegistry {
     if (this.watchers.size >= MAX_WATCHERS) {
       throw new AgentError(Code.ResourceExhausted, `the agent already keeps ${MAX_WATCHERS} watchers: remove one first (RemoveWatcher)`);
     }
-    const id = randomUUID();
+    const id = nodeCrypto().randomUUID();
     const w: Watcher = { events: [], includeEntry, error: undefined, watch: undefined as unknown as DirWatch };
     w.watch = new DirWatch(
       dir,

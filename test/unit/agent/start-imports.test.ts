@@ -3,11 +3,13 @@ import { build, type Metafile } from 'esbuild';
 
 /**
  * What the agent loads before it listens: every module its entry reaches by static imports (dynamic imports are what
- * server.ts loads on first use). A sandbox's create waits for the agent to listen and then makes its first calls
- * (/health, /init, Stat, ListDir), so none of those may need the Connect library or the protobuf runtime, whose
- * descriptors take tens of milliseconds of CPU to build.
+ * server.ts loads on first use), and the node modules those import. A sandbox's create waits for the agent to listen
+ * and then makes its first calls (/health, /init, Stat, ListDir), so none of those may need the Connect library or
+ * the protobuf runtime, whose descriptors take tens of milliseconds of CPU to build, nor node:crypto (about 12 ms).
  */
-async function staticImports(entry: string): Promise<Set<string>> {
+const LAZY_CRYPTO = 'src/util/node-crypto.ts';
+
+async function staticImports(entry: string, externals = new Set<string>()): Promise<Set<string>> {
   const root = path.resolve(__dirname, '../../..');
   const result = await build({
     entryPoints: [path.join(root, entry)],
@@ -28,7 +30,12 @@ async function staticImports(entry: string): Promise<Set<string>> {
     const file = stack.pop()!;
     if (seen.has(file)) continue;
     seen.add(file);
-    for (const i of inputs[file]?.imports ?? []) if (i.kind !== 'dynamic-import' && !i.external) stack.push(i.path);
+    for (const i of inputs[file]?.imports ?? []) {
+      if (i.kind === 'dynamic-import') continue;
+      // The one require that runs on first use, not at load: src/util/node-crypto.ts.
+      if (i.external && !(file === LAZY_CRYPTO && i.kind === 'require-call')) externals.add(i.path);
+      else stack.push(i.path);
+    }
   }
   return seen;
 }
@@ -39,6 +46,14 @@ describe("the agent's start", () => {
     expect(loaded).toContain('src/agent/server.ts');
     expect(loaded).toContain('src/agent/filesystem/fast-path.ts');
     expect(loaded.filter((f) => /@connectrpc|@bufbuild|src\/contract\/gen\//.test(f))).toEqual([]);
+  });
+
+  test('imports node:http but not node:crypto before it listens (the token check needs no hash)', async () => {
+    const externals = new Set<string>();
+    const loaded = await staticImports('src/agent/main.ts', externals);
+    expect(loaded).toContain(LAZY_CRYPTO);
+    expect(externals).toContain('node:http');
+    expect([...externals].filter((m) => /^(node:)?crypto$/.test(m))).toEqual([]);
   });
 
   test('the router it loads on first use does bring them (the check above sees dynamic imports apart)', async () => {

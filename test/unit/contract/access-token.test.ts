@@ -4,6 +4,7 @@ import {
   accessTokenMatches,
   accessTokenProblem,
   checkAccessToken,
+  checkHeldAccessToken,
   hashAccessToken,
 } from '../../../src/contract/access-token';
 import { toCatalogEntry } from '../../../src/catalog/entry';
@@ -58,6 +59,55 @@ describe('access token', () => {
   it('is validated where catalog entries are created, naming the field', () => {
     expect(() => toCatalogEntry({ sandboxID: 'sb1', host: '10.0.0.1', token: 'tökén' })).toThrow(/token: expected 1 to 1024 visible ASCII/);
     expect(toCatalogEntry({ sandboxID: 'sb1', host: '10.0.0.1', token: 'fine-token' }).tokenHash).toBe(hashAccessToken('fine-token'));
+  });
+});
+
+describe('checkHeldAccessToken (the agent, which holds the token)', () => {
+  const token = 'sbx1.0123456789abcdef0123456789abcdef';
+
+  it("gives the digest check's verdict for every kind of presented token", () => {
+    const near = [
+      token,
+      `${token}0`,
+      token.slice(0, -1),
+      `${token.slice(0, -1)}0`,
+      `0${token.slice(1)}`,
+      token + token,
+      token.slice(0, 1),
+      'x'.repeat(token.length),
+      // Shorter tokens that repeat to the held one's characters: the compare wraps the presented one, never matches.
+      token.slice(0, token.length / 2),
+      ' ',
+      '',
+      undefined,
+      [token, token],
+      asHeader(`${token}é`),
+    ];
+    for (const presented of near) expect(checkHeldAccessToken(presented, token)).toBe(checkAccessToken(presented, hashAccessToken(token)));
+    expect(checkHeldAccessToken(token, token)).toBe('ok');
+    expect(checkHeldAccessToken('aa', 'a')).toBe('mismatch');
+    expect(checkHeldAccessToken('a', 'aa')).toBe('mismatch');
+  });
+
+  it('agrees with the digest check on random tokens of every length and alphabet', () => {
+    const visible = Array.from({ length: 94 }, (_, i) => String.fromCharCode(0x21 + i)).join('');
+    let seed = 7;
+    const random = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % n;
+    };
+    const make = (alphabet: string, length: number) => Array.from({ length }, () => alphabet[random(alphabet.length)]).join('');
+    let matches = 0;
+    for (let i = 0; i < 3000; i++) {
+      const alphabet = visible.slice(0, 1 + random(4) * 30);
+      const held = make(alphabet, 1 + random(6));
+      const presented = random(3) === 0 ? held : make(alphabet, 1 + random(6));
+      const verdict = checkHeldAccessToken(presented, held);
+      expect(verdict).toBe(checkAccessToken(presented, hashAccessToken(held)));
+      if (verdict === 'ok') matches++;
+    }
+    expect(matches).toBeGreaterThan(900);
+    expect(matches).toBeLessThan(2000);
   });
 });
 
