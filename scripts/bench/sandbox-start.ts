@@ -35,7 +35,7 @@ import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { bundle, bundleEntries } from '../bundle';
 import { DEFAULT_AGENT_PORT } from '../../src/contract/agent-port';
-import { defaultAgentPayload, payloadBinds, PAYLOAD_DIR } from '../../src/runtime/agent-payload';
+import { checkAgentPayload, defaultAgentPayload, payloadBinds, PAYLOAD_DIR } from '../../src/runtime/agent-payload';
 import { MmdebstrapImages } from '../../src/runtime/base-images';
 import { cleanupLeftovers } from '../../src/runtime/cleanup';
 import { removeCgroup } from '../../src/runtime/cgroups';
@@ -47,6 +47,7 @@ import { DEFAULT_ID_MAPPING, shiftedLayer } from '../../src/runtime/id-shift';
 import { createOciRuntime, type OciSandboxRuntime } from '../../src/runtime/oci-runtime';
 import type { NetworkAttachment, RuntimeChoice } from '../../src/runtime/types';
 import { BridgeNetwork } from '../../src/runtime/network/bridge-network';
+import type { StepTimes } from '../../src/util/step-times';
 import { startGateway, type RunningGateway } from '../../src/gateway';
 import { startPlatform, type RunningPlatform } from '../../src/platform';
 
@@ -96,7 +97,7 @@ async function stat(address: string): Promise<void> {
 interface Started {
   readyMs: number;
   /**
-   * The sample's steps in order, ms each. The kit columns: attach, create, agent to /health, first Stat. The API
+   * The sample's steps in order, ms each. The kit columns: attach, create (and its parts), agent to /health, first Stat. The API
    * columns: `request` (the create's answer as the client waited for it, less the platform's own create), the phases
    * of the platform's create from its log line (`ready in N ms: PHASE MS, ...`), `call` (the Stat through the gateway).
    */
@@ -118,23 +119,41 @@ interface Env {
   scratch: string;
 }
 
-/** The kit column's steps: the attach, the runtime's create (files and `crun run -d`), the agent's start to its first /health, the first Stat. */
+/**
+ * The kit column's steps: the attach, the runtime's create (files and `crun run -d`), the agent's start to its first
+ * /health, the first Stat; between create and agent, the parts of the create as the runtime and the network time
+ * them (`create: <step>`; the port is made while the create's first steps run, and the join waits for it).
+ */
 const KIT_STEPS = ['attach', 'create', 'agent', 'stat'] as const;
+
+/** Where the kit's runtime and network tell their step times: the sample being measured, when one is. */
+const createSteps: { sink: StepTimes | undefined; times: StepTimes } = {
+  sink: undefined,
+  times: (step, ms) => createSteps.sink?.(step, ms),
+};
 
 function kitColumn(env: Env, rt = env.rt, name = 'kit (attach+create+health+Stat)'): Column {
   return {
     name,
     async start(id) {
+      const parts: Record<string, number> = {};
+      createSteps.sink = (step, ms) => (parts[`create: ${step}`] = (parts[`create: ${step}`] ?? 0) + ms);
       const marks = [performance.now()];
-      const network = await env.net.network.attach(id);
-      marks.push(performance.now());
-      await rt.create({ sandboxID: id, layers: [env.rootfs], memoryMB: 512, cpuCount: 1, network });
-      marks.push(performance.now());
-      await until204(network.address);
-      marks.push(performance.now());
-      await stat(network.address);
-      marks.push(performance.now());
-      const steps = Object.fromEntries(KIT_STEPS.map((name, i) => [name, marks[i + 1]! - marks[i]!]));
+      try {
+        const network = await env.net.network.attach(id);
+        marks.push(performance.now());
+        await rt.create({ sandboxID: id, layers: [env.rootfs], memoryMB: 512, cpuCount: 1, network });
+        marks.push(performance.now());
+        createSteps.sink = undefined;
+        await until204(network.address);
+        marks.push(performance.now());
+        await stat(network.address);
+        marks.push(performance.now());
+      } finally {
+        createSteps.sink = undefined;
+      }
+      const [attach, create, agent, stat_] = KIT_STEPS.map((_, i) => marks[i + 1]! - marks[i]!);
+      const steps = { attach: attach!, create: create!, ...parts, agent: agent!, stat: stat_! };
       return { readyMs: marks[4]! - marks[0]!, steps, stop: () => rt.kill(id) };
     },
   };
@@ -218,7 +237,7 @@ const platformLogs = new Map<string, (line: string) => void>();
  */
 async function apiColumn(env: Env, instance: string, runtime: RuntimeChoice, pool = 0): Promise<Column & { close(): Promise<void> }> {
   const net = env.net.network as unknown as BridgeNetwork;
-  const network = new BridgeNetwork({ ...net.options, netnsPrefix: `${instance}-` });
+  const network = new BridgeNetwork({ ...net.options, netnsPrefix: `${instance}-`, times: undefined });
   const roots = { stateRoot: path.join(env.scratch, `state-${instance}`), dataRoot: path.join(env.scratch, `data-${instance}`) };
   const rt = createOciRuntime({ instance, runtime, ...roots });
   const platform: RunningPlatform = await startPlatform({
@@ -349,27 +368,35 @@ async function main(): Promise<number> {
   log(`instance ${instance}; base rootfs and agent bundle`);
   const rootfs = await new MmdebstrapImages().rootfs('debian:bookworm', (l) => log(l));
   await bundle(bundleEntries().find((e) => e.name === 'agent')!);
+  // A bad --baseline-agent is said before anything is made (nothing to clean up).
+  const baselineAgent =
+    values['baseline-agent'] === undefined ? undefined : { ...defaultAgentPayload(), bundleDir: path.resolve(values['baseline-agent']) };
+  if (baselineAgent) checkAgentPayload(baselineAgent);
   const scratch = fs.mkdtempSync('/var/tmp/sk-bench-start-');
   const net = await createSandboxHostNetwork(instance);
+  // The kit's network: the same bridge and names, with its steps timed.
+  const kitNetwork = new BridgeNetwork({ ...(net.network as unknown as BridgeNetwork).options, times: createSteps.times });
   const rt = createOciRuntime({
     instance,
     runtime: values.runtime as RuntimeChoice,
     stateRoot: path.join(scratch, 'state'),
     dataRoot: path.join(scratch, 'data'),
-    network: net.network,
+    network: kitNetwork,
+    times: createSteps.times,
   });
-  const env: Env = { rootfs, floorHardened: values['floor-hardening'] === 'on', net, rt, scratch };
+  const env: Env = { rootfs, floorHardened: values['floor-hardening'] === 'on', net: { ...net, network: kitNetwork }, rt, scratch };
   const columns: Column[] = [kitColumn(env), await floorColumn(env)];
   const baselineRoots = { stateRoot: path.join(scratch, 'state-b'), dataRoot: path.join(scratch, 'data-b') };
   const baselineRt =
-    values['baseline-agent'] === undefined
+    baselineAgent === undefined
       ? undefined
       : createOciRuntime({
           instance: `${instance}b`,
           runtime: values.runtime as RuntimeChoice,
           ...baselineRoots,
-          network: net.network,
-          agent: { ...defaultAgentPayload(), bundleDir: path.resolve(values['baseline-agent']) },
+          network: kitNetwork,
+          times: createSteps.times,
+          agent: baselineAgent,
         });
   const baseline = baselineRt && kitColumn(env, baselineRt, `kit, baseline agent (${values['baseline-agent']})`);
   let api: Awaited<ReturnType<typeof apiColumn>> | undefined;
