@@ -41,7 +41,7 @@ import { cleanupLeftovers } from '../../src/runtime/cleanup';
 import { removeCgroup } from '../../src/runtime/cgroups';
 import { containerNofile } from '../../src/runtime/host-limits';
 import { createSandboxHostNetwork, type SandboxHostNetwork } from '../../src/runtime/network/host-network';
-import { STAGED_ROOTFS, stagedBind } from '../../src/runtime/oci-cli';
+import { STAGED_ROOTFS, stagedBinds } from '../../src/runtime/oci-cli';
 import { renderOciConfig } from '../../src/runtime/oci-config';
 import { DEFAULT_ID_MAPPING, shiftedLayer } from '../../src/runtime/id-shift';
 import { createOciRuntime, type OciSandboxRuntime } from '../../src/runtime/oci-runtime';
@@ -176,6 +176,7 @@ async function floorColumn(env: Env): Promise<Column> {
       for (const d of ['upper', 'work']) fs.mkdirSync(path.join(dir, d), { recursive: true });
       if (env.floorHardened) fs.lchownSync(path.join(dir, 'upper'), mapping.base, mapping.base);
       const nodeBind = payloadBinds(payload).filter((b) => b.target.endsWith('/node'));
+      const nodeStaged = stagedBinds(nodeBind.map((b) => b.source));
       const config = renderOciConfig({
         rootfs: STAGED_ROOTFS,
         args: [`${PAYLOAD_DIR}/node`, '-e', server],
@@ -190,7 +191,7 @@ async function floorColumn(env: Env): Promise<Column> {
         cpuCount: 1,
         pidsLimit: 4096,
         cgroupsPath,
-        binds: nodeBind.map((b, i) => ({ ...b, source: stagedBind(i) })),
+        binds: nodeBind.map((b, i) => ({ ...b, source: nodeStaged[i]! })),
         nofile: containerNofile(20_000),
         hardened: env.floorHardened,
         ...(env.floorHardened ? { userns: { mapping } } : {}),

@@ -8,6 +8,7 @@
  */
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { CGROUP_UNIFIED, type RuntimeSelection } from './cgroup-layout';
 import { exec, type ExecResult } from '../util/exec';
 import { DEFAULT_RUNSC_PLATFORM, HIDE_NET_SYSCTLS, runscFlags, type RunscPlatform } from './runsc';
@@ -32,16 +33,58 @@ export function overlayOptions(o: OverlayMount): string {
 
 /**
  * Where a container's root file system and bind sources are mounted for the runtime, in the call's private mount
- * namespace only (a tmpfs of its own there, so every call sees just its own). A container in a user namespace
- * mounts as that namespace's root, which may not search the kit's or a caller's private directories: here every
- * path is searchable, whatever the real ones are.
+ * namespace only (each call's namespace starts with the host's view, where these are empty, and mounts its own). A
+ * container in a user namespace mounts as that namespace's root, which may not search the kit's or a caller's
+ * private directories: here every path is searchable, whatever the real ones are. The directory and its empty mount
+ * points are made on the host once (writeStageTable), never mounted on there.
  */
 export const STAGE_DIR = '/run/sandbox-kit-stage';
 export const STAGED_ROOTFS = `${STAGE_DIR}/rootfs`;
 
-/** The staged path of the i-th bind source. */
-export function stagedBind(i: number): string {
-  return `${STAGE_DIR}/b${i}`;
+/**
+ * The staged path of each bind source, in order: `d<i>` for a directory, `f<i>` for anything else (a bind mount
+ * needs a mount point of its kind). A source that is missing is staged as a file, and its mount then fails.
+ */
+export function stagedBinds(sources: string[]): string[] {
+  return sources.map((s, i) => `${STAGE_DIR}/${fs.statSync(s, { throwIfNoEntry: false })?.isDirectory() ? 'd' : 'f'}${i}`);
+}
+
+/** A path as one fstab field: white space and backslashes as octal escapes (fstab(5)); libmount reads them back. */
+export function fstabField(p: string): string {
+  return p.replace(/[\\\s]/g, (c) => `\\${c.charCodeAt(0).toString(8).padStart(3, '0')}`);
+}
+
+/**
+ * The mounts that stage a call, as an fstab for one `mount -a -T` (which mounts them in order, in one process): each
+ * bind source on its staged path, then the overlay on its target.
+ */
+export function stageTable(binds: Array<{ source: string; target: string }>, overlay: OverlayMount | undefined): string {
+  const lines = binds.map((b) => `${fstabField(b.source)} ${fstabField(b.target)} none bind 0 0`);
+  if (overlay) lines.push(`sandbox-kit ${fstabField(overlay.target)} overlay ${overlayOptions(overlay)} 0 0`);
+  return `${lines.join('\n')}\n`;
+}
+
+/**
+ * Writes the table that stages `binds` and `overlay` to `file` (a directory of the caller's own), after making the
+ * stage's mount points on the host (idempotent, for every caller at once).
+ */
+export function writeStageTable(file: string, binds: string[], overlay: OverlayMount | undefined): void {
+  if (overlay && overlay.target !== STAGED_ROOTFS) throw new Error(`a staged overlay must target ${STAGED_ROOTFS}`);
+  const targets = stagedBinds(binds);
+  fs.mkdirSync(STAGE_DIR, { recursive: true, mode: 0o711 });
+  fs.mkdirSync(STAGED_ROOTFS, { recursive: true, mode: 0o755 });
+  for (const t of targets) {
+    if (path.basename(t).startsWith('d')) fs.mkdirSync(t, { recursive: true, mode: 0o755 });
+    else fs.closeSync(fs.openSync(t, 'a', 0o644));
+  }
+  fs.writeFileSync(
+    file,
+    stageTable(
+      binds.map((source, i) => ({ source, target: targets[i]! })),
+      overlay,
+    ),
+    { mode: 0o600 },
+  );
 }
 
 export interface PrivateNamespaceSetup {
@@ -49,28 +92,19 @@ export interface PrivateNamespaceSetup {
   hideUnified: boolean;
   /** An empty /proc/sys/net (runsc's `run`, see runsc.ts). */
   hideNetSysctls?: boolean;
-  /** Stage the overlay at STAGED_ROOTFS (its target must be that) and these bind sources at stagedBind(i). */
-  stage?: { binds: string[] };
+  /** The stage's mount table (writeStageTable), which mounts the overlay too: mounted by one `mount -a -T`. */
+  stageTable?: string;
 }
 
 /** argv running `argv` in a mount namespace of its own (a slave of the host's) after the given mounts; `argv` itself when none is needed. */
 export function inPrivateMountNamespace(setup: PrivateNamespaceSetup, argv: string[]): string[] {
-  if (!setup.overlay && !setup.hideUnified && !setup.hideNetSysctls && !setup.stage) return argv;
+  if (!setup.overlay && !setup.hideUnified && !setup.hideNetSysctls && !setup.stageTable) return argv;
   const steps: string[] = [];
   const args: string[] = [];
-  if (setup.stage) {
-    if (setup.overlay && setup.overlay.target !== STAGED_ROOTFS) throw new Error(`a staged overlay must target ${STAGED_ROOTFS}`);
-    steps.push(`mkdir -p ${STAGE_DIR}`, `mount -t tmpfs -o mode=711,size=64k sandbox-kit-stage ${STAGE_DIR}`, `mkdir ${STAGED_ROOTFS}`);
-    setup.stage.binds.forEach((source, i) => {
-      steps.push(
-        `if [ -d "$1" ]; then mkdir ${stagedBind(i)}; else touch ${stagedBind(i)}; fi`,
-        `mount --bind "$1" ${stagedBind(i)}`,
-        'shift',
-      );
-      args.push(source);
-    });
-  }
-  if (setup.overlay) {
+  if (setup.stageTable) {
+    steps.push('mount -a -T "$1"', 'shift');
+    args.push(setup.stageTable);
+  } else if (setup.overlay) {
     steps.push('mount -t overlay sandbox-kit -o "$1" "$2"', 'shift 2');
     args.push(overlayOptions(setup.overlay), setup.overlay.target);
   }
@@ -145,10 +179,11 @@ export class OciCli {
   ): Promise<number> {
     const timeoutMs = o.timeoutMs ?? 30_000;
     fs.mkdirSync(this.stateDir, { recursive: true, mode: 0o700 });
+    const stageTable = path.join(bundle, 'stage.fstab');
+    writeStageTable(stageTable, staged.binds, staged.overlay);
     const argv = inPrivateMountNamespace(
       {
-        overlay: staged.overlay,
-        stage: { binds: staged.binds },
+        stageTable,
         hideUnified: this.selection.hideUnified,
         hideNetSysctls: this.hideNetSysctlsOnRun,
       },

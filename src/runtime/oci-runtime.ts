@@ -44,7 +44,7 @@ import {
   STEPS_DATA_DIR,
   type InstancePaths,
 } from './instance';
-import { OciCli, STAGED_ROOTFS, stagedBind, type OciState } from './oci-cli';
+import { OciCli, STAGED_ROOTFS, stagedBinds, type OciState } from './oci-cli';
 import { renderOciConfig } from './oci-config';
 import { renderSeccomp } from './seccomp';
 import { CompiledSeccomp } from './seccomp-bpf';
@@ -286,6 +286,7 @@ export class OciSandboxRuntime implements SandboxRuntime {
         ...(spec.readOnlyFiles ?? []).map((f) => ({ ...f, readonly: true })),
         ...(attachDir !== undefined ? [{ source: makeAttachedDir(p.bundle), target: attachDir, readonly: true }] : []),
       ];
+      const stagedSources = stagedBinds(binds.map((b) => b.source));
       const profile = hardened && this.name === 'crun' ? renderSeccomp() : undefined;
       const seccompBpf = profile && this.compiledSeccomp.of(profile);
       const config = renderOciConfig({
@@ -308,7 +309,7 @@ export class OciSandboxRuntime implements SandboxRuntime {
         cpuCount: spec.cpuCount,
         pidsLimit: this.pidsLimit,
         cgroupsPath: cgroupsPathOf(this.paths, id),
-        binds: binds.map((b, i) => ({ ...b, source: stagedBind(i) })),
+        binds: binds.map((b, i) => ({ ...b, source: stagedSources[i]! })),
         nofile: this.nofile,
         oomScoreAdj: AGENT_OOM_SCORE_ADJ,
         hardened,

@@ -40,7 +40,7 @@ import type { DiskAdmission } from './admission';
 import { allocatedBytes } from '../util/disk-usage';
 import { poolOf } from './disk-pool';
 import { timed, type StepTimes } from '../util/step-times';
-import { inPrivateMountNamespace, OciCli, STAGED_ROOTFS, stagedBind } from './oci-cli';
+import { inPrivateMountNamespace, OciCli, STAGED_ROOTFS, stagedBinds, writeStageTable } from './oci-cli';
 import { renderOciConfig, type BindMount } from './oci-config';
 import { resolveRuntimeBinary, DEFAULT_NOFILE, DEFAULT_PIDS_LIMIT } from './oci-runtime';
 import { joinsUsernsByPath, type RunscPlatform } from './runsc';
@@ -262,6 +262,7 @@ export class OciStepExecutor implements StepExecutor {
       if (made.status === 'rejected') throw made.reason;
       if (network.status === 'rejected') throw network.reason;
       const usernsPath = network.value;
+      const stagedSources = stagedBinds(binds.map((b) => b.source));
       const config = renderOciConfig({
         rootfs: STAGED_ROOTFS,
         args: step.argv,
@@ -277,7 +278,7 @@ export class OciStepExecutor implements StepExecutor {
         cpuCount: step.cpuCount,
         pidsLimit: DEFAULT_PIDS_LIMIT,
         cgroupsPath,
-        binds: binds.map((b, i) => ({ ...b, source: stagedBind(i) })),
+        binds: binds.map((b, i) => ({ ...b, source: stagedSources[i]! })),
         nofile: containerNofile(DEFAULT_NOFILE),
         oomScoreAdj: CHILD_OOM_SCORE_ADJ,
         // A step with egress must not change the filtering of the namespace it is given; the start check's own
@@ -287,10 +288,15 @@ export class OciStepExecutor implements StepExecutor {
       });
       fs.writeFileSync(path.join(scratch, 'config.json'), JSON.stringify(config));
       fs.mkdirSync(this.paths.stateDir, { recursive: true, mode: 0o700 });
+      const stageTable = path.join(scratch, 'stage.fstab');
+      writeStageTable(
+        stageTable,
+        binds.map((b) => b.source),
+        { lower: layers, upper, work, target: STAGED_ROOTFS },
+      );
       const argv = inPrivateMountNamespace(
         {
-          overlay: { lower: layers, upper, work, target: STAGED_ROOTFS },
-          stage: { binds: binds.map((b) => b.source) },
+          stageTable,
           hideUnified: this.cli.selection.hideUnified,
           hideNetSysctls: this.cli.hideNetSysctlsOnRun,
         },

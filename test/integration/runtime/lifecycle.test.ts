@@ -325,7 +325,8 @@ test('a standalone network is found again by name (a restarted platform), with i
   const again = await openSandboxHostNetwork(hostNet.namespace.replace(/\.host$/, ''));
   expect([again.subnet, again.gateway, again.hostAddress]).toEqual([hostNet.subnet, hostNet.gateway, hostNet.hostAddress]);
   const a = await hostNet.network.attach('reopen1');
-  // Found again by its facts (its join, still pending, belongs to the process that attached it).
+  await a.pending?.made;
+  // Found again by its facts once its port is made (its join, still pending, belongs to the process that attached it).
   expect((await again.network.list()).get('reopen1')).toEqual({ netnsPath: a.netnsPath, address: a.address });
   const b = await again.network.attach('reopen2');
   expect(b.address).not.toBe(a.address);

@@ -6,7 +6,7 @@ import { parseAccount } from '../../../src/runtime/layer-accounts';
 import { bridgePortName, macFor, parseAlias } from '../../../src/runtime/network/bridge-network';
 import { firstFreeAddress, parseSubnet } from '../../../src/runtime/network/ipv4';
 import { rootLinkName } from '../../../src/runtime/network/host-network';
-import { inPrivateMountNamespace, overlayOptions } from '../../../src/runtime/oci-cli';
+import { inPrivateMountNamespace, overlayOptions, stageTable } from '../../../src/runtime/oci-cli';
 import { renderHosts, renderResolvConf } from '../../../src/runtime/sandbox-etc';
 import { checkInstanceName, instancePaths } from '../../../src/runtime/instance';
 
@@ -89,6 +89,30 @@ describe('mounts and argv', () => {
     expect(argv.slice(0, 5)).toEqual(['unshare', '-m', '--propagation', 'slave', 'sh']);
     expect(argv.slice(-5)).toEqual(['sh', 'lowerdir=/l,upperdir=/u,workdir=/w', '/r', 'crun', 'run']);
     expect(argv[6]).toContain('/sys/fs/cgroup/unified');
+  });
+
+  test('the stage: binds then the overlay in one table, paths escaped as fstab has them; one mount -a -T runs it', () => {
+    const overlay = { lower: ['/l'], upper: '/u', work: '/w', target: '/r' };
+    const binds = [
+      { source: '/a b', target: '/s/d0' },
+      { source: '/c\\d\te', target: '/s/f1' },
+    ];
+    expect(stageTable(binds, overlay)).toBe(
+      '/a\\040b /s/d0 none bind 0 0\n/c\\134d\\011e /s/f1 none bind 0 0\nsandbox-kit /r overlay lowerdir=/l,upperdir=/u,workdir=/w 0 0\n',
+    );
+    expect(inPrivateMountNamespace({ hideUnified: false, stageTable: '/t' }, ['crun', 'create'])).toEqual([
+      'unshare',
+      '-m',
+      '--propagation',
+      'slave',
+      'sh',
+      '-ec',
+      'mount -a -T "$1"\nshift\nexec "$@"',
+      'sh',
+      '/t',
+      'crun',
+      'create',
+    ]);
   });
 
   test('agent argv and payload binds', () => {
