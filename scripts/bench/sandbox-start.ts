@@ -5,8 +5,8 @@
  * - kit:   the runtime as the platform drives it: network attach + create (overlay, bundle, `run -d`) + agent
  *          answering /health and Stat.
  * - floor: the bare runtime in the same run: one `crun run -d` of the same rootfs (overlay mount, minimal
- *          config.json; as the kit's create does, `crun create` makes the network namespace, the sandbox's link is
- *          moved in by the container's pid, then `crun start`) with a trivial HTTP responder (`node -e` http server, no agent, no tini, no /etc
+ *          config.json; as the kit's create does, `crun create` makes the network namespace, then `crun start` while
+ *          the sandbox's link is moved in by the container's pid) with a trivial HTTP responder (`node -e` http server, no agent, no tini, no /etc
  *          files) -> first 204. Its attach is not timed. It has the kit's hardening: the seccomp profile (compiled by
  *          crun at every run), and a user namespace of its own owning the network namespace, over the id-shifted
  *          copy of the rootfs (`--floor-hardening off`: neither).
@@ -209,10 +209,8 @@ async function floorColumn(env: Env): Promise<Column> {
         { createOnly: network.pending !== undefined },
       );
       if (code !== 0) throw new Error(`floor: crun run failed: ${fs.readFileSync(path.join(dir, 'log'), 'utf8')}`);
-      if (network.pending) {
-        await network.pending.join(Number(fs.readFileSync(path.join(dir, 'pid'), 'utf8').trim()));
-        await env.rt.cli.start(id);
-      }
+      if (network.pending)
+        await network.pending.join(Number(fs.readFileSync(path.join(dir, 'pid'), 'utf8').trim()), () => env.rt.cli.start(id));
       await until204(network.address);
       const readyMs = performance.now() - t0;
       return {

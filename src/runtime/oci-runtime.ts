@@ -322,16 +322,16 @@ export class OciSandboxRuntime implements SandboxRuntime {
       });
       fs.writeFileSync(p.config, JSON.stringify(config));
       const staged = { overlay: { lower: layers, upper: p.upper, work: p.work, target: STAGED_ROOTFS }, binds: binds.map((b) => b.source) };
-      // With a join: the container made (its namespaces exist, its first process waits), the link moved in by its
-      // pid, then started; the pid cannot change in between.
+      // With a join: the container made (its namespaces exist, its first process waits), then started while the link
+      // is moved in by its pid (tini's from then on, which never changes namespaces: a sandbox's own processes cannot
+      // move it elsewhere) and configured. The port's rules were in place before (the join waits for the port).
       const code = await timed(times, join ? 'runtime create' : 'runtime run --detach', () =>
         this.cli.runDetached(id, p.bundle, staged, p.log, p.pidFile, { createOnly: join !== undefined }),
       );
       if (code !== 0) throw new Error(`${this.name} could not start sandbox ${id} (exit ${code}): ${tail(p.log) || 'no output'}`);
       if (join) {
         const created = Number(fs.readFileSync(p.pidFile, 'utf8').trim());
-        await timed(times, 'network join', () => join(created));
-        await timed(times, 'runtime start', () => this.cli.start(id));
+        await timed(times, 'network join', () => join(created, () => timed(times, 'runtime start', () => this.cli.start(id))));
       }
       this.consoleLogs.watch(p.log);
       if (profile && seccompBpf === undefined) this.compiledSeccomp.keep(profile, this.cli.stateDir, id);

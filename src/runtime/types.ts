@@ -42,9 +42,11 @@ export interface NetworkAttachment {
    * for a runtime that can only join one by path (runsc.ts), `prepare()` makes it ahead, as a runtime would, and
    * names it. Each attachment is joined once. `made` settles when the link and its rules are made: attach may
    * return before, so the caller's disk, files and container are made meanwhile; join and prepare wait for it (and
-   * reject with its error), so nothing of the sandbox runs before its rules are in place.
+   * reject with its error), so nothing of the sandbox runs before its rules are in place. `alongside` (the
+   * runtime's start) runs once the link is in the namespace, while its address and route are configured; the join
+   * resolves when both are done, and rejects with the first failure.
    */
-  pending?: { made: Promise<void>; join(pid: number): Promise<void>; prepare(): Promise<void> };
+  pending?: { made: Promise<void>; join(pid: number, alongside?: () => Promise<unknown>): Promise<void>; prepare(): Promise<void> };
 }
 
 /** Gives each sandbox a network namespace on a bridge (the lab's sandbox host, or the host itself on AWS). */

@@ -191,6 +191,7 @@ export class BridgeNetwork implements SandboxNetwork {
     const facts: JoinFacts = {
       bridgeNamespace: o.bridgeNamespace,
       peer: parkedPeerName(ns),
+      port: bridgePortName(ns),
       netns: ns,
       addressWithPrefix: `${address}/${this.subnet.prefix}`,
       gateway: o.gateway,
@@ -200,9 +201,9 @@ export class BridgeNetwork implements SandboxNetwork {
       address,
       pending: {
         made,
-        join: async (pid) => {
+        join: async (pid, alongside) => {
           await made;
-          await joinNetwork(facts, pid);
+          await joinNetwork(facts, pid, alongside);
         },
         // Made ahead, as a runtime would: a new user namespace (the kit's mapping) owning a new network namespace.
         prepare: async () => {

@@ -20,6 +20,8 @@ export interface JoinFacts {
   bridgeNamespace: string;
   /** The parked link (parkedPeerName). */
   peer: string;
+  /** Its bridge-side end, the bridge's port (bridge-network.ts, bridgePortName). */
+  port: string;
   /** The name the sandbox's namespace gets (/run/netns/<netns>). */
   netns: string;
   /** The sandbox's address with the subnet's prefix, e.g. 198.18.2.5/24. */
@@ -54,22 +56,51 @@ export function insideBatch(facts: JoinFacts): string {
   ].join('\n');
 }
 
+/** How long a port may take to forward once its link is up before the join fails: the sandbox is unreachable. */
+export const FORWARDING_TIMEOUT_MS = 2000;
+
 /**
  * Moves the parked link into the network namespace of process `pid` as `eth0`, names that namespace `facts.netns`
- * in the kit's mount namespace (so `list`, `detach` and a restarted platform find it) and configures it. Three `ip`
- * processes, two of them side by side: the move (the kernel's slowest step here) and the name by pid, then the
- * configuration by name. Refuses a pid of the kit's own network namespace before any runs. On failure the name may
- * stay; the network's detach removes it.
+ * in the kit's mount namespace (so `list`, `detach` and a restarted platform find it), configures it and waits until
+ * the bridge forwards to its port: the kernel turns a port to forwarding a few milliseconds after its link comes up,
+ * and a connection tried before then loses its SYN (a second's stall; the join answers only once the sandbox is
+ * reachable). `alongside` (the runtime's start) runs meanwhile, from the start. Resolves when both are done; rejects
+ * with the join's failure first, then `alongside`'s. Refuses a pid of the kit's own network namespace before any
+ * runs. On failure the name may stay; the network's detach removes it.
  */
-export async function joinNetwork(facts: JoinFacts, pid: number): Promise<void> {
+export async function joinNetwork(facts: JoinFacts, pid: number, alongside?: () => Promise<unknown>): Promise<void> {
   const problem = joinPidProblem(pid);
   if (problem) throw new Error(`network join of ${facts.netns}: ${problem}`);
+  const [joined, done] = await Promise.allSettled([joinLink(facts, pid), alongside?.()]);
+  if (joined.status === 'rejected') throw new Error(`network join of ${facts.netns}: ${(joined.reason as Error).message}`);
+  if (done.status === 'rejected') throw done.reason;
+}
+
+/**
+ * Three `ip` processes, two of them side by side: the move (the kernel's slowest step here) and the name by pid; then
+ * the configuration by name; then `bridge` until the port forwards (once, nearly always).
+ */
+async function joinLink(facts: JoinFacts, pid: number): Promise<void> {
   const [moved, named] = await Promise.allSettled([
     execOk(['ip', '-n', facts.bridgeNamespace, 'link', 'set', facts.peer, 'netns', String(pid), 'name', 'eth0']),
     execOk(['ip', 'netns', 'attach', facts.netns, String(pid)]),
   ]);
   const failed = [moved, named].find((r) => r.status === 'rejected');
-  if (failed) throw new Error(`network join of ${facts.netns}: ${(failed.reason as Error).message}`);
+  if (failed) throw failed.reason;
   const r = await exec(['ip', '-n', facts.netns, '-b', '-'], { input: insideBatch(facts) });
-  if (r.code !== 0) throw new Error(`network join of ${facts.netns}: ip -b in the sandbox's namespace failed: ${r.stderr.trim()}`);
+  if (r.code !== 0) throw new Error(`ip -b in the sandbox's namespace failed: ${r.stderr.trim()}`);
+  const deadline = Date.now() + FORWARDING_TIMEOUT_MS;
+  for (;;) {
+    const state = portState(await execOk(['bridge', '-n', facts.bridgeNamespace, '-j', 'link', 'show', 'dev', facts.port]));
+    if (state === 'forwarding') return;
+    if (Date.now() > deadline)
+      throw new Error(`its port ${facts.port} is ${state ?? 'gone'}, not forwarding, ${FORWARDING_TIMEOUT_MS} ms after its link came up`);
+    await new Promise((resolve) => setTimeout(resolve, 2));
+  }
+}
+
+/** The bridge port state in `bridge -j link show dev PORT` output (forwarding, disabled, ...), undefined when none. */
+export function portState(json: string): string | undefined {
+  const links = JSON.parse(json.trim() || '[]') as Array<{ state?: string }>;
+  return links[0]?.state;
 }

@@ -1,7 +1,14 @@
-import { insideBatch, joinNetwork, joinPidProblem, parkedPeerName } from '../../../src/runtime/network/join-link';
+import { insideBatch, joinNetwork, joinPidProblem, parkedPeerName, portState } from '../../../src/runtime/network/join-link';
 
 // A bridge namespace that does not exist: had any `ip` run, the error would be its own, not the refusal.
-const facts = { bridgeNamespace: 'sk-no-such-ns', peer: 'wabc', netns: 'n', addressWithPrefix: '10.0.0.2/24', gateway: '10.0.0.1' };
+const facts = {
+  bridgeNamespace: 'sk-no-such-ns',
+  peer: 'wabc',
+  port: 'vabc',
+  netns: 'n',
+  addressWithPrefix: '10.0.0.2/24',
+  gateway: '10.0.0.1',
+};
 
 describe('the network join (join-link.ts)', () => {
   test('refuses no pid, pid 0 or 1, and a process that is gone, before any ip runs', async () => {
@@ -28,6 +35,23 @@ describe('the network join (join-link.ts)', () => {
       'route add default via 10.0.0.1',
       '',
     ]);
+  });
+
+  test('a refused pid never starts what runs alongside (the container stays created, not started)', async () => {
+    let started = false;
+    await expect(
+      joinNetwork(facts, 0, async () => {
+        started = true;
+      }),
+    ).rejects.toThrow('no container pid');
+    expect(started).toBe(false);
+  });
+
+  test("reads the port's state from bridge's JSON", () => {
+    expect(portState('[{"ifindex":5,"ifname":"vabc","master":"sb","state":"forwarding","priority":32}]\n')).toBe('forwarding');
+    expect(portState('[{"ifname":"vabc","state":"disabled"}]')).toBe('disabled');
+    expect(portState('')).toBeUndefined();
+    expect(portState('[]')).toBeUndefined();
   });
 
   test('parked names fit a link name and differ per namespace', () => {
