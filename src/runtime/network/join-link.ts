@@ -78,7 +78,7 @@ export async function joinNetwork(facts: JoinFacts, pid: number, alongside?: () 
 
 /**
  * Three `ip` processes, two of them side by side: the move (the kernel's slowest step here) and the name by pid; then
- * the configuration by name; then `bridge` until the port forwards (once, nearly always).
+ * the configuration by name; then `ip -d link show` of the port until it forwards (once, nearly always).
  */
 async function joinLink(facts: JoinFacts, pid: number): Promise<void> {
   const [moved, named] = await Promise.allSettled([
@@ -91,7 +91,8 @@ async function joinLink(facts: JoinFacts, pid: number): Promise<void> {
   if (r.code !== 0) throw new Error(`ip -b in the sandbox's namespace failed: ${r.stderr.trim()}`);
   const deadline = Date.now() + FORWARDING_TIMEOUT_MS;
   for (;;) {
-    const state = portState(await execOk(['bridge', '-n', facts.bridgeNamespace, '-j', 'link', 'show', 'dev', facts.port]));
+    // One link asked for by name (`bridge link show` would list every port of the bridge).
+    const state = portState(await execOk(['ip', '-n', facts.bridgeNamespace, '-d', '-j', 'link', 'show', 'dev', facts.port]));
     if (state === 'forwarding') return;
     if (Date.now() > deadline)
       throw new Error(`its port ${facts.port} is ${state ?? 'gone'}, not forwarding, ${FORWARDING_TIMEOUT_MS} ms after its link came up`);
@@ -99,8 +100,8 @@ async function joinLink(facts: JoinFacts, pid: number): Promise<void> {
   }
 }
 
-/** The bridge port state in `bridge -j link show dev PORT` output (forwarding, disabled, ...), undefined when none. */
+/** The bridge port state in `ip -d -j link show dev PORT` output (forwarding, disabled, ...), undefined when none. */
 export function portState(json: string): string | undefined {
-  const links = JSON.parse(json.trim() || '[]') as Array<{ state?: string }>;
-  return links[0]?.state;
+  const links = JSON.parse(json.trim() || '[]') as Array<{ linkinfo?: { info_slave_data?: { state?: string } } }>;
+  return links[0]?.linkinfo?.info_slave_data?.state;
 }

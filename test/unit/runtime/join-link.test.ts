@@ -47,9 +47,12 @@ describe('the network join (join-link.ts)', () => {
     expect(started).toBe(false);
   });
 
-  test("reads the port's state from bridge's JSON", () => {
-    expect(portState('[{"ifindex":5,"ifname":"vabc","master":"sb","state":"forwarding","priority":32}]\n')).toBe('forwarding');
-    expect(portState('[{"ifname":"vabc","state":"disabled"}]')).toBe('disabled');
+  test("reads the port's state from ip's detailed JSON", () => {
+    const port = (state: string) =>
+      `[{"ifindex":5,"ifname":"vabc","master":"sb","operstate":"UP","linkinfo":{"info_kind":"veth","info_slave_kind":"bridge","info_slave_data":{"state":"${state}","priority":32}}}]\n`;
+    expect(portState(port('forwarding'))).toBe('forwarding');
+    expect(portState(port('disabled'))).toBe('disabled');
+    expect(portState('[{"ifname":"vabc","linkinfo":{"info_kind":"veth"}}]')).toBeUndefined();
     expect(portState('')).toBeUndefined();
     expect(portState('[]')).toBeUndefined();
   });
