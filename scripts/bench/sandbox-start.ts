@@ -191,7 +191,7 @@ async function floorColumn(env: Env): Promise<Column> {
         cpuCount: 1,
         pidsLimit: 4096,
         cgroupsPath,
-        binds: nodeBind.map((b, i) => ({ ...b, source: nodeStaged[i]! })),
+        binds: nodeBind.map((b, i) => ({ ...b, source: nodeStaged[i]!.target })),
         nofile: containerNofile(20_000),
         hardened: env.floorHardened,
         ...(env.floorHardened ? { userns: { mapping } } : {}),
@@ -202,7 +202,7 @@ async function floorColumn(env: Env): Promise<Column> {
         dir,
         {
           overlay: { lower: [lower], upper: path.join(dir, 'upper'), work: path.join(dir, 'work'), target: STAGED_ROOTFS },
-          binds: nodeBind.map((b) => b.source),
+          binds: nodeStaged,
         },
         path.join(dir, 'log'),
         path.join(dir, 'pid'),

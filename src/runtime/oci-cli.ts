@@ -41,12 +41,22 @@ export function overlayOptions(o: OverlayMount): string {
 export const STAGE_DIR = '/run/sandbox-kit-stage';
 export const STAGED_ROOTFS = `${STAGE_DIR}/rootfs`;
 
+/** A bind source and the mount point in the stage it is mounted on for the runtime. */
+export interface StagedBind {
+  source: string;
+  target: string;
+}
+
 /**
- * The staged path of each bind source, in order: `d<i>` for a directory, `f<i>` for anything else (a bind mount
- * needs a mount point of its kind). A source that is missing is staged as a file, and its mount then fails.
+ * Each bind source with its staged path, in order: `d<i>` for a directory, `f<i>` for anything else (a bind mount
+ * needs a mount point of its kind). A source that is missing is staged as a file, and its mount then fails. Made
+ * once per call: the container's config names the targets, the stage's table mounts the same.
  */
-export function stagedBinds(sources: string[]): string[] {
-  return sources.map((s, i) => `${STAGE_DIR}/${fs.statSync(s, { throwIfNoEntry: false })?.isDirectory() ? 'd' : 'f'}${i}`);
+export function stagedBinds(sources: string[]): StagedBind[] {
+  return sources.map((source, i) => ({
+    source,
+    target: `${STAGE_DIR}/${fs.statSync(source, { throwIfNoEntry: false })?.isDirectory() ? 'd' : 'f'}${i}`,
+  }));
 }
 
 /** A path as one fstab field: white space and backslashes as octal escapes (fstab(5)); libmount reads them back. */
@@ -58,7 +68,7 @@ export function fstabField(p: string): string {
  * The mounts that stage a call, as an fstab for one `mount -a -T` (which mounts them in order, in one process): each
  * bind source on its staged path, then the overlay on its target.
  */
-export function stageTable(binds: Array<{ source: string; target: string }>, overlay: OverlayMount | undefined): string {
+export function stageTable(binds: StagedBind[], overlay: OverlayMount | undefined): string {
   const lines = binds.map((b) => `${fstabField(b.source)} ${fstabField(b.target)} none bind 0 0`);
   if (overlay) lines.push(`sandbox-kit ${fstabField(overlay.target)} overlay ${overlayOptions(overlay)} 0 0`);
   return `${lines.join('\n')}\n`;
@@ -68,23 +78,15 @@ export function stageTable(binds: Array<{ source: string; target: string }>, ove
  * Writes the table that stages `binds` and `overlay` to `file` (a directory of the caller's own), after making the
  * stage's mount points on the host (idempotent, for every caller at once).
  */
-export function writeStageTable(file: string, binds: string[], overlay: OverlayMount | undefined): void {
+export function writeStageTable(file: string, binds: StagedBind[], overlay: OverlayMount | undefined): void {
   if (overlay && overlay.target !== STAGED_ROOTFS) throw new Error(`a staged overlay must target ${STAGED_ROOTFS}`);
-  const targets = stagedBinds(binds);
   fs.mkdirSync(STAGE_DIR, { recursive: true, mode: 0o711 });
   fs.mkdirSync(STAGED_ROOTFS, { recursive: true, mode: 0o755 });
-  for (const t of targets) {
-    if (path.basename(t).startsWith('d')) fs.mkdirSync(t, { recursive: true, mode: 0o755 });
-    else fs.closeSync(fs.openSync(t, 'a', 0o644));
+  for (const { target } of binds) {
+    if (path.basename(target).startsWith('d')) fs.mkdirSync(target, { recursive: true, mode: 0o755 });
+    else fs.closeSync(fs.openSync(target, 'a', 0o644));
   }
-  fs.writeFileSync(
-    file,
-    stageTable(
-      binds.map((source, i) => ({ source, target: targets[i]! })),
-      overlay,
-    ),
-    { mode: 0o600 },
-  );
+  fs.writeFileSync(file, stageTable(binds, overlay), { mode: 0o600 });
 }
 
 export interface PrivateNamespaceSetup {
@@ -172,7 +174,7 @@ export class OciCli {
   runDetached(
     id: string,
     bundle: string,
-    staged: { overlay: OverlayMount; binds: string[] },
+    staged: { overlay: OverlayMount; binds: StagedBind[] },
     logFile: string,
     pidFile: string,
     o: { createOnly?: boolean; timeoutMs?: number } = {},

@@ -286,7 +286,7 @@ export class OciSandboxRuntime implements SandboxRuntime {
         ...(spec.readOnlyFiles ?? []).map((f) => ({ ...f, readonly: true })),
         ...(attachDir !== undefined ? [{ source: makeAttachedDir(p.bundle), target: attachDir, readonly: true }] : []),
       ];
-      const stagedSources = stagedBinds(binds.map((b) => b.source));
+      const staged = stagedBinds(binds.map((b) => b.source));
       const profile = hardened && this.name === 'crun' ? renderSeccomp() : undefined;
       const seccompBpf = profile && this.compiledSeccomp.of(profile);
       const config = renderOciConfig({
@@ -309,7 +309,7 @@ export class OciSandboxRuntime implements SandboxRuntime {
         cpuCount: spec.cpuCount,
         pidsLimit: this.pidsLimit,
         cgroupsPath: cgroupsPathOf(this.paths, id),
-        binds: binds.map((b, i) => ({ ...b, source: stagedSources[i]! })),
+        binds: binds.map((b, i) => ({ ...b, source: staged[i]!.target })),
         nofile: this.nofile,
         oomScoreAdj: AGENT_OOM_SCORE_ADJ,
         hardened,
@@ -321,12 +321,12 @@ export class OciSandboxRuntime implements SandboxRuntime {
           : {}),
       });
       fs.writeFileSync(p.config, JSON.stringify(config));
-      const staged = { overlay: { lower: layers, upper: p.upper, work: p.work, target: STAGED_ROOTFS }, binds: binds.map((b) => b.source) };
+      const overlay = { lower: layers, upper: p.upper, work: p.work, target: STAGED_ROOTFS };
       // With a join: the container made (its namespaces exist, its first process waits), then started while the link
       // is moved in by its pid (tini's from then on, which never changes namespaces: a sandbox's own processes cannot
       // move it elsewhere) and configured. The port's rules were in place before (the join waits for the port).
       const code = await timed(times, join ? 'runtime create' : 'runtime run --detach', () =>
-        this.cli.runDetached(id, p.bundle, staged, p.log, p.pidFile, { createOnly: join !== undefined }),
+        this.cli.runDetached(id, p.bundle, { overlay, binds: staged }, p.log, p.pidFile, { createOnly: join !== undefined }),
       );
       if (code !== 0) throw new Error(`${this.name} could not start sandbox ${id} (exit ${code}): ${tail(p.log) || 'no output'}`);
       if (join) {

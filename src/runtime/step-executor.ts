@@ -262,7 +262,7 @@ export class OciStepExecutor implements StepExecutor {
       if (made.status === 'rejected') throw made.reason;
       if (network.status === 'rejected') throw network.reason;
       const usernsPath = network.value;
-      const stagedSources = stagedBinds(binds.map((b) => b.source));
+      const staged = stagedBinds(binds.map((b) => b.source));
       const config = renderOciConfig({
         rootfs: STAGED_ROOTFS,
         args: step.argv,
@@ -278,7 +278,7 @@ export class OciStepExecutor implements StepExecutor {
         cpuCount: step.cpuCount,
         pidsLimit: DEFAULT_PIDS_LIMIT,
         cgroupsPath,
-        binds: binds.map((b, i) => ({ ...b, source: stagedSources[i]! })),
+        binds: binds.map((b, i) => ({ ...b, source: staged[i]!.target })),
         nofile: containerNofile(DEFAULT_NOFILE),
         oomScoreAdj: CHILD_OOM_SCORE_ADJ,
         // A step with egress must not change the filtering of the namespace it is given; the start check's own
@@ -289,11 +289,7 @@ export class OciStepExecutor implements StepExecutor {
       fs.writeFileSync(path.join(scratch, 'config.json'), JSON.stringify(config));
       fs.mkdirSync(this.paths.stateDir, { recursive: true, mode: 0o700 });
       const stageTable = path.join(scratch, 'stage.fstab');
-      writeStageTable(
-        stageTable,
-        binds.map((b) => b.source),
-        { lower: layers, upper, work, target: STAGED_ROOTFS },
-      );
+      writeStageTable(stageTable, staged, { lower: layers, upper, work, target: STAGED_ROOTFS });
       const argv = inPrivateMountNamespace(
         {
           stageTable,

@@ -39,9 +39,10 @@ test('binds and the overlay are staged by one mount table, odd paths intact; the
   for (const d of ['upper', 'work']) fs.mkdirSync(path.join(dir, d));
   const table = path.join(dir, 'stage.fstab');
   const overlay = { lower: [layer], upper: path.join(dir, 'upper'), work: path.join(dir, 'work'), target: STAGED_ROOTFS };
-  writeStageTable(table, [odd, file], overlay);
-  const [d0, f1] = stagedBinds([odd, file]);
-  expect([d0, f1]).toEqual([`${STAGE_DIR}/d0`, `${STAGE_DIR}/f1`]);
+  const staged = stagedBinds([odd, file]);
+  expect(staged.map((b) => b.target)).toEqual([`${STAGE_DIR}/d0`, `${STAGE_DIR}/f1`]);
+  writeStageTable(table, staged, overlay);
+  const [d0, f1] = staged.map((b) => b.target);
   const argv = inPrivateMountNamespace({ stageTable: table, hideUnified: false }, [
     'sh',
     '-c',
@@ -57,7 +58,7 @@ test('binds and the overlay are staged by one mount table, odd paths intact; the
 
 test('a source that cannot be mounted stops the call before its command runs', () => {
   const table = path.join(dir, 'stage.fstab');
-  writeStageTable(table, [path.join(dir, 'missing')], undefined);
+  writeStageTable(table, stagedBinds([path.join(dir, 'missing')]), undefined);
   const marker = path.join(dir, 'ran');
   const argv = inPrivateMountNamespace({ stageTable: table, hideUnified: false }, ['touch', marker]);
   const r = spawnSync(argv[0]!, argv.slice(1), { encoding: 'utf8' });
