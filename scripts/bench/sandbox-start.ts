@@ -144,7 +144,6 @@ function kitColumn(env: Env, rt = env.rt, name = 'kit (attach+create+health+Stat
         marks.push(performance.now());
         await rt.create({ sandboxID: id, layers: [env.rootfs], memoryMB: 512, cpuCount: 1, network });
         marks.push(performance.now());
-        createSteps.sink = undefined;
         await until204(network.address);
         marks.push(performance.now());
         await stat(network.address);

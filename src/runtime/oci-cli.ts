@@ -181,16 +181,14 @@ export class OciCli {
   ): Promise<number> {
     const timeoutMs = o.timeoutMs ?? 30_000;
     fs.mkdirSync(this.stateDir, { recursive: true, mode: 0o700 });
-    const stageTable = path.join(bundle, 'stage.fstab');
-    writeStageTable(stageTable, staged.binds, staged.overlay);
-    const argv = inPrivateMountNamespace(
-      {
-        stageTable,
-        hideUnified: this.selection.hideUnified,
-        hideNetSysctls: this.hideNetSysctlsOnRun,
-      },
-      this.argv([...(o.createOnly ? ['create'] : ['run', '--detach']), '--pid-file', pidFile, '--bundle', bundle, id]),
-    );
+    const argv = this.stagedArgv(bundle, staged, [
+      ...(o.createOnly ? ['create'] : ['run', '--detach']),
+      '--pid-file',
+      pidFile,
+      '--bundle',
+      bundle,
+      id,
+    ]);
     const fd = fs.openSync(logFile, 'a', 0o600);
     try {
       return new Promise((resolve) => {
@@ -208,6 +206,19 @@ export class OciCli {
     } finally {
       fs.closeSync(fd);
     }
+  }
+
+  /**
+   * argv of a runtime call that makes a container (`run`, `create`) over a staged root file system: the stage's table
+   * is written to `<dir>/stage.fstab` (writeStageTable) and mounted in the call's own namespace before the runtime runs.
+   */
+  stagedArgv(dir: string, staged: { overlay: OverlayMount; binds: StagedBind[] }, args: string[]): string[] {
+    const stageTable = path.join(dir, 'stage.fstab');
+    writeStageTable(stageTable, staged.binds, staged.overlay);
+    return inPrivateMountNamespace(
+      { stageTable, hideUnified: this.selection.hideUnified, hideNetSysctls: this.hideNetSysctlsOnRun },
+      this.argv(args),
+    );
   }
 
   /** Starts the first process of a container made by `runDetached` with `createOnly`. */

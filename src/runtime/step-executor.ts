@@ -40,7 +40,7 @@ import type { DiskAdmission } from './admission';
 import { allocatedBytes } from '../util/disk-usage';
 import { poolOf } from './disk-pool';
 import { timed, type StepTimes } from '../util/step-times';
-import { inPrivateMountNamespace, OciCli, STAGED_ROOTFS, stagedBinds, writeStageTable } from './oci-cli';
+import { OciCli, STAGED_ROOTFS, stagedBinds } from './oci-cli';
 import { renderOciConfig, type BindMount } from './oci-config';
 import { resolveRuntimeBinary, DEFAULT_NOFILE, DEFAULT_PIDS_LIMIT } from './oci-runtime';
 import { joinsUsernsByPath, type RunscPlatform } from './runsc';
@@ -288,16 +288,12 @@ export class OciStepExecutor implements StepExecutor {
       });
       fs.writeFileSync(path.join(scratch, 'config.json'), JSON.stringify(config));
       fs.mkdirSync(this.paths.stateDir, { recursive: true, mode: 0o700 });
-      const stageTable = path.join(scratch, 'stage.fstab');
-      writeStageTable(stageTable, staged, { lower: layers, upper, work, target: STAGED_ROOTFS });
-      const argv = inPrivateMountNamespace(
-        {
-          stageTable,
-          hideUnified: this.cli.selection.hideUnified,
-          hideNetSysctls: this.cli.hideNetSysctlsOnRun,
-        },
-        this.cli.argv(['run', '--bundle', scratch, id]),
-      );
+      const argv = this.cli.stagedArgv(scratch, { overlay: { lower: layers, upper, work, target: STAGED_ROOTFS }, binds: staged }, [
+        'run',
+        '--bundle',
+        scratch,
+        id,
+      ]);
       const tRun = performance.now();
       const code = await new Promise<number>((resolve, reject) => {
         const child = spawn(argv[0]!, argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] });
