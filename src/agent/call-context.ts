@@ -4,6 +4,7 @@
  */
 import { createContextKey, type HandlerContext } from '@connectrpc/connect';
 import type { Accounts } from './accounts';
+import type { BufferPool } from './buffer-pool';
 import type { EntryContext } from './filesystem/entry';
 import type { AgentOptions } from './options';
 import type { ProcessRegistry } from './process/registry';
@@ -17,6 +18,8 @@ export interface AgentServices {
   entries: EntryContext;
   processes: ProcessRegistry;
   watchers: WatcherRegistry;
+  /** The 64 KiB buffers of ListDir answers and walks and of downloads, reused (buffer-pool.ts). */
+  buffers: BufferPool;
   /** The agent's own uid, and the OOM score its children get (read once at start). */
   agentUid: number;
   childOomScoreAdj: number | undefined;

@@ -16,6 +16,7 @@ import { Code } from '../contract/connect-codes';
 import { brandNames } from '../contract/brand';
 import { CONNECT_TIMEOUT_HEADER, parseConnectTimeoutMs, timerDelay } from '../contract/connect-timeout';
 import { Accounts } from './accounts';
+import { BufferPool, POOL_BUFFER_BYTES } from './buffer-pool';
 import { checkAccessToken } from './auth';
 import type { AgentServices } from './call-context';
 import { checkJsonForm, MAX_MESSAGE_BYTES, parseJsonBody, readBody } from './connect-protocol';
@@ -68,6 +69,8 @@ export async function startAgent(input: AgentOptionsInput = {}): Promise<Running
     entries: { accounts, xattrPrefix: brandNames(options.brand).xattrPrefix },
     processes: new ProcessRegistry(),
     watchers: new WatcherRegistry(),
+    // As many free buffers as the ListDir budget holds: a burst of listings gives them back for the next one.
+    buffers: new BufferPool(Math.floor(options.maxResponseBytes / POOL_BUFFER_BYTES)),
     agentUid: process.getuid?.() ?? 0,
     childOomScoreAdj: childOomScoreAdj(),
   };

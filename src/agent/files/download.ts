@@ -1,20 +1,19 @@
-/** `GET /files`: streams a regular file's bytes; 404 when it does not exist, 400 for a directory. */
+/**
+ * `GET /files`: streams a regular file's bytes; 404 when it does not exist, 400 for a directory. The file is read a
+ * pool buffer at a time (buffer-pool.ts), each written with backpressure and given back once its write completed, so
+ * many slow downloads leave nothing for the collector; a client that takes nothing for --stall-timeout-ms is dropped.
+ */
 import * as fs from 'node:fs';
 import type * as http from 'node:http';
-import { pipeline } from 'node:stream/promises';
 import type { UserAccount } from '../accounts';
+import type { BufferPool } from '../buffer-pool';
 import { bytesToText } from '../bytes-text';
 import type { AgentServices } from '../call-context';
+import { drainOrClose } from '../drain';
 import { AgentError, fsError } from '../errors';
 import { resolveRequestPath } from '../paths';
 import { allowed } from './permissions';
 import { Code } from '../../contract/connect-codes';
-
-/**
- * What one download reads ahead of its socket: with N slow readers the agent holds about N x 2 of these, so they stay
- * small (64 concurrent downloads: ~8 MiB; at 1 MiB they were 128 MiB of the agent's memory).
- */
-const DOWNLOAD_CHUNK_BYTES = 64 * 1024;
 
 export async function download(
   req: http.IncomingMessage,
@@ -48,10 +47,42 @@ export async function download(
       res.end();
       return;
     }
-    await pipeline(fd.createReadStream({ autoClose: false, highWaterMark: DOWNLOAD_CHUNK_BYTES }), res).catch(() => {
-      res.destroy(); // the client went away, or the file shrank: the connection cannot carry a correct answer
-    });
+    await sendFile(fd, st.size, res, svc.buffers, svc.options.stallTimeoutMs);
   } finally {
     await fd.close().catch(() => {});
   }
+}
+
+/**
+ * Writes the file's first `size` bytes, one pool buffer at a time: with N slow readers the agent holds about N x 2
+ * buffers (64 concurrent downloads: ~8 MiB). A file that shrank, a read error or a client gone ends the connection:
+ * it cannot carry a correct answer.
+ */
+async function sendFile(
+  fd: fs.promises.FileHandle,
+  size: number,
+  res: http.ServerResponse,
+  pool: BufferPool,
+  stallMs: number,
+): Promise<void> {
+  for (let at = 0; at < size; ) {
+    const buf = pool.take();
+    let read: number;
+    try {
+      ({ bytesRead: read } = await fd.read(buf, 0, Math.min(buf.length, size - at), at));
+    } catch {
+      read = 0;
+    }
+    if (read === 0 || res.destroyed) {
+      pool.give(buf);
+      res.destroy();
+      return;
+    }
+    at += read;
+    if (!res.write(buf.subarray(0, read), () => pool.give(buf))) {
+      await drainOrClose(res, stallMs);
+      if (res.destroyed) return;
+    }
+  }
+  res.end();
 }

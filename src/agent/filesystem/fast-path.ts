@@ -23,7 +23,7 @@ import { Code } from '../../contract/connect-codes';
 
 export const FAST_PROCEDURES = new Set(['Stat', 'ListDir']);
 
-/** Bytes held by unsent ListDir answers, across all calls. */
+/** Bytes held by ListDir answers and their walks' batches, across all calls. */
 export class ResponseBudget {
   private used = 0;
   constructor(readonly limit: number) {}
@@ -103,6 +103,7 @@ export async function fastPath(
       svc.entries,
       { maxEntries: svc.options.maxEntries, stopReason: () => call.stopReason() },
       budget,
+      svc.buffers,
     );
     try {
       throwIfStopped(call);

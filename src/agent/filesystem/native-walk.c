@@ -5,7 +5,9 @@
  * native-walk.ts is its JavaScript side; docs/agent.md ("ListDir") has the measurements.
  *
  *   open(root, depth, batch) -> a walk, or the errno of reading `root`
- *   next(walk) -> Promise<Buffer>: the next records, at most `batch`; an empty Buffer at the end
+ *   next(walk, into) -> Promise<number>: writes the next records into the Buffer `into` (at most `batch`, as many as
+ *     fit) and gives their bytes; 0 at the end. `into` is the caller's (native-walk.ts takes it from the ListDir's pool
+ *     and reuses it), word-aligned and at least MIN_INTO_BYTES long, so one record of the longest path always fits
  *   probe(records, prefix) -> Promise<Buffer>: the same records with F_PREFIXED_XATTR set where it applies
  *   close(walk): frees what it holds (a batch still running does when it ends); the handle's finalizer frees the rest
  *
@@ -59,6 +61,8 @@ enum { F_PREFIXED_XATTR = 1 };
 #define XATTR_LIST_BYTES 65536 /* XATTR_LIST_MAX: no list is longer, so one call always reads all of it */
 #define PREFIX_BYTES 256
 #define NAME_MAX_BYTES 255
+/* The smallest Buffer next() takes: one record of the longest path the walk lists (and its NUL, padded). */
+#define MIN_INTO_BYTES (RECORD_WORDS * 4 + PATH_MAX + 4)
 
 /* One directory being listed: its names, sorted, and where its path ends in the walk's path buffer. */
 typedef struct {
@@ -76,8 +80,9 @@ typedef struct {
   size_t cap;
   uint32_t depth;
   uint32_t batch;
-  uint32_t *out;
-  size_t out_cap; /* the records of the batch being made */
+  napi_ref into_ref; /* keeps the caller's Buffer alive while a batch writes into it */
+  char *into;
+  size_t into_cap;
   size_t out_bytes;
   int refs; /* the JS handle, and a batch while it runs */
   int closed;
@@ -151,9 +156,7 @@ static void free_level(level_t *lv) {
 static void walk_release(walk_t *w) {
   while (w->top > 0) free_level(&w->levels[--w->top]);
   free(w->levels);
-  free(w->out);
   w->levels = NULL;
-  w->out = NULL;
 }
 
 static void walk_free(walk_t *w) {
@@ -178,7 +181,7 @@ static int has_prefixed(const char *list, ssize_t len, const char *prefix, size_
   return 0;
 }
 
-/* On a pool thread (no JS here): up to w->batch records into w->out. */
+/* On a pool thread (no JS here): up to w->batch records into w->into, as many as fit. */
 static void walk_execute(napi_env env, void *data) {
   (void)env;
   walk_t *w = data;
@@ -196,17 +199,9 @@ static void walk_execute(napi_env env, void *data) {
     int root = lv->dir_len == 1 && w->path[0] == '/';
     size_t base = root ? 1 : lv->dir_len + 1;
     if (base + len >= PATH_MAX || len > NAME_MAX_BYTES) continue;
-    size_t need = used + RECORD_WORDS * 4 + base + len + 4;
-    if (need > w->out_cap) {
-      size_t cap = w->out_cap * 2 > need ? w->out_cap * 2 : need;
-      uint32_t *grown = realloc(w->out, cap);
-      if (grown == NULL) {
-        if (used == 0) continue; /* left out, as one that cannot be stat'd */
-        lv->next--;              /* this entry starts the next batch */
-        break;
-      }
-      w->out = grown;
-      w->out_cap = cap;
+    if (used + RECORD_WORDS * 4 + base + len + 4 > w->into_cap) {
+      lv->next--; /* this entry starts the next batch (an empty batch always has room: MIN_INTO_BYTES) */
+      break;
     }
     w->path[base - 1] = '/';
     memcpy(w->path + base, name, len + 1);
@@ -214,7 +209,7 @@ static void walk_execute(napi_env env, void *data) {
     if (syscall(SYS_newfstatat, AT_FDCWD, w->path, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
     uint64_t size = (uint64_t)st.st_size;
     uint64_t sec = (uint64_t)(int64_t)st.st_mtim.tv_sec;
-    uint32_t *r = (uint32_t *)((char *)w->out + used);
+    uint32_t *r = (uint32_t *)(w->into + used);
     r[W_LEVEL] = (uint32_t)w->top;
     r[W_MODE] = st.st_mode;
     r[W_UID] = st.st_uid;
@@ -247,12 +242,15 @@ static void walk_execute(napi_env env, void *data) {
 
 static void walk_complete(napi_env env, napi_status status, void *data) {
   walk_t *w = data;
-  napi_value buf;
+  napi_value bytes;
   napi_deferred deferred = w->deferred;
   napi_delete_async_work(env, w->work);
+  napi_delete_reference(env, w->into_ref);
+  w->into_ref = NULL;
+  w->into = NULL;
   w->busy = 0;
-  if (status == napi_ok && napi_create_buffer_copy(env, w->out_bytes, w->out, NULL, &buf) == napi_ok) {
-    napi_resolve_deferred(env, deferred, buf);
+  if (status == napi_ok && napi_create_uint32(env, (uint32_t)w->out_bytes, &bytes) == napi_ok) {
+    napi_resolve_deferred(env, deferred, bytes);
   } else {
     napi_value msg, err;
     napi_create_string_utf8(env, "native walk: a batch did not run", NAPI_AUTO_LENGTH, &msg);
@@ -409,10 +407,7 @@ static napi_value walk_open(napi_env env, napi_callback_info info) {
     if (root_len == 0 || memchr(w->path, 0, root_len) != NULL) err = ENOENT;
   }
   w->levels = malloc(w->cap * sizeof *w->levels);
-  /* Grown by the batch when its paths need more. */
-  w->out_cap = 64 * 1024;
-  w->out = malloc(w->out_cap);
-  if (err == 0 && (w->levels == NULL || w->out == NULL)) err = ENOMEM;
+  if (err == 0 && w->levels == NULL) err = ENOMEM;
   if (err == 0) err = read_level(w, root_len, &w->levels[0]);
   if (err != 0) {
     walk_free(w);
@@ -428,17 +423,36 @@ static napi_value walk_open(napi_env env, napi_callback_info info) {
 }
 
 static napi_value walk_next(napi_env env, napi_callback_info info) {
-  walk_t *w = walk_arg(env, info);
-  if (w == NULL) return throw_type(env, "next(walk)");
+  size_t argc = 2;
+  napi_value argv[2];
+  void *handle = NULL;
+  void *into = NULL;
+  size_t into_cap = 0;
+  bool is_buffer = false;
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 2 || napi_get_value_external(env, argv[0], &handle) != napi_ok ||
+      napi_is_buffer(env, argv[1], &is_buffer) != napi_ok || !is_buffer || napi_get_buffer_info(env, argv[1], &into, &into_cap) != napi_ok ||
+      into_cap < MIN_INTO_BYTES || ((uintptr_t)into & 3) != 0) {
+    return throw_type(env, "next(walk, into): into must be a word-aligned Buffer of at least MIN_INTO_BYTES");
+  }
+  walk_t *w = handle;
   if (w->closed || w->busy) return throw_type(env, "next: the walk is closed or has a batch running");
   napi_value promise, name;
+  if (napi_create_reference(env, argv[1], 1, &w->into_ref) != napi_ok) return throw_type(env, "next: could not hold into");
   if (napi_create_promise(env, &w->deferred, &promise) != napi_ok ||
       napi_create_string_utf8(env, "nativeWalk", NAPI_AUTO_LENGTH, &name) != napi_ok ||
       napi_create_async_work(env, NULL, name, walk_execute, walk_complete, w, &w->work) != napi_ok) {
+    napi_delete_reference(env, w->into_ref);
+    w->into_ref = NULL;
     return throw_type(env, "next: could not start a batch");
   }
+  /* Set before the work is queued: a pool thread may start it at once. */
+  w->into = into;
+  w->into_cap = into_cap;
   if (napi_queue_async_work(env, w->work) != napi_ok) {
     napi_delete_async_work(env, w->work);
+    napi_delete_reference(env, w->into_ref);
+    w->into_ref = NULL;
+    w->into = NULL;
     return throw_type(env, "next: could not queue a batch");
   }
   w->busy = 1;
@@ -469,6 +483,8 @@ NAPI_MODULE_INIT() {
       napi_set_named_property(env, exports, "close", fn) != napi_ok)
     return NULL;
   if (napi_create_uint32(env, RECORD_WORDS, &words) != napi_ok || napi_set_named_property(env, exports, "RECORD_WORDS", words) != napi_ok)
+    return NULL;
+  if (napi_create_uint32(env, MIN_INTO_BYTES, &words) != napi_ok || napi_set_named_property(env, exports, "MIN_INTO_BYTES", words) != napi_ok)
     return NULL;
   return exports;
 }

@@ -10,7 +10,7 @@ import type { EntryStat } from './entry-stat';
 
 interface Addon {
   open(root: string, depth: number, batch: number): object | number;
-  next(walk: object): Promise<Buffer>;
+  next(walk: object, into: Buffer): Promise<number>;
   probe(records: Buffer, prefix: string): Promise<Buffer>;
   close(walk: object): void;
   RECORD_WORDS: number;
@@ -58,8 +58,13 @@ const SIZE_HI_UNSAFE = 0x200000;
 const TWO_32 = 4294967296;
 
 export interface NativeWalk {
-  /** The next batch of records, without their metadata flags; an empty Buffer at the end. One at a time. */
-  next(): Promise<Buffer>;
+  /**
+   * The next batch of records, without their metadata flags, written into `into` (as many as fit, at most BATCH);
+   * the part of `into` they fill, empty at the end. One at a time; `into` is the pool thread's until the promise
+   * settles, and must be word-aligned (a Buffer of its own is) and long enough for a record of the longest path (the
+   * addon's MIN_INTO_BYTES, 4148 bytes; it refuses a shorter one).
+   */
+  next(into: Buffer): Promise<Buffer>;
   /** The records of a batch with their metadata flags (see forEachRecord); may run beside next(). */
   probe(records: Buffer): Promise<Buffer>;
   /** Frees the walk; a batch still running frees it when it ends. */
@@ -77,7 +82,11 @@ export function openNativeWalk(root: string, depth: number, xattrPrefix: string,
     const code = getSystemErrorName(-handle);
     throw Object.assign(new Error(`${code}: ${what}`), { code, errno: -handle });
   }
-  return { next: () => addon.next(handle), probe: (records) => addon.probe(records, xattrPrefix), close: () => addon.close(handle) };
+  return {
+    next: async (into) => into.subarray(0, await addon.next(handle, into)),
+    probe: (records) => addon.probe(records, xattrPrefix),
+    close: () => addon.close(handle),
+  };
 }
 
 /** Calls `each` for every record of a probed batch: the entry's level (1 for an entry of the root), name and lstat. */

@@ -140,12 +140,19 @@ export async function walk(
 ): Promise<number> {
   const rootBin = root.toString('latin1');
   const listing = new Listing(rootBin, depth, ctx, limits, out);
-  if (wfs === undefined && nativeWalkUnavailable === undefined) await walkNative(rootBin, depth, ctx, limits, listing);
+  if (wfs === undefined && nativeWalkUnavailable === undefined) await walkNative(rootBin, depth, ctx, limits, listing, out);
   else await walkNodeFs(rootBin, depth, limits, listing, wfs ?? nodeWalkFs);
   return listing.count;
 }
 
-async function walkNative(rootBin: string, depth: number, ctx: EntryContext, limits: ListDirLimits, listing: Listing): Promise<void> {
+async function walkNative(
+  rootBin: string,
+  depth: number,
+  ctx: EntryContext,
+  limits: ListDirLimits,
+  listing: Listing,
+  out: JsonChunks,
+): Promise<void> {
   let native: ReturnType<typeof openNativeWalk>;
   try {
     native = openNativeWalk(rootBin, depth, ctx.xattrPrefix, `scandir '${binaryText(rootBin)}'`);
@@ -159,25 +166,50 @@ async function walkNative(rootBin: string, depth: number, ctx: EntryContext, lim
     if (level < depth && kindOf(st.mode) === 'dir') dirs[level] = dirOf(p);
   };
   // Three stages: the pool reads batch k + 2 and probes the attribute lists of batch k + 1 while this thread writes batch k.
-  let walking: Promise<Buffer> | undefined = native.next();
-  let probing: Promise<Buffer> | undefined;
+  // Each batch is written into a buffer borrowed through the answer (json-chunks.ts) and given back once its JSON is
+  // written. `settled` holds every borrowed buffer not given back, with the end of the last native call on it: when
+  // the walk stops early, each goes back once the pool thread is done with it.
+  const settled = new Map<Buffer, Promise<void>>();
+  const track = <T>(buf: Buffer, call: Promise<T>): Promise<T> => {
+    settled.set(
+      buf,
+      call.then(
+        () => undefined,
+        () => undefined,
+      ),
+    );
+    return call;
+  };
+  const giveBack = (buf: Buffer) => {
+    settled.delete(buf);
+    out.giveBack(buf);
+  };
   try {
+    let walkingBuf = out.borrow();
+    let walking = track(walkingBuf, native.next(walkingBuf));
+    let probe: { buf: Buffer; records: Promise<Buffer> } | undefined;
     for (;;) {
-      const walked: Buffer = await walking!;
-      walking = walked.length === 0 ? undefined : native.next();
-      const probed = probing;
-      probing = walked.length === 0 ? undefined : native.probe(walked);
-      if (probed !== undefined) {
-        const batch = await probed;
+      const walked = await walking;
+      const before = probe;
+      if (walked.length === 0) {
+        probe = undefined;
+        giveBack(walkingBuf);
+      } else {
+        probe = { buf: walkingBuf, records: track(walkingBuf, native.probe(walked)) };
+        walkingBuf = out.borrow();
+        walking = track(walkingBuf, native.next(walkingBuf));
+      }
+      if (before !== undefined) {
+        const batch = await before.records;
         const stop = limits.stopReason();
         if (stop) throw stop;
         forEachRecord(batch, each);
+        giveBack(before.buf);
       }
       if (walked.length === 0) return;
     }
   } finally {
-    walking?.catch(() => undefined);
-    probing?.catch(() => undefined);
+    for (const [buf, done] of settled) void done.then(() => out.giveBack(buf));
     native.close();
   }
 }

@@ -19,6 +19,7 @@ import { type AgentServices, deadlineKey } from '../call-context';
 import { MAX_MESSAGE_BYTES, readBody } from '../connect-protocol';
 import { AgentError, asAgentError } from '../errors';
 import { ConnectRequestSchema, type ProcessEvent, ProcessEventSchema, Process, StartRequestSchema } from '../../contract/gen/process_pb';
+import { drainOrClose } from '../drain';
 import { connect } from './connect';
 import { start } from './start';
 
@@ -52,16 +53,7 @@ function eventFrame(ev: ProcessEvent): Buffer {
 }
 
 function write(res: http.ServerResponse, frame: Buffer): Promise<void> {
-  if (res.write(frame)) return Promise.resolve();
-  return new Promise((resolve) => {
-    const done = () => {
-      res.off('drain', done);
-      res.off('close', done);
-      resolve();
-    };
-    res.on('drain', done);
-    res.on('close', done);
-  });
+  return res.write(frame) ? Promise.resolve() : drainOrClose(res);
 }
 
 export async function serveJsonStream(

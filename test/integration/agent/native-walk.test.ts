@@ -19,6 +19,10 @@ const { nativeWalkUnavailable } = require(
 const { JsonChunks } = require(
   path.join(DIST, 'filesystem', 'json-chunks.js'),
 ) as typeof import('../../../src/agent/filesystem/json-chunks');
+const { ResponseBudget } = require(
+  path.join(DIST, 'filesystem', 'fast-path.js'),
+) as typeof import('../../../src/agent/filesystem/fast-path');
+const { BufferPool, POOL_BUFFER_BYTES } = require(path.join(DIST, 'buffer-pool.js')) as typeof import('../../../src/agent/buffer-pool');
 const { Accounts } = require(path.join(DIST, 'accounts.js')) as typeof import('../../../src/agent/accounts');
 const { AgentError } = require(path.join(DIST, 'errors.js')) as typeof import('../../../src/agent/errors');
 
@@ -141,4 +145,55 @@ test('many walks, finished and abandoned, do not leak', async () => {
   const before = rss();
   for (let i = 0; i < 60; i++) await list(root, 3, true, i % 2 ? limited : noLimits);
   expect(rss() - before).toBeLessThan(64 * 1024 * 1024);
+});
+
+test("a walk's batch buffers come from the answer's budget and all go back, when it ends and when it stops early", async () => {
+  const budget = new ResponseBudget(64 * POOL_BUFFER_BYTES);
+  const pool = new BufferPool(64);
+  const settle = () => new Promise((r) => setTimeout(r, 50));
+  const whole = new JsonChunks(budget, pool);
+  await walk(Buffer.from(root), 3, ctx, noLimits, whole);
+  whole.dispose();
+  await settle();
+  expect(budget.inUse).toBe(0);
+  const afterWhole = pool.freeCount;
+  expect(afterWhole).toBeGreaterThan(2);
+  for (const limits of [
+    { maxEntries: 700, stopReason: () => undefined },
+    { maxEntries: 1_000_000, stopReason: () => new AgentError(4, 'late') },
+  ]) {
+    const out = new JsonChunks(budget, pool);
+    await expect(walk(Buffer.from(root), 3, ctx, limits, out)).rejects.toBeInstanceOf(AgentError);
+    out.dispose();
+    // A batch the pool thread was still writing goes back when it ends.
+    await settle();
+    expect(budget.inUse).toBe(0);
+  }
+  // Reused, not made anew: the pool holds no more than the first walk needed.
+  expect(pool.freeCount).toBe(afterWhole);
+  // A budget too small for the walk's batches: resource_exhausted, and nothing held after.
+  const tight = new ResponseBudget(POOL_BUFFER_BYTES);
+  const out = new JsonChunks(tight, pool);
+  await expect(walk(Buffer.from(root), 3, ctx, noLimits, out)).rejects.toMatchObject({ code: 8 });
+  out.dispose();
+  await settle();
+  expect(tight.inUse).toBe(0);
+});
+
+test('the addon refuses a batch buffer too short for one record of the longest path, or not word-aligned', () => {
+  const addon = {
+    exports: {} as {
+      open(r: string, d: number, b: number): object;
+      next(w: object, into: Buffer): Promise<number>;
+      close(w: object): void;
+    },
+  };
+  process.dlopen(addon, path.join(DIST, 'filesystem', 'native-walk.node'));
+  const w = addon.exports.open(root, 1, 512);
+  try {
+    expect(() => addon.exports.next(w, Buffer.allocUnsafeSlow(4096))).toThrow(/at least MIN_INTO_BYTES/);
+    expect(() => addon.exports.next(w, Buffer.allocUnsafeSlow(POOL_BUFFER_BYTES + 1).subarray(1))).toThrow(/word-aligned/);
+  } finally {
+    addon.exports.close(w);
+  }
 });
