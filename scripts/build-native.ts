@@ -1,8 +1,9 @@
 /**
- * Builds the kit's native addons: C files against Node-API only (node_api.h, which every node install ships in
- * `<prefix>/include/node`), compiled with gcc straight to a `.node` beside the compiled module that loads it, so
- * `dist/src/...` finds it as the agent's bundle does (scripts/bundle.ts copies it beside the bundle). Node-API keeps
- * one build loadable by any node of the line the kit runs on; gcc and libc6-dev come from scripts/setup-host.sh.
+ * Builds the kit's native parts with gcc: addons, C files against Node-API only (node_api.h, which every node install
+ * ships in `<prefix>/include/node`), compiled straight to a `.node` beside the compiled module that loads it, so
+ * `dist/src/...` finds it as the agent's bundle does (scripts/bundle.ts copies it beside the bundle), and helper
+ * programs the kit runs, beside the module that runs them. Node-API keeps one build loadable by any node of the line
+ * the kit runs on; gcc and libc6-dev come from scripts/setup-host.sh.
  * Usage: node dist/scripts/build-native.js
  */
 import { spawnSync } from 'node:child_process';
@@ -14,13 +15,20 @@ const ROOT = path.resolve(__dirname, fs.existsSync(path.resolve(__dirname, '../p
 export interface NativeAddon {
   /** C source, relative to the project root. */
   source: string;
-  /** The `.node` it becomes, relative to the project root: beside the compiled module that loads it. */
+  /** What it becomes, relative to the project root: beside the compiled module that loads or runs it. */
   output: string;
+  /** A program (an executable) rather than a Node-API addon. */
+  program?: boolean;
 }
 
 export const NATIVE_ADDONS: NativeAddon[] = [
   // ListDir's walk on a pool thread (src/agent/filesystem/native-walk.ts loads it).
   { source: 'src/agent/filesystem/native-walk.c', output: 'dist/src/agent/filesystem/native-walk.node' },
+];
+
+export const NATIVE_PROGRAMS: NativeAddon[] = [
+  // A sandbox disk's loop mount without util-linux's scan of every loop device (src/runtime/sandbox-disk.ts runs it).
+  { source: 'src/runtime/loop-mount.c', output: 'dist/src/runtime/loop-mount', program: true },
 ];
 
 /** node_api.h of the running node: `<prefix>/include/node`, as node installs it (the distribution's, or /usr's). */
@@ -34,7 +42,7 @@ export function nodeHeaders(): string {
 export function buildAddon(addon: NativeAddon, headers = nodeHeaders()): void {
   const out = path.join(ROOT, addon.output);
   fs.mkdirSync(path.dirname(out), { recursive: true });
-  const args = ['-std=gnu11', '-O2', '-Wall', '-Wextra', '-Werror', '-fPIC', '-shared', '-s', '-I', headers];
+  const args = ['-std=gnu11', '-O2', '-Wall', '-Wextra', '-Werror', '-s', ...(addon.program ? [] : ['-fPIC', '-shared', '-I', headers])];
   args.push('-o', out, path.join(ROOT, addon.source));
   const res = spawnSync('gcc', args, { stdio: ['ignore', 'inherit', 'inherit'] });
   if (res.error) throw new Error(`gcc could not run (${res.error.message}): install gcc and libc6-dev (scripts/setup-host.sh)`);
@@ -44,7 +52,7 @@ export function buildAddon(addon: NativeAddon, headers = nodeHeaders()): void {
 if (require.main === module) {
   try {
     const headers = nodeHeaders();
-    for (const addon of NATIVE_ADDONS) {
+    for (const addon of [...NATIVE_ADDONS, ...NATIVE_PROGRAMS]) {
       buildAddon(addon, headers);
       console.log(`build-native: ${addon.source} -> ${addon.output}`);
     }

@@ -13,7 +13,7 @@ import * as path from 'node:path';
 import { spawn } from 'node:child_process';
 import { build, type OutputFile, type Plugin } from 'esbuild';
 import { agentNodeFlags } from '../src/runtime/agent-payload';
-import { NATIVE_ADDONS } from './build-native';
+import { NATIVE_ADDONS, NATIVE_PROGRAMS } from './build-native';
 
 export interface BundleEntry {
   /** Output file dist/bundle/<name>.js. */
@@ -49,8 +49,9 @@ export function bundleEntries(): BundleEntry[] {
     { name: 'code-interpreter', entry: 'src/code-interpreter/main.ts', assets: ['src/code-interpreter/kernel-bridge.py'] },
     // The egress relay the platform runs in a bridge namespace for sandboxes with domain rules or a proxy.
     { name: 'egress-relay', entry: 'src/runtime/network/egress-relay/main.ts' },
-    // The whole CLI for the sandbox hosts (`platform`, `gateway`, `template build`), installed by their cloud-init.
-    { name: 'sandbox-kit', entry: 'src/cli/main.ts' },
+    // The whole CLI for the sandbox hosts (`platform`, `gateway`, `template build`), installed by their cloud-init,
+    // with the helper programs its runtime runs beside it.
+    { name: 'sandbox-kit', entry: 'src/cli/main.ts', assets: NATIVE_PROGRAMS.map((p) => p.output) },
   ];
 }
 

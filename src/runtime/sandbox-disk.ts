@@ -68,12 +68,39 @@ export async function makeSandboxDisk(dir: string, sizeMB: number, mode = 0o700,
   }
 }
 
+/**
+ * The build's loop-mount program (loop-mount.c): beside this module (dist/src/runtime, or the release bundle), or
+ * in dist/src/runtime of the checkout when this module runs from its source; undefined when neither is executable.
+ */
+export function loopMountProgram(): string | undefined {
+  const candidates = [path.join(__dirname, LOOP_MOUNT), path.join(__dirname, '..', '..', 'dist', 'src', 'runtime', LOOP_MOUNT)];
+  return candidates.find((p) => {
+    try {
+      fs.accessSync(p, fs.constants.X_OK);
+      return true;
+    } catch {
+      return false;
+    }
+  });
+}
+
+const LOOP_MOUNT = 'loop-mount';
+
+/**
+ * The argv that mounts `image` on `dir`: noatime, and noinit_itable (no background thread zeroing inode tables: it
+ * would write the whole table into the sparse file); the loop device is freed when `dir` is unmounted. Through the
+ * loop-mount program when the build has it, else `mount -o loop`, whose scan of every loop device grows with the
+ * sandboxes running.
+ */
+export function loopMountArgv(image: string, dir: string, program = loopMountProgram()): string[] {
+  return program !== undefined ? [program, image, dir] : ['mount', '-t', 'ext4', '-o', 'loop,noatime,noinit_itable', image, dir];
+}
+
 /** Mounts the sandbox's image on `dir` unless it is mounted already (after a host restart it is not). */
 export async function mountSandboxDisk(dir: string, mode = 0o700): Promise<void> {
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   if (isMountPoint(dir)) return;
-  // noinit_itable: no background thread zeroing inode tables (it would write the whole table into the sparse file).
-  await execOk(['mount', '-t', 'ext4', '-o', 'loop,noatime,noinit_itable', diskImagePath(dir), dir], { timeoutMs: 30_000 });
+  await execOk(loopMountArgv(diskImagePath(dir), dir), { timeoutMs: 30_000 });
   fs.chmodSync(dir, mode);
 }
 
