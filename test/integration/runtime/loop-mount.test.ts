@@ -1,7 +1,8 @@
 /**
  * A sandbox's disk is mounted by the build's loop-mount program (src/runtime/loop-mount.c): the image on its
  * directory as ext4 with noatime and noinit_itable, through a loop device of its own that the kernel frees when the
- * directory is unmounted. What it refuses (a missing image, a directory that does not exist, an image that is no
+ * directory is unmounted. An image still on a loop device (unmounted lazily while busy) is mounted from that device
+ * again, never from a second one (two ext4 instances on one file). What it refuses (a missing image, a directory that does not exist, an image that is no
  * file system) fails with the reason and leaves no loop device behind. Real loop devices; root only.
  */
 import * as fs from 'node:fs';
@@ -64,6 +65,31 @@ test('the build has the program, and a disk mounted by it is the image with its 
   // The legitimate use: the sandbox writes into it, up to its size.
   fs.writeFileSync(path.join(dir, 'f'), Buffer.alloc(1024 * 1024, 1));
   expect(Math.round((fs.statfsSync(dir).blocks * fs.statfsSync(dir).bsize) / (1024 * 1024))).toBeLessThanOrEqual(64);
+  await execOk(['umount', dir]);
+  expect(await loopsOf(scratch)).toEqual([]);
+});
+
+test('an image unmounted lazily while a file in it is open is mounted again from the same loop device', async () => {
+  const program = loopMountProgram()!;
+  const image = path.join(scratch, 'c.disk');
+  const dir = path.join(scratch, 'c');
+  fs.mkdirSync(dir);
+  await formatImage(image, 64);
+  await execOk([program, image, dir]);
+  const [first] = await loopsOf(scratch);
+  fs.writeFileSync(path.join(dir, 'kept'), 'written before');
+  const held = fs.openSync(path.join(dir, 'kept'), 'r');
+  try {
+    expect((await exec(['umount', dir])).code).not.toBe(0); // busy
+    await execOk(['umount', '-l', dir]);
+    expect(await loopsOf(scratch)).toEqual([first]); // alive on its device while the file is open
+    // Asked by another spelling of its path: the same image, the same device.
+    await execOk([program, `${scratch}/./c.disk`, dir]);
+    expect(await loopsOf(scratch)).toEqual([first]);
+    expect(fs.readFileSync(path.join(dir, 'kept'), 'utf8')).toBe('written before');
+  } finally {
+    fs.closeSync(held);
+  }
   await execOk(['umount', dir]);
   expect(await loopsOf(scratch)).toEqual([]);
 });
