@@ -87,8 +87,12 @@ int main(int argc, char **argv) {
   char device[300];
   int bound = bound_device(canonical, &st, device, sizeof device);
   if (bound >= 0) {
-    if (mount(device, dir, "ext4", MS_NOATIME, "noinit_itable") != 0) return fail("mount on", dir, errno);
-    return 0;
+    if (mount(device, dir, "ext4", MS_NOATIME, "noinit_itable") == 0) return 0;
+    int err = errno;
+    close(bound);
+    /* ENXIO: the device is being freed (its last mount went a moment ago, the kernel clears it in a work item), so
+       no ext4 instance is left on it: a new device is safe. */
+    if (err != ENXIO) return fail("mount on", dir, err);
   }
   int control = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
   if (control < 0) return fail("open", "/dev/loop-control", errno);
