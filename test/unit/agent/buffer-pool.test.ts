@@ -22,18 +22,29 @@ test('it keeps at most maxFree buffers, and none that is not a whole buffer of i
   expect(other.freeCount).toBe(0);
 });
 
-test('a pool not taken from for its idle time drops its free buffers; one in use keeps them', async () => {
-  const pool = new BufferPool(8, 60);
-  const a = pool.take();
-  const b = pool.take();
-  pool.give(a);
-  // Taken from every 20 ms: kept.
-  for (let i = 0; i < 5; i++) {
-    await new Promise((r) => setTimeout(r, 20));
-    pool.give(pool.take());
+test('a pool not taken from for its idle time drops its free buffers; one in use keeps them', () => {
+  jest.useFakeTimers();
+  try {
+    const pool = new BufferPool(8, 60);
+    const a = pool.take();
+    const b = pool.take();
+    pool.give(a);
+    // Taken from every 20 ms, well within the idle time: the same buffer each time, never dropped.
+    for (let i = 0; i < 10; i++) {
+      jest.advanceTimersByTime(20);
+      const again = pool.take();
+      expect(again).toBe(a);
+      pool.give(again);
+    }
+    pool.give(b);
+    expect(pool.freeCount).toBe(2);
+    jest.advanceTimersByTime(59);
+    expect(pool.freeCount).toBe(2);
+    // Idle for its whole idle time (the timer armed at the last give fires, then once more after the last take).
+    jest.advanceTimersByTime(200);
+    expect(pool.freeCount).toBe(0);
+    expect(pool.take()).not.toBe(a);
+  } finally {
+    jest.useRealTimers();
   }
-  expect(pool.freeCount).toBe(1);
-  pool.give(b);
-  await new Promise((r) => setTimeout(r, 200));
-  expect(pool.freeCount).toBe(0);
 });
