@@ -25,6 +25,7 @@ const PROBE = `
   setInterval(() => { most = Math.max(most, process.memoryUsage().arrayBuffers); }, 3).unref();
   process.on('SIGUSR2', () => { most = Math.max(most, process.memoryUsage().arrayBuffers); console.log('most: ' + most); most = 0; });`;
 
+let scratch: string | undefined;
 let root: string;
 let big: string;
 let bigDigest: string;
@@ -121,12 +122,12 @@ function slowDownload(
 }
 
 beforeAll(() => {
-  root = tempDir('sk-buffer-memory-');
-  big = path.join(root, 'big.bin');
+  scratch = tempDir('sk-buffer-memory-');
+  big = path.join(scratch, 'big.bin');
   const data = randomBytes(16 * MiB);
   fs.writeFileSync(big, data);
   bigDigest = createHash('sha256').update(data).digest('hex');
-  root = path.join(root, 'tree');
+  root = path.join(scratch, 'tree');
   fs.mkdirSync(root);
   let n = 0;
   for (let i = 0; n < ENTRIES; i++) {
@@ -143,7 +144,7 @@ afterEach(async () => {
 });
 
 afterAll(() => {
-  if (root) fs.rmSync(path.dirname(root), { recursive: true, force: true });
+  if (scratch) fs.rmSync(scratch, { recursive: true, force: true });
 });
 
 test('32 slow concurrent listings of a large tree hold no more outside the heap than the budget', async () => {
@@ -174,7 +175,7 @@ test('64 slow concurrent downloads of a large file hold about two buffers each, 
 
 test('a file that shrinks while it is sent, and a client that stops reading, end the connection', async () => {
   agent = await startHostAgent({ defaultUser: 'root', stallTimeoutMs: 500 }, undefined, PROBE);
-  const shrinking = path.join(path.dirname(root), 'shrinking.bin');
+  const shrinking = path.join(scratch!, 'shrinking.bin');
   fs.copyFileSync(big, shrinking);
   const cut = await slowDownload(agent.port, shrinking, 20, () => fs.truncateSync(shrinking, MiB));
   expect(cut.head).toBe('HTTP/1.1 200 OK');
