@@ -30,8 +30,11 @@ afterEach(async () => {
   for (const image of fs
     .readdirSync(scratch, { recursive: true })
     .map(String)
-    .filter((f) => f.endsWith('.disk')))
-    await exec(['losetup', '-D', path.join(scratch, image)]).catch(() => undefined);
+    .filter((f) => f.endsWith('.disk'))) {
+    // Only this image's devices (`losetup -D` would detach every device of the host).
+    const bound = await exec(['losetup', '-n', '-O', 'NAME', '-j', path.join(scratch, image)]);
+    for (const dev of bound.stdout.split('\n').filter((l) => l.trim() !== '')) await exec(['losetup', '-d', dev.trim()]);
+  }
   fs.rmSync(scratch, { recursive: true, force: true });
 });
 

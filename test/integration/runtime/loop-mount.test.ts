@@ -22,7 +22,6 @@ beforeEach(() => {
 
 afterEach(async () => {
   for (const m of mountsUnder(scratch).reverse()) if ((await exec(['umount', m])).code !== 0) await exec(['umount', '-l', m]);
-  for (const f of fs.readdirSync(scratch)) await exec(['losetup', '-D', path.join(scratch, f)]);
   for (const dev of await loopsOf(scratch)) await exec(['losetup', '-d', dev]);
   fs.rmSync(scratch, { recursive: true, force: true });
 });
