@@ -24,6 +24,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { exec, execOk } from '../util/exec';
+import { projectRoot } from '../util/project-root';
 import { parseMountinfo } from './cgroup-layout';
 import { closePool, formatImage, type DiskPool } from './disk-pool';
 
@@ -69,22 +70,18 @@ export async function makeSandboxDisk(dir: string, sizeMB: number, mode = 0o700,
 }
 
 /**
- * The build's loop-mount program (loop-mount.c): beside this module (dist/src/runtime, or the release bundle), or
- * in dist/src/runtime of the checkout when this module runs from its source; undefined when neither is executable.
+ * The build's loop-mount program (loop-mount.c), in dist/bundle of the project or release root, where the agent's and
+ * the egress relay's bundles are found too; undefined when it is missing or not executable.
  */
 export function loopMountProgram(): string | undefined {
-  const candidates = [path.join(__dirname, LOOP_MOUNT), path.join(__dirname, '..', '..', 'dist', 'src', 'runtime', LOOP_MOUNT)];
-  return candidates.find((p) => {
-    try {
-      fs.accessSync(p, fs.constants.X_OK);
-      return true;
-    } catch {
-      return false;
-    }
-  });
+  const program = path.join(projectRoot(), 'dist', 'bundle', 'loop-mount');
+  try {
+    fs.accessSync(program, fs.constants.X_OK);
+    return program;
+  } catch {
+    return undefined;
+  }
 }
-
-const LOOP_MOUNT = 'loop-mount';
 
 /**
  * The argv that mounts `image` on `dir`: noatime, and noinit_itable (no background thread zeroing inode tables: it
