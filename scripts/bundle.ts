@@ -49,6 +49,8 @@ export function bundleEntries(): BundleEntry[] {
     { name: 'code-interpreter', entry: 'src/code-interpreter/main.ts', assets: ['src/code-interpreter/kernel-bridge.py'] },
     // The egress relay the platform runs in a bridge namespace for sandboxes with domain rules or a proxy.
     { name: 'egress-relay', entry: 'src/runtime/network/egress-relay/main.ts' },
+    // The small process the platform starts its host commands from (src/util/spawn-helper.ts says why).
+    { name: 'spawn-helper', entry: 'src/util/spawn-helper-main.ts' },
     // The whole CLI for the sandbox hosts (`platform`, `gateway`, `template build`), installed by their cloud-init,
     // with the helper programs its runtime runs beside it.
     { name: 'sandbox-kit', entry: 'src/cli/main.ts', assets: NATIVE_PROGRAMS.map((p) => p.output) },

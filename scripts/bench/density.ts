@@ -9,7 +9,8 @@
  * CPU (per cent of one core over an idle window) with no sandbox and with N idle ones; host memory per idle sandbox
  * (the sandboxes' memory cgroups' charge, summed, / N; and the drop of MemAvailable / N, which also counts the
  * kernel's network namespaces, loop devices and page cache, and moves with whatever else runs on the host); the
- * agent's idle memory (per sandbox, the median of its RSS and of its anonymous part). The run stops with an error
+ * agent's idle memory (per sandbox, the median of its RSS and of its anonymous part); and per bucket, the p50 of each
+ * step of create as the platform logged it (network, container, agent, init, store+catalog). The run stops with an error
  * when the host's MemAvailable falls below --min-available-mib (a shared host).
  * Every sandbox is killed through the API at the end, also when the run fails, then both processes are stopped and
  * the state directory removed. Root only; one link into the root network namespace (the standalone network).
@@ -165,6 +166,23 @@ function sandboxMemory(instance: string, ids: string[]): AgentIdle[] {
   return out;
 }
 
+/**
+ * Each sandbox's create steps as the platform logged them ("sandbox ID running (template base, ready in 185 ms:
+ * network 5, container 99, agent 74, init 4, store+catalog 2)"), by sandbox ID.
+ */
+function readyStepsFromLog(text: string): Map<string, Record<string, number>> {
+  const out = new Map<string, Record<string, number>>();
+  for (const m of text.matchAll(/sandbox (\S+) running \([^)]*?ready in \d+ ms: ([^)]*)\)/g)) {
+    const steps: Record<string, number> = {};
+    for (const part of m[2]!.split(', ')) {
+      const at = part.lastIndexOf(' ');
+      steps[part.slice(0, at)] = Number(part.slice(at + 1));
+    }
+    out.set(m[1]!, steps);
+  }
+  return out;
+}
+
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
@@ -294,11 +312,19 @@ async function main(): Promise<void> {
         firstCallRatio: round(f / firstCall, 2),
       };
     });
+    // Where each bucket's create time went inside the platform (its own log of every create's steps).
+    const logged = readyStepsFromLog(fs.readFileSync(path.join(stateDir, 'platform.log'), 'utf8'));
+    const platformSteps = buckets.map((b) => {
+      const steps = created.slice(b.from, b.to).flatMap((id) => (logged.has(id) ? [logged.get(id)!] : []));
+      const names = [...new Set(steps.flatMap((s) => Object.keys(s)))];
+      return { sandboxes: b.label, p50Ms: Object.fromEntries(names.map((k) => [k, round(median(steps.flatMap((s) => s[k] ?? [])))])) };
+    });
     const charge = perSandbox.map((s) => s.chargeMiB);
     const result = {
       sandboxes: n,
       host: { cpus: os.cpus().length, memoryMiB: Math.round(os.totalmem() / MiB), loadavg: os.loadavg().map((x) => round(x, 2)) },
       create: rows,
+      platformSteps,
       processes: Object.fromEntries(
         Object.keys(pids).map((k) => [
           k,
@@ -326,6 +352,13 @@ async function main(): Promise<void> {
     for (const r of rows)
       console.log(
         `  ${r.sandboxes.padEnd(9)} create ${r.createP50Ms} ms (${r.createRatio}x)  create+first call ${r.firstCallP50Ms} ms (${r.firstCallRatio}x)`,
+      );
+    console.log(`platform's create steps, p50 (ms) by sandbox number:`);
+    for (const r of platformSteps)
+      console.log(
+        `  ${r.sandboxes.padEnd(9)} ${Object.entries(r.p50Ms)
+          .map(([k, v]) => `${k} ${v}`)
+          .join(', ')}`,
       );
     for (const [k, v] of Object.entries(result.processes))
       console.log(

@@ -25,6 +25,8 @@ import type { AgentPayload } from '../runtime/agent-payload';
 import { DEFAULT_ADMISSION, DiskAdmission, type Resources } from '../runtime/admission';
 import { STEPS_DATA_DIR } from '../runtime/instance';
 import { LOWER_ALNUM, randomText } from '../util/random-text';
+import { useSpawnHelper } from '../util/exec';
+import { defaultSpawnHelperProgram } from '../util/spawn-helper';
 import {
   startPlatform,
   volumesDirOf,
@@ -188,6 +190,28 @@ async function openWritableCatalog(
 
 export async function startPlatformOnHost(options: PlatformOnHostOptions): Promise<PlatformOnHost> {
   const log = options.log ?? (() => {});
+  // Its host commands start in a small process of their own, not by forking the platform (src/util/spawn-helper.ts).
+  const releaseSpawnHelper = useSpawnHelper();
+  if (!releaseSpawnHelper) log(`${defaultSpawnHelperProgram()} is not built: host commands start from the platform's own process`);
+  try {
+    const platform = await startOnHost(options, log);
+    return {
+      ...platform,
+      async close(closeOptions = {}) {
+        try {
+          await platform.close(closeOptions);
+        } finally {
+          await releaseSpawnHelper?.();
+        }
+      },
+    };
+  } catch (err) {
+    await releaseSpawnHelper?.();
+    throw err;
+  }
+}
+
+async function startOnHost(options: PlatformOnHostOptions, log: (line: string) => void): Promise<PlatformOnHost> {
   await mkdir(options.stateDir, { recursive: true, mode: 0o700 });
   const instance = await instanceName(options.stateDir);
   const dataRoot = options.runtimeDataRoot ?? join(options.stateDir, 'runtime');

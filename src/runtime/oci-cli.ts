@@ -6,7 +6,6 @@
  * host, /sys/fs/cgroup/unified is hidden so crun works in v1 mode; runsc's `run` gets /proc/sys/net hidden (runsc.ts). A detached container inherits the CLI's stdio,
  * so it gets a file, never a pipe.
  */
-import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { CGROUP_UNIFIED, type RuntimeSelection } from './cgroup-layout';
@@ -189,23 +188,7 @@ export class OciCli {
       bundle,
       id,
     ]);
-    const fd = fs.openSync(logFile, 'a', 0o600);
-    try {
-      return new Promise((resolve) => {
-        const child = spawn(argv[0]!, argv.slice(1), { stdio: ['ignore', fd, fd] });
-        const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-        child.on('error', () => {
-          clearTimeout(timer);
-          resolve(127);
-        });
-        child.on('exit', (code) => {
-          clearTimeout(timer);
-          resolve(code ?? 128);
-        });
-      });
-    } finally {
-      fs.closeSync(fd);
-    }
+    return exec(argv, { timeoutMs, outputFile: logFile }).then((r) => r.code);
   }
 
   /**
