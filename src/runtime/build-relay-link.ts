@@ -10,6 +10,7 @@
  * (RFC 5737), never routed anywhere, and fixed: each step's pair of namespaces sees no other.
  */
 import { execOk } from '../util/exec';
+import { inNetns } from './network/in-netns';
 
 export const RELAY_LINK = { relay: '192.0.2.1', step: '192.0.2.2', prefix: 30 } as const;
 
@@ -27,9 +28,9 @@ export async function createRelayLink(stepNetns: string): Promise<string> {
     [relayNs, 'relay0', RELAY_LINK.relay],
     [stepNetns, 'eth0', RELAY_LINK.step],
   ] as const) {
-    await execOk(['ip', '-n', ns, 'addr', 'add', `${address}/${RELAY_LINK.prefix}`, 'dev', dev]);
-    await execOk(['ip', '-n', ns, 'link', 'set', dev, 'up']);
+    await execOk(inNetns(ns, ['ip', 'addr', 'add', `${address}/${RELAY_LINK.prefix}`, 'dev', dev]));
+    await execOk(inNetns(ns, ['ip', 'link', 'set', dev, 'up']));
   }
-  await execOk(['ip', '-n', relayNs, 'link', 'set', 'lo', 'up']);
+  await execOk(inNetns(relayNs, ['ip', 'link', 'set', 'lo', 'up']));
   return RELAY_LINK.relay;
 }

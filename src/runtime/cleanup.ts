@@ -11,7 +11,7 @@ import { exec } from '../util/exec';
 import { DEFAULT_STATE_ROOT, instancePaths, STEPS_DATA_DIR } from './instance';
 import { OciCli } from './oci-cli';
 import type { SandboxNetwork } from './types';
-import { NETNS_DIR } from './network/bridge-network';
+import { NETNS_DIR } from './network/in-netns';
 import { STEPS_SUFFIX, stepNetnsName } from './step-executor';
 import { removeUserNamespace } from './userns';
 import { findExecutable } from './which';

@@ -30,7 +30,6 @@ import { lookupAccount } from './layer-accounts';
 import { existsInLayers, insideTree } from './layer-view';
 import { BUILD_PROXY_PORT, RELAY_SCRIPT, startBuildEgress, type BuildEgress } from './build-egress';
 import { createRelayLink, relayNetnsName } from './build-relay-link';
-import { NETNS_DIR } from './network/bridge-network';
 import { createNamespacePair, removeUserNamespace } from './userns';
 import { exec, execOk } from '../util/exec';
 import { BoundedLines } from '../util/bounded-lines';
@@ -45,6 +44,7 @@ import { renderOciConfig, type BindMount } from './oci-config';
 import { resolveRuntimeBinary, DEFAULT_NOFILE, DEFAULT_PIDS_LIMIT } from './oci-runtime';
 import { joinsUsernsByPath, type RunscPlatform } from './runsc';
 import type { RuntimeChoice, StepExecutor, StepRun } from './types';
+import { inNetns, NETNS_DIR } from './network/in-netns';
 
 export const TIMED_OUT_EXIT_CODE = 124;
 /** A step's output line is kept up to this many bytes when the caller names no cap (StepRun.maxLineBytes). */
@@ -246,7 +246,7 @@ export class OciStepExecutor implements StepExecutor {
         const t0 = performance.now();
         const egress = await this.startEgress();
         const { usernsPath } = await createNamespacePair(netns, this.mapping);
-        await execOk(['ip', '-n', netns, 'link', 'set', 'lo', 'up']);
+        await execOk(inNetns(netns, ['ip', 'link', 'set', 'lo', 'up']));
         // Under runsc the step's loopback is gVisor's: the relay gets a namespace of its own, linked to the step's.
         if (this.cli.name === 'runsc') relayHost = await createRelayLink(netns);
         stopRelay = await startRelay(

@@ -26,8 +26,8 @@ import { hostSandboxResolvConf } from './host-resolvers';
 import { firstFreeAddress, parseSubnet, type Subnet } from './ipv4';
 import { sandboxBlockedDestinations } from './private-ranges';
 import { timed, type StepTimes } from '../../util/step-times';
+import { inNetns, NETNS_DIR } from './in-netns';
 
-export const NETNS_DIR = '/run/netns';
 const ALIAS_TAG = 'sandbox-kit';
 
 export interface BridgeNetworkOptions {
@@ -109,7 +109,7 @@ export class BridgeNetwork implements SandboxNetwork {
 
   /** Every attachment on the bridge (any instance): namespace -> address. */
   private async ports(): Promise<Map<string, string>> {
-    const out = await execOk(['ip', '-n', this.options.bridgeNamespace, '-j', 'link', 'show', 'master', this.options.bridge]);
+    const out = await execOk(inNetns(this.options.bridgeNamespace, ['ip', '-j', 'link', 'show', 'master', this.options.bridge]));
     const links = JSON.parse(out.trim() || '[]') as Array<{ ifalias?: string }>;
     const result = new Map<string, string>();
     for (const l of links) {
@@ -144,7 +144,7 @@ export class BridgeNetwork implements SandboxNetwork {
   private async guard(): Promise<void> {
     if (this.guarded) return;
     const o = this.options;
-    await execOk(['ip', 'netns', 'exec', o.bridgeNamespace, 'sh', '-s'], {
+    await execOk(inNetns(o.bridgeNamespace, ['sh', '-s']), {
       input: guardScript({ bridge: o.bridge, rootLink: o.rootLink ?? ROOT_LINK, dnsResolvers: this.resolvers(), blocked: this.blocked() }),
     });
     this.guarded = true;
@@ -235,14 +235,13 @@ export class BridgeNetwork implements SandboxNetwork {
       );
       await this.prepareRelay(address, policy);
       const policyRules = attachPolicyScript(bridgePortName(ns), address, policy);
-      if (policyRules === '')
-        await execOk(['ip', 'netns', 'exec', o.bridgeNamespace, 'ebtables-restore', '--noflush'], { input: commands.rules });
+      if (policyRules === '') await execOk(inNetns(o.bridgeNamespace, ['ebtables-restore', '--noflush']), { input: commands.rules });
       else
-        await execOk(['ip', 'netns', 'exec', o.bridgeNamespace, 'sh', '-s'], {
+        await execOk(inNetns(o.bridgeNamespace, ['sh', '-s']), {
           input: `set -e\n${policyRules}ebtables-restore --noflush <<'RULES'\n${commands.rules}RULES\n`,
         });
-      await execOk(['ip', '-n', o.bridgeNamespace, '-b', '-'], { input: commands.links });
-      await execOk(['bridge', '-n', o.bridgeNamespace, '-b', '-'], { input: commands.fdb });
+      await execOk(inNetns(o.bridgeNamespace, ['ip', '-b', '-']), { input: commands.links });
+      await execOk(inNetns(o.bridgeNamespace, ['bridge', '-b', '-']), { input: commands.fdb });
       o.times?.('attach: port and rules', performance.now() - t0);
     } catch (err) {
       await this.detachNs(ns, address);
@@ -258,7 +257,7 @@ export class BridgeNetwork implements SandboxNetwork {
       throw new Error(`sandbox ${sandboxID} is not attached to ${this.options.bridgeNamespace}/${this.options.bridge}`);
     await this.guard();
     await this.prepareRelay(address, policy);
-    await execOk(['ip', 'netns', 'exec', this.options.bridgeNamespace, 'sh', '-s'], {
+    await execOk(inNetns(this.options.bridgeNamespace, ['sh', '-s']), {
       input: policyScript(bridgePortName(ns), address, policy),
     });
   }
@@ -285,21 +284,21 @@ export class BridgeNetwork implements SandboxNetwork {
     const port = bridgePortName(ns);
     let known = address;
     if (known === undefined) {
-      const shown = await exec(['ip', '-n', o.bridgeNamespace, '-j', 'link', 'show', 'dev', port]);
+      const shown = await exec(inNetns(o.bridgeNamespace, ['ip', '-j', 'link', 'show', 'dev', port]));
       if (shown.code === 0)
         known = parseAlias((JSON.parse(shown.stdout.trim() || '[]') as Array<{ ifalias?: string }>)[0]?.ifalias)?.address;
     }
     if (known !== undefined) removeRelayPolicy(relayDir(o.bridgeNamespace), known);
     if (fs.existsSync(`${NETNS_DIR}/${o.bridgeNamespace}`)) {
       const policy = known === undefined ? '' : policyScript(port, known, undefined).replace(/exit 0\n$/, '');
-      await exec(['ip', 'netns', 'exec', o.bridgeNamespace, 'sh', '-s'], { input: policy + detachPortScript(port, known, o.bridge) });
+      await exec(inNetns(o.bridgeNamespace, ['sh', '-s']), { input: policy + detachPortScript(port, known, o.bridge) });
     }
     if (fs.existsSync(`${NETNS_DIR}/${ns}`)) await execOk(['ip', 'netns', 'del', ns]);
     await removeUserNamespace(ns);
     // Free again once its port is gone; otherwise (or when the address is not known here) the next attach reads the
     // bridge's ports again.
     const key = this.bridgeKey();
-    const portGone = (await exec(['ip', '-n', o.bridgeNamespace, 'link', 'show', 'dev', port])).code !== 0;
+    const portGone = (await exec(inNetns(o.bridgeNamespace, ['ip', 'link', 'show', 'dev', port]))).code !== 0;
     if (known === undefined || !portGone) takenOnBridge.delete(key);
     else (await takenOnBridge.get(key))?.delete(known);
   }

@@ -13,9 +13,10 @@ import * as fs from 'node:fs';
 import { exec, execOk } from '../../util/exec';
 import { checkInstanceName } from '../instance';
 import type { SandboxNetwork } from '../types';
-import { BridgeNetwork, macFor, NETNS_DIR, ROOT_LINK } from './bridge-network';
+import { BridgeNetwork, macFor, ROOT_LINK } from './bridge-network';
 import { intToIp, ipToInt, parseSubnet, type Subnet } from './ipv4';
 import { stopRelay } from './relay-process';
+import { inNetns, NETNS_DIR } from './in-netns';
 
 export const STANDALONE_RANGE = '198.19.0.0/16';
 const BRIDGE = 'sb';
@@ -73,7 +74,7 @@ export interface SandboxHostNetworkOptions {
 
 /** Default route to the root side (idempotent). */
 async function routeOut(handle: SandboxHostNetwork): Promise<void> {
-  await execOk(['ip', '-n', handle.namespace, 'route', 'replace', 'default', 'via', handle.hostAddress]);
+  await execOk(inNetns(handle.namespace, ['ip', 'route', 'replace', 'default', 'via', handle.hostAddress]));
 }
 
 /**
@@ -83,7 +84,7 @@ async function routeOut(handle: SandboxHostNetwork): Promise<void> {
  * time up to 0.8 s, and the first call to every new sandbox (the agent's /health, both ways) waited that long.
  */
 async function routeRootLink(namespace: string, hostAddress: string): Promise<void> {
-  await execOk(['ip', '-n', namespace, '-b', '-'], {
+  await execOk(inNetns(namespace, ['ip', '-b', '-']), {
     input: [`link set ${HOST_SIDE} nomaster`, `link set ${HOST_SIDE} up`, `route replace ${hostAddress}/32 dev ${HOST_SIDE}`, ''].join(
       '\n',
     ),
@@ -126,7 +127,7 @@ export async function createSandboxHostNetwork(name: string, options: SandboxHos
     await execOk(['ip', 'netns', 'add', namespace]);
     // A fixed bridge MAC: Linux otherwise gives a bridge the lowest MAC of its ports, so a sandbox's port coming or
     // going could change it under the other sandboxes, whose ARP entries for the gateway would then point nowhere.
-    await execOk(['ip', '-n', namespace, '-b', '-'], {
+    await execOk(inNetns(namespace, ['ip', '-b', '-']), {
       input: [
         'link set lo up',
         `link add ${BRIDGE} address ${macFor(gateway)} type bridge`,
@@ -193,7 +194,7 @@ export async function reopenSandboxHostNetwork(name: string, dnsResolvers?: stri
   checkInstanceName(name);
   const namespace = hostNamespaceName(name);
   if (!fs.existsSync(`${NETNS_DIR}/${namespace}`)) return undefined;
-  const out = await execOk(['ip', '-n', namespace, '-j', 'addr', 'show', 'dev', BRIDGE]);
+  const out = await execOk(inNetns(namespace, ['ip', '-j', 'addr', 'show', 'dev', BRIDGE]));
   const info = (JSON.parse(out.trim() || '[]') as Array<{ addr_info?: Array<{ family: string; local: string; prefixlen: number }> }>)[0];
   const v4 = info?.addr_info?.find((a) => a.family === 'inet');
   let found: Subnet | undefined;

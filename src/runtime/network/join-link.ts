@@ -9,6 +9,7 @@
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import { exec, execOk } from '../../util/exec';
+import { inNetns } from './in-netns';
 
 /** The sandbox's end of the veth pair while it waits on the bridge's side (15 characters at most). */
 export function parkedPeerName(netns: string): string {
@@ -82,17 +83,17 @@ export async function joinNetwork(facts: JoinFacts, pid: number, alongside?: () 
  */
 async function joinLink(facts: JoinFacts, pid: number): Promise<void> {
   const [moved, named] = await Promise.allSettled([
-    execOk(['ip', '-n', facts.bridgeNamespace, 'link', 'set', facts.peer, 'netns', String(pid), 'name', 'eth0']),
+    execOk(inNetns(facts.bridgeNamespace, ['ip', 'link', 'set', facts.peer, 'netns', String(pid), 'name', 'eth0'])),
     execOk(['ip', 'netns', 'attach', facts.netns, String(pid)]),
   ]);
   const failed = [moved, named].find((r) => r.status === 'rejected');
   if (failed) throw failed.reason;
-  const r = await exec(['ip', '-n', facts.netns, '-b', '-'], { input: insideBatch(facts) });
+  const r = await exec(inNetns(facts.netns, ['ip', '-b', '-']), { input: insideBatch(facts) });
   if (r.code !== 0) throw new Error(`ip -b in the sandbox's namespace failed: ${r.stderr.trim()}`);
   const deadline = Date.now() + FORWARDING_TIMEOUT_MS;
   for (;;) {
     // One link asked for by name (`bridge link show` would list every port of the bridge).
-    const state = portState(await execOk(['ip', '-n', facts.bridgeNamespace, '-d', '-j', 'link', 'show', 'dev', facts.port]));
+    const state = portState(await execOk(inNetns(facts.bridgeNamespace, ['ip', '-d', '-j', 'link', 'show', 'dev', facts.port])));
     if (state === 'forwarding') return;
     if (Date.now() > deadline)
       throw new Error(`its port ${facts.port} is ${state ?? 'gone'}, not forwarding, ${FORWARDING_TIMEOUT_MS} ms after its link came up`);

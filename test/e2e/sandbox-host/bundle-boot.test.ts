@@ -9,7 +9,7 @@ import { labScript } from '../../../src/lab/dist-path';
 import { whoamiUrl } from '../../../src/lab/egress-check';
 import { SANDBOX_HOST_PATHS as P, renderStackFile, SANDBOX_UNITS } from '../../../src/render';
 import { cleanupLeftovers } from '../../../src/runtime';
-import { NETNS_DIR } from '../../../src/runtime/network/bridge-network';
+import { NETNS_DIR } from '../../../src/runtime/network/in-netns';
 import { formatResult, runSandboxHostChecks, sandboxExpectationsFor, type Remote } from '../../../src/verify';
 import { startHttpProxy, type RunningHttpProxy } from '../../helpers/http-proxy';
 import { requireBuilt, uniqueLabName } from '../../helpers/lab';
