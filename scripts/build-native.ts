@@ -29,6 +29,9 @@ export const NATIVE_ADDONS: NativeAddon[] = [
 export const NATIVE_PROGRAMS: NativeAddon[] = [
   // A sandbox disk's loop mount without util-linux's scan of every loop device (src/runtime/sandbox-disk.ts runs it).
   { source: 'src/runtime/loop-mount.c', output: 'dist/src/runtime/loop-mount', program: true },
+  // Every OCI runtime call's private mount namespace and stage without util-linux's read of the mount table
+  // (src/runtime/oci-cli.ts runs it).
+  { source: 'src/runtime/private-mounts.c', output: 'dist/src/runtime/private-mounts', program: true },
 ];
 
 /** node_api.h of the running node: `<prefix>/include/node`, as node installs it (the distribution's, or /usr's). */

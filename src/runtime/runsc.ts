@@ -34,8 +34,8 @@ export function runscFlags(platform: RunscPlatform = DEFAULT_RUNSC_PLATFORM): st
   return [`--platform=${platform}`, '--network=sandbox', '--net-raw', '--overlay2=none'];
 }
 
-/** Mounted over /proc/sys/net in a runsc call's private mount namespace (see above). */
-export const HIDE_NET_SYSCTLS = 'mount -t tmpfs -o size=4k,mode=555 sandbox-kit-hide /proc/sys/net';
+/** The empty tmpfs mounted over /proc/sys/net in a runsc call's private mount namespace (see above). */
+export const HIDDEN_NET_SYSCTLS = { dir: '/proc/sys/net', options: 'size=4k,mode=555' } as const;
 
 /** Whether the container may join the user namespace that owns its network namespace by path (runsc cannot). */
 export function joinsUsernsByPath(runtime: RuntimeName): boolean {

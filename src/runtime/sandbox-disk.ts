@@ -24,7 +24,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { exec, execOk } from '../util/exec';
-import { projectRoot } from '../util/project-root';
+import { bundledProgram } from './bundled-program';
 import { parseMountinfo } from './cgroup-layout';
 import { closePool, formatImage, type DiskPool } from './disk-pool';
 
@@ -69,18 +69,9 @@ export async function makeSandboxDisk(dir: string, sizeMB: number, mode = 0o700,
   }
 }
 
-/**
- * The build's loop-mount program (loop-mount.c), in dist/bundle of the project or release root, where the agent's and
- * the egress relay's bundles are found too; undefined when it is missing or not executable.
- */
+/** The build's loop-mount program (loop-mount.c); undefined when it is missing or not executable. */
 export function loopMountProgram(): string | undefined {
-  const program = path.join(projectRoot(), 'dist', 'bundle', 'loop-mount');
-  try {
-    fs.accessSync(program, fs.constants.X_OK);
-    return program;
-  } catch {
-    return undefined;
-  }
+  return bundledProgram('loop-mount');
 }
 
 /**

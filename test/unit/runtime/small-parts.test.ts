@@ -80,18 +80,50 @@ describe('mounts and argv', () => {
     expect(() => overlayOptions({ lower: ['/a:b'], upper: '/s/u', work: '/s/w', target: '/s/r' })).toThrow(/no ':'/);
   });
 
-  test('a private mount namespace only when something must be mounted', () => {
-    expect(inPrivateMountNamespace({ hideUnified: false }, ['runc', 'list'])).toEqual(['runc', 'list']);
-    const argv = inPrivateMountNamespace({ hideUnified: true, overlay: { lower: ['/l'], upper: '/u', work: '/w', target: '/r' } }, [
+  test('a private mount namespace only when something must be mounted: through private-mounts, or unshare and mount without it', () => {
+    expect(inPrivateMountNamespace({ hideUnified: false }, ['runc', 'list'], '/b/private-mounts')).toEqual(['runc', 'list']);
+    expect(inPrivateMountNamespace({ hideUnified: false }, ['runc', 'list'], null)).toEqual(['runc', 'list']);
+    const setup = { hideUnified: true, hideNetSysctls: true, stageTable: '/t' };
+    expect(inPrivateMountNamespace(setup, ['crun', 'create'], '/b/private-mounts')).toEqual([
+      '/b/private-mounts',
+      '--table',
+      '/t',
+      '--tmpfs',
+      '/sys/fs/cgroup/unified',
+      'size=4k,mode=755',
+      '--tmpfs',
+      '/proc/sys/net',
+      'size=4k,mode=555',
+      '--',
       'crun',
-      'run',
+      'create',
     ]);
-    expect(argv.slice(0, 5)).toEqual(['unshare', '-m', '--propagation', 'slave', 'sh']);
-    expect(argv.slice(-5)).toEqual(['sh', 'lowerdir=/l,upperdir=/u,workdir=/w', '/r', 'crun', 'run']);
-    expect(argv[6]).toContain('/sys/fs/cgroup/unified');
+    expect(inPrivateMountNamespace({ hideUnified: true }, ['crun', 'state', 'x'], '/b/private-mounts')).toEqual([
+      '/b/private-mounts',
+      '--tmpfs',
+      '/sys/fs/cgroup/unified',
+      'size=4k,mode=755',
+      '--',
+      'crun',
+      'state',
+      'x',
+    ]);
+    expect(inPrivateMountNamespace(setup, ['crun', 'create'], null)).toEqual([
+      'unshare',
+      '-m',
+      '--propagation',
+      'slave',
+      'sh',
+      '-ec',
+      'mount -a -T "$1"\nshift\nmount -t tmpfs -o size=4k,mode=755 sandbox-kit-hide /sys/fs/cgroup/unified\nmount -t tmpfs -o size=4k,mode=555 sandbox-kit-hide /proc/sys/net\nexec "$@"',
+      'sh',
+      '/t',
+      'crun',
+      'create',
+    ]);
   });
 
-  test('the stage: binds then the overlay in one table, paths escaped as fstab has them; one mount -a -T runs it', () => {
+  test('the stage: binds then the overlay in one table, paths escaped as fstab has them', () => {
     const overlay = { lower: ['/l'], upper: '/u', work: '/w', target: '/r' };
     const binds = [
       { source: '/a b', target: '/s/d0' },
@@ -100,19 +132,6 @@ describe('mounts and argv', () => {
     expect(stageTable(binds, overlay)).toBe(
       '/a\\040b /s/d0 none bind 0 0\n/c\\134d\\011e /s/f1 none bind 0 0\nsandbox-kit /r overlay lowerdir=/l,upperdir=/u,workdir=/w 0 0\n',
     );
-    expect(inPrivateMountNamespace({ hideUnified: false, stageTable: '/t' }, ['crun', 'create'])).toEqual([
-      'unshare',
-      '-m',
-      '--propagation',
-      'slave',
-      'sh',
-      '-ec',
-      'mount -a -T "$1"\nshift\nexec "$@"',
-      'sh',
-      '/t',
-      'crun',
-      'create',
-    ]);
   });
 
   test('agent argv and payload binds', () => {

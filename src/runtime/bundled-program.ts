@@ -1,0 +1,18 @@
+/**
+ * The runtime's helper programs (loop-mount.c, private-mounts.c), built by scripts/build-native.ts and copied into
+ * dist/bundle of the project or release root, where the agent's and the egress relay's bundles are found too.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { projectRoot } from '../util/project-root';
+
+/** The program `name` of dist/bundle; undefined when it is missing or not executable (a release zip that lost modes). */
+export function bundledProgram(name: string): string | undefined {
+  const program = path.join(projectRoot(), 'dist', 'bundle', name);
+  try {
+    fs.accessSync(program, fs.constants.X_OK);
+    return program;
+  } catch {
+    return undefined;
+  }
+}
