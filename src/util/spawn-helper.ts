@@ -8,7 +8,8 @@
  * loop; the platform pays one IPC message each way.
  *
  * The helper starts on the first command and again after it exits. A command whose helper exits before answering
- * resolves with HELPER_LOST: it may or may not have run, as with a command whose runtime died.
+ * resolves with HELPER_LOST: it may or may not have run, as with a command whose runtime died. A command given no
+ * environment of its own gets the helper's: this process's as it was when the helper started.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
@@ -31,6 +32,8 @@ interface Helper {
   child: ChildProcess;
   pending: Map<number, (result: ExecResult) => void>;
   exited: Promise<void>;
+  /** Called once nothing is pending (a close waits for it). */
+  drained?: () => void;
 }
 
 export class SpawnHelper {
@@ -63,13 +66,17 @@ export class SpawnHelper {
     });
   }
 
-  /** Closes the channel; resolves once the helper has exited (after the commands it runs have ended). */
+  /**
+   * Lets the commands under way answer (each within its own deadline), then closes the channel; resolves once the
+   * helper has exited. A command asked for meanwhile starts a new helper.
+   */
   async close(): Promise<void> {
     const helper = this.helper;
     this.helper = undefined;
     if (!helper) return;
     // Waited for with the child referenced: an unreferenced one would let this process end before its exit is seen.
     helper.child.ref();
+    if (helper.pending.size > 0) await new Promise<void>((resolve) => (helper.drained = resolve));
     if (helper.child.connected) helper.child.disconnect();
     await helper.exited;
   }
@@ -114,7 +121,10 @@ function answer(helper: Helper, id: number, result: ExecResult): void {
   const done = helper.pending.get(id);
   if (!done) return;
   helper.pending.delete(id);
-  if (helper.pending.size === 0) helper.child.channel?.unref();
+  if (helper.pending.size === 0) {
+    helper.child.channel?.unref();
+    helper.drained?.();
+  }
   done(result);
 }
 

@@ -2,10 +2,10 @@
  * The spawn helper (src/util/spawn-helper.ts): a command started through it gives what it would have given started
  * from this process (output, exit code, input, environment, deadline, abort, a program that does not exist, output
  * to a file), and it is the helper that forks it. A helper that dies fails the commands it had (code 125, with the
- * reason) and the next command starts a new one; signals for the process group leave it running; released, it
- * exits, and commands start here again; a process that ends or dies leaves it to finish its commands (they are not
- * killed) and then it exits; an idle helper does not keep its process alive. Needs the build's
- * dist/bundle/spawn-helper.js (npm run build).
+ * reason) and the next command starts a new one; signals for the process group leave it running; released, it lets
+ * the commands under way answer, exits, and commands start here again; a process that ends or dies leaves it to
+ * finish its commands (they are not killed) and then it exits; an idle helper does not keep its process alive. Needs
+ * the build's dist/bundle/spawn-helper.js (npm run build).
  */
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -157,6 +157,15 @@ describe('the helper process', () => {
     await second();
     expect(alive(pid)).toBe(false);
     expect(await parentOf((argv) => exec(argv))).toBe(process.pid);
+  });
+
+  it('lets the commands under way answer before it exits when released', async () => {
+    const release = useSpawnHelper(PROGRAM)!;
+    const pid = await parentOf((argv) => exec(argv));
+    const underWay = exec(['sh', '-c', 'sleep 0.5; echo finished']);
+    await release();
+    expect(await underWay).toEqual({ code: 0, stdout: 'finished\n', stderr: '' });
+    expect(alive(pid)).toBe(false);
   });
 
   it('is not used where its program is not built', async () => {
