@@ -179,6 +179,13 @@ export class OciStepExecutor implements StepExecutor {
     return this.egress;
   }
 
+  async close(): Promise<void> {
+    const egress = this.egress;
+    this.egress = undefined;
+    // Closing the server removes its socket file.
+    await (await egress?.catch(() => undefined))?.close();
+  }
+
   async run(step: StepRun): Promise<number> {
     const problems: string[] = [];
     for (const layer of step.layers)

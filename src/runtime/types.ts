@@ -216,6 +216,8 @@ export interface StepRun {
 export interface StepExecutor {
   /** Resolves to the exit code; rejects only when the step could not be run at all. */
   run(step: StepRun): Promise<number>;
+  /** Stops what it keeps between steps (the build egress proxy and its socket); a later step starts it again. */
+  close?(): Promise<void>;
 }
 
 /** Base root filesystems made by mmdebstrap, cached per suite (and package set). */

@@ -665,10 +665,11 @@ export class TemplateService {
     return recovered;
   }
 
-  /** Refuses the builds still waiting for a slot, then waits for the ones running. */
+  /** Refuses the builds still waiting for a slot, waits for the ones running, then closes the step executor. */
   async close(): Promise<void> {
     this.slots.close();
     await Promise.allSettled([...this.running]);
+    await this.o.executor.close?.();
   }
 }
 

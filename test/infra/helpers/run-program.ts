@@ -47,9 +47,9 @@ export interface ExtraSecrets {
 }
 
 const madeBundles: string[] = [];
-// The fake bundles go when the test process does.
-process.on('exit', () => {
-  for (const dir of madeBundles) rmSync(dir, { recursive: true, force: true });
+// The fake bundles go when the test file ends (a jest worker is stopped by a signal: no 'exit' handler would run).
+afterAll(() => {
+  for (const dir of madeBundles.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
 /** A release bundle directory with the two files the hosts run; contents vary with `release`. */
