@@ -1,10 +1,10 @@
 /**
  * Drives one OCI runtime CLI (crun, runc or runsc) with the kit's own --root. Calls that need it run inside a mount
- * namespace of their own (private-mounts.c, a slave of the host's mounts, so a sandbox disk the host unmounts meanwhile is
- * not held here; sandbox-disk.ts): there the overlay root filesystem is mounted (the container inherits it and the
- * host's mount table never sees it, so nothing stays mounted once the container is gone) and, for crun on a hybrid
- * host, /sys/fs/cgroup/unified is hidden so crun works in v1 mode; runsc's `run` gets /proc/sys/net hidden (runsc.ts). A detached container inherits the CLI's stdio,
- * so it gets a file, never a pipe.
+ * namespace of their own (private-mounts.c, a slave of the host's mounts, so a sandbox disk the host unmounts
+ * meanwhile is not held here; sandbox-disk.ts): there the overlay root filesystem is mounted (the container inherits
+ * it and the host's mount table never sees it, so nothing stays mounted once the container is gone) and, for crun on
+ * a hybrid host, /sys/fs/cgroup/unified is hidden so crun works in v1 mode; runsc's `run` gets /proc/sys/net hidden
+ * (runsc.ts). A detached container inherits the CLI's stdio, so it gets a file, never a pipe.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
