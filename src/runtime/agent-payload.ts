@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { DEFAULT_AGENT_PORT } from '../contract/agent-port';
-import { projectRoot } from '../util/project-root';
+import { bundleDir } from '../util/project-root';
 import type { BindMount } from './oci-config';
 
 export const PAYLOAD_DIR = '/opt/sandbox-kit';
@@ -22,7 +22,7 @@ export interface AgentPayload {
 }
 
 export function defaultAgentPayload(): AgentPayload {
-  return { bundleDir: join(projectRoot(), 'dist', 'bundle'), node: process.execPath, tini: TINI_STATIC };
+  return { bundleDir: bundleDir(), node: process.execPath, tini: TINI_STATIC };
 }
 
 /** Every problem with a payload at once, each naming the file and the fix. */

@@ -4,11 +4,11 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { projectRoot } from '../util/project-root';
+import { bundleDir } from '../util/project-root';
 
 /** The program `name` of dist/bundle; undefined when it is missing or not executable (a release zip that lost modes). */
 export function bundledProgram(name: string): string | undefined {
-  const program = path.join(projectRoot(), 'dist', 'bundle', name);
+  const program = path.join(bundleDir(), name);
   try {
     fs.accessSync(program, fs.constants.X_OK);
     return program;

@@ -140,16 +140,11 @@ export function stepProxyEnv(host = '127.0.0.1'): Record<string, string> {
   };
 }
 
-/** Starts the relay inside the namespace on `host`; resolves once it listens, to a function that stops it. */
-function startRelay(netnsPath: string, socketPath: string, host: string): Promise<() => void> {
+/** Starts the relay in the named network namespace on `host`; resolves once it listens, to a function stopping it. */
+function startRelay(netns: string, socketPath: string, host: string): Promise<() => void> {
   return new Promise((resolve, reject) => {
-    const child = spawn(
-      'nsenter',
-      [`--net=${netnsPath}`, '--', process.execPath, '-e', RELAY_SCRIPT, socketPath, String(BUILD_PROXY_PORT), host],
-      {
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
+    const [program, ...args] = inNetns(netns, [process.execPath, '-e', RELAY_SCRIPT, socketPath, String(BUILD_PROXY_PORT), host]);
+    const child = spawn(program!, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     let err = '';
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
     child.on('error', reject);
@@ -256,11 +251,7 @@ export class OciStepExecutor implements StepExecutor {
         await execOk(inNetns(netns, ['ip', 'link', 'set', 'lo', 'up']));
         // Under runsc the step's loopback is gVisor's: the relay gets a namespace of its own, linked to the step's.
         if (this.cli.name === 'runsc') relayHost = await createRelayLink(netns);
-        stopRelay = await startRelay(
-          `${NETNS_DIR}/${this.cli.name === 'runsc' ? relayNetnsName(netns) : netns}`,
-          egress.socketPath,
-          relayHost,
-        );
+        stopRelay = await startRelay(this.cli.name === 'runsc' ? relayNetnsName(netns) : netns, egress.socketPath, relayHost);
         times?.('namespaces and relay', performance.now() - t0);
         return usernsPath;
       };

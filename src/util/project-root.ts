@@ -11,3 +11,11 @@ export function projectRoot(): string {
   }
   return dir;
 }
+
+/**
+ * dist/bundle of the project or release root: the bundled programs (the agent, the egress relay, the spawn helper)
+ * and the built native programs beside them.
+ */
+export function bundleDir(): string {
+  return join(projectRoot(), 'dist', 'bundle');
+}

@@ -14,7 +14,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import type { ExecOptions, ExecResult } from './exec-here';
-import { projectRoot } from './project-root';
+import { bundleDir } from './project-root';
 import type { HelperReply, HelperRequest } from './spawn-helper-protocol';
 
 /** Exit code of a command whose helper exited (or could not be reached) before it answered. */
@@ -24,7 +24,7 @@ export const HELPER_LOST = 125;
 export const SPAWN_HELPER_NODE_FLAGS = ['--max-old-space-size=64', '--max-semi-space-size=1'];
 
 export function defaultSpawnHelperProgram(): string {
-  return join(projectRoot(), 'dist', 'bundle', 'spawn-helper.js');
+  return join(bundleDir(), 'spawn-helper.js');
 }
 
 /** One helper process and the requests it has not answered. */

@@ -6,7 +6,7 @@
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import { join } from 'node:path';
-import { projectRoot } from '../../util/project-root';
+import { bundleDir } from '../../util/project-root';
 import { signalProcess } from '../../util/signal';
 import type { LookupChoice } from './egress-relay/original-destination';
 import { RELAY_PORT } from './guard-rules';
@@ -18,7 +18,7 @@ export function relayDir(bridgeNamespace: string): string {
 }
 
 export function defaultRelayProgram(): string {
-  return join(projectRoot(), 'dist', 'bundle', 'egress-relay.js');
+  return join(bundleDir(), 'egress-relay.js');
 }
 
 /** The pid of the namespace's running relay, if there is one. */
