@@ -97,7 +97,8 @@ async function stat(address: string): Promise<void> {
 interface Started {
   readyMs: number;
   /**
-   * The sample's steps in order, ms each. The kit columns: attach, create (and its parts), agent to /health, first Stat. The API
+   * The sample's steps in order, ms each. The kit columns: attach, create (and its parts), agent to /health, first Stat. The
+   * floor: its files, the runtime's create, the network join (with the runtime's start), the responder to its 204. The API
    * columns: `request` (the create's answer as the client waited for it, less the platform's own create), the phases
    * of the platform's create from its log line (`ready in N ms: PHASE MS, ...`), `call` (the Stat through the gateway).
    */
@@ -196,6 +197,7 @@ async function floorColumn(env: Env): Promise<Column> {
         ...(env.floorHardened ? { userns: { mapping } } : {}),
       });
       fs.writeFileSync(path.join(dir, 'config.json'), JSON.stringify(config));
+      const marks = [performance.now()];
       const code = await env.rt.cli.runDetached(
         id,
         dir,
@@ -208,12 +210,18 @@ async function floorColumn(env: Env): Promise<Column> {
         { createOnly: network.pending !== undefined },
       );
       if (code !== 0) throw new Error(`floor: crun run failed: ${fs.readFileSync(path.join(dir, 'log'), 'utf8')}`);
+      marks.push(performance.now());
       if (network.pending)
         await network.pending.join(Number(fs.readFileSync(path.join(dir, 'pid'), 'utf8').trim()), () => env.rt.cli.start(id));
+      marks.push(performance.now());
       await until204(network.address);
+      marks.push(performance.now());
       const readyMs = performance.now() - t0;
+      const [files, create, join, responder] = [marks[0]! - t0, marks[1]! - marks[0]!, marks[2]! - marks[1]!, marks[3]! - marks[2]!];
       return {
         readyMs,
+        // As the kit column names them: the join includes the runtime's start.
+        steps: { files, 'runtime create': create, 'network join': join, responder },
         stop: async () => {
           await env.rt.cli.remove(id);
           removeCgroup(cgroupsPath.slice(1));
