@@ -3,7 +3,8 @@
  * `--samples` sandboxes, with 1, 10 and 50 sandboxes already running, for each start path ("column"):
  *
  * - kit:   the runtime as the platform drives it: network attach + create (overlay, bundle, `run -d`) + agent
- *          answering /health and Stat.
+ *          answering /health and Stat. Every column's host commands start from the spawn helper, as the platform's
+ *          (src/util/spawn-helper.ts).
  * - floor: the bare runtime in the same run: one `crun run -d` of the same rootfs (overlay mount, minimal
  *          config.json; as the kit's create does, `crun create` makes the network namespace, then `crun start` while
  *          the sandbox's link is moved in by the container's pid) with a trivial HTTP responder (`node -e` http server, no agent, no tini, no /etc
@@ -48,6 +49,7 @@ import { createOciRuntime, type OciSandboxRuntime } from '../../src/runtime/oci-
 import type { NetworkAttachment, RuntimeChoice } from '../../src/runtime/types';
 import { BridgeNetwork } from '../../src/runtime/network/bridge-network';
 import type { StepTimes } from '../../src/util/step-times';
+import { useSpawnHelper } from '../../src/util/exec';
 import { startGateway, type RunningGateway } from '../../src/gateway';
 import { startPlatform, type RunningPlatform } from '../../src/platform';
 
@@ -379,6 +381,9 @@ async function main(): Promise<number> {
     values['baseline-agent'] === undefined ? undefined : { ...defaultAgentPayload(), bundleDir: path.resolve(values['baseline-agent']) };
   if (baselineAgent) checkAgentPayload(baselineAgent);
   const scratch = fs.mkdtempSync('/var/tmp/sk-bench-start-');
+  // Host commands start from the spawn helper, as the platform's do (startPlatformOnHost): every column's, the floor's too.
+  const releaseSpawnHelper = useSpawnHelper();
+  if (!releaseSpawnHelper) log('the spawn helper is not built: host commands start from this process');
   const net = await createSandboxHostNetwork(instance);
   // The kit's network: the same bridge and names, with its steps timed.
   const kitNetwork = new BridgeNetwork({ ...(net.network as unknown as BridgeNetwork).options, times: createSteps.times });
@@ -483,6 +488,7 @@ async function main(): Promise<number> {
     removeCgroup(`sandbox-kit-${instance}-floor`);
     await net.close();
     fs.rmSync(scratch, { recursive: true, force: true });
+    await releaseSpawnHelper?.();
   }
 
   console.log(`\nsandbox start, ${rt.name}, ${samples} samples per cell (create -> first successful agent call)\n`);
