@@ -78,3 +78,13 @@ export function agentSnapshotProblem(bundleDir: string, node: string, flags: rea
   const problem = manifestProblem(found, wanted);
   return problem === undefined ? undefined : `${blob}: ${problem}`;
 }
+
+/**
+ * node's options that start the agent of `bundleDir` from its snapshot, for an agent started on the host as the
+ * runtime starts it in a sandbox (the benchmarks): the snapshot where it fits `node` and `flags`, none where not.
+ */
+export function agentSnapshotArgs(bundleDir: string, node: string, flags: readonly string[]): string[] {
+  return agentSnapshotProblem(bundleDir, node, flags) === undefined
+    ? ['--snapshot-blob', path.join(bundleDir, snapshotFiles('agent').blob)]
+    : [];
+}

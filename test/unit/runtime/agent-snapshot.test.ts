@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
+  agentSnapshotArgs,
   agentSnapshotProblem,
   manifestProblem,
   snapshotFiles,
@@ -45,6 +46,8 @@ describe('whether a startup snapshot fits the node and flags the agent runs with
       expect(agentSnapshotProblem(dir, process.execPath, ['--x'])).toMatch(/agent\.snapshot\.json: .*JSON/);
       writeFileSync(join(dir, files.manifest), JSON.stringify(snapshotManifest(process.execPath, ['--x'])));
       expect(agentSnapshotProblem(dir, process.execPath, ['--x'])).toBeUndefined();
+      expect(agentSnapshotArgs(dir, process.execPath, ['--x'])).toEqual(['--snapshot-blob', join(dir, 'agent.snapshot')]);
+      expect(agentSnapshotArgs(dir, process.execPath, ['--y'])).toEqual([]);
       expect(agentSnapshotProblem(dir, process.execPath, ['--y'])).toBe(
         `${join(dir, 'agent.snapshot')}: it was made under the flags "--x", the agent runs under "--y"`,
       );
