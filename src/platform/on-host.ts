@@ -346,6 +346,7 @@ async function startOnHost(options: PlatformOnHostOptions, log: (line: string) =
       if (closeOptions.killSandboxes) {
         removeEmptyTree(join(options.runtimeStateRoot ?? DEFAULT_STATE_ROOT, instance));
         await runtime.releaseDataDir();
+        runtime.releaseCgroupParent();
       }
     },
   };

@@ -436,6 +436,14 @@ export class OciSandboxRuntime implements SandboxRuntime {
   }
 
   /**
+   * Removes the instance's parent cgroup when no container of it is left and no create is under way: at each
+   * container's removal, and at a platform's close (a container removed while a create was under way left it).
+   */
+  releaseCgroupParent(): void {
+    if (this.inFlight === 0 && this.containerCount() === 0) removeCgroup(this.paths.cgroupParent);
+  }
+
+  /**
    * What the sandboxes of this instance hold (their config.json; disk: every image on the data root, a restart's
    * included) plus the requests being created; `except` (a restart) not.
    */
@@ -498,7 +506,7 @@ export class OciSandboxRuntime implements SandboxRuntime {
     await this.cli.remove(id);
     this.consoleLogs.unwatch(sandboxPaths(this.paths, id).log);
     const left = await removeCgroupPatiently(cgroupsPathOf(this.paths, id));
-    if (this.inFlight === 0 && this.containerCount() === 0) removeCgroup(this.paths.cgroupParent);
+    this.releaseCgroupParent();
     if (left.length > 0) throw new Error(`sandbox ${id}: cgroups still in use after kill: ${left.join(', ')}`);
   }
 

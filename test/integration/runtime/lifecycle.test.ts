@@ -133,6 +133,26 @@ describe.each(testRuntimes(['crun', 'runc']))('%s', (runtimeName) => {
     await rt.kill(id); // idempotent
   });
 
+  test("a build step leaves the instance's parent cgroup; releaseCgroupParent removes it once nothing runs, not before", async () => {
+    await start('par1');
+    const steps = createStepExecutor({ instance, runtime: runtimeName, ...roots() });
+    const layerDir = fs.mkdtempSync(path.join(scratch, 'layer-'));
+    const step = { layers: [rootfs], layerDir, argv: ['/bin/true'], user: 'root', workdir: '/', env: {}, network: 'none' as const };
+    expect(await steps.run({ ...step, memoryMB: 128, cpuCount: 1, timeoutMs: 20_000, onLine: () => undefined })).toBe(0);
+    // A sandbox still runs: its cgroup is the parent's child, and the parent stays.
+    rt.releaseCgroupParent();
+    expect(instanceCgroups(instance).length).toBeGreaterThan(0);
+    expect(await httpStatus(`http://${addresses.get('par1')}:${port}/health`)).toBe(204);
+    await rt.kill('par1');
+    // The kill found the instance idle and removed the parent; a step run after it leaves the parent again.
+    expect(instanceCgroups(instance)).toEqual([]);
+    expect(await steps.run({ ...step, memoryMB: 128, cpuCount: 1, timeoutMs: 20_000, onLine: () => undefined })).toBe(0);
+    expect(instanceCgroups(instance).length).toBeGreaterThan(0);
+    rt.releaseCgroupParent();
+    expect(instanceCgroups(instance)).toEqual([]);
+    await steps.close();
+  });
+
   const crunTest = runtimeName === 'crun' ? test : undefined;
   crunTest?.('the seccomp program crun compiled for the first sandbox is loaded by the next, and still refuses', async () => {
     await start('bpf1');
