@@ -94,6 +94,40 @@ const sdkRuntimeImports: Plugin = {
 };
 
 /**
+ * `@napi-rs/xattr`'s own loader picks its native binding by looking for musl in `/usr/bin/ldd` of the file system it
+ * runs in. The agent runs in a sandbox, whose `/usr/bin/ldd` is the template's: where the template has none (a
+ * distroless image) the loader built a whole diagnostic report instead (about 13 ms of every start), and where it
+ * names musl the loader looked for a musl binding that no bundle has, and the agent could not start ("Cannot find
+ * native binding"). The binding a bundle can load is the one for the node that runs it, which is the node that makes
+ * the bundle (the sandboxes get the host's node binary): this plugin resolves `@napi-rs/xattr` to that binding's
+ * package, chosen here, once. Built where that package is not installed, the bundle fails here with the reason.
+ */
+const xattrBinding: Plugin = {
+  name: 'xattr-binding',
+  setup(b) {
+    b.onResolve({ filter: /^@napi-rs\/xattr$/ }, () => {
+      const name = xattrBindingPackage(process.platform, process.arch, glibcRuntime() ? 'gnu' : 'musl');
+      try {
+        return { path: require.resolve(name, { paths: [ROOT] }) };
+      } catch {
+        throw new Error(`${name} is not installed: the bundle must be made where its node runs (npm installs that platform's binding)`);
+      }
+    });
+  },
+};
+
+/** The package of @napi-rs/xattr's binding for a platform, CPU and C library (the names its loader uses). Pure. */
+export function xattrBindingPackage(platform: string, arch: string, libc: 'gnu' | 'musl'): string {
+  return `@napi-rs/xattr-${platform}-${arch}${platform === 'linux' ? `-${libc}` : ''}`;
+}
+
+/** Whether this node runs on glibc (node's own report says which C library it was started with). */
+function glibcRuntime(): boolean {
+  const header = (process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined)?.header;
+  return header?.glibcVersionRuntime !== undefined;
+}
+
+/**
  * Puts `data` (or a copy of the file `from`, with its mode) at `file` by writing a new file beside it and renaming it
  * over: a process that has the old file open or mapped keeps the old one, and one starting reads either whole. Written
  * over in place, the native addons a running agent maps lose their pages, and the agent dies (SIGSEGV or SIGBUS).
@@ -125,7 +159,7 @@ export async function bundle(entry: BundleEntry, outDir = BUNDLE_DIR): Promise<s
     loader: { '.node': 'copy' as const },
     // Its files (the bundle and the addons it copies) are put in place here, by replaceFile.
     write: false,
-    plugins: [sdkRuntimeImports],
+    plugins: [sdkRuntimeImports, xattrBinding],
   };
   let outputs: OutputFile[];
   if (entry.commandModule) {
