@@ -121,10 +121,12 @@ export function xattrBindingPackage(platform: string, arch: string, libc: 'gnu' 
   return `@napi-rs/xattr-${platform}-${arch}${platform === 'linux' ? `-${libc}` : ''}`;
 }
 
-/** Whether this node runs on glibc (node's own report says which C library it was started with). */
+/** Whether this node runs on glibc (node's own report says which C library it was started with); asked once. */
+let glibc: boolean | undefined;
 function glibcRuntime(): boolean {
-  const header = (process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined)?.header;
-  return header?.glibcVersionRuntime !== undefined;
+  glibc ??=
+    (process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined)?.header?.glibcVersionRuntime !== undefined;
+  return glibc;
 }
 
 /**

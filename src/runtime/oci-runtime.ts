@@ -437,7 +437,8 @@ export class OciSandboxRuntime implements SandboxRuntime {
 
   /**
    * Removes the instance's parent cgroup when no container of it is left and no create is under way: at each
-   * container's removal, and at a platform's close (a container removed while a create was under way left it).
+   * container's removal, and at a platform's close (a template build step's cgroup lies below it too, and the step
+   * executor removes only its own).
    */
   releaseCgroupParent(): void {
     if (this.inFlight === 0 && this.containerCount() === 0) removeCgroup(this.paths.cgroupParent);
