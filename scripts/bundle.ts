@@ -15,6 +15,7 @@ import { spawn } from 'node:child_process';
 import { build, type OutputFile, type Plugin } from 'esbuild';
 import { agentNodeFlags } from '../src/runtime/agent-payload';
 import { snapshotFiles, snapshotManifest } from '../src/runtime/agent-snapshot';
+import { exec } from '../src/util/exec';
 import { NATIVE_ADDONS, NATIVE_PROGRAMS } from './build-native';
 
 export interface BundleEntry {
@@ -210,13 +211,10 @@ async function produceStartupSnapshot(outDir: string, name: string, nodeFlags: s
   const files = snapshotFiles(name);
   const [blob, manifest] = [path.join(outDir, files.blob), path.join(outDir, files.manifest)];
   const temp = `${blob}.${process.pid}.tmp`;
-  const argv = [...nodeFlags, '--snapshot-blob', temp, '--build-snapshot', path.join(ROOT, 'scripts', SNAPSHOT_SCRIPT)];
-  const result = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, argv, { stdio: ['ignore', 'ignore', 'pipe'], env: {}, cwd: outDir });
-    let stderr = '';
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', (err) => resolve({ code: null, stderr: err.message }));
-    child.on('close', (code) => resolve({ code, stderr }));
+  const script = path.join(ROOT, 'scripts', SNAPSHOT_SCRIPT);
+  const result = await exec([process.execPath, ...nodeFlags, '--snapshot-blob', temp, '--build-snapshot', script], {
+    env: {},
+    timeoutMs: 60_000,
   });
   if (result.code !== 0 || !fs.existsSync(temp)) {
     for (const f of [temp, manifest, blob]) fs.rmSync(f, { force: true });
