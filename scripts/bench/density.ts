@@ -5,13 +5,14 @@
  * `sandbox-kit gateway` on that catalog), so their own memory and CPU are measured apart.
  *
  * Printed: p50 of create (SDK call until it returns) and of create -> first call per bucket of sandbox numbers (1-20,
- * 81-100 of 200 (the 20 ending at N - 100), the last 20; each a ratio to the first bucket); the platform's and the
- * gateway's RSS and CPU (per cent of one core over an idle window) with no sandbox and with N idle ones; host memory
- * per idle sandbox (the sandboxes' memory cgroups' charge, summed, / N; and the drop of MemAvailable / N, which also
- * counts the kernel's network namespaces, loop devices and page cache, and moves with whatever else runs on the host);
- * the agent's idle memory (per sandbox, the median of its RSS and of its anonymous part); and per bucket, the p50 of
- * each step of create as the platform logged it (network, container, agent, init, store+catalog). The run stops with an
- * error when the host's MemAvailable falls below --min-available-mib (a shared host).
+ * 81-100 of 200 (the 20 ending at N - 100), the last 20; each a ratio to the first bucket), with the platform's CPU
+ * time per create in each bucket (its mean: /proc counts in clock ticks); the platform's and the gateway's RSS and CPU
+ * (per cent of one core over an idle window) with no sandbox and with N idle ones; host memory per idle sandbox (the
+ * sandboxes' memory cgroups' charge, summed, / N; and the drop of MemAvailable / N, which also counts the kernel's
+ * network namespaces, loop devices and page cache, and moves with whatever else runs on the host); the agent's idle
+ * memory (per sandbox, the median of its RSS and of its anonymous part); and per bucket, the p50 of each step of
+ * create as the platform logged it (network, container, agent, init, store+catalog). The run stops with an error when
+ * the host's MemAvailable falls below --min-available-mib (a shared host).
  * Every sandbox is killed through the API at the end, also when the run fails, then both processes are stopped and
  * the state directory removed. Root only; one link into the root network namespace (the standalone network).
  *
@@ -41,6 +42,10 @@ function log(msg: string): void {
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   return s.length === 0 ? Number.NaN : s[Math.floor((s.length - 1) / 2)]!;
+}
+
+function mean(xs: number[]): number {
+  return xs.length === 0 ? Number.NaN : xs.reduce((a, b) => a + b, 0) / xs.length;
 }
 
 const round = (x: number, digits = 1) => Math.round(x * 10 ** digits) / 10 ** digits;
@@ -270,13 +275,17 @@ async function main(): Promise<void> {
 
     const createMs: number[] = [];
     const firstCallMs: number[] = [];
+    // The platform's CPU time over each create (in clock ticks: a bucket's mean, not one create's, is the figure).
+    const platformCpuMs: number[] = [];
     const floorMiB = Number(values['min-available-mib']);
     for (let i = 0; i < n; i++) {
       // A shared host: stop before its memory runs out, and say so.
       if (memAvailableMiB() < floorMiB) throw new Error(`MemAvailable fell below ${floorMiB} MiB after ${i} sandboxes; run fewer`);
+      const cpu0 = procUsage(pids.platform).cpuSeconds;
       const t0 = performance.now();
       const sbx = await Sandbox.create('base', opts);
       const t1 = performance.now();
+      platformCpuMs.push((procUsage(pids.platform).cpuSeconds - cpu0) * 1000);
       created.push(sbx.sandboxId);
       await sbx.files.list('/');
       const t2 = performance.now();
@@ -310,6 +319,7 @@ async function main(): Promise<void> {
         createRatio: round(c / first, 2),
         firstCallP50Ms: round(f),
         firstCallRatio: round(f / firstCall, 2),
+        platformCpuMsPerCreate: round(mean(platformCpuMs.slice(b.from, b.to))),
       };
     });
     // Where each bucket's create time went inside the platform (its own log of every create's steps).
@@ -351,7 +361,7 @@ async function main(): Promise<void> {
     console.log(`\ncreate p50 by sandbox number (SDK Sandbox.create; then a first call through the gateway):`);
     for (const r of rows)
       console.log(
-        `  ${r.sandboxes.padEnd(9)} create ${r.createP50Ms} ms (${r.createRatio}x)  create+first call ${r.firstCallP50Ms} ms (${r.firstCallRatio}x)`,
+        `  ${r.sandboxes.padEnd(9)} create ${r.createP50Ms} ms (${r.createRatio}x)  create+first call ${r.firstCallP50Ms} ms (${r.firstCallRatio}x)  platform CPU ${r.platformCpuMsPerCreate} ms per create`,
       );
     console.log(`platform's create steps, p50 (ms) by sandbox number:`);
     for (const r of platformSteps)

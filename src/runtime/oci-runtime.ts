@@ -337,6 +337,7 @@ export class OciSandboxRuntime implements SandboxRuntime {
           : {}),
       });
       fs.writeFileSync(p.config, JSON.stringify(config));
+      this.configs.wrote(p.config, config);
       const overlay = { lower: layers, upper: p.upper, work: p.work, target: STAGED_ROOTFS };
       // With a join: the container made (its namespaces exist, its first process waits), then started while the link
       // is moved in by its pid (tini's from then on, which never changes namespaces: a sandbox's own processes cannot
@@ -398,6 +399,8 @@ export class OciSandboxRuntime implements SandboxRuntime {
     // What was attached after start goes with the container (a restart gets its filesystems as layers, if at all).
     await detachAll(sandboxPaths(this.paths, id).bundle, { remove: true });
     // Its files stay in the image; a stopped sandbox holds no loop device (a restart or a copy mounts it again).
+    // Its config goes with the disk's mount: a stopped sandbox commits no memory or CPUs (committed).
+    this.configs.forget(sandboxPaths(this.paths, id).config);
     await unmountSandboxDisk(sandboxPaths(this.paths, id).bundle);
   }
 
@@ -514,6 +517,7 @@ export class OciSandboxRuntime implements SandboxRuntime {
   /** The container, its cgroups, its disk, its directory and its console log. */
   private async removeTraces(id: string): Promise<void> {
     const p = sandboxPaths(this.paths, id);
+    this.configs.forget(p.config);
     try {
       await this.removeContainer(id);
     } finally {

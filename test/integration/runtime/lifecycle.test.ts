@@ -9,6 +9,7 @@ import { DEFAULT_AGENT_PORT } from '../../../src/contract/agent-port';
 import type { AgentPayload } from '../../../src/runtime/agent-payload';
 import { cleanupLeftovers } from '../../../src/runtime/cleanup';
 import { createSandboxHostNetwork, openSandboxHostNetwork, type SandboxHostNetwork } from '../../../src/runtime/network/host-network';
+import { AdmissionError } from '../../../src/runtime/admission';
 import { createOciRuntime, type OciSandboxRuntime } from '../../../src/runtime/oci-runtime';
 import { CHILD_OOM_SCORE_ADJ } from '../../../src/runtime/oom';
 import { diskImagePath } from '../../../src/runtime/sandbox-disk';
@@ -303,6 +304,48 @@ describe.each(testRuntimes(['crun', 'runc']))('%s', (runtimeName) => {
     await rt.kill('disk1');
     expect(traces('disk1')).toEqual([]);
     expect(await loopsOf(images[0]!)).toBe('');
+  });
+
+  test('admission counts the memory of running sandboxes: a stopped one frees it, its restart and a kill count again', async () => {
+    // Room for two sandboxes of 256 MB (no overcommit), on this test's instance (its cleanup removes everything).
+    const small = createOciRuntime({
+      instance,
+      runtime: runtimeName,
+      ...roots(),
+      network: hostNet.network,
+      agent,
+      capacity: { memoryMB: 512, cpuCount: 8 },
+      admission: { memoryOvercommit: 1, cpuOvercommit: 1 },
+    });
+    const attach = async (id: string) => {
+      const network = await hostNet.network.attach(id);
+      addresses.set(id, network.address);
+      return network;
+    };
+    const spec = (id: string) => ({ sandboxID: id, layers: [rootfs], memoryMB: 256, cpuCount: 1 });
+    await small.create({ ...spec('adm1'), network: await attach('adm1') });
+    await small.create({ ...spec('adm2'), network: await attach('adm2') });
+    const third = await attach('adm3');
+    await expect(small.create({ ...spec('adm3'), network: third })).rejects.toThrow(AdmissionError);
+    await expect(small.create({ ...spec('adm3'), network: third })).rejects.toThrow(/memory/);
+    expect(fs.existsSync(sandboxPaths(small.paths, 'adm3').bundle)).toBe(false);
+
+    // Paused to disk: its memory is free for another, and its files are kept.
+    await small.stop('adm1');
+    await small.create({ ...spec('adm3'), network: third });
+    expect(await waitForHealth(third.address, port)).toBe(204);
+    // Its restart asks for that memory again: refused while two run, admitted once one is killed.
+    await hostNet.network.detach('adm1');
+    const again = await attach('adm1');
+    await expect(small.create({ ...spec('adm1'), network: again, restart: true })).rejects.toThrow(AdmissionError);
+    expect(small.hasChanges('adm1')).toBe(true);
+    await small.kill('adm2');
+    await small.create({ ...spec('adm1'), network: again, restart: true });
+    expect(await waitForHealth(again.address, port)).toBe(204);
+    await expect(small.create({ ...spec('adm4'), network: await attach('adm4') })).rejects.toThrow(AdmissionError);
+    for (const id of ['adm1', 'adm3']) await small.kill(id);
+    await hostNet.network.detach('adm4');
+    expect(instanceCgroups(instance)).toEqual([]);
   });
 
   test('after a crash (runtime object dropped) cleanupLeftovers removes every trace, paused ones too', async () => {

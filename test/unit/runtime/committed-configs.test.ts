@@ -54,4 +54,23 @@ describe('CommittedConfigs', () => {
       parse.mockRestore();
     }
   });
+
+  test('a config this process wrote counts as written, unread, until it is forgotten or left out of a sum', () => {
+    // The file says otherwise (nothing but this process writes there): what was written is what counts.
+    fs.writeFileSync(file('a'), config(1024, 4));
+    fs.writeFileSync(file('b'), config(256, 2));
+    const configs = new CommittedConfigs();
+    configs.wrote(file('a'), JSON.parse(config(512, 1)));
+    expect(configs.sum([file('a'), file('b')])).toEqual({ memoryMB: 768, cpuCount: 3 });
+    // Forgotten (the sandbox stopped or is being removed): it counts as what the file there says, if anything.
+    configs.forget(file('a'));
+    expect(configs.sum([file('a'), file('b')])).toEqual({ memoryMB: 1280, cpuCount: 6 });
+    fs.rmSync(file('a'));
+    expect(configs.sum([file('a'), file('b')])).toEqual({ memoryMB: 256, cpuCount: 2 });
+    // Written again, then left out of a sum (its directory went without a forget): read from the file next time.
+    configs.wrote(file('a'), JSON.parse(config(512, 1)));
+    expect(configs.sum([file('b')])).toEqual({ memoryMB: 256, cpuCount: 2 });
+    fs.writeFileSync(file('a'), config(128, 1));
+    expect(configs.sum([file('a'), file('b')])).toEqual({ memoryMB: 384, cpuCount: 3 });
+  });
 });
