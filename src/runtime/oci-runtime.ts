@@ -555,7 +555,8 @@ export class OciSandboxRuntime implements SandboxRuntime {
   usage(sandboxID: string): SandboxUsage | undefined {
     const id = checkSandboxID(sandboxID);
     this.mounts ??= hostCgroupMounts();
-    return readSandboxUsage(cgroupsPathOf(this.paths, id), sandboxPaths(this.paths, id).upper, this.mounts);
+    const p = sandboxPaths(this.paths, id);
+    return readSandboxUsage(cgroupsPathOf(this.paths, id), p.upper, this.mounts, hasSandboxDisk(p.bundle));
   }
 }
 

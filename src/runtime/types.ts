@@ -15,7 +15,7 @@ export interface SandboxUsage {
   memoryUsedBytes: number;
   /** Page cache (file-backed memory). */
   memoryCacheBytes: number;
-  /** Bytes of files the sandbox wrote (its upper dir), by allocated blocks. */
+  /** Bytes of files the sandbox wrote: its disk's used blocks, or its upper dir's allocated blocks without a disk. */
   diskUsedBytes: number;
   /** Size of the file system its writes go to. */
   diskTotalBytes: number;

@@ -1,7 +1,7 @@
 /**
  * What a sandbox uses right now, read from the kernel: CPU time and memory from its cgroup (v1 controllers or
- * cgroup2, whichever holds them on this host), and the bytes its own writes take (its overlay upper dir). Parsing is
- * pure; reading is a handful of small files plus one walk of the upper dir.
+ * cgroup2, whichever holds them on this host), and the bytes its own writes take (its disk's used blocks, or a walk of
+ * its overlay upper dir where it has no disk of its own). Parsing is pure; reading is a handful of small files.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -82,8 +82,18 @@ export function diskUsedBytes(dir: string): number {
   return total;
 }
 
-/** One reading of a sandbox's cgroup and upper dir; undefined when its cgroup is gone. */
-export function readSandboxUsage(cgroupRelative: string, upperDir: string, mounts: readonly CgroupMount[]): SandboxUsage | undefined {
+/**
+ * One reading of a sandbox's cgroup and upper dir; undefined when its cgroup is gone. With `ownDisk` (the upper dir
+ * is on the sandbox's own disk, sandbox-disk.ts) its bytes are the disk's used blocks, as `df /` shows them inside:
+ * one statfs instead of a walk of every file it wrote (the walks of 200 sandboxes took 80 ms of the platform's event
+ * loop every 5 s).
+ */
+export function readSandboxUsage(
+  cgroupRelative: string,
+  upperDir: string,
+  mounts: readonly CgroupMount[],
+  ownDisk = false,
+): SandboxUsage | undefined {
   const files = cgroupFilesOf(cgroupRelative, mounts);
   if (!files) return undefined;
   try {
@@ -95,7 +105,7 @@ export function readSandboxUsage(cgroupRelative: string, upperDir: string, mount
       cpuUsageUsec,
       memoryUsedBytes: memory.used,
       memoryCacheBytes: memory.cache,
-      diskUsedBytes: diskUsedBytes(upperDir),
+      diskUsedBytes: ownDisk ? (fsStats.blocks - fsStats.bfree) * fsStats.bsize : diskUsedBytes(upperDir),
       diskTotalBytes: fsStats.blocks * fsStats.bsize,
     };
   } catch (err) {

@@ -1,7 +1,7 @@
-import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync, mkdirSync, statfsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { cgroupFilesOf, cpuUsecOf, diskUsedBytes, memoryOf, parseKeyValues } from '../../../src/runtime/usage';
+import { cgroupFilesOf, cpuUsecOf, diskUsedBytes, memoryOf, parseKeyValues, readSandboxUsage } from '../../../src/runtime/usage';
 
 test('cgroup v1 and v2 readings: CPU microseconds, memory without inactive page cache', () => {
   expect(cpuUsecOf('v1', '2500000000\n')).toBe(2_500_000);
@@ -39,6 +39,43 @@ test('disk use counts allocated blocks of files under the upper dir, not followi
     expect(used).toBeGreaterThanOrEqual(64 * 1024);
     expect(used).toBeLessThan(1024 * 1024);
     expect(diskUsedBytes(join(dir, 'missing'))).toBe(0);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a reading: the cgroup files parsed; disk bytes from a walk of the upper dir, or its file system used on a disk of its own', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sk-usage-'));
+  try {
+    const cgroup = join(dir, 'cgroup', 'sk-x', 'abc');
+    mkdirSync(cgroup, { recursive: true });
+    writeFileSync(join(cgroup, 'cpu.stat'), 'usage_usec 1234\n');
+    writeFileSync(join(cgroup, 'memory.current'), '100000\n');
+    writeFileSync(join(cgroup, 'memory.stat'), 'file 40000\ninactive_file 25000\n');
+    const upper = join(dir, 'upper');
+    mkdirSync(upper);
+    writeFileSync(join(upper, 'file'), Buffer.alloc(64 * 1024, 1));
+    const mounts = [{ mountPoint: join(dir, 'cgroup'), type: 'cgroup2' as const, controllers: [] }];
+    const walked = readSandboxUsage('/sk-x/abc', upper, mounts);
+    const fsStats = statfsSync(upper);
+    expect(walked).toEqual({
+      cpuUsageUsec: 1234,
+      memoryUsedBytes: 75_000,
+      memoryCacheBytes: 40_000,
+      diskUsedBytes: diskUsedBytes(upper),
+      diskTotalBytes: fsStats.blocks * fsStats.bsize,
+    });
+    // On a disk of its own: the whole file system's used blocks (here the test host's, which others write meanwhile).
+    const used = () => {
+      const st = statfsSync(upper);
+      return (st.blocks - st.bfree) * st.bsize;
+    };
+    const before = used();
+    const own = readSandboxUsage('/sk-x/abc', upper, mounts, true)!;
+    const after = used();
+    expect(own.diskUsedBytes).toBeGreaterThanOrEqual(Math.min(before, after) - 1024 * 1024);
+    expect(own.diskUsedBytes).toBeLessThanOrEqual(Math.max(before, after) + 1024 * 1024);
+    expect(readSandboxUsage('/sk-x/gone', upper, mounts)).toBeUndefined();
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
