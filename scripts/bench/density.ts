@@ -6,7 +6,9 @@
  *
  * Printed: p50 of create (SDK call until it returns) and of create -> first call per bucket of sandbox numbers (1-20,
  * 81-100 of 200 (the 20 ending at N - 100), the last 20; each a ratio to the first bucket), with the platform's CPU
- * time per create in each bucket (its mean: /proc counts in clock ticks); the platform's and the gateway's RSS and CPU
+ * time per create in each bucket (its mean: /proc counts in clock ticks); the first bucket again once all N were
+ * killed ("again", with the last bucket's ratio to it: what changed on the host meanwhile, the run's drift or what the
+ * N sandboxes left behind, shows as its difference from the first); the platform's and the gateway's RSS and CPU
  * (per cent of one core over an idle window) with no sandbox and with N idle ones; host memory per idle sandbox (the
  * sandboxes' memory cgroups' charge, summed, / N; and the drop of MemAvailable / N, which also counts the kernel's
  * network namespaces, loop devices and page cache, and moves with whatever else runs on the host); the agent's idle
@@ -38,6 +40,19 @@ const CLK_TCK = 100;
 function log(msg: string): void {
   process.stderr.write(`density: ${msg}\n`);
 }
+
+/** Kills the sandboxes through the API, one after another (a failure is logged: the run's end kills what is left). */
+async function killAll(api: { url: string; key: string }, ids: Iterable<string>): Promise<void> {
+  for (const id of [...ids]) {
+    await fetch(`${api.url}/sandboxes/${id}`, { method: 'DELETE', headers: { 'x-api-key': api.key } }).catch((err: Error) =>
+      log(`kill ${id}: ${err.message}`),
+    );
+    live.delete(id);
+  }
+}
+
+/** The sandboxes this run made and has not killed yet (the run's end kills them, with any the platform lists). */
+const live = new Set<string>();
 
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
@@ -285,6 +300,7 @@ async function main(): Promise<void> {
       const t0 = performance.now();
       const sbx = await Sandbox.create('base', opts);
       const t1 = performance.now();
+      live.add(sbx.sandboxId);
       platformCpuMs.push((procUsage(pids.platform).cpuSeconds - cpu0) * 1000);
       created.push(sbx.sandboxId);
       await sbx.files.list('/');
@@ -299,9 +315,25 @@ async function main(): Promise<void> {
     const endFigures = await idleFigures(pids, idleSeconds);
     const availAfter = memAvailableMiB();
     const perSandbox = instance ? sandboxMemory(instance, created) : [];
+    const size = Math.min(20, Math.floor(n / 3));
+
+    // The first bucket again, minutes later: all N killed, then `size` creates one after another (killed after).
+    // Set beside the first bucket, it shows what changed on the host meanwhile (its load, or what N sandboxes left
+    // behind), which the ratio of the last bucket to the first would count as the cost of density.
+    log(`killing the ${n} sandboxes; then ${size} creates again`);
+    await killAll(api, created);
+    const againMs: number[] = [];
+    const again: string[] = [];
+    for (let i = 0; i < size; i++) {
+      const t0 = performance.now();
+      const sbx = await Sandbox.create('base', opts);
+      againMs.push(performance.now() - t0);
+      live.add(sbx.sandboxId);
+      again.push(sbx.sandboxId);
+    }
+    await killAll(api, again);
 
     // Buckets of 20 (fewer with a small N): the first, the one ending at N - 100 (81-100 of 200) and the last.
-    const size = Math.min(20, Math.floor(n / 3));
     const midEnd = n >= 120 ? n - 100 : Math.ceil(n / 2 + size / 2);
     const buckets = [
       { label: `1-${size}`, from: 0, to: size },
@@ -335,6 +367,10 @@ async function main(): Promise<void> {
       host: { cpus: os.cpus().length, memoryMiB: Math.round(os.totalmem() / MiB), loadavg: os.loadavg().map((x) => round(x, 2)) },
       create: rows,
       platformSteps,
+      again: {
+        createP50Ms: round(median(againMs)),
+        lastBucketRatio: round(median(createMs.slice(n - size, n)) / median(againMs), 2),
+      },
       processes: Object.fromEntries(
         Object.keys(pids).map((k) => [
           k,
@@ -363,6 +399,9 @@ async function main(): Promise<void> {
       console.log(
         `  ${r.sandboxes.padEnd(9)} create ${r.createP50Ms} ms (${r.createRatio}x)  create+first call ${r.firstCallP50Ms} ms (${r.firstCallRatio}x)  platform CPU ${r.platformCpuMsPerCreate} ms per create`,
       );
+    console.log(
+      `  again     create ${result.again.createP50Ms} ms (${round(result.again.createP50Ms / first, 2)}x): 1-${size} once all ${n} were killed; the last bucket is ${result.again.lastBucketRatio}x of it`,
+    );
     console.log(`platform's create steps, p50 (ms) by sandbox number:`);
     for (const r of platformSteps)
       console.log(
@@ -386,12 +425,9 @@ async function main(): Promise<void> {
       const listed = await fetch(`${url}/sandboxes`, { headers: { 'x-api-key': key } })
         .then((r) => r.json() as Promise<Array<{ sandboxID: string }>>)
         .catch(() => [] as Array<{ sandboxID: string }>);
-      const ids = new Set([...created, ...listed.map((s) => s.sandboxID)]);
+      const ids = new Set([...live, ...listed.map((s) => s.sandboxID)]);
       log(`killing ${ids.size} sandboxes`);
-      for (const id of ids)
-        await fetch(`${url}/sandboxes/${id}`, { method: 'DELETE', headers: { 'x-api-key': key } }).catch((err: Error) =>
-          log(`kill ${id}: ${err.message}`),
-        );
+      await killAll(api, ids);
     }
     for (const child of children.reverse()) await stopProcess(child);
     // A stopped platform leaves its standalone network and runtime state for its next start: removed here.

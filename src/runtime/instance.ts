@@ -65,11 +65,16 @@ export interface SandboxPaths {
   pidFile: string;
 }
 
+/** A sandbox's OCI config (on its disk): sandboxPaths' `config` alone, for admission's sum over every sandbox. */
+export function sandboxConfigPath(p: InstancePaths, id: string): string {
+  return path.join(p.dataDir, id, 'config.json');
+}
+
 export function sandboxPaths(p: InstancePaths, id: string): SandboxPaths {
   const bundle = path.join(p.dataDir, id);
   return {
     bundle,
-    config: path.join(bundle, 'config.json'),
+    config: sandboxConfigPath(p, id),
     upper: path.join(bundle, 'upper'),
     work: path.join(bundle, 'work'),
     // Beside the sandbox's disk, not on it: a sandbox that filled its disk still has its output kept (and capped).
