@@ -93,7 +93,7 @@ export class AgentClient {
    * Polls `GET /health` until it answers 2xx. Each attempt has its own short timeout: a frozen sandbox still
    * completes TCP handshakes, so only an HTTP answer counts. While the agent is not listening yet, an attempt is a
    * bare TCP connect (refused at once): a refused `fetch` costs the platform about 1 ms of CPU, a refused connect a
-   * quarter of that, and a create makes 15-20 attempts while its agent starts.
+   * quarter of that, and a create makes 13-18 attempts while its agent starts.
    */
   async waitForHealth(timeoutMs: number, signal?: AbortSignal): Promise<void> {
     const deadline = Date.now() + timeoutMs;
