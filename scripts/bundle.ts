@@ -14,7 +14,7 @@ import * as path from 'node:path';
 import { spawn } from 'node:child_process';
 import { build, type OutputFile, type Plugin } from 'esbuild';
 import { agentNodeFlags } from '../src/runtime/agent-payload';
-import { snapshotFiles, snapshotManifest } from '../src/runtime/agent-snapshot';
+import { snapshotBlobArgs, snapshotFiles, snapshotManifest } from '../src/runtime/agent-snapshot';
 import { exec } from '../src/util/exec';
 import { NATIVE_ADDONS, NATIVE_PROGRAMS } from './build-native';
 
@@ -184,7 +184,7 @@ export async function bundle(entry: BundleEntry, outDir = BUNDLE_DIR): Promise<s
   for (const asset of entry.assets ?? []) replaceFile(path.join(outDir, path.basename(asset)), { from: path.join(ROOT, asset) });
   const flags = entry.nodeFlags ?? [];
   const snapshot = entry.startupSnapshot ? await produceStartupSnapshot(outDir, entry.name, flags) : undefined;
-  if (entry.codeCache) await produceCodeCache(outDir, entry.name, [...flags, ...(snapshot ? ['--snapshot-blob', snapshot] : [])]);
+  if (entry.codeCache) await produceCodeCache(outDir, entry.name, [...flags, ...(snapshot ? snapshotBlobArgs(outDir, entry.name) : [])]);
   return outfile;
 }
 

@@ -1,7 +1,8 @@
 /**
  * Agent memory under hostile input. Starts the bundled agent as a sandbox runs it (`node run.js agent`, with the
- * V8 flags the runtime gives it and its startup snapshot where it fits this node) and, as a peer in the same run, the same bundle with no V8 flags; then drives each
- * through the same phases and reads the agent's resident memory (VmRSS, VmHWM from /proc/<pid>/status):
+ * V8 flags the runtime gives it and its startup snapshot where it fits this node) and, as a peer in the same run, the
+ * same bundle with no V8 flags; then drives each through the same phases and reads the agent's resident memory
+ * (VmRSS, VmHWM from /proc/<pid>/status):
  *
  *   oversized   many clients send unary calls with bodies far past --max-body-bytes, declared and chunked
  *   endless     many connections send a chunked body a little at a time and never finish it

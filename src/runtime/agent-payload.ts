@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { DEFAULT_AGENT_PORT } from '../contract/agent-port';
 import { bundleDir } from '../util/project-root';
-import { snapshotFiles } from './agent-snapshot';
+import { snapshotBlobArgs } from './agent-snapshot';
 import type { BindMount } from './oci-config';
 
 export const PAYLOAD_DIR = '/opt/sandbox-kit';
@@ -70,7 +70,7 @@ export function agentArgv(port: number = DEFAULT_AGENT_PORT, extra: string[] = [
     '--',
     `${PAYLOAD_DIR}/node`,
     ...agentNodeFlags(),
-    ...(snapshot ? ['--snapshot-blob', `${PAYLOAD_DIR}/bundle/${snapshotFiles('agent').blob}`] : []),
+    ...(snapshot ? snapshotBlobArgs(`${PAYLOAD_DIR}/bundle`) : []),
     `${PAYLOAD_DIR}/bundle/run.js`,
     'agent',
     '--port',

@@ -79,12 +79,15 @@ export function agentSnapshotProblem(bundleDir: string, node: string, flags: rea
   return problem === undefined ? undefined : `${blob}: ${problem}`;
 }
 
+/** node's options that start from the snapshot of bundle `name` in `bundleDir` (not checked: agentSnapshotProblem). */
+export function snapshotBlobArgs(bundleDir: string, name = 'agent'): string[] {
+  return ['--snapshot-blob', path.posix.join(bundleDir, snapshotFiles(name).blob)];
+}
+
 /**
  * node's options that start the agent of `bundleDir` from its snapshot, for an agent started on the host as the
  * runtime starts it in a sandbox (the benchmarks): the snapshot where it fits `node` and `flags`, none where not.
  */
 export function agentSnapshotArgs(bundleDir: string, node: string, flags: readonly string[]): string[] {
-  return agentSnapshotProblem(bundleDir, node, flags) === undefined
-    ? ['--snapshot-blob', path.join(bundleDir, snapshotFiles('agent').blob)]
-    : [];
+  return agentSnapshotProblem(bundleDir, node, flags) === undefined ? snapshotBlobArgs(bundleDir) : [];
 }
