@@ -9,7 +9,10 @@
  * that device again, as `mount -o loop` does: two loop devices on one file would be two ext4 instances writing the
  * same blocks. Such a device is found by its /sys/block/loop<N>/loop/backing_file (the path of the file it is bound
  * to, present only for a bound device; the kit mounts an image only by its own path) and confirmed by the image's
- * device and inode (LOOP_GET_STATUS64). Otherwise a free device comes from
+ * device and inode (LOOP_GET_STATUS64). That scan reads every loop device's entry (they persist: hundreds on a busy
+ * host, about 3 ms), so it is made only for an image that has been mounted read-write before: ext4 counts such mounts
+ * in its superblock, written through the device as the mount is made, and an image never mounted (a new sandbox's,
+ * from mkfs) has no ext4 instance anywhere. Otherwise a free device comes from
  * /dev/loop-control (LOOP_CTL_GET_FREE) and is configured in one call (LOOP_CONFIGURE, Linux 5.8); another process
  * may take the same device between the two, which LOOP_CONFIGURE refuses with EBUSY, so it asks again.
  *
@@ -31,6 +34,13 @@
 #include <unistd.h>
 
 #define TRIES 64
+
+/* ext4's superblock, at byte 1024 of the image: its magic, mount count and last mount time (little-endian). */
+#define SUPERBLOCK 1024
+#define SB_MTIME 0x2C
+#define SB_MNT_COUNT 0x34
+#define SB_MAGIC 0x38
+#define EXT4_MAGIC 0xEF53
 
 static int fail(const char *what, const char *arg, int err) {
   fprintf(stderr, "loop-mount: %s %s: %s\n", what, arg, strerror(err));
@@ -71,6 +81,19 @@ static int bound_device(const char *path, const struct stat *st, char *device, s
   return found;
 }
 
+/*
+ * Whether the image may have been mounted read-write: anything but an ext4 superblock with a mount count and a last
+ * mount time of zero (what mkfs leaves) counts as mounted, so a doubt costs the scan, never a second ext4 instance.
+ */
+static int ever_mounted(int file) {
+  unsigned char sb[SB_MAGIC + 2];
+  if (pread(file, sb, sizeof sb, SUPERBLOCK) != (ssize_t)sizeof sb) return 1;
+  unsigned magic = sb[SB_MAGIC] | (unsigned)sb[SB_MAGIC + 1] << 8;
+  unsigned count = sb[SB_MNT_COUNT] | (unsigned)sb[SB_MNT_COUNT + 1] << 8;
+  int stamped = sb[SB_MTIME] | sb[SB_MTIME + 1] | sb[SB_MTIME + 2] | sb[SB_MTIME + 3];
+  return magic != EXT4_MAGIC || count != 0 || stamped;
+}
+
 int main(int argc, char **argv) {
   if (argc != 3) {
     fprintf(stderr, "usage: loop-mount IMAGE DIR\n");
@@ -85,7 +108,7 @@ int main(int argc, char **argv) {
   char canonical[PATH_MAX];
   if (realpath(image, canonical) == NULL) return fail("realpath", image, errno);
   char device[300];
-  int bound = bound_device(canonical, &st, device, sizeof device);
+  int bound = ever_mounted(file) ? bound_device(canonical, &st, device, sizeof device) : -1;
   if (bound >= 0) {
     if (mount(device, dir, "ext4", MS_NOATIME, "noinit_itable") == 0) return 0;
     int err = errno;
