@@ -200,18 +200,18 @@ export function asciiOnly(code: string): string {
 }
 
 /**
- * Makes `<name>.snapshot` (V8's startup snapshot, from scripts/bundle-snapshot.js) under `nodeFlags` with this node
- * binary, then its manifest `<name>.snapshot.json` (agent-snapshot.ts); answers the snapshot's path. Both go into
- * place by a rename: an agent starting meanwhile reads the old snapshot or the new one, whole, and both were made by
- * this node. It is built with an empty environment, so nothing of this machine's environment can end up in a file
- * every sandbox can read. A failure is reported, not fatal: the manifest and then the snapshot are removed, and the
- * bundle starts without one.
+ * Makes `<name>.snapshot` (V8's startup snapshot, built from the loader beside the bundle: bundle-loader.js says what
+ * it holds) under `nodeFlags` with this node binary, then its manifest `<name>.snapshot.json` (agent-snapshot.ts);
+ * answers the snapshot's path. Both go into place by a rename: an agent starting meanwhile reads the old snapshot or
+ * the new one, whole, and both were made by this node. It is built with an empty environment, so nothing of this
+ * machine's environment can end up in a file every sandbox can read. A failure is reported, not fatal: the manifest
+ * and then the snapshot are removed, and the bundle starts without one.
  */
 async function produceStartupSnapshot(outDir: string, name: string, nodeFlags: string[]): Promise<string | undefined> {
   const files = snapshotFiles(name);
   const [blob, manifest] = [path.join(outDir, files.blob), path.join(outDir, files.manifest)];
   const temp = `${blob}.${process.pid}.tmp`;
-  const script = path.join(ROOT, 'scripts', SNAPSHOT_SCRIPT);
+  const script = path.join(outDir, LOADER);
   const result = await exec([process.execPath, ...nodeFlags, '--snapshot-blob', temp, '--build-snapshot', script], {
     env: {},
     timeoutMs: 60_000,
@@ -225,9 +225,6 @@ async function produceStartupSnapshot(outDir: string, name: string, nodeFlags: s
   replaceFile(manifest, { data: `${JSON.stringify(snapshotManifest(process.execPath, nodeFlags), null, 2)}\n` });
   return blob;
 }
-
-/** The snapshot builder's script, in scripts/ (used where the bundle is made, not copied beside it). */
-const SNAPSHOT_SCRIPT = 'bundle-snapshot.js';
 
 /** The loader's file name in the bundle directory: `node run.js <name> args...`. */
 export const LOADER = 'run.js';

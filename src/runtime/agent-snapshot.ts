@@ -1,13 +1,14 @@
 /**
  * The agent's V8 startup snapshot: `agent.snapshot` beside the bundle, made by the bundle step (scripts/bundle.ts) with
- * `node <the agent's V8 flags> --build-snapshot scripts/bundle-snapshot.js`, and the runtime starts the agent as
- * `node <flags> --snapshot-blob agent.snapshot run.js agent ...` (agentArgv).
+ * `node <the agent's V8 flags> --build-snapshot run.js` (scripts/bundle-loader.js), and the runtime starts the agent
+ * as `node <flags> --snapshot-blob agent.snapshot run.js agent ...` (agentArgv).
  *
  * Why: node carries a code cache of its own built-in modules, made under V8's default flags. The agent runs under heap
  * flags of its own (agentNodeFlags), and V8 takes a code cache only under the flags it was made with, so node compiled
  * every built-in module the agent loads again at every start: about 25 ms of each create. A snapshot holds that cache
  * made under the flags it was built with. The snapshot is empty of the agent (node 20 does not snapshot `node:http`):
- * its main function runs the script named on the command line as node would (bundle-snapshot.js).
+ * its main function is the loader's start of the bundle (run.js named on the command line), or runs any other script
+ * named there as node would.
  *
  * What it costs: node keeps the blob (about 4 MiB) in the agent's memory for the process's life.
  *
