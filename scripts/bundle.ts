@@ -39,6 +39,11 @@ export interface BundleEntry {
   nodeFlags?: string[];
   /** Files it reads beside itself at run time (relative to the project root), copied next to the bundle. */
   assets?: string[];
+  /**
+   * Minify it (names of functions and classes kept): a program every sandbox runs, whose source V8 holds in each one's
+   * memory. The agent's: 542 KiB to about 260 KiB, 0.8 MiB less anonymous memory per idle agent.
+   */
+  minify?: boolean;
 }
 
 const ROOT = path.resolve(__dirname, fs.existsSync(path.resolve(__dirname, '../package.json')) ? '..' : '../..');
@@ -48,7 +53,15 @@ function agentEntry(): BundleEntry {
   // The agent's own addons (scripts/build-native.ts) go beside it, where it loads them from.
   const assets = NATIVE_ADDONS.map((a) => a.output);
   return fs.existsSync(path.join(ROOT, 'src/agent/main.ts'))
-    ? { name: 'agent', entry: 'src/agent/main.ts', codeCache: true, startupSnapshot: true, nodeFlags: agentNodeFlags(), assets }
+    ? {
+        name: 'agent',
+        entry: 'src/agent/main.ts',
+        codeCache: true,
+        startupSnapshot: true,
+        minify: true,
+        nodeFlags: agentNodeFlags(),
+        assets,
+      }
     : { name: 'agent', entry: 'src/cli/commands/agent.ts', commandModule: true, codeCache: true, nodeFlags: agentNodeFlags(), assets };
 }
 
@@ -163,6 +176,7 @@ export async function bundle(entry: BundleEntry, outDir = BUNDLE_DIR): Promise<s
     // Its files (the bundle and the addons it copies) are put in place here, by replaceFile.
     write: false,
     plugins: [sdkRuntimeImports, xattrBinding],
+    ...(entry.minify ? { minify: true, keepNames: true } : {}),
   };
   let outputs: OutputFile[];
   if (entry.commandModule) {
