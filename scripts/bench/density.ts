@@ -31,6 +31,7 @@ import { freePort } from '../../test/helpers/free-port';
 import { cgroupDirs } from '../../src/runtime/cgroups';
 import { cleanupLeftovers } from '../../src/runtime/cleanup';
 import { reopenSandboxHostNetwork } from '../../src/runtime/network/host-network';
+import { admissionFor } from './bench-admission';
 
 const ROOT = path.resolve(__dirname, '..', '..', '..');
 const CLI = path.join(ROOT, 'dist', 'src', 'cli', 'main.js');
@@ -236,6 +237,7 @@ async function main(): Promise<void> {
     );
     children.push(redis.child);
     const redisUrl = `redis://127.0.0.1:${redisPort}`;
+    const admission = admissionFor(n);
     const platform = await startProcess(
       'platform',
       [
@@ -252,9 +254,9 @@ async function main(): Promise<void> {
         values.subnet as string,
         // N sandboxes of 512 MB and 1 CPU each must fit the host's admission (they idle far below it).
         '--memory-overcommit',
-        String(Math.max(2, Math.ceil((n * 512) / (os.totalmem() / MiB)) + 1)),
+        String(admission.memoryOvercommit),
         '--cpu-overcommit',
-        String(Math.max(32, Math.ceil(n / os.cpus().length) + 1)),
+        String(admission.cpuOvercommit),
       ],
       /platform API listening on (http:\/\/\S+)/,
       path.join(stateDir, 'platform.log'),

@@ -52,6 +52,7 @@ import type { StepTimes } from '../../src/util/step-times';
 import { useSpawnHelper } from '../../src/util/exec';
 import { startGateway, type RunningGateway } from '../../src/gateway';
 import { startPlatform, type RunningPlatform } from '../../src/platform';
+import { admissionFor } from './bench-admission';
 
 function log(msg: string): void {
   process.stderr.write(`sandbox-start: ${msg}\n`);
@@ -387,6 +388,8 @@ async function main(): Promise<number> {
   const net = await createSandboxHostNetwork(instance);
   // The kit's network: the same bridge and names, with its steps timed.
   const kitNetwork = new BridgeNetwork({ ...(net.network as unknown as BridgeNetwork).options, times: createSteps.times });
+  // Room for the most sandboxes running at once: the largest level and a measured one beside them.
+  const admission = admissionFor(Math.max(...levels) + 1);
   const rt = createOciRuntime({
     instance,
     runtime: values.runtime as RuntimeChoice,
@@ -394,6 +397,7 @@ async function main(): Promise<number> {
     dataRoot: path.join(scratch, 'data'),
     network: kitNetwork,
     times: createSteps.times,
+    admission,
   });
   const env: Env = { rootfs, floorHardened: values['floor-hardening'] === 'on', net: { ...net, network: kitNetwork }, rt, scratch };
   const columns: Column[] = [kitColumn(env), await floorColumn(env)];
@@ -408,6 +412,7 @@ async function main(): Promise<number> {
           network: kitNetwork,
           times: createSteps.times,
           agent: baselineAgent,
+          admission,
         });
   const baseline = baselineRt && kitColumn(env, baselineRt, `kit, baseline agent (${values['baseline-agent']})`);
   let api: Awaited<ReturnType<typeof apiColumn>> | undefined;
