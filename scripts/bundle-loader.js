@@ -39,7 +39,7 @@ function startBundle(dir) {
     }
   }
   // latin1, not utf8: the bundle is ASCII only (asciiOnly in bundle.ts), so both read it alike, but a latin1 read gives
-  // V8 a one-byte string it keeps outside its heap, where the utf8 decoder's copy costs the agent about 6 MiB at idle.
+  // V8 a one-byte string, where the utf8 decoder's two-byte copy cost the agent about 6 MiB at idle.
   const script = new vm.Script(Module.wrap(fs.readFileSync(file, 'latin1')), { filename: file, cachedData });
   cachedData = undefined;
   const mod = new Module(file, null);

@@ -10,7 +10,7 @@
  * same blocks. Such a device is found by its /sys/block/loop<N>/loop/backing_file (the path of the file it is bound
  * to, present only for a bound device; the kit mounts an image only by its own path) and confirmed by the image's
  * device and inode (LOOP_GET_STATUS64). That scan reads every loop device's entry (they persist: hundreds on a busy
- * host, about 3 ms), so it is made only for an image that has been mounted read-write before: ext4 counts such mounts
+ * host, 1.5-3 ms), so it is made only for an image that has been mounted read-write before: ext4 counts such mounts
  * in its superblock, written through the device as the mount is made, and an image never mounted (a new sandbox's,
  * from mkfs) has no ext4 instance anywhere. Otherwise a free device comes from
  * /dev/loop-control (LOOP_CTL_GET_FREE) and is configured in one call (LOOP_CONFIGURE, Linux 5.8); another process
