@@ -96,7 +96,7 @@ export interface OciRuntimeOptions {
   nofile?: number;
   /** resolv.conf of the sandboxes; default: the host's, without loopback servers. */
   resolvConf?: string;
-  /** Overcommit of the host's memory and CPUs (admission.ts); default memory 1, CPUs 4. */
+  /** Overcommit of the host's memory, CPUs and disk (admission.ts); each left out is DEFAULT_ADMISSION's. */
   admission?: Partial<AdmissionLimits>;
   /** The capacity admission compares with; default this host's memory and CPUs, and the data root's size. */
   capacity?: Resources;
