@@ -197,7 +197,7 @@ export async function bundle(entry: BundleEntry, outDir = BUNDLE_DIR): Promise<s
   replaceFile(path.join(outDir, LOADER), { from: path.join(ROOT, 'scripts', 'bundle-loader.js') });
   for (const asset of entry.assets ?? []) replaceFile(path.join(outDir, path.basename(asset)), { from: path.join(ROOT, asset) });
   const flags = entry.nodeFlags ?? [];
-  const snapshot = entry.startupSnapshot ? await produceStartupSnapshot(outDir, entry.name, flags) : undefined;
+  const snapshot = entry.startupSnapshot && (await produceStartupSnapshot(outDir, entry.name, flags));
   if (entry.codeCache) await produceCodeCache(outDir, entry.name, [...flags, ...(snapshot ? snapshotBlobArgs(outDir, entry.name) : [])]);
   return outfile;
 }
@@ -216,12 +216,12 @@ export function asciiOnly(code: string): string {
 /**
  * Makes `<name>.snapshot` (V8's startup snapshot, built from the loader beside the bundle: bundle-loader.js says what
  * it holds) under `nodeFlags` with this node binary, then its manifest `<name>.snapshot.json` (agent-snapshot.ts);
- * answers the snapshot's path. Both go into place by a rename: an agent starting meanwhile reads the old snapshot or
+ * answers whether it made them. Both go into place by a rename: an agent starting meanwhile reads the old snapshot or
  * the new one, whole, and both were made by this node. It is built with an empty environment, so nothing of this
  * machine's environment can end up in a file every sandbox can read. A failure is reported, not fatal: the manifest
  * and then the snapshot are removed, and the bundle starts without one.
  */
-async function produceStartupSnapshot(outDir: string, name: string, nodeFlags: string[]): Promise<string | undefined> {
+async function produceStartupSnapshot(outDir: string, name: string, nodeFlags: string[]): Promise<boolean> {
   const files = snapshotFiles(name);
   const [blob, manifest] = [path.join(outDir, files.blob), path.join(outDir, files.manifest)];
   const temp = `${blob}.${process.pid}.tmp`;
@@ -233,11 +233,11 @@ async function produceStartupSnapshot(outDir: string, name: string, nodeFlags: s
   if (result.code !== 0 || !fs.existsSync(temp)) {
     for (const f of [temp, manifest, blob]) fs.rmSync(f, { force: true });
     console.error(`bundle: no startup snapshot for ${name} (exit ${result.code}: ${result.stderr.trim()}); it starts without one`);
-    return undefined;
+    return false;
   }
   fs.renameSync(temp, blob);
   replaceFile(manifest, { data: `${JSON.stringify(snapshotManifest(process.execPath, nodeFlags), null, 2)}\n` });
-  return blob;
+  return true;
 }
 
 /** The loader's file name in the bundle directory: `node run.js <name> args...`. */
