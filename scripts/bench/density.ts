@@ -32,6 +32,7 @@ import { cgroupDirs } from '../../src/runtime/cgroups';
 import { cleanupLeftovers } from '../../src/runtime/cleanup';
 import { reopenSandboxHostNetwork } from '../../src/runtime/network/host-network';
 import { admissionFor } from './bench-admission';
+import { rampBuckets } from './ramp-buckets';
 
 const ROOT = path.resolve(__dirname, '..', '..', '..');
 const CLI = path.join(ROOT, 'dist', 'src', 'cli', 'main.js');
@@ -317,7 +318,8 @@ async function main(): Promise<void> {
     const endFigures = await idleFigures(pids, idleSeconds);
     const availAfter = memAvailableMiB();
     const perSandbox = instance ? sandboxMemory(instance, created) : [];
-    const size = Math.min(20, Math.floor(n / 3));
+    const buckets = rampBuckets(n);
+    const size = buckets[0]!.to;
 
     // The first bucket again, minutes later: all N killed, then `size` creates one after another (killed after).
     // Set beside the first bucket, it shows what changed on the host meanwhile (its load, or what N sandboxes left
@@ -335,13 +337,6 @@ async function main(): Promise<void> {
     }
     await killAll(api, again);
 
-    // Buckets of 20 (fewer with a small N): the first, the one ending at N - 100 (81-100 of 200) and the last.
-    const midEnd = n >= 120 ? n - 100 : Math.ceil(n / 2 + size / 2);
-    const buckets = [
-      { label: `1-${size}`, from: 0, to: size },
-      { label: `${midEnd - size + 1}-${midEnd}`, from: midEnd - size, to: midEnd },
-      { label: `${n - size + 1}-${n}`, from: n - size, to: n },
-    ];
     const first = median(createMs.slice(buckets[0]!.from, buckets[0]!.to));
     const firstCall = median(firstCallMs.slice(buckets[0]!.from, buckets[0]!.to));
     const rows = buckets.map((b) => {

@@ -26,8 +26,15 @@
  * drop of MemAvailable with N agents idle, divided by N. Sequential creates, the columns taking turns sample by
  * sample; each measured sandbox is killed before the next. Root only; makes one link into the root namespace (the standalone sandbox network).
  *
+ * `--ramp N` measures density against the floor instead of levels: the columns take turns, each making N sandboxes
+ * one after another that stay running until the run ends (so every create takes memory and kernel state no sandbox
+ * has freed, as a host filling up gives them), and each column's p50 per bucket of create numbers (ramp-buckets.ts:
+ * 1-20, 81-100 and 181-200 of 200) is set beside its own first bucket; the api's growth over the floor's is the
+ * kit's own. The pool column is left out (a pool's take is not a cold create). Its sandboxes get `--subnet`, by
+ * default 10.236.0.0/22 (a /24 holds too few).
+ *
  *   node dist/scripts/bench/sandbox-start.js [--samples 50] [--levels 1,10,50] [--runtime auto|crun|runc] [--pool 2]
- *     [--floor-hardening on|off] [--baseline-agent DIR] [--json FILE]
+ *     [--floor-hardening on|off] [--baseline-agent DIR] [--ramp N] [--subnet CIDR] [--json FILE]
  */
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -53,6 +60,7 @@ import { useSpawnHelper } from '../../src/util/exec';
 import { startGateway, type RunningGateway } from '../../src/gateway';
 import { startPlatform, type RunningPlatform } from '../../src/platform';
 import { admissionFor } from './bench-admission';
+import { rampBuckets } from './ramp-buckets';
 
 function log(msg: string): void {
   process.stderr.write(`sandbox-start: ${msg}\n`);
@@ -121,6 +129,8 @@ interface Env {
   net: SandboxHostNetwork;
   rt: OciSandboxRuntime;
   scratch: string;
+  /** Every runtime's host admission: room for the most sandboxes the run keeps. */
+  admission: ReturnType<typeof admissionFor>;
 }
 
 /**
@@ -248,7 +258,7 @@ async function apiColumn(env: Env, instance: string, runtime: RuntimeChoice, poo
   const net = env.net.network as unknown as BridgeNetwork;
   const network = new BridgeNetwork({ ...net.options, netnsPrefix: `${instance}-`, times: undefined });
   const roots = { stateRoot: path.join(env.scratch, `state-${instance}`), dataRoot: path.join(env.scratch, `data-${instance}`) };
-  const rt = createOciRuntime({ instance, runtime, ...roots });
+  const rt = createOciRuntime({ instance, runtime, ...roots, admission: env.admission });
   const platform: RunningPlatform = await startPlatform({
     stateDir: path.join(env.scratch, `platform-${instance}`),
     log: (line) => platformLogs.get(instance)?.(line),
@@ -328,6 +338,111 @@ function percentile(sorted: number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
 }
 
+/** Each step's p50 over the samples. */
+function p50Steps(steps: Record<string, number[]>): Record<string, number> {
+  return Object.fromEntries(
+    Object.entries(steps).map(([name, xs]) => [
+      name,
+      percentile(
+        [...xs].sort((a, b) => a - b),
+        0.5,
+      ),
+    ]),
+  );
+}
+
+/** The ramp's default subnet (--subnet): room for 4 columns of 200 and more, off the standalone range's /24s. */
+const RAMP_SUBNET = '10.236.0.0/22';
+
+/** How many sandboxes a subnet holds: its addresses less the network's, the broadcast's and the bridge's. */
+function subnetHosts(cidr: string): number {
+  const prefix = Number(cidr.split('/')[1]);
+  return Number.isInteger(prefix) && prefix >= 8 && prefix <= 30 ? 2 ** (32 - prefix) - 3 : 0;
+}
+
+/** A ramp stops before the host's memory runs short (a shared host): MemAvailable below this, in MiB. */
+const RAMP_MIN_AVAILABLE_MIB = 3072;
+
+interface RampResult {
+  bucket: string;
+  column: string;
+  p50: number;
+  p95: number;
+  n: number;
+  stepP50: Record<string, number>;
+}
+
+/**
+ * The ramp (--ramp): `n` rounds in which every column makes one sandbox, kept running (in `kept`, which the caller
+ * stops); answers each column's figures per bucket of create numbers.
+ */
+async function measureRamp(columns: Column[], n: number, kept: Started[]): Promise<RampResult[]> {
+  const times: number[][] = columns.map(() => []);
+  const steps: Array<Array<Record<string, number>>> = columns.map(() => []);
+  for (let i = 0; i < n; i++) {
+    const available = memAvailableKB() / 1024;
+    if (available < RAMP_MIN_AVAILABLE_MIB)
+      throw new Error(
+        `MemAvailable fell to ${Math.round(available)} MiB after ${i} rounds (the ramp stops below ${RAMP_MIN_AVAILABLE_MIB}); ramp fewer`,
+      );
+    for (const [k, c] of columns.entries()) {
+      const s = await c.start(`r${k}x${i}`);
+      kept.push(s);
+      times[k]!.push(s.readyMs);
+      steps[k]!.push(s.steps ?? {});
+    }
+    if ((i + 1) % 20 === 0) log(`ramp: ${i + 1} of ${n} sandboxes per column`);
+  }
+  return rampBuckets(n).flatMap((b) =>
+    columns.map((c, k) => {
+      const sorted = times[k]!.slice(b.from, b.to).sort((x, y) => x - y);
+      const bySteps: Record<string, number[]> = {};
+      for (const sample of steps[k]!.slice(b.from, b.to)) for (const [name, ms] of Object.entries(sample)) (bySteps[name] ??= []).push(ms);
+      return {
+        bucket: b.label,
+        column: c.name,
+        p50: percentile(sorted, 0.5),
+        p95: percentile(sorted, 0.95),
+        n: sorted.length,
+        stepP50: p50Steps(bySteps),
+      };
+    }),
+  );
+}
+
+/** The ramp's table: each column's p50 / p95 per bucket with its ratio to its own first bucket, then the steps. */
+function printRamp(runtime: string, n: number, columns: Column[], results: RampResult[]): void {
+  const buckets = [...new Set(results.map((r) => r.bucket))];
+  const cell = (bucket: string, k: number) => results.find((r) => r.bucket === bucket && r.column === columns[k]!.name)!;
+  const growth = (k: number) => cell(buckets.at(-1)!, k).p50 / cell(buckets[0]!, k).p50;
+  console.log(
+    `\nsandbox start, ${runtime}, a ramp of ${n} sandboxes per column, all kept running (create -> first successful agent call)\n`,
+  );
+  console.log(`| creates (per column) | ${columns.map((c) => `${c.name} p50 / p95 (p50 / its first)`).join(' | ')} |`);
+  console.log(`|---|${columns.map(() => '---|').join('')}`);
+  for (const b of buckets)
+    console.log(
+      `| ${b} | ${columns
+        .map((_, k) => {
+          const r = cell(b, k);
+          return `${r.p50.toFixed(1)} / ${r.p95.toFixed(1)} ms (${(r.p50 / cell(buckets[0]!, k).p50).toFixed(2)}x)`;
+        })
+        .join(' | ')} |`,
+    );
+  // Columns 0-2 are kit, floor and api (main's order).
+  console.log(
+    `\nlast bucket / first, p50: ${columns.map((c, k) => `${c.name.split(' ')[0]} ${growth(k).toFixed(2)}x`).join(', ')}; ` +
+      `the api's growth over the floor's ${(growth(2) / growth(1)).toFixed(2)}x, the kit's ${(growth(0) / growth(1)).toFixed(2)}x`,
+  );
+  console.log('\nsteps of each create, p50 ms each (see Started.steps)\n\n| creates | column | steps |\n|---|---|---|');
+  for (const r of results)
+    console.log(
+      `| ${r.bucket} | ${r.column} | ${Object.entries(r.stepP50)
+        .map(([name, ms]) => `${name} ${ms.toFixed(1)}`)
+        .join(', ')} |`,
+    );
+}
+
 /** A container's memory cgroup usage (v1 memory.usage_in_bytes or v2 memory.current), found from its init pid. */
 function memcgUsageBytes(pid: number): number {
   for (const line of fs.readFileSync(`/proc/${pid}/cgroup`, 'utf8').split('\n')) {
@@ -353,12 +468,15 @@ async function main(): Promise<number> {
       pool: { type: 'string', default: '2' },
       'floor-hardening': { type: 'string', default: 'on' },
       'baseline-agent': { type: 'string' },
+      ramp: { type: 'string' },
+      subnet: { type: 'string' },
       json: { type: 'string' },
     },
   });
   const samples = Number(values.samples);
   const levels = values.levels!.split(',').map(Number);
   const poolSize = Number(values.pool);
+  const ramp = values.ramp === undefined ? undefined : Number(values.ramp);
   if (
     !Number.isInteger(samples) ||
     samples < 2 ||
@@ -366,10 +484,20 @@ async function main(): Promise<number> {
     !Number.isInteger(poolSize) ||
     poolSize < 0 ||
     poolSize > 64 ||
-    !['on', 'off'].includes(values['floor-hardening']!)
+    !['on', 'off'].includes(values['floor-hardening']!) ||
+    (ramp !== undefined && (!Number.isInteger(ramp) || ramp < 3))
   ) {
     console.error(
-      'sandbox-start: --samples must be an integer >= 2, --levels a comma list of integers >= 0, --pool an integer from 0 to 64 and --floor-hardening on or off',
+      'sandbox-start: --samples must be an integer >= 2, --levels a comma list of integers >= 0, --pool an integer from 0 to 64, --floor-hardening on or off and --ramp an integer >= 3',
+    );
+    return 2;
+  }
+  // A ramp keeps every column's sandboxes on one subnet: kit, floor, api and the baseline's, and the warm-up's.
+  const subnet = values.subnet ?? (ramp === undefined ? undefined : RAMP_SUBNET);
+  const rampColumns = values['baseline-agent'] === undefined ? 3 : 4;
+  if (ramp !== undefined && subnet !== undefined && subnetHosts(subnet) < ramp * rampColumns + 2) {
+    console.error(
+      `sandbox-start: --subnet ${subnet} holds ${subnetHosts(subnet)} sandboxes; a ramp of ${ramp} over ${rampColumns} columns needs ${ramp * rampColumns + 2}`,
     );
     return 2;
   }
@@ -385,11 +513,11 @@ async function main(): Promise<number> {
   // Host commands start from the spawn helper, as the platform's do (startPlatformOnHost): every column's, the floor's too.
   const releaseSpawnHelper = useSpawnHelper();
   if (!releaseSpawnHelper) log('the spawn helper is not built: host commands start from this process');
-  const net = await createSandboxHostNetwork(instance);
+  const net = await createSandboxHostNetwork(instance, subnet === undefined ? {} : { subnet });
   // The kit's network: the same bridge and names, with its steps timed.
   const kitNetwork = new BridgeNetwork({ ...(net.network as unknown as BridgeNetwork).options, times: createSteps.times });
-  // Room for the most sandboxes running at once: the largest level and a measured one beside them.
-  const admission = admissionFor(Math.max(...levels) + 1);
+  // Room for the most sandboxes one runtime keeps at once: the largest level and a measured one beside it, or a ramp.
+  const admission = admissionFor(ramp ?? Math.max(...levels) + 1);
   const rt = createOciRuntime({
     instance,
     runtime: values.runtime as RuntimeChoice,
@@ -399,7 +527,14 @@ async function main(): Promise<number> {
     times: createSteps.times,
     admission,
   });
-  const env: Env = { rootfs, floorHardened: values['floor-hardening'] === 'on', net: { ...net, network: kitNetwork }, rt, scratch };
+  const env: Env = {
+    rootfs,
+    floorHardened: values['floor-hardening'] === 'on',
+    net: { ...net, network: kitNetwork },
+    rt,
+    scratch,
+    admission,
+  };
   const columns: Column[] = [kitColumn(env), await floorColumn(env)];
   const baselineRoots = { stateRoot: path.join(scratch, 'state-b'), dataRoot: path.join(scratch, 'data-b') };
   const baselineRt =
@@ -422,18 +557,22 @@ async function main(): Promise<number> {
   const results: Array<{ running: number; column: string; p50: number; p95: number; n: number; stepP50?: Record<string, number> }> = [];
   let memPerSandboxKB: number | undefined;
   let memcgPerSandboxKB: number | undefined;
+  // A ramp's sandboxes, stopped once it is measured (or failed).
+  const kept: Started[] = [];
+  let rampResults: RampResult[] = [];
   try {
     api = await apiColumn(env, `${instance}p`, values.runtime as RuntimeChoice);
     columns.push(api);
-    if (poolSize > 0) {
+    if (poolSize > 0 && ramp === undefined) {
       pooled = await apiColumn(env, `${instance}w`, values.runtime as RuntimeChoice, poolSize);
       columns.push(pooled);
     }
     if (baseline) columns.push(baseline);
     log(`runtime ${rt.name}; warming up each column once`);
     for (const c of columns) await (await c.start(`warm${columns.indexOf(c)}`)).stop();
+    if (ramp !== undefined) rampResults = await measureRamp(columns, ramp, kept);
     const memBefore = memAvailableKB();
-    for (const level of levels) {
+    for (const level of ramp === undefined ? levels : []) {
       while (background.length < level) {
         const id = `bg${background.length}`;
         const network = await net.network.attach(id);
@@ -461,15 +600,7 @@ async function main(): Promise<number> {
       for (const [k, c] of columns.entries()) {
         const sorted = times[k]!.sort((a, b) => a - b);
         const row = { running: level, column: c.name, p50: percentile(sorted, 0.5), p95: percentile(sorted, 0.95), n: samples };
-        const stepP50 = Object.fromEntries(
-          Object.entries(steps[k]!).map(([name, xs]) => [
-            name,
-            percentile(
-              xs.sort((a, b) => a - b),
-              0.5,
-            ),
-          ]),
-        );
+        const stepP50 = p50Steps(steps[k]!);
         results.push({ ...row, ...(Object.keys(stepP50).length > 0 ? { stepP50 } : {}) });
         const stepText = Object.entries(stepP50)
           .map(([name, ms]) => `${name} ${ms.toFixed(1)}`)
@@ -481,6 +612,7 @@ async function main(): Promise<number> {
     }
   } finally {
     log('cleaning up');
+    for (const s of kept.reverse()) await s.stop().catch((err: Error) => log(`a ramp's sandbox: ${err.message}`));
     await pooled?.close();
     await api?.close();
     if (baselineRt) await cleanupLeftovers({ instance: `${instance}b`, ...baselineRoots, network: net.network });
@@ -496,6 +628,11 @@ async function main(): Promise<number> {
     await releaseSpawnHelper?.();
   }
 
+  if (ramp !== undefined) {
+    printRamp(rt.name, ramp, columns, rampResults);
+    if (values.json) fs.writeFileSync(values.json, JSON.stringify({ runtime: rt.name, ramp, results: rampResults }, null, 2));
+    return 0;
+  }
   console.log(`\nsandbox start, ${rt.name}, ${samples} samples per cell (create -> first successful agent call)\n`);
   const poolRatio = pooled ? ' pool / api (p50, p95) |' : '';
   const baselineRatio = baseline ? ' kit / baseline kit (p50, p95) |' : '';
