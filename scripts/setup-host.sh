@@ -4,7 +4,8 @@ set -euo pipefail
 
 packages=(
   shadowsocks-libev   # ss-server, ss-local, ss-redir
-  iptables            # NAT chain in transparent mode, lab EIP emulation, the sandbox guard (iptables, ebtables-nft)
+  iptables            # NAT chain in transparent mode, lab EIP emulation, the sandbox guard's L3 rules
+  nftables            # nft: the sandbox guard's L2 rules (each port bound to its MAC and address, in sets)
   iproute2            # network namespaces and veth pairs for the lab
   conntrack           # the egress relay's original destinations through netlink (kernels without /proc/net/nf_conntrack)
   shellcheck          # lints every rendered shell artifact

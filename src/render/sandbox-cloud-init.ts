@@ -73,7 +73,7 @@ export function sandboxPackages(role: SandboxRole): string[] {
   if (role === 'fleet-gateway') return ['nodejs', ...fetch];
   // e2fsprogs: each sandbox's disk; xfsprogs: the data volume; conntrack: the egress relay's original destinations
   // where the kernel has no /proc/net/nf_conntrack.
-  const runtime = ['crun', 'runc', 'tini', 'mmdebstrap', 'iptables', 'conntrack', 'iproute2', 'attr', 'uidmap', 'e2fsprogs', 'xfsprogs'];
+  const runtime = ['crun', 'runc', 'tini', 'mmdebstrap', 'iptables', 'nftables', 'conntrack', 'iproute2', 'attr', 'uidmap', 'e2fsprogs', 'xfsprogs'];
   // Template base images from registries; ECR's credential helper trades the host's instance role for a pull token.
   const images = ['skopeo', 'umoci', 'amazon-ecr-credential-helper'];
   // redis-server: the platform's own state, on loopback (the single host's catalog too).

@@ -21,7 +21,7 @@ import type { NetworkAttachment, SandboxNetwork } from '../types';
 import { attachPolicyScript, needsRelay, policyScript, type EgressPolicy } from './egress-policy';
 import { removeRelayPolicy, writeRelayPolicy } from './egress-relay/relay-policy';
 import { ensureRelay, relayDir } from './relay-process';
-import { attachPortCommands, detachPortScript, guardScript } from './guard-rules';
+import { attachPortCommands, boundOf, detachPortScript, guardScript, L2_GUARD } from './guard-rules';
 import { hostSandboxResolvConf } from './host-resolvers';
 import { firstFreeAddress, parseSubnet, type Subnet } from './ipv4';
 import { sandboxBlockedDestinations } from './private-ranges';
@@ -235,10 +235,10 @@ export class BridgeNetwork implements SandboxNetwork {
       );
       await this.prepareRelay(address, policy);
       const policyRules = attachPolicyScript(bridgePortName(ns), address, policy);
-      if (policyRules === '') await execOk(inNetns(o.bridgeNamespace, ['ebtables-restore', '--noflush']), { input: commands.rules });
+      if (policyRules === '') await execOk(inNetns(o.bridgeNamespace, ['nft', '-f', '-']), { input: commands.rules });
       else
         await execOk(inNetns(o.bridgeNamespace, ['sh', '-s']), {
-          input: `set -e\n${policyRules}ebtables-restore --noflush <<'RULES'\n${commands.rules}RULES\n`,
+          input: `set -e\n${policyRules}nft -f - <<'RULES'\n${commands.rules}RULES\n`,
         });
       await execOk(inNetns(o.bridgeNamespace, ['ip', '-b', '-']), { input: commands.links });
       await execOk(inNetns(o.bridgeNamespace, ['bridge', '-b', '-']), { input: commands.fdb });
@@ -291,7 +291,16 @@ export class BridgeNetwork implements SandboxNetwork {
     if (known !== undefined) removeRelayPolicy(relayDir(o.bridgeNamespace), known);
     if (fs.existsSync(`${NETNS_DIR}/${o.bridgeNamespace}`)) {
       const policy = known === undefined ? '' : policyScript(port, known, undefined).replace(/exit 0\n$/, '');
-      await exec(inNetns(o.bridgeNamespace, ['sh', '-s']), { input: policy + detachPortScript(port, known, o.bridge) });
+      // With the port's alias gone (a half-made or half-removed port), its L2 elements are read from the guard's set.
+      const bound =
+        known !== undefined
+          ? [{ mac: macFor(known), address: known }]
+          : boundOf(
+              (await exec(inNetns(o.bridgeNamespace, ['nft', '-j', 'list', 'set', 'bridge', L2_GUARD.table, L2_GUARD.bound]))).stdout ||
+                '{}',
+              port,
+            );
+      await exec(inNetns(o.bridgeNamespace, ['sh', '-s']), { input: policy + detachPortScript(port, bound, o.bridge) });
     }
     if (fs.existsSync(`${NETNS_DIR}/${ns}`)) await execOk(['ip', 'netns', 'del', ns]);
     await removeUserNamespace(ns);

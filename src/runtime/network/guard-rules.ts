@@ -3,10 +3,12 @@
  * holds the sandboxes' bridge (the lab's sandbox host, or the platform's standalone `<instance>.host` on a single
  * machine or an AWS host), which the kit made and no sandbox can enter, so the same code runs everywhere.
  *
- * - L2, per sandbox port (ebtables): frames leave a port only with the sandbox's own MAC and IPv4 address (ARP and
- *   IP alike), and only IPv4 and ARP at all, so no sandbox can answer ARP for another's address, use its MAC or
- *   address, or speak IPv6. The port itself is isolated (no frame to another sandbox port), does not learn, and is
- *   not flooded; the bridge knows each sandbox's MAC statically and the gateway each address's MAC permanently.
+ * - L2, per sandbox port (nftables, bridge family): frames leave a port only with the sandbox's own MAC and IPv4
+ *   address (ARP and IP alike), and only IPv4 and ARP at all, so no sandbox can answer ARP for another's address,
+ *   use its MAC or address, or speak IPv6. The port itself is isolated (no frame to another sandbox port), does not
+ *   learn, and is not flooded; the bridge knows each sandbox's MAC statically and the gateway each address's MAC
+ *   permanently. The rules are the bridge's, loaded once; a port is one element in each of two sets (its name; its
+ *   name, MAC and address), so an attach, a detach and every frame cost the same however many sandboxes run.
  * - L3, for the whole bridge (iptables): nothing from a sandbox to another sandbox (even routed via the gateway) or
  *   to the bridge namespace itself; DNS only to the resolvers the sandboxes are given; then each sandbox's egress
  *   policy (egress-policy.ts); then no private, loopback, link-local or host network; then out. New connections into
@@ -42,6 +44,43 @@ export interface GuardOptions {
   dnsResolvers: readonly string[];
   /** IPv4 destinations no sandbox reaches (private space, link-local, loopback, the host's networks). */
   blocked: readonly string[];
+}
+
+/** The L2 guard's nftables table (bridge family) in the bridge's namespace, and its two sets. */
+export const L2_GUARD = {
+  table: 'sandbox_kit_ports',
+  /** The name of every sandbox port: frames from these are guarded. */
+  ports: 'ports',
+  /** Port name . MAC . IPv4 address: what each port may send from. */
+  bound: 'bound',
+} as const;
+
+/**
+ * nft input for the L2 guard: for a frame coming in from a port in `ports` (bridged on, or to the bridge itself),
+ * IPv4 passes when its port, source MAC and source address are an element of `bound`; ARP for IPv4 over Ethernet
+ * when its port with both its source MAC and its sender MAC, each with its sender address, are; anything else is
+ * dropped. Idempotent: the chains are emptied and refilled in the same transaction, the sets' elements kept (a restart
+ * keeps the running sandboxes' ports guarded throughout).
+ */
+function l2GuardRules(): string {
+  const { table, ports, bound } = L2_GUARD;
+  const t = `bridge ${table}`;
+  return [
+    `add table ${t}`,
+    `add set ${t} ${ports} { type ifname; }`,
+    `add set ${t} ${bound} { type ifname . ether_addr . ipv4_addr; }`,
+    `add chain ${t} guard`,
+    `flush chain ${t} guard`,
+    `add rule ${t} guard ether type ip iifname . ether saddr . ip saddr @${bound} return`,
+    `add rule ${t} guard ether type arp arp htype 1 arp ptype ip arp hlen 6 arp plen 4 iifname . ether saddr . arp saddr ip @${bound} iifname . arp saddr ether . arp saddr ip @${bound} return`,
+    `add rule ${t} guard drop`,
+    ...['input', 'forward'].flatMap((hook) => [
+      `add chain ${t} ${hook} { type filter hook ${hook} priority filter; policy accept; }`,
+      `flush chain ${t} ${hook}`,
+      `add rule ${t} ${hook} iifname @${ports} jump guard`,
+    ]),
+    '',
+  ].join('\n');
 }
 
 /** A shell script (run in the bridge namespace) that loads the guard; idempotent, other chains untouched. */
@@ -80,6 +119,8 @@ RULES
 iptables -w -C FORWARD -j ${FWD} 2>/dev/null || iptables -w -I FORWARD 1 -j ${FWD}
 iptables -w -C INPUT -j ${IN} 2>/dev/null || iptables -w -I INPUT 1 -j ${IN}
 iptables -w -t nat -C PREROUTING -j ${PRE} 2>/dev/null || iptables -w -t nat -I PREROUTING 1 -j ${PRE}
+nft -f - <<'RULES'
+${l2GuardRules()}RULES
 sysctl -q -w net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1 net.ipv4.ip_forward=1
 `;
 }
@@ -91,35 +132,51 @@ export interface PortFacts {
   address: string;
 }
 
-function portChain(port: string): string {
-  return `SKIT-${port}`;
+/**
+ * A port's elements of the L2 guard's sets as nft writes them, each as `<set> { <element> }`: its name in `ports`,
+ * and for each of `bound` its name, MAC and address in `bound`.
+ */
+function portElements(port: string, bound: ReadonlyArray<Omit<PortFacts, 'port'>>): string[] {
+  if (!/^[A-Za-z0-9_.-]{1,15}$/.test(port)) throw new Error(`invalid port name ${JSON.stringify(port)}`);
+  const bad = bound.find((b) => !/^[0-9a-f]{2}(:[0-9a-f]{2}){5}$/.test(b.mac) || !/^\d{1,3}(\.\d{1,3}){3}$/.test(b.address));
+  if (bad) throw new Error(`invalid MAC or IPv4 address for port ${port}: ${JSON.stringify(bad)}`);
+  return [`${L2_GUARD.ports} { "${port}" }`, ...bound.map((b) => `${L2_GUARD.bound} { "${port}" . ${b.mac} . ${b.address} }`)];
 }
 
-/** ebtables-restore input binding a port to its sandbox's MAC and address (IPv4 and ARP only). */
-export function portGuardRules({ port, mac, address }: PortFacts): string {
-  const chain = portChain(port);
-  return [
-    '*filter',
-    `:${chain} RETURN`,
-    `-A INPUT -i ${port} -j ${chain}`,
-    `-A FORWARD -i ${port} -j ${chain}`,
-    `-A ${chain} -s ! ${mac} -j DROP`,
-    `-A ${chain} -p IPv4 --ip-src ! ${address} -j DROP`,
-    `-A ${chain} -p ARP --arp-ip-src ! ${address} -j DROP`,
-    `-A ${chain} -p ARP --arp-mac-src ! ${mac} -j DROP`,
-    `-A ${chain} -p IPv4 -j RETURN`,
-    `-A ${chain} -p ARP -j RETURN`,
-    `-A ${chain} -j DROP`,
-    'COMMIT',
-    '',
-  ].join('\n');
+const elementOps = (verb: 'add' | 'delete', elements: string[]) =>
+  elements.map((e) => `${verb} element bridge ${L2_GUARD.table} ${e}\n`).join('');
+
+/** nft input binding a port to its sandbox's MAC and address (l2GuardRules: IPv4 and ARP only, nothing else). */
+export function portGuardRules({ port, ...bound }: PortFacts): string {
+  return elementOps('add', portElements(port, [bound]));
+}
+
+/**
+ * nft input unbinding a port (its name, and its MAC and address as each of `bound` gives them), whether or not it is
+ * bound: each element is added (nothing if it is there) then deleted, in one transaction, since nft 1.0.6 has no
+ * delete that tolerates a missing element.
+ */
+export function portUnguardRules(port: string, bound: ReadonlyArray<Omit<PortFacts, 'port'>>): string {
+  const elements = portElements(port, bound);
+  return elementOps('add', elements) + elementOps('delete', elements);
+}
+
+/** The MAC and address each element of the `bound` set gives `port`, from `nft -j list set` of it. Pure. */
+export function boundOf(listing: string, port: string): Array<Omit<PortFacts, 'port'>> {
+  const parsed = JSON.parse(listing) as { nftables?: Array<{ set?: { elem?: Array<{ concat?: unknown[] }> } }> };
+  return (parsed.nftables ?? [])
+    .flatMap((entry) => entry.set?.elem ?? [])
+    .flatMap((e) => {
+      const [name, mac, address] = e.concat ?? [];
+      return name === port && typeof mac === 'string' && typeof address === 'string' ? [{ mac, address }] : [];
+    });
 }
 
 /**
  * How a sandbox's port is plugged in, in three commands run in the bridge namespace, in this order (each process
  * spawned costs a create several milliseconds, and each `ip` or `bridge` run may read every link of the namespace):
- * - `rules`, for ebtables-restore: the port's L2 rules (portGuardRules). They name the port, so they go in before the
- *   port exists, and nothing of the sandbox ever passes without them.
+ * - `rules`, for `nft -f`: the port's elements of the L2 guard (portGuardRules). They name the port, so they go in
+ *   before the port exists, and nothing of the sandbox ever passes without them.
  * - `links`, for `ip -b`: the veth pair made (the sandbox's end parked, down), named, put on the bridge as an isolated
  *   port that neither learns nor is flooded, the bridge's permanent ARP entry for the address, and the port up. Up,
  *   it still reaches nothing: its peer is down until the sandbox's namespace takes it (join-link.ts).
@@ -145,14 +202,14 @@ export function attachPortCommands(
   };
 }
 
-/** The reverse of attachPortScript; every step tolerates what is already gone. */
-export function detachPortScript(port: string, address: string | undefined, bridge: string): string {
-  const chain = portChain(port);
-  return `ebtables -D INPUT -i ${port} -j ${chain} 2>/dev/null
-ebtables -D FORWARD -i ${port} -j ${chain} 2>/dev/null
-ebtables -F ${chain} 2>/dev/null
-ebtables -X ${chain} 2>/dev/null
-ip link del ${port} 2>/dev/null
-${address ? `ip neigh del ${address} dev ${bridge} 2>/dev/null\n` : ''}exit 0
+/**
+ * The reverse of attachPortCommands; every step tolerates what is already gone. `bound`: the port's elements of the
+ * L2 guard (its MAC and address; read from the `bound` set when the port's alias is gone), unbound after the port is.
+ */
+export function detachPortScript(port: string, bound: ReadonlyArray<Omit<PortFacts, 'port'>>, bridge: string): string {
+  return `ip link del ${port} 2>/dev/null
+${bound.map((b) => `ip neigh del ${b.address} dev ${bridge} 2>/dev/null\n`).join('')}nft -f - 2>/dev/null <<'RULES'
+${portUnguardRules(port, bound)}RULES
+exit 0
 `;
 }

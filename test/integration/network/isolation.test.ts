@@ -1,14 +1,15 @@
 /**
  * Isolation on the sandbox network, tried from inside real sandboxes as root (commands through the unmodified SDK):
  * no sandbox reaches another, at L2 or routed through the gateway; a sandbox that takes another's address and
- * announces it does not get its calls; nothing of the host, no private or link-local address, no IPv6; DNS only to
+ * announces it does not get its calls, and frames it crafts with another's address or MAC never leave its port; nothing of the host, no private or link-local address, no IPv6; DNS only to
  * the resolver it is given. Each refusal has its legitimate counterpart beside it.
  */
 import { createServer, type Server } from 'node:net';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { createOciRuntime } from '../../../src/runtime/oci-runtime';
+import { macFor } from '../../../src/runtime/network/bridge-network';
 import { cleanupLeftovers } from '../../../src/runtime/cleanup';
 import { baseRootfs, freshAgentPayload, ROOTFS_TIMEOUT_MS, uniqueName, waitForHealth } from '../runtime/helpers/common';
 import { INTERNET } from './helpers/internet';
@@ -83,6 +84,68 @@ test("a root sandbox that takes another's address and MAC and announces them doe
   expect(log).toContain('done');
   for (let i = 0; i < 3; i++) expect((await rig.sh(b, 'cat /tmp/who')).stdout.trim()).toBe('victim');
   expect(execFileSync('ip', ['-n', rig.net.namespace, 'neigh', 'show', victim], { encoding: 'utf8' })).toContain('PERMANENT');
+});
+
+/**
+ * Sends three UDP datagrams from the sandbox as raw Ethernet frames (an AF_PACKET socket, as root in the sandbox's
+ * own network namespace), the same but for their source: its own MAC and address ("own"), its own MAC with another
+ * address ("spoofed-address"), another MAC with its own address ("spoofed-mac").
+ */
+const RAW_SENDER = `
+import socket, struct, sys
+own_mac, gw_mac, own_ip, other_ip, other_mac, dst, port = sys.argv[1:8]
+def frame(src_mac, src_ip, payload):
+    udp = struct.pack('!HHHH', 40000, int(port), 8 + len(payload), 0) + payload
+    ip = struct.pack('!BBHHHBBH4s4s', 0x45, 0, 20 + len(udp), 1, 0, 64, 17, 0, socket.inet_aton(src_ip), socket.inet_aton(dst))
+    words = sum(struct.unpack('!10H', ip))
+    words = (words >> 16) + (words & 0xFFFF)
+    ip = ip[:10] + struct.pack('!H', ~(words + (words >> 16)) & 0xFFFF) + ip[12:]
+    return bytes.fromhex(gw_mac.replace(':', '')) + bytes.fromhex(src_mac.replace(':', '')) + b'\\x08\\x00' + ip + udp
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+s.bind(('eth0', 0))
+for src_mac, src_ip, payload in [(own_mac, own_ip, b'own'), (own_mac, other_ip, b'spoofed-address'), (other_mac, own_ip, b'spoofed-mac')]:
+    s.send(frame(src_mac, src_ip, payload))
+print('sent')
+`;
+
+test("frames a sandbox crafts with another's address or MAC never leave its port; its own do", async () => {
+  const port = 9999;
+  // The receiver, on the internet stand-in: every datagram's payload and source address, one line each.
+  const receiver = spawn(
+    'ip',
+    [
+      'netns',
+      'exec',
+      rig.internet.namespace,
+      process.execPath,
+      '-e',
+      `const s = require('node:dgram').createSocket('udp4'); s.on('message', (m, r) => console.log(m + ' ' + r.address)); s.bind(${port}, () => console.log('ready'));`,
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  try {
+    let out = '';
+    receiver.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    const until = async (what: string) => {
+      for (const deadline = Date.now() + 10_000; !out.includes(what) && Date.now() < deadline; )
+        await new Promise((r) => setTimeout(r, 50));
+    };
+    await until('ready');
+    const own = addressOf.get(a) as string;
+    const ownMac = (await rig.sh(a, 'cat /sys/class/net/eth0/address')).stdout.trim();
+    await rig.sdk.call(a, 'files.write', '/tmp/raw.py', RAW_SENDER);
+    const sent = await rig.sh(
+      a,
+      `python3 /tmp/raw.py ${ownMac} ${macFor(rig.net.gateway)} ${own} ${addressOf.get(b)} ${macFor(addressOf.get(b) as string)} ${INTERNET.web} ${port}`,
+    );
+    expect(sent.stdout.trim()).toBe('sent');
+    await until('own');
+    // The crafted frames went out before the one that arrived; a moment more for any straggler.
+    await new Promise((r) => setTimeout(r, 500));
+    expect(out.trim().split('\n').slice(1)).toEqual([`own ${own}`]);
+  } finally {
+    receiver.kill();
+  }
 });
 
 test("nothing of the host: a listener on the root side's addresses is out of reach, the platform's own calls are not", async () => {

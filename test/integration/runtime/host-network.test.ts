@@ -7,6 +7,7 @@
 import { execFileSync } from 'node:child_process';
 import { BridgeNetwork, bridgePortName } from '../../../src/runtime/network/bridge-network';
 import { openSandboxHostNetwork, type SandboxHostNetwork } from '../../../src/runtime/network/host-network';
+import { L2_GUARD } from '../../../src/runtime/network/guard-rules';
 import { uniqueName } from './helpers/common';
 
 const SUBNET = '100.64.250.16/28';
@@ -79,7 +80,8 @@ test('attach answers before its port is made: join waits for the port, a port th
   const network = net.network as unknown as BridgeNetwork;
   const ip = (...args: string[]) => execFileSync('ip', args, { encoding: 'utf8' }).trim();
   const ports = () => ip('-n', net!.namespace, '-o', 'link', 'show', 'master', 'sb');
-  const rules = () => execFileSync('ip', ['netns', 'exec', net!.namespace, 'ebtables', '-L'], { encoding: 'utf8' });
+  const rules = () =>
+    execFileSync('ip', ['netns', 'exec', net!.namespace, 'nft', 'list', 'table', 'bridge', L2_GUARD.table], { encoding: 'utf8' });
 
   // Something else holds the port's name: its making fails, the join says why, and the address is free again.
   const taken = bridgePortName(network.netnsName('sbxf'));

@@ -1,4 +1,13 @@
-import { attachPortCommands, detachPortScript, GUARD_CHAINS, guardScript, portGuardRules } from '../../../src/runtime/network/guard-rules';
+import {
+  attachPortCommands,
+  boundOf,
+  detachPortScript,
+  GUARD_CHAINS,
+  guardScript,
+  L2_GUARD,
+  portGuardRules,
+  portUnguardRules,
+} from '../../../src/runtime/network/guard-rules';
 import { nameserversOf } from '../../../src/runtime/sandbox-etc';
 
 describe('the sandbox guard', () => {
@@ -25,11 +34,29 @@ describe('the sandbox guard', () => {
     expect(rules.indexOf(`-A ${GUARD_CHAINS.forward} -o sb -j DROP`)).toBeGreaterThan(at('-i host0 -o sb'));
   });
 
-  it('binds a port to its MAC and address, IPv4 and ARP only, and plugs it in only after', () => {
+  it('guards every frame from a sandbox port by its port, MAC and address: IPv4 and ARP only, the rest dropped', () => {
+    const t = `bridge ${L2_GUARD.table}`;
+    const guard = rules.filter((l) => l.startsWith(`add rule ${t} guard `));
+    expect(guard).toEqual([
+      `add rule ${t} guard ether type ip iifname . ether saddr . ip saddr @${L2_GUARD.bound} return`,
+      `add rule ${t} guard ether type arp arp htype 1 arp ptype ip arp hlen 6 arp plen 4 iifname . ether saddr . arp saddr ip @${L2_GUARD.bound} iifname . arp saddr ether . arp saddr ip @${L2_GUARD.bound} return`,
+      `add rule ${t} guard drop`,
+    ]);
+    for (const hook of ['input', 'forward']) expect(rules).toContain(`add rule ${t} ${hook} iifname @${L2_GUARD.ports} jump guard`);
+    // Loaded again (a restart), the chains are emptied first, never doubled; the sets' elements stay.
+    expect(at(`flush chain ${t} guard`)).toBeLessThan(at(`add rule ${t} guard`));
+    expect(rules).not.toContain(`flush set ${t} ${L2_GUARD.bound}`);
+  });
+
+  it('binds a port to its MAC and address, and plugs it in only after', () => {
     const port = portGuardRules({ port: 'vabc', mac: '02:53:c6:13:02:02', address: '198.19.2.2' });
-    expect(port).toContain('-A SKIT-vabc -s ! 02:53:c6:13:02:02 -j DROP');
-    expect(port).toContain('-A SKIT-vabc -p ARP --arp-ip-src ! 198.19.2.2 -j DROP');
-    expect(port.trim().split('\n').at(-2)).toBe('-A SKIT-vabc -j DROP');
+    expect(port).toBe(
+      `add element bridge ${L2_GUARD.table} ports { "vabc" }\nadd element bridge ${L2_GUARD.table} bound { "vabc" . 02:53:c6:13:02:02 . 198.19.2.2 }\n`,
+    );
+    expect(() => portGuardRules({ port: 'v"; flush ruleset', mac: '02:53:c6:13:02:02', address: '198.19.2.2' })).toThrow(
+      /invalid port name/,
+    );
+    expect(() => portGuardRules({ port: 'vabc', mac: '02:53:c6:13:02:02 }', address: '198.19.2.2' })).toThrow(/invalid MAC or IPv4/);
     const attach = attachPortCommands(
       { port: 'vabc', peer: 'pabc', mac: '02:53:c6:13:02:02', address: '198.19.2.2', alias: 'sandbox-kit ns 198.19.2.2' },
       'sb',
@@ -42,7 +69,40 @@ describe('the sandbox guard', () => {
     // Up last, once it is an isolated port that neither learns nor is flooded.
     expect(links.at(-1)).toBe('link set vabc up');
     expect(attach.fdb).toBe('fdb replace 02:53:c6:13:02:02 dev vabc master static\n');
-    expect(detachPortScript('vabc', '198.19.2.2', 'sb')).toContain('ip neigh del 198.19.2.2 dev sb');
+    const detach = detachPortScript('vabc', [{ mac: '02:53:c6:13:02:02', address: '198.19.2.2' }], 'sb');
+    expect(detach).toContain('ip neigh del 198.19.2.2 dev sb');
+    // The port goes before its rules: no moment where it is there unguarded.
+    expect(detach.indexOf('ip link del vabc')).toBeLessThan(detach.indexOf('delete element'));
+  });
+
+  it('unbinds a port whether or not it is bound: each element added, then deleted, in one transaction', () => {
+    const lines = portUnguardRules('vabc', [{ mac: '02:53:c6:13:02:02', address: '198.19.2.2' }])
+      .trim()
+      .split('\n');
+    expect(lines.map((l) => l.split(' ')[0])).toEqual(['add', 'add', 'delete', 'delete']);
+    expect(lines[3]).toBe(`delete element bridge ${L2_GUARD.table} bound { "vabc" . 02:53:c6:13:02:02 . 198.19.2.2 }`);
+    // Its MAC and address unknown: its name alone.
+    expect(portUnguardRules('vabc', []).trim().split('\n')).toEqual([
+      `add element bridge ${L2_GUARD.table} ports { "vabc" }`,
+      `delete element bridge ${L2_GUARD.table} ports { "vabc" }`,
+    ]);
+  });
+
+  it("reads a port's MAC and address from the guard's set", () => {
+    const listing = JSON.stringify({
+      nftables: [
+        { metainfo: { version: '1.0.6' } },
+        {
+          set: {
+            name: L2_GUARD.bound,
+            elem: [{ concat: ['vabc', '02:53:c6:13:02:02', '198.19.2.2'] }, { concat: ['vdef', '02:53:c6:13:02:03', '198.19.2.3'] }],
+          },
+        },
+      ],
+    });
+    expect(boundOf(listing, 'vdef')).toEqual([{ mac: '02:53:c6:13:02:03', address: '198.19.2.3' }]);
+    expect(boundOf(listing, 'vxyz')).toEqual([]);
+    expect(boundOf('{}', 'vabc')).toEqual([]);
   });
 
   it('reads the IPv4 resolvers of a resolv.conf', () => {
