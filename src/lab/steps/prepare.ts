@@ -22,6 +22,7 @@ export const REQUIRED_TOOLS = [
   'ip',
   'iptables',
   'iptables-restore',
+  'nft',
   'tc',
   'sysctl',
   'ss',
