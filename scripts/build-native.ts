@@ -32,6 +32,9 @@ export const NATIVE_PROGRAMS: NativeAddon[] = [
   // Every OCI runtime call's private mount namespace and stage without util-linux's read of the mount table
   // (src/runtime/oci-cli.ts runs it).
   { source: 'src/runtime/private-mounts.c', output: 'dist/src/runtime/private-mounts', program: true },
+  // A sandbox's bridge port plugged in with netlink alone, not `ip` and `bridge`, which read every link of the
+  // namespace first (src/runtime/network/bridge-network.ts runs it).
+  { source: 'src/runtime/network/port-plug.c', output: 'dist/src/runtime/network/port-plug', program: true },
 ];
 
 /** node_api.h of the running node: `<prefix>/include/node`, as node installs it (the distribution's, or /usr's). */

@@ -72,8 +72,21 @@ export function sandboxPackages(role: SandboxRole): string[] {
   const fetch = ['awscli', 'unzip', 'curl'];
   if (role === 'fleet-gateway') return ['nodejs', ...fetch];
   // e2fsprogs: each sandbox's disk; xfsprogs: the data volume; conntrack: the egress relay's original destinations
-  // where the kernel has no /proc/net/nf_conntrack.
-  const runtime = ['crun', 'runc', 'tini', 'mmdebstrap', 'iptables', 'nftables', 'conntrack', 'iproute2', 'attr', 'uidmap', 'e2fsprogs', 'xfsprogs'];
+  // where the kernel has no /proc/net/nf_conntrack; nftables: the sandbox guard's L2 rules (guard-rules.ts).
+  const runtime = [
+    'crun',
+    'runc',
+    'tini',
+    'mmdebstrap',
+    'iptables',
+    'nftables',
+    'conntrack',
+    'iproute2',
+    'attr',
+    'uidmap',
+    'e2fsprogs',
+    'xfsprogs',
+  ];
   // Template base images from registries; ECR's credential helper trades the host's instance role for a pull token.
   const images = ['skopeo', 'umoci', 'amazon-ecr-credential-helper'];
   // redis-server: the platform's own state, on loopback (the single host's catalog too).

@@ -1,5 +1,5 @@
 /**
- * The runtime's helper programs (loop-mount.c, private-mounts.c), built by scripts/build-native.ts and copied into
+ * The runtime's helper programs (loop-mount.c, private-mounts.c, network/port-plug.c), built by scripts/build-native.ts and copied into
  * dist/bundle of the project or release root, where the agent's and the egress relay's bundles are found too.
  */
 import * as fs from 'node:fs';

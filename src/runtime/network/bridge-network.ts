@@ -21,7 +21,8 @@ import type { NetworkAttachment, SandboxNetwork } from '../types';
 import { attachPolicyScript, needsRelay, policyScript, type EgressPolicy } from './egress-policy';
 import { removeRelayPolicy, writeRelayPolicy } from './egress-relay/relay-policy';
 import { ensureRelay, relayDir } from './relay-process';
-import { attachPortCommands, boundOf, detachPortScript, guardScript, L2_GUARD } from './guard-rules';
+import { attachPortCommands, boundOf, detachPortScript, guardScript, L2_GUARD, portPlugArgv } from './guard-rules';
+import { bundledProgram } from '../bundled-program';
 import { hostSandboxResolvConf } from './host-resolvers';
 import { firstFreeAddress, parseSubnet, type Subnet } from './ipv4';
 import { sandboxBlockedDestinations } from './private-ranges';
@@ -56,6 +57,11 @@ export interface BridgeNetworkOptions {
   idMapping?: IdMapping | null;
   /** The egress relay's program (relay-process.ts); default the kit's bundle. */
   relayProgram?: string;
+  /**
+   * The port-plug program (port-plug.c) that plugs a port in with netlink alone; default the build's. null: without
+   * it, `ip -b` and `bridge -b` batches (attachPortCommands), each of which reads every link of the namespace.
+   */
+  portPlug?: string | null;
   /** Hears how long each step of an attach takes (the hardening benchmark's breakdown). */
   times?: StepTimes;
 }
@@ -222,26 +228,38 @@ export class BridgeNetwork implements SandboxNetwork {
   }
 
   /**
-   * The port of `ns` on the bridge: its rules and egress policy first, by its name, then the veth pair with the
-   * sandbox's end parked, then the FDB entry (guard-rules.ts). On failure what was made is removed.
+   * The port of `ns` on the bridge: its egress policy and its L2 guard first, by its name, then the veth pair with the
+   * sandbox's end parked, then the FDB entry (guard-rules.ts); by the build's port-plug program (one process, netlink
+   * alone), or without it by `nft`, `ip` and `bridge`. On failure what was made is removed.
    */
   private async makePort(sandboxID: string, ns: string, address: string, policy: EgressPolicy | undefined): Promise<void> {
     const o = this.options;
     try {
       const t0 = performance.now();
-      const commands = attachPortCommands(
-        { port: bridgePortName(ns), peer: parkedPeerName(ns), mac: macFor(address), address, alias: `${ALIAS_TAG} ${ns} ${address}` },
-        o.bridge,
-      );
+      const facts = {
+        port: bridgePortName(ns),
+        peer: parkedPeerName(ns),
+        mac: macFor(address),
+        address,
+        alias: `${ALIAS_TAG} ${ns} ${address}`,
+      };
       await this.prepareRelay(address, policy);
       const policyRules = attachPolicyScript(bridgePortName(ns), address, policy);
-      if (policyRules === '') await execOk(inNetns(o.bridgeNamespace, ['nft', '-f', '-']), { input: commands.rules });
-      else
-        await execOk(inNetns(o.bridgeNamespace, ['sh', '-s']), {
-          input: `set -e\n${policyRules}nft -f - <<'RULES'\n${commands.rules}RULES\n`,
-        });
-      await execOk(inNetns(o.bridgeNamespace, ['ip', '-b', '-']), { input: commands.links });
-      await execOk(inNetns(o.bridgeNamespace, ['bridge', '-b', '-']), { input: commands.fdb });
+      const plug = o.portPlug === undefined ? bundledProgram('port-plug') : (o.portPlug ?? undefined);
+      if (plug !== undefined) {
+        // The program does the L2 guard's elements, the links and the FDB entry, in that order.
+        if (policyRules !== '') await execOk(inNetns(o.bridgeNamespace, ['sh', '-s']), { input: `set -e\n${policyRules}` });
+        await execOk(portPlugArgv(plug, `${NETNS_DIR}/${o.bridgeNamespace}`, facts, o.bridge));
+      } else {
+        const commands = attachPortCommands(facts, o.bridge);
+        if (policyRules === '') await execOk(inNetns(o.bridgeNamespace, ['nft', '-f', '-']), { input: commands.rules });
+        else
+          await execOk(inNetns(o.bridgeNamespace, ['sh', '-s']), {
+            input: `set -e\n${policyRules}nft -f - <<'RULES'\n${commands.rules}RULES\n`,
+          });
+        await execOk(inNetns(o.bridgeNamespace, ['ip', '-b', '-']), { input: commands.links });
+        await execOk(inNetns(o.bridgeNamespace, ['bridge', '-b', '-']), { input: commands.fdb });
+      }
       o.times?.('attach: port and rules', performance.now() - t0);
     } catch (err) {
       await this.detachNs(ns, address);

@@ -203,6 +203,21 @@ export function attachPortCommands(
 }
 
 /**
+ * argv of the port-plug program (port-plug.c) doing what attachPortCommands's three commands do, in the same order,
+ * in the namespace at `netnsPath`, with one process and netlink alone (none of it reads every link or rule first).
+ */
+export function portPlugArgv(
+  program: string,
+  netnsPath: string,
+  facts: PortFacts & { peer: string; alias: string },
+  bridge: string,
+): string[] {
+  portElements(facts.port, [facts]);
+  const { table, ports, bound } = L2_GUARD;
+  return [program, netnsPath, table, ports, bound, bridge, facts.port, facts.peer, facts.mac, facts.address, facts.alias];
+}
+
+/**
  * The reverse of attachPortCommands; every step tolerates what is already gone. `bound`: the port's elements of the
  * L2 guard (its MAC and address; read from the `bound` set when the port's alias is gone), unbound after the port is.
  */

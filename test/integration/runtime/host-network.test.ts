@@ -5,7 +5,8 @@
  * no other test uses.
  */
 import { execFileSync } from 'node:child_process';
-import { BridgeNetwork, bridgePortName } from '../../../src/runtime/network/bridge-network';
+import { BridgeNetwork, bridgePortName, macFor } from '../../../src/runtime/network/bridge-network';
+import { bundledProgram } from '../../../src/runtime/bundled-program';
 import { openSandboxHostNetwork, type SandboxHostNetwork } from '../../../src/runtime/network/host-network';
 import { L2_GUARD } from '../../../src/runtime/network/guard-rules';
 import { uniqueName } from './helpers/common';
@@ -106,4 +107,55 @@ test('attach answers before its port is made: join waits for the port, a port th
   expect(ports()).toContain(bridgePortName(network.netnsName('sbxh')));
   expect(rules()).toContain(bridgePortName(network.netnsName('sbxh')));
   await network.detach('sbxh');
+});
+
+test("a port plugged in by the build's port-plug program is the port the ip and bridge commands make", async () => {
+  const name = uniqueName('hn');
+  net = await openSandboxHostNetwork(name, { subnet: SUBNET });
+  expect(bundledProgram('port-plug')).toBeDefined();
+  const viaCommands = new BridgeNetwork({ ...(net.network as unknown as BridgeNetwork).options, netnsPrefix: `${name}c-`, portPlug: null });
+  const json = (...args: string[]) => JSON.parse(execFileSync('ip', ['-n', net!.namespace, '-j', ...args], { encoding: 'utf8' }) || '[]');
+  // What a port is, without what differs between any two ports (names, indexes, MACs, addresses, counters).
+  const facts = (port: string, address: string, mac: string) => {
+    const [link] = json('-d', 'link', 'show', 'dev', port) as Array<Record<string, any>>;
+    const slave = link!.linkinfo.info_slave_data;
+    const fdb = execFileSync('ip', ['netns', 'exec', net!.namespace, 'bridge', 'fdb', 'show', 'dev', port], { encoding: 'utf8' });
+    const guard = execFileSync('ip', ['netns', 'exec', net!.namespace, 'nft', 'list', 'table', 'bridge', L2_GUARD.table], {
+      encoding: 'utf8',
+    });
+    return {
+      master: link!.master,
+      up: (link!.flags as string[]).includes('UP'),
+      alias: (link!.ifalias as string).replace(/\S+ \S+$/, ''),
+      slave: { isolated: slave.isolated, learning: slave.learning, flood: slave.flood, mcastFlood: slave.mcast_flood },
+      neighbour: (json('neigh', 'show', address, 'dev', 'sb') as Array<{ lladdr: string; state: string[] }>).map((n) => [
+        n.lladdr === mac,
+        n.state,
+      ]),
+      staticFdb: fdb.includes(`${mac} master sb static`),
+      guarded: [guard.includes(`"${port}"`), guard.includes(`"${port}" . ${mac} . ${address}`)],
+    };
+  };
+  const plugged = await net.network.attach('sbxp');
+  const commanded = await viaCommands.attach('sbxq');
+  try {
+    await Promise.all([plugged.pending!.made, commanded.pending!.made]);
+    const ports = [
+      facts(bridgePortName(`${name}-sbxp`), plugged.address, macFor(plugged.address)),
+      facts(bridgePortName(`${name}c-sbxq`), commanded.address, macFor(commanded.address)),
+    ];
+    expect(ports[0]).toEqual({
+      master: 'sb',
+      up: true,
+      alias: 'sandbox-kit ',
+      slave: { isolated: true, learning: false, flood: false, mcastFlood: false },
+      neighbour: [[true, ['PERMANENT']]],
+      staticFdb: true,
+      guarded: [true, true],
+    });
+    expect(ports[1]).toEqual(ports[0]);
+  } finally {
+    await net.network.detach('sbxp');
+    await viaCommands.detach('sbxq');
+  }
 });

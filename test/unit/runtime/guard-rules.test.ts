@@ -6,6 +6,7 @@ import {
   guardScript,
   L2_GUARD,
   portGuardRules,
+  portPlugArgv,
   portUnguardRules,
 } from '../../../src/runtime/network/guard-rules';
 import { nameserversOf } from '../../../src/runtime/sandbox-etc';
@@ -49,7 +50,8 @@ describe('the sandbox guard', () => {
   });
 
   it('binds a port to its MAC and address, and plugs it in only after', () => {
-    const port = portGuardRules({ port: 'vabc', mac: '02:53:c6:13:02:02', address: '198.19.2.2' });
+    const facts = { port: 'vabc', mac: '02:53:c6:13:02:02', address: '198.19.2.2' };
+    const port = portGuardRules(facts);
     expect(port).toBe(
       `add element bridge ${L2_GUARD.table} ports { "vabc" }\nadd element bridge ${L2_GUARD.table} bound { "vabc" . 02:53:c6:13:02:02 . 198.19.2.2 }\n`,
     );
@@ -69,6 +71,20 @@ describe('the sandbox guard', () => {
     // Up last, once it is an isolated port that neither learns nor is flooded.
     expect(links.at(-1)).toBe('link set vabc up');
     expect(attach.fdb).toBe('fdb replace 02:53:c6:13:02:02 dev vabc master static\n');
+    // The build's program does what the three commands do, from its arguments alone.
+    expect(portPlugArgv('/k/port-plug', '/run/netns/h', { ...facts, peer: 'pabc', alias: 'sandbox-kit ns 198.19.2.2' }, 'sb')).toEqual([
+      '/k/port-plug',
+      '/run/netns/h',
+      L2_GUARD.table,
+      L2_GUARD.ports,
+      L2_GUARD.bound,
+      'sb',
+      'vabc',
+      'pabc',
+      '02:53:c6:13:02:02',
+      '198.19.2.2',
+      'sandbox-kit ns 198.19.2.2',
+    ]);
     const detach = detachPortScript('vabc', [{ mac: '02:53:c6:13:02:02', address: '198.19.2.2' }], 'sb');
     expect(detach).toContain('ip neigh del 198.19.2.2 dev sb');
     // The port goes before its rules: no moment where it is there unguarded.
