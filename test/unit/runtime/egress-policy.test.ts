@@ -63,6 +63,8 @@ describe('egress policy rules', () => {
     const clear = policyScript('vabc', '198.19.2.2', undefined);
     expect(clear).toContain('iptables -w -t nat -X SKIT-R-vabc');
     expect(clear).toContain('iptables -w -X SKIT-P-vabc');
+    // Only where the chain is: a port that never had a policy is not searched for its jumps.
+    expect(clear.indexOf('if iptables -w -n -L SKIT-P-vabc')).toBeLessThan(clear.indexOf('iptables -w -D SKIT-POLICY -s 198.19.2.2/32'));
   });
 
   it("open the relay's port to redirected connections only, and never redirect DNS to the resolvers", () => {
