@@ -212,7 +212,7 @@ export function portPlugArgv(
   facts: PortFacts & { peer: string; alias: string },
   bridge: string,
 ): string[] {
-  portElements(facts.port, [facts]);
+  portElements(facts.port, [facts]); // the port's name, MAC and address checked as portGuardRules checks them
   const { table, ports, bound } = L2_GUARD;
   return [program, netnsPath, table, ports, bound, bridge, facts.port, facts.peer, facts.mac, facts.address, facts.alias];
 }

@@ -86,16 +86,19 @@ static void put_u8(struct message *m, int type, unsigned char value) { put(m, ty
 
 static void end(struct message *m, struct rtattr *nest) { nest->rta_len = (char *)m + m->header.nlmsg_len - (char *)nest; }
 
+#define MAX_BATCH 4
+
 /*
- * Sends `count` messages in one datagram on `sock` and reads the acknowledgements of those asking for one (the first
- * error ends the wait): 0, or the kernel's errno.
+ * Sends `count` (at most MAX_BATCH) messages in one datagram on `sock` and reads the acknowledgements of those asking
+ * for one (the first error ends the wait): 0, or the kernel's errno.
  */
 static int send_all(int sock, struct message **messages, int count) {
-  static char out[4 * sizeof(struct message)];
+  static char out[MAX_BATCH * sizeof(struct message)];
   size_t length = 0;
-  unsigned waiting[4];
+  unsigned waiting[MAX_BATCH];
   int awaited = 0;
-  for (int i = 0; i < count && i < 4; i++) {
+  if (count > MAX_BATCH) return EINVAL;
+  for (int i = 0; i < count; i++) {
     memcpy(out + length, messages[i], messages[i]->header.nlmsg_len);
     length += NLMSG_ALIGN(messages[i]->header.nlmsg_len);
     if (messages[i]->header.nlmsg_flags & NLM_F_ACK) waiting[awaited++] = messages[i]->header.nlmsg_seq;
@@ -125,7 +128,7 @@ static int route_sock = -1;
 /* Sends one rtnetlink request and reads its acknowledgement: 0, or the kernel's errno. */
 static int call(struct message *m) { return send_all(route_sock, &m, 1); }
 
-/* An nfnetlink message of `type` (subsystem and message) for `family`, its resource id `res_id` (network order). */
+/* An nfnetlink message of `type` (subsystem and message) for `family`, with the resource id `res_id` (a subsystem). */
 static void nf_start(struct message *m, int type, int flags, int family, int res_id) {
   struct nfgenmsg header = {.nfgen_family = (unsigned char)family, .version = NFNETLINK_V0, .res_id = htons(res_id)};
   start(m, type, flags, &header, sizeof(header));
