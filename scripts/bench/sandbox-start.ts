@@ -55,6 +55,7 @@ import { DEFAULT_ID_MAPPING, shiftedLayer } from '../../src/runtime/id-shift';
 import { createOciRuntime, type OciSandboxRuntime } from '../../src/runtime/oci-runtime';
 import type { NetworkAttachment, RuntimeChoice } from '../../src/runtime/types';
 import { BridgeNetwork } from '../../src/runtime/network/bridge-network';
+import { parseSubnet } from '../../src/runtime/network/ipv4';
 import type { StepTimes } from '../../src/util/step-times';
 import { useSpawnHelper } from '../../src/util/exec';
 import { startGateway, type RunningGateway } from '../../src/gateway';
@@ -354,10 +355,12 @@ function p50Steps(steps: Record<string, number[]>): Record<string, number> {
 /** The ramp's default subnet (--subnet): room for 4 columns of 200 and more, off the standalone range's /24s. */
 const RAMP_SUBNET = '10.236.0.0/22';
 
-/** How many sandboxes a subnet holds: its addresses less the network's, the broadcast's and the bridge's. */
+/**
+ * How many sandboxes a subnet holds (parseSubnet's error for one that is not a subnet): its addresses less the
+ * network's, the broadcast's, the bridge's and the root side's (host-network.ts).
+ */
 function subnetHosts(cidr: string): number {
-  const prefix = Number(cidr.split('/')[1]);
-  return Number.isInteger(prefix) && prefix >= 8 && prefix <= 30 ? 2 ** (32 - prefix) - 3 : 0;
+  return 2 ** (32 - parseSubnet(cidr).prefix) - 4;
 }
 
 /** A ramp stops before the host's memory runs short (a shared host): MemAvailable below this, in MiB. */

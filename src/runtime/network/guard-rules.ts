@@ -132,14 +132,19 @@ export interface PortFacts {
   address: string;
 }
 
+/** Throws unless `port` is a link name and each of `bound` a MAC and an IPv4 address: they go into nft's input. */
+function checkPort(port: string, bound: ReadonlyArray<Omit<PortFacts, 'port'>>): void {
+  if (!/^[A-Za-z0-9_.-]{1,15}$/.test(port)) throw new Error(`invalid port name ${JSON.stringify(port)}`);
+  const bad = bound.find((b) => !/^[0-9a-f]{2}(:[0-9a-f]{2}){5}$/.test(b.mac) || !/^\d{1,3}(\.\d{1,3}){3}$/.test(b.address));
+  if (bad) throw new Error(`invalid MAC or IPv4 address for port ${port}: ${JSON.stringify(bad)}`);
+}
+
 /**
  * A port's elements of the L2 guard's sets as nft writes them, each as `<set> { <element> }`: its name in `ports`,
  * and for each of `bound` its name, MAC and address in `bound`.
  */
 function portElements(port: string, bound: ReadonlyArray<Omit<PortFacts, 'port'>>): string[] {
-  if (!/^[A-Za-z0-9_.-]{1,15}$/.test(port)) throw new Error(`invalid port name ${JSON.stringify(port)}`);
-  const bad = bound.find((b) => !/^[0-9a-f]{2}(:[0-9a-f]{2}){5}$/.test(b.mac) || !/^\d{1,3}(\.\d{1,3}){3}$/.test(b.address));
-  if (bad) throw new Error(`invalid MAC or IPv4 address for port ${port}: ${JSON.stringify(bad)}`);
+  checkPort(port, bound);
   return [`${L2_GUARD.ports} { "${port}" }`, ...bound.map((b) => `${L2_GUARD.bound} { "${port}" . ${b.mac} . ${b.address} }`)];
 }
 
@@ -212,7 +217,7 @@ export function portPlugArgv(
   facts: PortFacts & { peer: string; alias: string },
   bridge: string,
 ): string[] {
-  portElements(facts.port, [facts]); // the port's name, MAC and address checked as portGuardRules checks them
+  checkPort(facts.port, [facts]);
   const { table, ports, bound } = L2_GUARD;
   return [program, netnsPath, table, ports, bound, bridge, facts.port, facts.peer, facts.mac, facts.address, facts.alias];
 }
