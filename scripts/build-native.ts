@@ -35,6 +35,9 @@ export const NATIVE_PROGRAMS: NativeAddon[] = [
   // A sandbox's bridge port plugged in with netlink alone, not `ip` and `bridge`, which read every link of the
   // namespace first (src/runtime/network/bridge-network.ts runs it).
   { source: 'src/runtime/network/port-plug.c', output: 'dist/src/runtime/network/port-plug', program: true },
+  // A sandbox's link moved into its namespace, named and configured by one process, not four `ip` runs (three through
+  // nsenter) (src/runtime/network/join-link.ts runs it).
+  { source: 'src/runtime/network/netns-join.c', output: 'dist/src/runtime/network/netns-join', program: true },
 ];
 
 /** node_api.h of the running node: `<prefix>/include/node`, as node installs it (the distribution's, or /usr's). */

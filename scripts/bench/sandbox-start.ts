@@ -7,7 +7,8 @@
  *          (src/util/spawn-helper.ts).
  * - floor: the bare runtime in the same run: one `crun run -d` of the same rootfs (overlay mount, minimal
  *          config.json; as the kit's create does, `crun create` makes the network namespace, then `crun start` while
- *          the sandbox's link is moved in by the container's pid) with a trivial HTTP responder (`node -e` http server, no agent, no tini, no /etc
+ *          the sandbox's link is moved in by the container's pid, by iproute2's commands, not the kit's netns-join
+ *          program) with a trivial HTTP responder (`node -e` http server, no agent, no tini, no /etc
  *          files) -> first 204. Its attach is not timed. It has the kit's hardening: the seccomp profile (compiled by
  *          crun at every run), and a user namespace of its own owning the network namespace, over the id-shifted
  *          copy of the rootfs (`--floor-hardening off`: neither).
@@ -178,12 +179,15 @@ async function floorColumn(env: Env): Promise<Column> {
   const payload = defaultAgentPayload();
   const server = `require('http').createServer((q,s)=>{s.statusCode=204;s.end()}).listen(${PORT})`;
   const mapping = DEFAULT_ID_MAPPING;
+  // The same bridge and names as the kit's, its link joined by iproute2's commands, as a bare runtime's setup has them
+  // (not the kit's netns-join program).
+  const floorNetwork = new BridgeNetwork({ ...(env.net.network as unknown as BridgeNetwork).options, times: undefined, netnsJoin: null });
   // The shifted copy is made once (the kit's creates reuse it the same way), before any clock runs.
   const lower = env.floorHardened ? await shiftedLayer(env.rootfs, mapping) : env.rootfs;
   return {
     name: `floor (bare crun run, node responder${env.floorHardened ? ', same hardening' : ', no hardening'})`,
     async start(id) {
-      const network: NetworkAttachment = await env.net.network.attach(id);
+      const network: NetworkAttachment = await floorNetwork.attach(id);
       const dir = path.join(env.scratch, 'floor', id);
       const cgroupsPath = `/sandbox-kit-${env.rt.paths.instance}-floor/${id}`;
       const t0 = performance.now();
@@ -241,7 +245,7 @@ async function floorColumn(env: Env): Promise<Column> {
           removeCgroup(cgroupsPath.slice(1));
           removeCgroup(cgroupsPath.split('/')[1]!);
           fs.rmSync(dir, { recursive: true, force: true });
-          await env.net.network.detach(id);
+          await floorNetwork.detach(id);
         },
       };
     },

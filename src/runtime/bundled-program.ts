@@ -1,6 +1,7 @@
 /**
- * The runtime's helper programs (loop-mount.c, private-mounts.c, network/port-plug.c), built by scripts/build-native.ts and copied into
- * dist/bundle of the project or release root, where the agent's and the egress relay's bundles are found too.
+ * The runtime's helper programs (loop-mount.c, private-mounts.c, network/port-plug.c, network/netns-join.c), built by
+ * scripts/build-native.ts and copied into dist/bundle of the project or release root, where the agent's and the
+ * egress relay's bundles are found too.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';

@@ -62,6 +62,11 @@ export interface BridgeNetworkOptions {
    * it, `ip -b` and `bridge -b` batches (attachPortCommands), each of which reads every link of the namespace.
    */
   portPlug?: string | null;
+  /**
+   * The netns-join program (netns-join.c) that joins a sandbox's link to its namespace in one process; default the
+   * build's. null: without it, `ip` commands (join-link.ts, joinLink), four processes.
+   */
+  netnsJoin?: string | null;
   /** Hears how long each step of an attach takes (the hardening benchmark's breakdown). */
   times?: StepTimes;
 }
@@ -202,6 +207,7 @@ export class BridgeNetwork implements SandboxNetwork {
       addressWithPrefix: `${address}/${this.subnet.prefix}`,
       gateway: o.gateway,
     };
+    const program = o.netnsJoin === undefined ? bundledProgram('netns-join') : (o.netnsJoin ?? undefined);
     return {
       netnsPath: `${NETNS_DIR}/${ns}`,
       address,
@@ -209,7 +215,7 @@ export class BridgeNetwork implements SandboxNetwork {
         made,
         join: async (pid, alongside) => {
           await made;
-          await joinNetwork(facts, pid, alongside);
+          await joinNetwork(facts, pid, alongside, program);
         },
         // Made ahead, as a runtime would: a new user namespace (the kit's mapping) owning a new network namespace.
         prepare: async () => {
@@ -217,7 +223,7 @@ export class BridgeNetwork implements SandboxNetwork {
           await timed(o.times, 'attach: namespaces', async () => {
             const mapping = o.idMapping === null ? null : (o.idMapping ?? DEFAULT_ID_MAPPING);
             try {
-              await withNewNamespaces(mapping, (pid) => joinNetwork(facts, pid));
+              await withNewNamespaces(mapping, (pid) => joinNetwork(facts, pid, undefined, program));
             } catch (err) {
               throw new Error(`cannot make the network namespace of sandbox ${sandboxID}: ${(err as Error).message}`);
             }

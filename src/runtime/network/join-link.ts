@@ -4,12 +4,13 @@
  * port's rules in place; joinNetwork, called by the kit with the pid of a process in the new namespace, moves the
  * link in as `eth0`, names the namespace (/run/netns/<name>, as every other) and configures it. Under crun and runc
  * that process is the container's (oci-runtime.ts), under runsc a holder made ahead (bridge-network.ts,
- * `pending.prepare`).
+ * `pending.prepare`). The build's netns-join program (netns-join.c) does all of it in one process; without it, `ip`
+ * commands do.
  */
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import { exec, execOk } from '../../util/exec';
-import { inNetns } from './in-netns';
+import { inNetns, NETNS_DIR } from './in-netns';
 
 /** The sandbox's end of the veth pair while it waits on the bridge's side (15 characters at most). */
 export function parkedPeerName(netns: string): string {
@@ -67,14 +68,37 @@ export const FORWARDING_TIMEOUT_MS = 2000;
  * and a connection tried before then loses its SYN (a second's stall; the join answers only once the sandbox is
  * reachable). `alongside` (the runtime's start) runs meanwhile, from the start. Resolves when both are done; rejects
  * with the join's failure first, then `alongside`'s. Refuses a pid of the kit's own network namespace before any
- * runs. On failure the name may stay; the network's detach removes it.
+ * runs. On failure the name may stay; the network's detach removes it. With `program` (netns-join.c) one process does
+ * the join; without it, `ip` commands (joinLink).
  */
-export async function joinNetwork(facts: JoinFacts, pid: number, alongside?: () => Promise<unknown>): Promise<void> {
+export async function joinNetwork(facts: JoinFacts, pid: number, alongside?: () => Promise<unknown>, program?: string): Promise<void> {
   const problem = joinPidProblem(pid);
   if (problem) throw new Error(`network join of ${facts.netns}: ${problem}`);
-  const [joined, done] = await Promise.allSettled([joinLink(facts, pid), alongside?.()]);
+  const join = program === undefined ? joinLink(facts, pid) : execOk(netnsJoinArgv(program, facts, pid)).then(() => undefined);
+  const [joined, done] = await Promise.allSettled([join, alongside?.()]);
   if (joined.status === 'rejected') throw new Error(`network join of ${facts.netns}: ${(joined.reason as Error).message}`);
   if (done.status === 'rejected') throw done.reason;
+}
+
+/**
+ * argv of the netns-join program (netns-join.c) doing what joinLink's commands do, in the same order, for the process
+ * `pid`: the bridge's namespace and the sandbox's name as paths, the address and its prefix apart, the forwarding
+ * wait's bound in ms.
+ */
+export function netnsJoinArgv(program: string, facts: JoinFacts, pid: number): string[] {
+  const [address, prefix] = facts.addressWithPrefix.split('/');
+  return [
+    program,
+    `${NETNS_DIR}/${facts.bridgeNamespace}`,
+    facts.peer,
+    facts.port,
+    String(pid),
+    `${NETNS_DIR}/${facts.netns}`,
+    address!,
+    prefix!,
+    facts.gateway,
+    String(FORWARDING_TIMEOUT_MS),
+  ];
 }
 
 /**

@@ -36,16 +36,10 @@
 #include <linux/rtnetlink.h>
 #include <linux/veth.h>
 
-#define MESSAGE_SIZE 1024
+#include "netlink.h"
+
 /* The longest link alias the kernel keeps (IFALIASZ in linux/if.h, which cannot be included beside libc's net/if.h). */
 #define ALIAS_MAX 256
-
-struct message {
-  struct nlmsghdr header;
-  char body[MESSAGE_SIZE];
-};
-
-static unsigned seq;
 
 static int usage(void) {
   fprintf(stderr, "usage: port-plug NETNS TABLE PORTS BOUND BRIDGE PORT PEER MAC ADDRESS ALIAS\n");
@@ -57,76 +51,10 @@ static int fail(const char *step, int err) {
   return 1;
 }
 
-/* A request of `type` with the given flags, its family header (`fixed`, `size` bytes) copied after the netlink one. */
-static void start(struct message *m, int type, int flags, const void *fixed, size_t size) {
-  memset(m, 0, sizeof(*m));
-  m->header.nlmsg_len = NLMSG_LENGTH(size);
-  m->header.nlmsg_type = type;
-  m->header.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK | flags;
-  m->header.nlmsg_seq = ++seq;
-  memcpy(NLMSG_DATA(&m->header), fixed, size);
-}
-
-/* Appends an attribute; answers where it starts (a nest is closed by `end`). Exits on overflow (a bug, not input). */
-static struct rtattr *put(struct message *m, int type, const void *data, size_t size) {
-  size_t at = NLMSG_ALIGN(m->header.nlmsg_len);
-  if (at + RTA_SPACE(size) > sizeof(*m)) {
-    fprintf(stderr, "port-plug: a request outgrew its buffer\n");
-    exit(1);
-  }
-  struct rtattr *a = (struct rtattr *)((char *)m + at);
-  a->rta_type = type;
-  a->rta_len = RTA_LENGTH(size);
-  if (size > 0) memcpy(RTA_DATA(a), data, size);
-  m->header.nlmsg_len = at + RTA_ALIGN(a->rta_len);
-  return a;
-}
-
-static void put_u8(struct message *m, int type, unsigned char value) { put(m, type, &value, 1); }
-
-static void end(struct message *m, struct rtattr *nest) { nest->rta_len = (char *)m + m->header.nlmsg_len - (char *)nest; }
-
-#define MAX_BATCH 4
-
-/*
- * Sends `count` (at most MAX_BATCH) messages in one datagram on `sock` and reads the acknowledgements of those asking
- * for one (the first error ends the wait): 0, or the kernel's errno.
- */
-static int send_all(int sock, struct message **messages, int count) {
-  static char out[MAX_BATCH * sizeof(struct message)];
-  size_t length = 0;
-  unsigned waiting[MAX_BATCH];
-  int awaited = 0;
-  if (count > MAX_BATCH) return EINVAL;
-  for (int i = 0; i < count; i++) {
-    memcpy(out + length, messages[i], messages[i]->header.nlmsg_len);
-    length += NLMSG_ALIGN(messages[i]->header.nlmsg_len);
-    if (messages[i]->header.nlmsg_flags & NLM_F_ACK) waiting[awaited++] = messages[i]->header.nlmsg_seq;
-  }
-  struct sockaddr_nl kernel = {.nl_family = AF_NETLINK};
-  if (sendto(sock, out, length, 0, (struct sockaddr *)&kernel, sizeof(kernel)) < 0) return errno;
-  char reply[8192];
-  while (awaited > 0) {
-    ssize_t n = recv(sock, reply, sizeof(reply), 0);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return errno;
-    }
-    for (struct nlmsghdr *h = (struct nlmsghdr *)reply; NLMSG_OK(h, (size_t)n); h = NLMSG_NEXT(h, n)) {
-      if (h->nlmsg_type != NLMSG_ERROR) continue;
-      int err = -((struct nlmsgerr *)NLMSG_DATA(h))->error;
-      if (err != 0) return err;
-      for (int i = 0; i < awaited; i++)
-        if (waiting[i] == h->nlmsg_seq) waiting[i] = waiting[--awaited];
-    }
-  }
-  return 0;
-}
-
 static int route_sock = -1;
 
 /* Sends one rtnetlink request and reads its acknowledgement: 0, or the kernel's errno. */
-static int call(struct message *m) { return send_all(route_sock, &m, 1); }
+static int call(struct message *m) { return call_on(route_sock, m); }
 
 /* An nfnetlink message of `type` (subsystem and message) for `family`, with the resource id `res_id` (a subsystem). */
 static void nf_start(struct message *m, int type, int flags, int family, int res_id) {
@@ -173,12 +101,6 @@ static int guard_port(const char *table, const char *ports, const char *bound, c
   int err = send_all(sock, batch, 4);
   close(sock);
   return err;
-}
-
-/* A link request on the link `index` (0: a new link). */
-static void link_request(struct message *m, int index, int flags) {
-  struct ifinfomsg info = {.ifi_family = AF_UNSPEC, .ifi_index = index};
-  start(m, RTM_NEWLINK, flags, &info, sizeof(info));
 }
 
 static int parse_mac(const char *text, unsigned char mac[6]) {

@@ -4,11 +4,13 @@
  * sends the rest to the root side. Reopening with another subnet is refused. Root only; one root link, on a subnet
  * no other test uses.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
 import { BridgeNetwork, bridgePortName, macFor } from '../../../src/runtime/network/bridge-network';
 import { bundledProgram } from '../../../src/runtime/bundled-program';
 import { openSandboxHostNetwork, type SandboxHostNetwork } from '../../../src/runtime/network/host-network';
 import { L2_GUARD } from '../../../src/runtime/network/guard-rules';
+import { netnsJoinArgv, parkedPeerName } from '../../../src/runtime/network/join-link';
 import { uniqueName } from './helpers/common';
 
 const SUBNET = '100.64.250.16/28';
@@ -157,5 +159,92 @@ test("a port plugged in by the build's port-plug program is the port the ip and 
   } finally {
     await net.network.detach('sbxp');
     await viaCommands.detach('sbxq');
+  }
+});
+
+test("a link joined by the build's netns-join program is the link the ip commands join; the program refuses the bridge's own namespace", async () => {
+  const name = uniqueName('hn');
+  net = await openSandboxHostNetwork(name, { subnet: SUBNET });
+  expect(bundledProgram('netns-join')).toBeDefined();
+  const viaCommands = new BridgeNetwork({
+    ...(net.network as unknown as BridgeNetwork).options,
+    netnsPrefix: `${name}c-`,
+    netnsJoin: null,
+  });
+  const json = (ns: string, ...args: string[]) => JSON.parse(execFileSync('ip', ['-n', ns, '-j', ...args], { encoding: 'utf8' }) || '[]');
+  // What a joined sandbox namespace is, without what differs between any two (indexes, MACs, addresses, counters).
+  const facts = (ns: string, address: string, port: string) => {
+    const links = json(ns, '-d', 'link', 'show') as Array<Record<string, any>>;
+    const eth0 = links.find((l) => l.ifname === 'eth0');
+    return {
+      links: links.map((l) => [l.ifname, (l.flags as string[]).includes('UP')]),
+      addrgenmode: eth0?.inet6_addr_gen_mode,
+      addresses: (json(ns, 'addr', 'show') as Array<{ ifname: string; addr_info: Array<{ local: string; prefixlen: number }> }>).map(
+        (l) => [l.ifname, l.addr_info.map((a) => (a.local === address ? `this/${a.prefixlen}` : `${a.local}/${a.prefixlen}`))],
+      ),
+      routes: (json(ns, 'route', 'show') as Array<Record<string, any>>).map((r) => [r.dst, r.gateway, r.dev, r.protocol ?? 'boot']),
+      port: (json(net!.namespace, '-d', 'link', 'show', 'dev', port) as Array<Record<string, any>>)[0]!.linkinfo.info_slave_data.state,
+    };
+  };
+  const joined = await net.network.attach('sbxj');
+  const commanded = await viaCommands.attach('sbxk');
+  try {
+    await Promise.all([joined.pending!.prepare!(), commanded.pending!.prepare!()]);
+    const seen = [
+      facts(`${name}-sbxj`, joined.address, bridgePortName(`${name}-sbxj`)),
+      facts(`${name}c-sbxk`, commanded.address, bridgePortName(`${name}c-sbxk`)),
+    ];
+    expect(seen[0]).toEqual({
+      links: [
+        ['lo', true],
+        ['eth0', true],
+      ],
+      addrgenmode: 'none',
+      addresses: [
+        ['lo', ['127.0.0.1/8', '::1/128']],
+        ['eth0', ['this/28']],
+      ],
+      routes: [
+        ['default', '100.64.250.17', 'eth0', 'boot'],
+        ['100.64.250.16/28', undefined, 'eth0', 'kernel'],
+      ],
+      port: 'forwarding',
+    });
+    expect(seen[1]).toEqual(seen[0]);
+  } finally {
+    await net.network.detach('sbxj');
+    await viaCommands.detach('sbxk');
+  }
+
+  // A process in the bridge's own namespace (a pid that is not the sandbox's): the program refuses it and the parked
+  // link stays where it was, so a sandbox's link never lands beside the bridge.
+  const hostile = await net.network.attach('sbxl');
+  const holder = spawn('ip', ['netns', 'exec', net.namespace, 'sleep', '30'], { stdio: 'ignore' });
+  try {
+    await hostile.pending!.made;
+    // `ip netns exec` enters the namespace, then becomes sleep (one pid).
+    const sleeper = holder.pid!;
+    const bridgeIno = fs.statSync(`/run/netns/${net.namespace}`).ino;
+    while (fs.statSync(`/proc/${sleeper}/ns/net`).ino !== bridgeIno) await new Promise((resolve) => setTimeout(resolve, 5));
+    const ns = `${name}-sbxl`;
+    const facts = {
+      bridgeNamespace: net.namespace,
+      peer: parkedPeerName(ns),
+      port: bridgePortName(ns),
+      netns: ns,
+      addressWithPrefix: `${hostile.address}/28`,
+      gateway: '100.64.250.17',
+    };
+    const [program, ...args] = netnsJoinArgv(bundledProgram('netns-join')!, facts, sleeper);
+    const run = spawnSync(program!, args, { encoding: 'utf8' });
+    expect({ status: run.status, stderr: run.stderr.trim() }).toEqual({
+      status: 1,
+      stderr: `netns-join: process ${sleeper} is in the kit's own or the bridge's network namespace`,
+    });
+    expect(json(net.namespace, 'link', 'show', 'dev', parkedPeerName(ns))).toHaveLength(1);
+    expect(execFileSync('ls', ['/run/netns'], { encoding: 'utf8' })).not.toContain(ns);
+  } finally {
+    holder.kill();
+    await net.network.detach('sbxl');
   }
 });

@@ -1,4 +1,4 @@
-import { insideBatch, joinNetwork, joinPidProblem, parkedPeerName, portState } from '../../../src/runtime/network/join-link';
+import { insideBatch, joinNetwork, joinPidProblem, netnsJoinArgv, parkedPeerName, portState } from '../../../src/runtime/network/join-link';
 
 // A bridge namespace that does not exist: had any `ip` run, the error would be its own, not the refusal.
 const facts = {
@@ -45,6 +45,25 @@ describe('the network join (join-link.ts)', () => {
       }),
     ).rejects.toThrow('no container pid');
     expect(started).toBe(false);
+  });
+
+  test('the netns-join program gets the namespaces as paths, the address and prefix apart, and the forwarding bound', () => {
+    expect(netnsJoinArgv('/k/netns-join', facts, 4242)).toEqual([
+      '/k/netns-join',
+      '/run/netns/sk-no-such-ns',
+      'wabc',
+      'vabc',
+      '4242',
+      '/run/netns/n',
+      '10.0.0.2',
+      '24',
+      '10.0.0.1',
+      '2000',
+    ]);
+  });
+
+  test('with the program too, a refused pid runs nothing (the program is never started)', async () => {
+    await expect(joinNetwork(facts, 0, undefined, '/no/such/netns-join')).rejects.toThrow('network join of n: no container pid (got 0)');
   });
 
   test("reads the port's state from ip's detailed JSON", () => {
