@@ -26,7 +26,7 @@ const INTEGERS = {
   maxEntries: { min: 1, default: DEFAULT_MAX_ENTRIES },
   maxBodyBytes: { min: 1024, default: DEFAULT_MAX_BODY_BYTES },
   maxResponseBytes: { min: 64 * 1024, default: DEFAULT_MAX_RESPONSE_BYTES },
-  /** A client must send its whole request head within this time (then 408). */
+  /** A client must send its whole request head within this time (then 408; checked every quarter of it: server.ts). */
   headTimeoutMs: { min: 100, default: 20_000 },
   /** An answer the client takes nothing of for this long is dropped with its connection. */
   stallTimeoutMs: { min: 100, default: 30_000 },

@@ -86,7 +86,10 @@ export async function startAgent(input: AgentOptionsInput = {}): Promise<Running
       keepAliveTimeout: 65_000,
       headersTimeout: options.headTimeoutMs,
       requestTimeout: 0,
-      connectionsCheckingInterval: Math.min(1000, options.headTimeoutMs),
+      // node checks every connection's head on this interval, whether or not any is open: each check wakes the agent,
+      // so a host's idle agents would each wake every second. A quarter of the timeout: a slow head is answered 408
+      // within 1.25 times the timeout, and an idle agent wakes every 5 s by default.
+      connectionsCheckingInterval: Math.ceil(options.headTimeoutMs / 4),
     },
     (req, res) => {
       handle(req, res, svc, budget, lazy).catch((err: unknown) => {
