@@ -6,7 +6,8 @@
  *
  * Printed: p50 of create (SDK call until it returns) and of create -> first call per bucket of sandbox numbers (1-20,
  * 81-100 of 200 (the 20 ending at N - 100), the last 20; each a ratio to the first bucket), with the platform's CPU
- * time per create in each bucket (its mean: /proc counts in clock ticks); the first bucket again once all N were
+ * time per create in each bucket and the whole host's, busy and stolen by the hypervisor (means: /proc counts in clock
+ * ticks); the first bucket again once all N were
  * killed ("again", with the last bucket's ratio to it: what changed on the host meanwhile, the run's drift or what the
  * N sandboxes left behind, shows as its difference from the first); the platform's and the gateway's RSS and CPU
  * (per cent of one core over an idle window) with no sandbox and with N idle ones; host memory per idle sandbox (the
@@ -116,6 +117,17 @@ function procUsage(pid: number): { rssMiB: number; cpuSeconds: number } {
   const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return { rssMiB: rss, cpuSeconds: (Number(fields[11]) + Number(fields[12])) / CLK_TCK };
+}
+
+/**
+ * The host's CPU time so far (ms, all CPUs, from /proc/stat's first line): busy (user, nice, system, irq, softirq) and
+ * steal (time the hypervisor ran something else while this guest wanted the CPU).
+ */
+function hostCpuMs(stat: string): { busy: number; steal: number } {
+  const fields = (/^cpu\s+(.*)$/m.exec(stat)?.[1] ?? '').trim().split(/\s+/).map(Number);
+  if (fields.length < 8 || fields.some((f) => !Number.isFinite(f))) throw new Error(`not /proc/stat's cpu line: ${stat.slice(0, 80)}`);
+  const [user, nice, system, , , irq, softirq, steal] = fields as [number, number, number, number, number, number, number, number];
+  return { busy: ((user + nice + system + irq + softirq) * 1000) / CLK_TCK, steal: (steal * 1000) / CLK_TCK };
 }
 
 interface ProcFigures {
@@ -295,16 +307,23 @@ async function main(): Promise<void> {
     const firstCallMs: number[] = [];
     // The platform's CPU time over each create (in clock ticks: a bucket's mean, not one create's, is the figure).
     const platformCpuMs: number[] = [];
+    // The whole host's CPU over each create, busy and stolen (the same: a bucket's mean is the figure).
+    const hostBusyMs: number[] = [];
+    const hostStealMs: number[] = [];
     const floorMiB = Number(values['min-available-mib']);
     for (let i = 0; i < n; i++) {
       // A shared host: stop before its memory runs out, and say so.
       if (memAvailableMiB() < floorMiB) throw new Error(`MemAvailable fell below ${floorMiB} MiB after ${i} sandboxes; run fewer`);
       const cpu0 = procUsage(pids.platform).cpuSeconds;
+      const host0 = hostCpuMs(fs.readFileSync('/proc/stat', 'utf8'));
       const t0 = performance.now();
       const sbx = await Sandbox.create('base', opts);
       const t1 = performance.now();
       live.add(sbx.sandboxId);
       platformCpuMs.push((procUsage(pids.platform).cpuSeconds - cpu0) * 1000);
+      const host1 = hostCpuMs(fs.readFileSync('/proc/stat', 'utf8'));
+      hostBusyMs.push(host1.busy - host0.busy);
+      hostStealMs.push(host1.steal - host0.steal);
       created.push(sbx.sandboxId);
       await sbx.files.list('/');
       const t2 = performance.now();
@@ -349,6 +368,8 @@ async function main(): Promise<void> {
         firstCallP50Ms: round(f),
         firstCallRatio: round(f / firstCall, 2),
         platformCpuMsPerCreate: round(mean(platformCpuMs.slice(b.from, b.to))),
+        hostCpuMsPerCreate: round(mean(hostBusyMs.slice(b.from, b.to))),
+        hostStealMsPerCreate: round(mean(hostStealMs.slice(b.from, b.to)), 1),
       };
     });
     // Where each bucket's create time went inside the platform (its own log of every create's steps).
@@ -394,7 +415,7 @@ async function main(): Promise<void> {
     console.log(`\ncreate p50 by sandbox number (SDK Sandbox.create; then a first call through the gateway):`);
     for (const r of rows)
       console.log(
-        `  ${r.sandboxes.padEnd(9)} create ${r.createP50Ms} ms (${r.createRatio}x)  create+first call ${r.firstCallP50Ms} ms (${r.firstCallRatio}x)  platform CPU ${r.platformCpuMsPerCreate} ms per create`,
+        `  ${r.sandboxes.padEnd(9)} create ${r.createP50Ms} ms (${r.createRatio}x)  create+first call ${r.firstCallP50Ms} ms (${r.firstCallRatio}x)  platform CPU ${r.platformCpuMsPerCreate} ms per create, host CPU ${r.hostCpuMsPerCreate} (stolen ${r.hostStealMsPerCreate})`,
       );
     console.log(
       `  again     create ${result.again.createP50Ms} ms (${round(result.again.createP50Ms / first, 2)}x): 1-${size} once all ${n} were killed; the last bucket is ${result.again.lastBucketRatio}x of it`,
