@@ -7,15 +7,14 @@
  * Printed: p50 of create (SDK call until it returns) and of create -> first call per bucket of sandbox numbers (1-20,
  * 81-100 of 200 (the 20 ending at N - 100), the last 20; each a ratio to the first bucket), with the platform's CPU
  * time per create in each bucket and the whole host's, busy and stolen by the hypervisor (means: /proc counts in clock
- * ticks); the first bucket again once all N were
- * killed ("again", with the last bucket's ratio to it: what changed on the host meanwhile, the run's drift or what the
- * N sandboxes left behind, shows as its difference from the first); the platform's and the gateway's RSS and CPU
- * (per cent of one core over an idle window) with no sandbox and with N idle ones; host memory per idle sandbox (the
- * sandboxes' memory cgroups' charge, summed, / N; and the drop of MemAvailable / N, which also counts the kernel's
- * network namespaces, loop devices and page cache, and moves with whatever else runs on the host); the agent's idle
- * memory (per sandbox, the median of its RSS and of its anonymous part); and per bucket, the p50 of each step of
- * create as the platform logged it (network, container, agent, init, store+catalog). The run stops with an error when
- * the host's MemAvailable falls below --min-available-mib (a shared host).
+ * ticks); the first bucket again once all N were killed ("again", with the last bucket's ratio to it: what changed on
+ * the host meanwhile, the run's drift or what the N sandboxes left behind, shows as its difference from the first); the
+ * platform's and the gateway's RSS and CPU (per cent of one core over an idle window) with no sandbox and with N idle
+ * ones; host memory per idle sandbox (the sandboxes' memory cgroups' charge, summed, / N; and the drop of MemAvailable
+ * / N, which also counts the kernel's network namespaces, loop devices and page cache, and moves with whatever else
+ * runs on the host); the agent's idle memory (per sandbox, the median of its RSS and of its anonymous part); and per
+ * bucket, the p50 of each step of create as the platform logged it (network, container, agent, init, store+catalog).
+ * The run stops with an error when the host's MemAvailable falls below --min-available-mib (a shared host).
  * Every sandbox is killed through the API at the end, also when the run fails, then both processes are stopped and
  * the state directory removed. Root only; one link into the root network namespace (the standalone network).
  *

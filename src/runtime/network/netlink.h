@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <net/if.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 
@@ -96,6 +97,14 @@ static int call_on(int sock, struct message *m) { return send_all(sock, &m, 1); 
 static void link_request(struct message *m, int index, int flags) {
   struct ifinfomsg info = {.ifi_family = AF_UNSPEC, .ifi_index = index};
   start(m, RTM_NEWLINK, flags, &info, sizeof(info));
+}
+
+/* Sets IFF_UP on the link `index`: 0, or the kernel's errno. */
+static int link_up(int sock, int index) {
+  struct message m;
+  struct ifinfomsg up = {.ifi_family = AF_UNSPEC, .ifi_index = index, .ifi_flags = IFF_UP, .ifi_change = IFF_UP};
+  start(&m, RTM_NEWLINK, 0, &up, sizeof(up));
+  return call_on(sock, &m);
 }
 
 #endif

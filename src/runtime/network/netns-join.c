@@ -65,14 +65,6 @@ static long number(const char *text, long min, long max) {
   return v;
 }
 
-/* Sets IFF_UP on the link `index`. */
-static int link_up(int sock, int index) {
-  struct message m;
-  struct ifinfomsg up = {.ifi_family = AF_UNSPEC, .ifi_index = index, .ifi_flags = IFF_UP, .ifi_change = IFF_UP};
-  start(&m, RTM_NEWLINK, 0, &up, sizeof(up));
-  return call_on(sock, &m);
-}
-
 /*
  * `path` named after the namespace `ns` (a descriptor), as `ip netns attach` does: its directory made a shared mount
  * (bound on itself first where it is not a mount point), so that a name made later reaches the mount namespaces that

@@ -186,8 +186,6 @@ int main(int argc, char **argv) {
   put(&m, NDA_LLADDR, mac, sizeof(mac));
   if ((err = call(&m)) != 0) return fail("the bridge's FDB entry", err);
 
-  struct ifinfomsg up = {.ifi_family = AF_UNSPEC, .ifi_index = port_index, .ifi_flags = IFF_UP, .ifi_change = IFF_UP};
-  start(&m, RTM_NEWLINK, 0, &up, sizeof(up));
-  if ((err = call(&m)) != 0) return fail("bringing the port up", err);
+  if ((err = link_up(route_sock, port_index)) != 0) return fail("bringing the port up", err);
   return 0;
 }
