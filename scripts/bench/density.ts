@@ -6,8 +6,8 @@
  *
  * Printed: p50 of create (SDK call until it returns) and of create -> first call per bucket of sandbox numbers (1-20,
  * 81-100 of 200 (the 20 ending at N - 100), the last 20; each a ratio to the first bucket), with the platform's CPU
- * time per create in each bucket and the whole host's, busy and stolen by the hypervisor (means: /proc counts in clock
- * ticks); the first bucket again once all N were killed ("again", with the last bucket's ratio to it: what changed on
+ * time per create in each bucket and the whole host's, busy and stolen by the hypervisor, and the part of it the
+ * kernel's DAMON threads took where the host runs DAMON (means: /proc counts in clock ticks); the first bucket again once all N were killed ("again", with the last bucket's ratio to it: what changed on
  * the host meanwhile, the run's drift or what the N sandboxes left behind, shows as its difference from the first); the
  * platform's and the gateway's RSS and CPU (per cent of one core over an idle window) with no sandbox and with N idle
  * ones; host memory per idle sandbox (the sandboxes' memory cgroups' charge, summed, / N; and the drop of MemAvailable
@@ -127,6 +127,32 @@ function hostCpuMs(stat: string): { busy: number; steal: number } {
   if (fields.length < 8 || fields.some((f) => !Number.isFinite(f))) throw new Error(`not /proc/stat's cpu line: ${stat.slice(0, 80)}`);
   const [user, nice, system, , , irq, softirq, steal] = fields as [number, number, number, number, number, number, number, number];
   return { busy: ((user + nice + system + irq + softirq) * 1000) / CLK_TCK, steal: (steal * 1000) / CLK_TCK };
+}
+
+/**
+ * The pids of the kernel's DAMON threads (`kdamond.N`), which watch which memory is used (docs/platform.md, "What else
+ * runs while a host fills up"); none where the host does not run DAMON.
+ */
+function kdamondPids(): number[] {
+  return fs.readdirSync('/proc').flatMap((d) => {
+    if (!/^\d+$/.test(d)) return [];
+    try {
+      return /^kdamond/.test(fs.readFileSync(`/proc/${d}/comm`, 'utf8')) ? [Number(d)] : [];
+    } catch {
+      return [];
+    }
+  });
+}
+
+/** The CPU time (ms) the processes `pids` have had so far; one that is gone counts 0. */
+function cpuMsOf(pids: number[]): number {
+  return pids.reduce((sum, pid) => {
+    try {
+      return sum + procUsage(pid).cpuSeconds * 1000;
+    } catch {
+      return sum;
+    }
+  }, 0);
 }
 
 interface ProcFigures {
@@ -309,12 +335,15 @@ async function main(): Promise<void> {
     // The whole host's CPU over each create, busy and stolen (the same: a bucket's mean is the figure).
     const hostBusyMs: number[] = [];
     const hostStealMs: number[] = [];
+    const damon = kdamondPids();
+    const damonMs: number[] = [];
     const floorMiB = Number(values['min-available-mib']);
     for (let i = 0; i < n; i++) {
       // A shared host: stop before its memory runs out, and say so.
       if (memAvailableMiB() < floorMiB) throw new Error(`MemAvailable fell below ${floorMiB} MiB after ${i} sandboxes; run fewer`);
       const cpu0 = procUsage(pids.platform).cpuSeconds;
       const host0 = hostCpuMs(fs.readFileSync('/proc/stat', 'utf8'));
+      const damon0 = cpuMsOf(damon);
       const t0 = performance.now();
       const sbx = await Sandbox.create('base', opts);
       const t1 = performance.now();
@@ -323,6 +352,7 @@ async function main(): Promise<void> {
       const host1 = hostCpuMs(fs.readFileSync('/proc/stat', 'utf8'));
       hostBusyMs.push(host1.busy - host0.busy);
       hostStealMs.push(host1.steal - host0.steal);
+      damonMs.push(cpuMsOf(damon) - damon0);
       created.push(sbx.sandboxId);
       await sbx.files.list('/');
       const t2 = performance.now();
@@ -369,6 +399,7 @@ async function main(): Promise<void> {
         platformCpuMsPerCreate: round(mean(platformCpuMs.slice(b.from, b.to))),
         hostCpuMsPerCreate: round(mean(hostBusyMs.slice(b.from, b.to))),
         hostStealMsPerCreate: round(mean(hostStealMs.slice(b.from, b.to)), 1),
+        damonCpuMsPerCreate: damon.length > 0 ? round(mean(damonMs.slice(b.from, b.to)), 1) : null,
       };
     });
     // Where each bucket's create time went inside the platform (its own log of every create's steps).
@@ -414,7 +445,7 @@ async function main(): Promise<void> {
     console.log(`\ncreate p50 by sandbox number (SDK Sandbox.create; then a first call through the gateway):`);
     for (const r of rows)
       console.log(
-        `  ${r.sandboxes.padEnd(9)} create ${r.createP50Ms} ms (${r.createRatio}x)  create+first call ${r.firstCallP50Ms} ms (${r.firstCallRatio}x)  platform CPU ${r.platformCpuMsPerCreate} ms per create, host CPU ${r.hostCpuMsPerCreate} (stolen ${r.hostStealMsPerCreate})`,
+        `  ${r.sandboxes.padEnd(9)} create ${r.createP50Ms} ms (${r.createRatio}x)  create+first call ${r.firstCallP50Ms} ms (${r.firstCallRatio}x)  platform CPU ${r.platformCpuMsPerCreate} ms per create, host CPU ${r.hostCpuMsPerCreate} (stolen ${r.hostStealMsPerCreate}${r.damonCpuMsPerCreate === null ? '' : `, DAMON ${r.damonCpuMsPerCreate}`})`,
       );
     console.log(
       `  again     create ${result.again.createP50Ms} ms (${round(result.again.createP50Ms / first, 2)}x): 1-${size} once all ${n} were killed; the last bucket is ${result.again.lastBucketRatio}x of it`,
