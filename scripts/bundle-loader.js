@@ -8,14 +8,14 @@
  * First it gives V8's heap-size flags their default values back (the agent starts with two: agentNodeFlags). V8 reads
  * them once, when node makes the heap, so the limits stay; but V8 takes a code cache only under the flags it was made
  * with, and node's own cache of its built-in modules is made under the defaults: with the flags still set, node
- * compiled every built-in module the agent loads again at every start (about 25 ms of CPU per create, twice that on a
- * host where fresh memory is dear). The bundle's own cache is then made and taken under the defaults too.
+ * compiled every built-in module the agent loads again at every start (about 25 ms of CPU; docs/agent.md, "Start-up").
+ * The bundle's own cache is then made and taken under the defaults too.
  */
 const fs = require('node:fs');
 const path = require('node:path');
 const v8 = require('node:v8');
 
-/** V8's flags that size the heap, read only when the heap is made, and their default value (V8: "0", sized by V8). */
+/** V8's flags that size the heap, read only when the heap is made; the default of each is 0 (V8 sizes it itself). */
 const HEAP_SIZE_FLAGS = ['max-old-space-size', 'max-semi-space-size'];
 
 /** Sets each heap-size flag given on node's command line back to V8's default (above). */

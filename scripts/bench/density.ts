@@ -7,8 +7,9 @@
  * Printed: p50 of create (SDK call until it returns) and of create -> first call per bucket of sandbox numbers (1-20,
  * 81-100 of 200 (the 20 ending at N - 100), the last 20; each a ratio to the first bucket), with the platform's CPU
  * time per create in each bucket and the whole host's, busy and stolen by the hypervisor, and the part of it the
- * kernel's DAMON threads took where the host runs DAMON (means: /proc counts in clock ticks); the first bucket again once all N were killed ("again", with the last bucket's ratio to it: what changed on
- * the host meanwhile, the run's drift or what the N sandboxes left behind, shows as its difference from the first); the
+ * kernel's DAMON threads took where the host runs DAMON (means: /proc counts in clock ticks); the first bucket again
+ * once all N were killed ("again", with the last bucket's ratio to it: what changed on the host meanwhile, the run's
+ * drift or what the N sandboxes left behind, shows as its difference from the first); the
  * platform's and the gateway's RSS and CPU (per cent of one core over an idle window) with no sandbox and with N idle
  * ones; host memory per idle sandbox (the sandboxes' memory cgroups' charge, summed, / N; and the drop of MemAvailable
  * / N, which also counts the kernel's network namespaces, loop devices and page cache, and moves with whatever else

@@ -7,9 +7,10 @@ import { AGENT_HEAP_MB, agentNodeFlags } from '../../../src/runtime/agent-payloa
 
 /**
  * The agent bundle as the bundle step makes it and the runtime starts it (`node <agentNodeFlags> run.js agent`): it
- * serves, with a code cache made from a run of the agent that answered a create's calls; and its loader (scripts/bundle-loader.js) gives V8's heap-size flags their defaults back once the heap is
- * made, so that V8 takes code caches made under the defaults (node's own, of its built-in modules, and the bundle's),
- * while the agent's heap keeps the limits those flags set.
+ * serves, with a code cache made from a run of the agent that answered a create's calls; and its loader
+ * (scripts/bundle-loader.js) gives V8's heap-size flags their defaults back once the heap is made, so that V8 takes
+ * code caches made under the defaults (node's own, of its built-in modules, and the bundle's), while the agent's heap
+ * keeps the limits those flags set.
  */
 describe("the agent bundle and its loader's heap flags", () => {
   let dir: string;
@@ -29,7 +30,7 @@ describe("the agent bundle and its loader's heap flags", () => {
         '-e',
         `require('fs').writeFileSync(${JSON.stringify(join(dir, 'made-under-defaults.cache'))}, new (require('vm').Script)('1 + 1').createCachedData())`,
       ],
-      { encoding: 'utf8', timeout: 30_000 },
+      { encoding: 'utf8', timeout: 30_000, env: {} },
     );
     expect(made.stderr).toBe('');
     // What a bundle started by the loader sees: whether V8 takes both caches, and its heap's limits under pressure.
