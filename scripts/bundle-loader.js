@@ -9,7 +9,8 @@
  * them once, when node makes the heap, so the limits stay; but V8 takes a code cache only under the flags it was made
  * with, and node's own cache of its built-in modules is made under the defaults: with the flags still set, node
  * compiled every built-in module the agent loads again at every start (about 25 ms of CPU; docs/agent.md, "Start-up").
- * The bundle's own cache is then made and taken under the defaults too.
+ * The bundle's own cache is then made and taken under the defaults too. A worker thread started after the reset would
+ * get V8's default heap sizes: give it `resourceLimits` (the agent starts none).
  */
 const fs = require('node:fs');
 const path = require('node:path');
