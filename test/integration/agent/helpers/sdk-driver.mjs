@@ -145,5 +145,7 @@ try {
   const result = await scenarios[scenario](sbx);
   process.stdout.write(JSON.stringify({ result }));
 } catch (err) {
-  process.stdout.write(JSON.stringify({ thrown: errorOf(err) }));
+  // With what fetch gives as the reason it failed (a reset, a timeout), for the failure message.
+  const cause = err?.cause && { name: err.cause.constructor?.name, code: err.cause.code, message: String(err.cause.message ?? err.cause) };
+  process.stdout.write(JSON.stringify({ thrown: { ...errorOf(err), cause } }));
 }
