@@ -9,9 +9,8 @@
  * time per create in each bucket and the whole host's, busy and stolen by the hypervisor, and the part of it the
  * kernel's DAMON threads took where the host runs DAMON (means: /proc counts in clock ticks); the first bucket again
  * once all N were killed ("again", with the last bucket's ratio to it: what changed on the host meanwhile, the run's
- * drift or what the N sandboxes left behind, shows as its difference from the first); the
- * platform's and the gateway's RSS and CPU (per cent of one core over an idle window) with no sandbox and with N idle
- * ones; host memory per idle sandbox (the sandboxes' memory cgroups' charge, summed, / N; and the drop of MemAvailable
+ * drift or what the N sandboxes left behind, shows as its difference from the first); the platform's and the
+ * gateway's RSS and CPU (per cent of one core over an idle window) with no sandbox and with N idle ones; host memory per idle sandbox (the sandboxes' memory cgroups' charge, summed, / N; and the drop of MemAvailable
  * / N, which also counts the kernel's network namespaces, loop devices and page cache, and moves with whatever else
  * runs on the host); the agent's idle memory (per sandbox, the median of its RSS and of its anonymous part); and per
  * bucket, the p50 of each step of create as the platform logged it (network, container, agent, init, store+catalog).
