@@ -9,17 +9,16 @@
  * time per create in each bucket and the whole host's, busy and stolen by the hypervisor, and the part of it the
  * kernel's DAMON threads took where the host runs DAMON (means: /proc counts in clock ticks); the first bucket again
  * once all N were killed ("again", with the last bucket's ratio to it: what changed on the host meanwhile, the run's
- * drift or what the N sandboxes left behind, shows as its difference from the first); the platform's and the
- * gateway's RSS and CPU (per cent of one core over an idle window) with no sandbox and with N idle ones; host memory per idle sandbox (the sandboxes' memory cgroups' charge, summed, / N; and the drop of MemAvailable
- * / N, which also counts the kernel's network namespaces, loop devices and page cache, and moves with whatever else
- * runs on the host); the agent's idle memory (per sandbox, the median of its RSS and of its anonymous part); and per
- * bucket, the p50 of each step of create as the platform logged it (network, container, agent, init, store+catalog).
- * The run stops with an error when the host's MemAvailable falls below --min-available-mib (a shared host).
- * Every sandbox is killed through the API at the end, also when the run fails, then both processes are stopped and
- * the state directory removed. Root only; one link into the root network namespace (the standalone network).
- *
- *   node dist/scripts/bench/density.js [--sandboxes 200] [--idle-seconds 10] [--subnet 10.235.0.0/23]
- *     [--min-available-mib 3072] [--json FILE]
+ * drift or what the N sandboxes left behind, shows as its difference from the first); the platform's and the gateway's
+ * RSS and CPU (per cent of one core over an idle window) with no sandbox and with N idle ones; host memory per idle
+ * sandbox (the sandboxes' memory cgroups' charge, summed, / N; and the drop of MemAvailable / N, which also counts the
+ * kernel's network namespaces, loop devices and page cache, and moves with whatever else runs on the host); the agent's
+ * idle memory (per sandbox, the median of its RSS and of its anonymous part); and per bucket, the p50 of each step of
+ * create as the platform logged it (network, container, agent, init, store+catalog). The run stops with an error when
+ * the host's MemAvailable falls below --min-available-mib (a shared host). Every sandbox is killed through the API at
+ * the end, also when the run fails, then both processes are stopped and the state directory removed. Root only; one
+ * link into the root network namespace (the standalone network). node dist/scripts/bench/density.js [--sandboxes 200]
+ * [--idle-seconds 10] [--subnet 10.235.0.0/23] [--min-available-mib 3072] [--json FILE]
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
