@@ -17,8 +17,10 @@
  * create as the platform logged it (network, container, agent, init, store+catalog). The run stops with an error when
  * the host's MemAvailable falls below --min-available-mib (a shared host). Every sandbox is killed through the API at
  * the end, also when the run fails, then both processes are stopped and the state directory removed. Root only; one
- * link into the root network namespace (the standalone network). node dist/scripts/bench/density.js [--sandboxes 200]
- * [--idle-seconds 10] [--subnet 10.235.0.0/23] [--min-available-mib 3072] [--json FILE]
+ * link into the root network namespace (the standalone network).
+ *
+ *   node dist/scripts/bench/density.js [--sandboxes 200] [--idle-seconds 10] [--subnet 10.235.0.0/23]
+ *     [--min-available-mib 3072] [--json FILE]
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
