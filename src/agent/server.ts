@@ -15,6 +15,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { Code } from '../contract/connect-codes';
 import { brandNames } from '../contract/brand';
 import { CONNECT_TIMEOUT_HEADER, parseConnectTimeoutMs, timerDelay } from '../contract/connect-timeout';
+import { SERVER_KEEP_ALIVE_MS } from '../contract/keep-alive';
 import { Accounts } from './accounts';
 import { BufferPool, POOL_BUFFER_BYTES } from './buffer-pool';
 import { checkAccessToken } from './auth';
@@ -83,7 +84,7 @@ export async function startAgent(input: AgentOptionsInput = {}): Promise<Running
 
   const server = http.createServer(
     {
-      keepAliveTimeout: 65_000,
+      keepAliveTimeout: SERVER_KEEP_ALIVE_MS,
       headersTimeout: options.headTimeoutMs,
       requestTimeout: 0,
       // node checks every connection's head on this interval, whether or not any is open: each check wakes the agent,

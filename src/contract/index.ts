@@ -12,3 +12,4 @@ export * from './api-key';
 export * from './code-interpreter';
 export * from './file-signature';
 export * from './sandbox-ports';
+export * from './keep-alive';

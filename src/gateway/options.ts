@@ -1,4 +1,5 @@
 import { DEFAULT_BRAND } from '../contract/brand';
+import { SERVER_KEEP_ALIVE_MS } from '../contract/keep-alive';
 import type { Catalog } from '../catalog/types';
 import type { ResumeSandbox } from './resume';
 import type { SignedUrlOwnerLookup } from './signed-url';
@@ -13,7 +14,7 @@ export interface GatewayLimits {
   requestTimeoutMs: number;
   /** A connection with no traffic in either direction for this long is closed. */
   idleTimeoutMs: number;
-  /** How long an idle keep-alive client connection is kept. */
+  /** How long an idle keep-alive client connection is kept (default: longer than clients keep theirs, keep-alive.ts). */
   keepAliveTimeoutMs: number;
   /** Longest wait for a sandbox's response head, unless Connect-Timeout-Ms asks for less (then 504). */
   upstreamTimeoutMs: number;
@@ -35,7 +36,7 @@ export const DEFAULT_LIMITS: GatewayLimits = {
   headersTimeoutMs: 10_000,
   requestTimeoutMs: 300_000,
   idleTimeoutMs: 120_000,
-  keepAliveTimeoutMs: 5_000,
+  keepAliveTimeoutMs: SERVER_KEEP_ALIVE_MS,
   upstreamTimeoutMs: 300_000,
   connectTimeoutMs: 5_000,
   resumeTimeoutMs: 60_000,

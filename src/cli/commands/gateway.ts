@@ -36,6 +36,7 @@ options:
   --headers-timeout-ms N      time a client has to send its request head (default ${DEFAULT_LIMITS.headersTimeoutMs})
   --request-timeout-ms N      time a client has to send its whole request (default ${DEFAULT_LIMITS.requestTimeoutMs})
   --idle-timeout-ms N         close connections idle this long (default ${DEFAULT_LIMITS.idleTimeoutMs})
+  --keep-alive-timeout-ms N   close a client's keep-alive connection idle between requests this long (default ${DEFAULT_LIMITS.keepAliveTimeoutMs})
   --upstream-timeout-ms N     wait for a sandbox's response head (default ${DEFAULT_LIMITS.upstreamTimeoutMs})
   --connect-timeout-ms N      wait for a TCP connection to a sandbox (default ${DEFAULT_LIMITS.connectTimeoutMs})
   --max-sockets-per-upstream N  connections to one sandbox port at most (default ${DEFAULT_LIMITS.maxSocketsPerUpstream})
@@ -71,6 +72,7 @@ const FLAGS = {
   'headers-timeout-ms': valueFlag(atLeast(100).optional()),
   'request-timeout-ms': valueFlag(atLeast(0).optional()),
   'idle-timeout-ms': valueFlag(atLeast(0).optional()),
+  'keep-alive-timeout-ms': valueFlag(atLeast(1).optional()),
   'upstream-timeout-ms': valueFlag(atLeast(1).optional()),
   'connect-timeout-ms': valueFlag(atLeast(1).optional()),
   'max-sockets-per-upstream': valueFlag(atLeast(1).optional()),
@@ -103,6 +105,7 @@ export async function run(argv: string[]): Promise<number> {
     headersTimeoutMs: flags['headers-timeout-ms'],
     requestTimeoutMs: flags['request-timeout-ms'],
     idleTimeoutMs: flags['idle-timeout-ms'],
+    keepAliveTimeoutMs: flags['keep-alive-timeout-ms'],
     upstreamTimeoutMs: flags['upstream-timeout-ms'],
     connectTimeoutMs: flags['connect-timeout-ms'],
     maxSocketsPerUpstream: flags['max-sockets-per-upstream'],

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { SERVER_KEEP_ALIVE_MS } from '../../contract/keep-alive';
 import { RouteTable } from './route-table';
 import { type AuditEntry, auditAction, auditTarget } from './audit-actions';
 import { ApiError, type ApiRequest, type ApiResponse, type HttpMethod, type KeyVerdict, type Route } from './types';
@@ -237,7 +238,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<Running
         send(res, errorReply(500, `internal error: ${(err as Error).message}`));
       });
   });
-  server.keepAliveTimeout = 5_000;
+  server.keepAliveTimeout = SERVER_KEEP_ALIVE_MS;
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
