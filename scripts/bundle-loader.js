@@ -5,17 +5,27 @@
  * cache covers the functions its start-up ran. Written by scripts/bundle.ts; kept plain JavaScript so it runs
  * without a build step.
  *
- * It is also the script a bundle's V8 startup snapshot is built from (`node <flags> --build-snapshot run.js`,
- * src/runtime/agent-snapshot.ts). Then it only registers its start as the snapshot's main function, so a node started
- * from the snapshot as `node <flags> --snapshot-blob <name>.snapshot <dir>/run.js <name> args...` starts the bundle
- * as above without node's main-module steps (the path's resolution, package scope lookup, compiling this file: about
- * 3 ms of each agent's start). Any other script named there runs as node's main module, as `node FILE args...`
- * would. As a snapshot builder it requires only node's built-in modules, and only those the builder supports at the
- * top (node:fs, node:path, node:v8); the others when it starts.
+ * First it gives V8's heap-size flags their default values back (the agent starts with two: agentNodeFlags). V8 reads
+ * them once, when node makes the heap, so the limits stay; but V8 takes a code cache only under the flags it was made
+ * with, and node's own cache of its built-in modules is made under the defaults: with the flags still set, node
+ * compiled every built-in module the agent loads again at every start (about 25 ms of CPU; docs/agent.md, "Start-up").
+ * The bundle's own cache is then made and taken under the defaults too. A worker thread started after the reset would
+ * get V8's default heap sizes: give it `resourceLimits` (the agent starts none).
  */
 const fs = require('node:fs');
 const path = require('node:path');
 const v8 = require('node:v8');
+
+/** V8's flags that size the heap, read only when the heap is made; the default of each is 0 (V8 sizes it itself). */
+const HEAP_SIZE_FLAGS = ['max-old-space-size', 'max-semi-space-size'];
+
+/** Sets each heap-size flag given on node's command line back to V8's default (above). */
+function restoreHeapSizeFlags() {
+  for (const arg of process.execArgv) {
+    const name = /^--([a-z_-]+)=/.exec(arg)?.[1]?.replace(/_/g, '-');
+    if (name !== undefined && HEAP_SIZE_FLAGS.includes(name)) v8.setFlagsFromString(`--${name}=0`);
+  }
+}
 
 /** Runs the bundle named by argv[2] from `dir`, with argv as `node <dir>/<name>.js args...` would see it. */
 function startBundle(dir) {
@@ -59,20 +69,5 @@ function startBundle(dir) {
   script.runInThisContext().call(mod.exports, mod.exports, Module.createRequire(file), mod, file, dir);
 }
 
-if (v8.startupSnapshot.isBuildingSnapshot()) {
-  const loader = path.basename(__filename);
-  v8.startupSnapshot.setDeserializeMainFunction(() => {
-    const file = process.argv[1];
-    if (file === undefined) {
-      console.error('usage: node --snapshot-blob BLOB run.js <bundle name> [args...]');
-      process.exit(2);
-    }
-    // The argv node gives a snapshot's main function is as typed; node resolves a main module's path itself.
-    const resolved = path.resolve(file);
-    if (path.basename(resolved) === loader) return startBundle(path.dirname(resolved));
-    process.argv[1] = resolved;
-    require('node:module').runMain();
-  });
-} else {
-  startBundle(__dirname);
-}
+restoreHeapSizeFlags();
+startBundle(__dirname);

@@ -2,8 +2,7 @@
  * Bundles the kit's standalone programs into single files under dist/bundle with esbuild, so they run with a bare
  * node binary and no node_modules (the agent inside every sandbox runs this way). Add a program by adding a line to
  * bundleEntries(). Beside the bundles: run.js (scripts/bundle-loader.js), which starts `<name>.js` with V8's code cache
- * `<name>.js.cache`, made here by this node binary (the one the sandboxes get) by running the bundle (produceCodeCache),
- * and for the agent a V8 startup snapshot `<name>.snapshot` with its manifest (produceStartupSnapshot).
+ * `<name>.js.cache`, made here by this node binary (the one the sandboxes get) by running the bundle (produceCodeCache).
  * Every file goes into place by a rename (replaceFile), never written over: sandboxes run their agent from this
  * directory (bound in), and a bundle made while they run must not touch the files their agents have open or mapped.
  * Usage: node dist/scripts/bundle.js [name...]   (default: all)
@@ -14,8 +13,6 @@ import * as path from 'node:path';
 import { spawn } from 'node:child_process';
 import { build, type OutputFile, type Plugin } from 'esbuild';
 import { agentNodeFlags } from '../src/runtime/agent-payload';
-import { snapshotBlobArgs, snapshotFiles, snapshotManifest } from '../src/runtime/agent-snapshot';
-import { exec } from '../src/util/exec';
 import { NATIVE_ADDONS, NATIVE_PROGRAMS } from './build-native';
 
 export interface BundleEntry {
@@ -27,15 +24,7 @@ export interface BundleEntry {
   commandModule?: boolean;
   /** Also make V8's code cache for it (it starts often and its start-up time counts: the agent). */
   codeCache?: boolean;
-  /**
-   * Also make a V8 startup snapshot for it, with its manifest (src/runtime/agent-snapshot.ts): the code cache of node's
-   * own modules under `nodeFlags`.
-   */
-  startupSnapshot?: boolean;
-  /**
-   * The node flags it runs with. V8 takes a code cache or a snapshot only under the flags it was made with, so both are
-   * made with these.
-   */
+  /** The node flags it runs with; its code cache is made under them (the loader says how it takes V8's flags). */
   nodeFlags?: string[];
   /** Files it reads beside itself at run time (relative to the project root), copied next to the bundle. */
   assets?: string[];
@@ -57,7 +46,6 @@ function agentEntry(): BundleEntry {
         name: 'agent',
         entry: 'src/agent/main.ts',
         codeCache: true,
-        startupSnapshot: true,
         minify: true,
         nodeFlags: agentNodeFlags(),
         assets,
@@ -196,9 +184,9 @@ export async function bundle(entry: BundleEntry, outDir = BUNDLE_DIR): Promise<s
   for (const o of outputs) replaceFile(o.path, { data: path.resolve(o.path) === path.resolve(outfile) ? asciiOnly(o.text) : o.contents });
   replaceFile(path.join(outDir, LOADER), { from: path.join(ROOT, 'scripts', 'bundle-loader.js') });
   for (const asset of entry.assets ?? []) replaceFile(path.join(outDir, path.basename(asset)), { from: path.join(ROOT, asset) });
-  const flags = entry.nodeFlags ?? [];
-  const snapshot = entry.startupSnapshot && (await produceStartupSnapshot(outDir, entry.name, flags));
-  if (entry.codeCache) await produceCodeCache(outDir, entry.name, [...flags, ...(snapshot ? snapshotBlobArgs(outDir, entry.name) : [])]);
+  // A startup snapshot and its manifest, which earlier versions made for the agent: nothing reads them any more.
+  for (const old of [`${entry.name}.snapshot`, `${entry.name}.snapshot.json`]) fs.rmSync(path.join(outDir, old), { force: true });
+  if (entry.codeCache) await produceCodeCache(outDir, entry.name, entry.nodeFlags ?? []);
   return outfile;
 }
 
@@ -211,33 +199,6 @@ export async function bundle(entry: BundleEntry, outDir = BUNDLE_DIR): Promise<s
  */
 export function asciiOnly(code: string): string {
   return code.replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
-}
-
-/**
- * Makes `<name>.snapshot` (V8's startup snapshot, built from the loader beside the bundle: bundle-loader.js says what
- * it holds) under `nodeFlags` with this node binary, then its manifest `<name>.snapshot.json` (agent-snapshot.ts);
- * answers whether it made them. Both go into place by a rename: an agent starting meanwhile reads the old snapshot or
- * the new one, whole, and both were made by this node. It is built with an empty environment, so nothing of this
- * machine's environment can end up in a file every sandbox can read. A failure is reported, not fatal: the manifest
- * and then the snapshot are removed, and the bundle starts without one.
- */
-async function produceStartupSnapshot(outDir: string, name: string, nodeFlags: string[]): Promise<boolean> {
-  const files = snapshotFiles(name);
-  const [blob, manifest] = [path.join(outDir, files.blob), path.join(outDir, files.manifest)];
-  const temp = `${blob}.${process.pid}.tmp`;
-  const script = path.join(outDir, LOADER);
-  const result = await exec([process.execPath, ...nodeFlags, '--snapshot-blob', temp, '--build-snapshot', script], {
-    env: {},
-    timeoutMs: 60_000,
-  });
-  if (result.code !== 0 || !fs.existsSync(temp)) {
-    for (const f of [temp, manifest, blob]) fs.rmSync(f, { force: true });
-    console.error(`bundle: no startup snapshot for ${name} (exit ${result.code}: ${result.stderr.trim()}); it starts without one`);
-    return false;
-  }
-  fs.renameSync(temp, blob);
-  replaceFile(manifest, { data: `${JSON.stringify(snapshotManifest(process.execPath, nodeFlags), null, 2)}\n` });
-  return true;
 }
 
 /** The loader's file name in the bundle directory: `node run.js <name> args...`. */

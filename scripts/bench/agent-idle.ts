@@ -1,9 +1,8 @@
 /**
  * The agent's idle memory: the bundled agent started as a sandbox runs it (`node run.js agent` with the runtime's V8
- * flags and its startup snapshot where it fits this node), each in a memory cgroup of its own, and what that cgroup
- * is charged once the agent listens and has been idle for a moment (what a sandbox's memory limit and the host's
- * per-sandbox memory count). The peer in the same run is the floor: the same node with the same flags serving one
- * empty HTTP port (without the snapshot, whose memory counts as the agent's). Rounds alternate the two; the medians
+ * flags), each in a memory cgroup of its own, and what that cgroup is charged once the agent listens and has been
+ * idle for a moment (what a sandbox's memory limit and the host's per-sandbox memory count). The peer in the same run
+ * is the floor: the same node with the same flags serving one empty HTTP port. Rounds alternate the two; the medians
  * and their ratio are printed.
  *
  *   node dist/scripts/bench/agent-idle.js [--rounds 5] [--json FILE]
@@ -14,7 +13,6 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { agentNodeFlags } from '../../src/runtime/agent-payload';
-import { agentSnapshotArgs } from '../../src/runtime/agent-snapshot';
 
 const BUNDLE_RUN = path.resolve(__dirname, '..', '..', 'bundle', 'run.js');
 const MiB = 1024 * 1024;
@@ -84,19 +82,7 @@ async function main(): Promise<void> {
   const floor: Sample[] = [];
   for (let r = 0; r < rounds; r++) {
     agent.push(
-      await measure('agent', [
-        process.execPath,
-        ...flags,
-        ...agentSnapshotArgs(path.dirname(BUNDLE_RUN), process.execPath, flags),
-        BUNDLE_RUN,
-        'agent',
-        '--host',
-        '127.0.0.1',
-        '--port',
-        '0',
-        '--token-env',
-        'T',
-      ]),
+      await measure('agent', [process.execPath, ...flags, BUNDLE_RUN, 'agent', '--host', '127.0.0.1', '--port', '0', '--token-env', 'T']),
     );
     floor.push(await measure('floor', [process.execPath, ...flags, '-e', FLOOR]));
   }

@@ -1,8 +1,7 @@
 /**
  * Agent memory under hostile input. Starts the bundled agent as a sandbox runs it (`node run.js agent`, with the
- * V8 flags the runtime gives it and its startup snapshot where it fits this node) and, as a peer in the same run, the
- * same bundle with no V8 flags; then drives each through the same phases and reads the agent's resident memory
- * (VmRSS, VmHWM from /proc/<pid>/status):
+ * V8 flags the runtime gives it) and, as a peer in the same run, the same bundle with no V8 flags; then drives each
+ * through the same phases and reads the agent's resident memory (VmRSS, VmHWM from /proc/<pid>/status):
  *
  *   oversized   many clients send unary calls with bodies far past --max-body-bytes, declared and chunked
  *   endless     many connections send a chunked body a little at a time and never finish it
@@ -18,7 +17,6 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { agentNodeFlags } from '../../src/runtime/agent-payload';
-import { agentSnapshotArgs } from '../../src/runtime/agent-snapshot';
 
 const BUNDLE_RUN = path.resolve(__dirname, '..', '..', 'bundle', 'run.js');
 const MiB = 1024 * 1024;
@@ -177,10 +175,7 @@ async function main(): Promise<void> {
     const big = path.join(work, 'big.bin');
     fs.writeFileSync(big, Buffer.alloc(64 * MiB, 1));
     const variants: [string, string[]][] = [
-      [
-        'agent as the runtime starts it',
-        [...agentNodeFlags(), ...agentSnapshotArgs(path.dirname(BUNDLE_RUN), process.execPath, agentNodeFlags())],
-      ],
+      ['agent as the runtime starts it', agentNodeFlags()],
       ['same bundle, no V8 flags (peer)', []],
     ];
     for (const [name, flags] of variants) {

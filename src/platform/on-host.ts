@@ -239,8 +239,6 @@ async function startOnHost(options: PlatformOnHostOptions, log: (line: string) =
     diskMB,
   });
   log(`runtime ${runtime.name}, instance ${instance}`);
-  const snapshotProblem = runtime.agentSnapshotProblem();
-  if (snapshotProblem) log(`agents start without their startup snapshot (slower by about 25 ms): ${snapshotProblem}`);
   // The disk check of volumes and build steps: the runtime's data root and the images it counts (oci-runtime.ts).
   const diskAdmission =
     options.disks === false

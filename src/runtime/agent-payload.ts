@@ -7,7 +7,6 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { DEFAULT_AGENT_PORT } from '../contract/agent-port';
 import { bundleDir } from '../util/project-root';
-import { snapshotBlobArgs } from './agent-snapshot';
 import type { BindMount } from './oci-config';
 
 export const PAYLOAD_DIR = '/opt/sandbox-kit';
@@ -59,18 +58,17 @@ export function agentNodeFlags(): string[] {
 
 /**
  * tini as PID 1 (`-s`: also a subreaper should it ever not be PID 1), then the agent through the bundle's loader
- * (run.js: the same as `node agent.js`, with V8's code cache, which the bundle step makes with this node and
- * agentNodeFlags(): V8 rejects a cache made under other flags). With `snapshot`, node starts from the bundle's startup
- * snapshot (agent-snapshot.ts; the caller checks that it fits the payload's node with agentSnapshotProblem).
+ * (run.js: the same as `node agent.js`, with V8's code cache, which the bundle step makes with this node; the loader
+ * gives the heap-size flags of agentNodeFlags() their defaults back once node has made the heap, so that V8 takes its
+ * caches: scripts/bundle-loader.js).
  */
-export function agentArgv(port: number = DEFAULT_AGENT_PORT, extra: string[] = [], snapshot = false): string[] {
+export function agentArgv(port: number = DEFAULT_AGENT_PORT, extra: string[] = []): string[] {
   return [
     `${PAYLOAD_DIR}/tini`,
     '-s',
     '--',
     `${PAYLOAD_DIR}/node`,
     ...agentNodeFlags(),
-    ...(snapshot ? snapshotBlobArgs(`${PAYLOAD_DIR}/bundle`) : []),
     `${PAYLOAD_DIR}/bundle/run.js`,
     'agent',
     '--port',

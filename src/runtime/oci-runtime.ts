@@ -5,16 +5,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { DEFAULT_AGENT_PORT } from '../contract/agent-port';
-import {
-  AGENT_TOKEN_ENV,
-  agentArgv,
-  agentNodeFlags,
-  checkAgentPayload,
-  defaultAgentPayload,
-  payloadBinds,
-  type AgentPayload,
-} from './agent-payload';
-import { agentSnapshotProblem } from './agent-snapshot';
+import { AGENT_TOKEN_ENV, agentArgv, checkAgentPayload, defaultAgentPayload, payloadBinds, type AgentPayload } from './agent-payload';
 import { classifyCgroupLayout, readCgroupFacts, selectRuntime, type CgroupLayoutInfo } from './cgroup-layout';
 import { hostCgroupMounts, removeCgroup } from './cgroups';
 import type { CgroupMount } from './cgroup-layout';
@@ -213,11 +204,6 @@ export class OciSandboxRuntime implements SandboxRuntime {
     return this.cli.name;
   }
 
-  /** Why the agents start without their startup snapshot now (agent-snapshot.ts), or undefined when they start from it. */
-  agentSnapshotProblem(): string | undefined {
-    return agentSnapshotProblem(this.payload.bundleDir, this.payload.node, agentNodeFlags());
-  }
-
   /** Whether attachImage works here; where not (runsc), an image server's filesystem is a layer from the create on. */
   get attachesAfterStart(): boolean {
     return attachesAfterStart(this.name);
@@ -306,12 +292,10 @@ export class OciSandboxRuntime implements SandboxRuntime {
       const seccompBpf = profile && this.compiledSeccomp.of(profile);
       const config = renderOciConfig({
         rootfs: STAGED_ROOTFS,
-        args: agentArgv(
-          this.agentPort,
-          [...(spec.accessToken !== undefined ? ['--token-env', AGENT_TOKEN_ENV] : []), ...(spec.agentArgs ?? [])],
-          // Checked at each create: a bundle made meanwhile may have replaced or removed the snapshot.
-          this.agentSnapshotProblem() === undefined,
-        ),
+        args: agentArgv(this.agentPort, [
+          ...(spec.accessToken !== undefined ? ['--token-env', AGENT_TOKEN_ENV] : []),
+          ...(spec.agentArgs ?? []),
+        ]),
         env: {
           HOME: '/root',
           [CHILD_OOM_SCORE_ADJ_ENV]: String(CHILD_OOM_SCORE_ADJ),

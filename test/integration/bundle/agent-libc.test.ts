@@ -5,7 +5,6 @@ import { join } from 'node:path';
 import { setAttributeSync } from '@napi-rs/xattr';
 import { bundle, bundleEntries, xattrBindingPackage } from '../../../scripts/bundle';
 import { agentNodeFlags } from '../../../src/runtime/agent-payload';
-import { agentSnapshotArgs } from '../../../src/runtime/agent-snapshot';
 
 /**
  * The agent runs the host's node inside the template's file system. Whatever that file system says about its C
@@ -27,7 +26,7 @@ describe('the agent in a template whose /usr/bin/ldd names musl', () => {
     const file = join(dir, 'with-metadata');
     writeFileSync(file, 'x');
     setAttributeSync(file, 'user.svc.owner', 'team-a');
-    const node = [process.execPath, ...agentNodeFlags(), ...agentSnapshotArgs(dir, process.execPath, agentNodeFlags())];
+    const node = [process.execPath, ...agentNodeFlags()];
     const agent = [...node, join(dir, 'run.js'), 'agent', '--host', '127.0.0.1', '--port', '0'];
     const script = 'mount --bind "$0" /usr/bin/ldd && grep -q musl /usr/bin/ldd && exec "$@"';
     const child = spawn('unshare', ['-m', '--propagation', 'private', 'sh', '-c', script, ldd, ...agent], {

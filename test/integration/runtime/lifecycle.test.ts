@@ -118,10 +118,9 @@ describe.each(testRuntimes(['crun', 'runc']))('%s', (runtimeName) => {
         '$" /etc/hosts; id -u user; ls -d /home/user /root /tmp; touch /tmp/x /home/user/y /root/z && echo writable',
     );
     expect(etc.stdout.split('\n')).toEqual([id, '1', '1000', '/home/user', '/root', '/tmp', 'writable', '']);
-    // The agent (the parent of what it runs) started from the bundle's startup snapshot (agent-snapshot.ts).
-    expect(rt.agentSnapshotProblem()).toBeUndefined();
+    // The agent (the parent of what it runs) runs the bundle through its loader, with its heap flags.
     const agentArgs = (await inside(id, 'tr "\\0" " " < /proc/$PPID/cmdline')).stdout;
-    expect(agentArgs).toContain(' --snapshot-blob /opt/sandbox-kit/bundle/agent.snapshot /opt/sandbox-kit/bundle/run.js agent ');
+    expect(agentArgs).toContain(' --max-semi-space-size=1 --max-old-space-size=96 /opt/sandbox-kit/bundle/run.js agent ');
 
     expect(await rt.status(id)).toEqual({ sandboxID: id, state: 'running', pid });
     expect((await rt.list()).map((s) => s.sandboxID)).toEqual([id]);

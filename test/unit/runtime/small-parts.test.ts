@@ -149,14 +149,6 @@ describe('mounts and argv', () => {
       '--brand',
       'Svc',
     ]);
-    // With the startup snapshot: node's option before the script, the rest as without.
-    expect(agentArgv(49983, [], true).slice(4, 9)).toEqual([
-      '--max-semi-space-size=1',
-      '--max-old-space-size=96',
-      '--snapshot-blob',
-      '/opt/sandbox-kit/bundle/agent.snapshot',
-      '/opt/sandbox-kit/bundle/run.js',
-    ]);
     expect(payloadBinds({ bundleDir: '/b', node: '/n', tini: '/t' }).map((b) => [b.source, b.target, b.readonly])).toEqual([
       ['/b', '/opt/sandbox-kit/bundle', true],
       ['/n', '/opt/sandbox-kit/node', true],
