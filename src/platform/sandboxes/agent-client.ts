@@ -51,6 +51,9 @@ const OUTPUT_TAIL_BYTES = 2048;
 /** A call to the agent that failed: the agent's answer or why there was none. */
 export class AgentCallError extends Error {}
 
+/** A command `run` stopped because it was still running when its time was up. */
+export class CommandStillRunning extends AgentCallError {}
+
 function authHeaders(token: string | undefined, user?: string): Record<string, string> {
   const headers: Record<string, string> = {};
   if (token !== undefined) headers[ACCESS_TOKEN_HEADER] = token;
@@ -183,12 +186,19 @@ export class AgentClient {
     return { started, done, abort: () => controller.abort() };
   }
 
-  /** Runs a command with bash (as E2B clients do) and waits for its exit. */
+  /** Runs a command with bash (as E2B clients do) and waits for its exit; one still running after `timeoutMs` is stopped. */
   async run(token: string, command: string, options: Omit<ProcessSpec, 'cmd' | 'args'> & { timeoutMs: number }): Promise<ProcessResult> {
     const proc = this.start(token, { ...options, cmd: '/bin/bash', args: ['-l', '-c', command] });
-    const timer = setTimeout(() => proc.abort(), options.timeoutMs);
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      proc.abort();
+    }, options.timeoutMs);
     try {
       return await proc.done;
+    } catch (err) {
+      if (timedOut) throw new CommandStillRunning(`the command was still running after ${options.timeoutMs} ms and was stopped`);
+      throw err;
     } finally {
       clearTimeout(timer);
     }

@@ -8,7 +8,7 @@ import { hashAccessToken } from '../../contract/access-token';
 import type { WritableCatalog } from '../../catalog/types';
 import { AdmissionError } from '../../runtime/admission';
 import type { SandboxNetwork, SandboxRuntime, SandboxSpec } from '../../runtime/types';
-import { AgentClient, type ProcessResult, type RunningProcess } from './agent-client';
+import { AgentClient, CommandStillRunning, type ProcessResult, type RunningProcess } from './agent-client';
 import { Deadlines } from './deadlines';
 import { KeyedLock } from './keyed-lock';
 import { newAccessToken, newEnvdAccessToken, newSandboxID } from './ids';
@@ -842,7 +842,10 @@ export class SandboxService {
         .run(token, template.readyCmd, { user: template.user, cwd: template.workdir, timeoutMs: left })
         .catch((err: unknown) => err);
       // Not `instanceof Error`: fetch's errors come from Node's own realm, which is not always the caller's.
-      if (!isProcessResult(result)) {
+      if (result instanceof CommandStillRunning) {
+        // Stopped at the deadline, it says nothing about the command: what the last finished attempt said stays.
+        last ||= result.message;
+      } else if (!isProcessResult(result)) {
         last = String((result as { message?: unknown })?.message ?? result);
       } else if (result.exitCode === 0) {
         return;

@@ -18,6 +18,9 @@ const templates: Record<string, Partial<TemplateForSandbox>> = {
   served: { startCmd: 'serve forever', readyCmd: 'true', envs: { FROM_TEMPLATE: '1', OVERRIDE: 'template' } },
   crashing: { startCmd: 'exit 3', readyCmd: 'false' },
   never: { startCmd: 'serve forever', readyCmd: 'false' },
+  // The stand-in agent keeps a command it does not know running.
+  hanging: { startCmd: 'serve forever', readyCmd: 'hang' },
+  late: { startCmd: 'serve forever', readyCmd: 'false-then-hang' },
 };
 
 function resolver() {
@@ -62,7 +65,7 @@ describe('platform lifecycle through the E2B SDK', () => {
       catalog,
       templates: resolver,
       agentPort: host.agentPort,
-      readyTimeoutMs: 1500,
+      readyTimeoutMs: 3000,
       healthTimeoutMs: 5000,
     });
 
@@ -230,7 +233,14 @@ describe('platform lifecycle through the E2B SDK', () => {
       /start command "exit 3" exited with code 3 before the sandbox was ready.*ran exit 3/,
     );
     await expect(sdk.create('never', opts)).rejects.toThrow(
-      /ready command "false" did not succeed within 1500 ms \(last: exit code 1; last output: ran false\)/,
+      /ready command "false" did not succeed within 3000 ms \(last: exit code 1; last output: ran false\)/,
+    );
+    await expect(sdk.create('hanging', opts)).rejects.toThrow(
+      /ready command "hang" did not succeed within 3000 ms \(last: the command was still running after \d+ ms and was stopped\)/,
+    );
+    // An attempt stopped at the deadline leaves the answer to the last one that finished.
+    await expect(sdk.create('late', opts)).rejects.toThrow(
+      /ready command "false-then-hang" did not succeed within 3000 ms \(last: exit code 1; last output: ran false-then-hang\)/,
     );
     host.failCreate = new Error('crun: executable file not found in $PATH');
     await expect(sdk.create('base', opts)).rejects.toThrow(

@@ -167,7 +167,10 @@ export class FakeHost {
       res.writeHead(200, { 'content-type': 'application/connect+json' });
       res.write(envelope(0, { event: { start: { pid: 100 + this.commands.length } } }));
       const exit = /^exit (\d+)$/.exec(command);
-      const code = command === 'true' ? 0 : command === 'false' ? 1 : exit ? Number(exit[1]) : undefined;
+      // `false-then-hang` fails the first time and then runs until stopped.
+      const first = this.commands.indexOf(command) === this.commands.length - 1;
+      const code =
+        command === 'true' ? 0 : command === 'false' || (command === 'false-then-hang' && first) ? 1 : exit ? Number(exit[1]) : undefined;
       if (code === undefined) {
         // A long-running start command: the stream stays open.
         sandbox.open.add(res);
