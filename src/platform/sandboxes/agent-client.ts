@@ -186,7 +186,10 @@ export class AgentClient {
     return { started, done, abort: () => controller.abort() };
   }
 
-  /** Runs a command with bash (as E2B clients do) and waits for its exit; one still running after `timeoutMs` is stopped. */
+  /**
+   * Runs a command with bash (as E2B clients do) and waits for its exit; one still running after `timeoutMs` is stopped
+   * (CommandStillRunning).
+   */
   async run(token: string, command: string, options: Omit<ProcessSpec, 'cmd' | 'args'> & { timeoutMs: number }): Promise<ProcessResult> {
     const proc = this.start(token, { ...options, cmd: '/bin/bash', args: ['-l', '-c', command] });
     let timedOut = false;
