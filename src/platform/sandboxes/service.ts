@@ -841,11 +841,11 @@ export class SandboxService {
       const result = await agent
         .run(token, template.readyCmd, { user: template.user, cwd: template.workdir, timeoutMs: left })
         .catch((err: unknown) => err);
-      // Not `instanceof Error`: fetch's errors come from Node's own realm, which is not always the caller's.
       if (result instanceof CommandStillRunning) {
         // Stopped at the deadline, it says nothing about the command: what the last finished attempt said stays.
         last ||= result.message;
       } else if (!isProcessResult(result)) {
+        // Not `instanceof Error`: fetch's errors come from Node's own realm, which is not always the caller's.
         last = String((result as { message?: unknown })?.message ?? result);
       } else if (result.exitCode === 0) {
         return;

@@ -2,6 +2,7 @@ import { writeFile, mkdtemp, rm } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { sameConnectionTwice } from '../../helpers/same-connection';
 import { call, Cleanup, spawnGateway, startUpstream, type CliGateway } from './helpers/common';
 
 const TOKEN = 'robust-token';
@@ -22,37 +23,6 @@ function raw(port: number, bytes: string | Buffer, endAfterWrite = false): Promi
 }
 
 const POST = `POST / HTTP/1.1\r\nHost: x\r\nSvc-Sandbox-Id: sb1\r\nX-Access-Token: ${TOKEN}\r\nContent-Length: 5\r\n\r\nhello`;
-
-/**
- * Sends a POST, waits `pauseMs` after its answer, then sends another on the same connection. Each answer is what
- * arrived for it; `closedAfterMs` is when the gateway closed the connection, counted from the first answer.
- */
-function twoRequestsOnOneConnection(port: number, pauseMs: number): Promise<{ first: string; second: string; closedAfterMs?: number }> {
-  return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1');
-    const answers = ['', ''];
-    let n = 0;
-    let answeredAt = 0;
-    let closedAfterMs: number | undefined;
-    const done = () => resolve({ first: answers[0], second: answers[1], ...(closedAfterMs !== undefined ? { closedAfterMs } : {}) });
-    socket.on('data', (c: Buffer) => {
-      answers[n] += c.toString();
-      if (n === 0 && answers[0].endsWith('fine')) {
-        n = 1;
-        answeredAt = Date.now();
-        setTimeout(() => (socket.destroyed ? done() : socket.write(POST)), pauseMs);
-      } else if (n === 1 && answers[1].endsWith('fine')) {
-        socket.destroy();
-        done();
-      }
-    });
-    socket.on('close', () => {
-      if (n === 1 && closedAfterMs === undefined) closedAfterMs = Date.now() - answeredAt;
-    });
-    socket.on('error', (err: NodeJS.ErrnoException) => (err.code === 'ECONNRESET' || err.code === 'EPIPE' ? done() : reject(err)));
-    socket.write(POST);
-  });
-}
 
 beforeAll(async () => {
   const upstream = await startUpstream((req, res) => {
@@ -128,7 +98,7 @@ describe('gateway process under bad clients', () => {
   // The SDKs' fetch keeps an idle connection 4 s, on its own clock: a client busy for longer (building a large upload)
   // sends its next request into the connection it kept. At Node's 5 s the gateway had closed it, and the POST was lost.
   it('keeps an idle keep-alive connection across a 6 s pause, and the next POST on it is answered', async () => {
-    const { first, second } = await twoRequestsOnOneConnection(gateway.port, 6_000);
+    const { first, second } = await sameConnectionTwice(gateway.port, POST, 'fine', 6_000);
     expect(first).toMatch(/^HTTP\/1\.1 200 /);
     expect(second).toMatch(/^HTTP\/1\.1 200 [\s\S]*\r\n\r\nfine$/);
   }, 20_000);
@@ -153,9 +123,9 @@ describe('gateway --keep-alive-timeout-ms', () => {
         JSON.stringify([{ sandboxID: 'sb1', host: '127.0.0.1', agentPort: upstream.port, token: TOKEN, state: 'running' }]),
       );
       short = await spawnGateway(['--catalog', `file:${file}`, '--keep-alive-timeout-ms', '1500']);
-      const soon = await twoRequestsOnOneConnection(short.port, 200);
+      const soon = await sameConnectionTwice(short.port, POST, 'fine', 200);
       expect(soon.second).toMatch(/^HTTP\/1\.1 200 [\s\S]*\r\n\r\nfine$/);
-      const late = await twoRequestsOnOneConnection(short.port, 4_000);
+      const late = await sameConnectionTwice(short.port, POST, 'fine', 4_000);
       expect(late.first).toMatch(/^HTTP\/1\.1 200 /);
       expect(late.second).toBe('');
       // Closed by the gateway, not before the timeout, and within its one-second tick after it.

@@ -1,5 +1,4 @@
 import { request } from 'node:http';
-import { connect } from 'node:net';
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,6 +7,7 @@ import { ApiKeys, loadOrCreateApiKeyFile } from '../../../../src/platform/teams/
 import { startApiServer, type RunningApiServer } from '../../../../src/platform/http/server';
 import { ApiError, type Route } from '../../../../src/platform/http/types';
 import { validate } from '../../../../src/platform/http/validate';
+import { sameConnectionTwice } from '../../../helpers/same-connection';
 
 const KEY = 'sk_test_key_123456';
 
@@ -141,28 +141,9 @@ describe('startApiServer', () => {
   // longer sends its next request into the connection it kept, so the server must not have closed it.
   it('keeps an idle keep-alive connection across a 6 s pause and says how long it keeps one', async () => {
     const port = Number(new URL(server.url).port);
-    const answers = await new Promise<string[]>((resolve, reject) => {
-      const socket = connect(port, '127.0.0.1');
-      const got = [''];
-      const ask = () => socket.write('GET /open HTTP/1.1\r\nHost: x\r\n\r\n');
-      socket.on('data', (c: Buffer) => {
-        got[got.length - 1] += c.toString();
-        if (!got[got.length - 1].endsWith('{"open":true}')) return;
-        if (got.length === 2) {
-          socket.destroy();
-          resolve(got);
-          return;
-        }
-        got.push('');
-        setTimeout(ask, 6_000);
-      });
-      socket.on('close', () => resolve(got));
-      socket.on('error', reject);
-      ask();
-    });
-    expect(answers).toHaveLength(2);
-    expect(answers[0]).toMatch(/\r\nKeep-Alive: timeout=65\r\n/);
-    expect(answers[1]).toMatch(/^HTTP\/1\.1 200 OK\r\n[\s\S]*\{"open":true\}$/);
+    const { first, second } = await sameConnectionTwice(port, 'GET /open HTTP/1.1\r\nHost: x\r\n\r\n', '{"open":true}', 6_000);
+    expect(first).toMatch(/\r\nKeep-Alive: timeout=65\r\n/);
+    expect(second).toMatch(/^HTTP\/1\.1 200 OK\r\n[\s\S]*\{"open":true\}$/);
   }, 20_000);
 
   it('maps an ApiError to its status and an unexpected error to 500', async () => {
