@@ -272,6 +272,17 @@ export class SandboxService {
     }
   }
 
+  /**
+   * A cold create the host's admission refuses, with no pooled sandbox to make room for it (createMakingRoom), is
+   * refused before its record, quota hold, network attachment, disk or container is made and removed again: a stream
+   * of creates on a full host costs it an answer each, not a sandbox's making. The runtime's create checks again,
+   * holding what it admits, for the creates that race this one.
+   */
+  private refuseWithoutRoom(sandboxID: string, template: TemplateForSandbox): void {
+    const problem = this.o.runtime.admissionProblem?.({ memoryMB: template.memoryMB, cpuCount: template.cpuCount });
+    if (problem !== undefined && !this.pool?.canMakeRoom()) throw new ApiError(429, `cannot create sandbox ${sandboxID}: ${problem}`);
+  }
+
   /** A sandbox's disk: its template's, else the stack's default; neither: the runtime's. */
   private diskOf(template: TemplateForSandbox): { diskSizeMB?: number } {
     const size = template.diskSizeMB ?? this.o.diskSizeMB;
@@ -580,7 +591,8 @@ export class SandboxService {
       const takeClock = new PhaseClock('create', this.o.observer, t0);
       const taken = poolable ? await this.takeFromPool(template, recordFor, takeClock) : undefined;
       const record = taken?.record ?? recordFor(newSandboxID());
-      // Before anything is made: beyond a quota, the 429 leaves nothing behind.
+      // Before anything is made: a full host or a quota's 429 leaves nothing behind.
+      if (!taken) this.refuseWithoutRoom(record.sandboxID, template);
       if (!taken) await this.reserve(record);
       const made = await this.makeRunning(record, template, request, origin, t0, taken && { pooled: taken.pooled, clock: takeClock });
       if (made) return made;

@@ -179,6 +179,11 @@ export class WarmPool {
     return undefined;
   }
 
+  /** Whether `evict` or a fill's end can give room now: a ready sandbox in any pool, or one being started. */
+  canMakeRoom(): boolean {
+    return this.filling !== undefined || [...this.ready.values()].some((list) => list.length > 0);
+  }
+
   /**
    * Stops the pool starting sandboxes until the returned release is called (a create waiting for the room evicted
    * for it); then a check refills what the host's admission leaves.

@@ -251,6 +251,24 @@ describe('platform lifecycle through the E2B SDK', () => {
     expect(await platform.sandboxes.all()).toEqual([]);
   });
 
+  it("a create the host's admission refuses is a 429 before anything is made for it; with room again it succeeds", async () => {
+    host.full = 'the host cannot take this sandbox now: CPUs: 1 asked, 2 of 2 committed (host 1 × cpuOvercommit 2)';
+    const attaches = host.attachesMade;
+    const refused = await raw('POST', '/sandboxes', JSON.stringify({ templateID: 'base', timeout: 60 }));
+    expect(refused.status).toBe(429);
+    expect(((await refused.json()) as { message: string }).message).toMatch(
+      /^cannot create sandbox [a-z0-9]{20}: the host cannot take this sandbox now: CPUs: 1 asked/,
+    );
+    // No network attachment was made and removed for it, no container, no record.
+    expect(host.attachesMade).toBe(attaches);
+    expect(host.sandboxes.size).toBe(0);
+    expect(await platform.sandboxes.all()).toEqual([]);
+    host.full = undefined;
+    const a = await sdk.create('base', opts);
+    expect(host.attachesMade).toBe(attaches + 1);
+    expect((await platform.sandboxes.all()).map((r) => r.sandboxID)).toEqual([a.sandboxId]);
+  });
+
   it('a malformed request is a 400 naming each bad field and what it accepts; an unknown sandbox a 404', async () => {
     const malformed = await raw('POST', '/v2/sandboxes', '{"templateID":');
     expect(malformed.status).toBe(400);

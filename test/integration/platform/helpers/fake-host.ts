@@ -7,6 +7,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { NetworkAttachment, SandboxNetwork, SandboxRuntime, SandboxSpec, SandboxStatus } from '../../../../src/runtime/types';
 import { encodeEnvelope } from '../../../../src/contract/connect-envelope';
+import { AdmissionError } from '../../../../src/runtime/admission';
 
 const envelope = (flags: number, message: unknown) => encodeEnvelope(flags, Buffer.from(JSON.stringify(message)));
 
@@ -38,6 +39,10 @@ export class FakeHost {
   readonly attachments = new Map<string, NetworkAttachment>();
   /** Set to make the next create fail the way a runtime would. */
   failCreate?: Error;
+  /** Set for a host whose admission refuses every sandbox: the problem its admission names. */
+  full?: string;
+  /** Network attachments made since the start (removed ones included). */
+  attachesMade = 0;
   /** Commands run through Process/Start, in order. */
   readonly commands: string[] = [];
   private readonly subnet = Math.floor(Math.random() * 250) + 2;
@@ -48,6 +53,7 @@ export class FakeHost {
   async attach(sandboxID: string): Promise<NetworkAttachment> {
     const address = `127.${this.subnet}.${Math.floor(nextHost / 250)}.${(nextHost % 250) + 2}`;
     nextHost++;
+    this.attachesMade++;
     const attachment = { netnsPath: `/run/netns/fake-${sandboxID}`, address };
     this.attachments.set(sandboxID, attachment);
     return attachment;
@@ -59,6 +65,7 @@ export class FakeHost {
 
   // SandboxRuntime
   async create(spec: SandboxSpec): Promise<SandboxStatus> {
+    if (this.full !== undefined) throw new AdmissionError(`cannot create sandbox ${spec.sandboxID}: ${this.full}`);
     if (this.failCreate) {
       const err = this.failCreate;
       this.failCreate = undefined;
@@ -107,6 +114,7 @@ export class FakeHost {
     return {
       name: this.name,
       create: (spec) => this.create(spec),
+      admissionProblem: () => this.full,
       pause: (id) => this.pause(id),
       resume: (id) => this.resume(id),
       kill: (id) => this.kill(id),
