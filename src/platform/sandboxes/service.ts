@@ -273,14 +273,14 @@ export class SandboxService {
   }
 
   /**
-   * A cold create the host's admission refuses, with no pooled sandbox to make room for it (createMakingRoom), is
-   * refused before its record, quota hold, network attachment, disk or container is made and removed again: a stream
-   * of creates on a full host costs it an answer each, not a sandbox's making. The runtime's create checks again,
-   * holding what it admits, for the creates that race this one.
+   * A cold create (or a start from disk) the host's admission refuses, with no pooled sandbox to make room for it
+   * (createMakingRoom), is a 429 (`<what>: <the admission's problem>`) before its record, quota hold, network
+   * attachment, disk or container is made and removed again: a stream of them on a full host costs it an answer each,
+   * not a sandbox's making. The runtime's create checks again, holding what it admits, for those that race this one.
    */
-  private refuseWithoutRoom(sandboxID: string, template: TemplateForSandbox): void {
+  private refuseWithoutRoom(template: TemplateForSandbox, what: string): void {
     const problem = this.o.runtime.admissionProblem?.({ memoryMB: template.memoryMB, cpuCount: template.cpuCount });
-    if (problem !== undefined && !this.pool?.canMakeRoom()) throw new ApiError(429, `cannot create sandbox ${sandboxID}: ${problem}`);
+    if (problem !== undefined && !this.pool?.canMakeRoom()) throw new ApiError(429, `${what}: ${problem}`);
   }
 
   /** A sandbox's disk: its template's, else the stack's default; neither: the runtime's. */
@@ -592,7 +592,7 @@ export class SandboxService {
       const taken = poolable ? await this.takeFromPool(template, recordFor, takeClock) : undefined;
       const record = taken?.record ?? recordFor(newSandboxID());
       // Before anything is made: a full host or a quota's 429 leaves nothing behind.
-      if (!taken) this.refuseWithoutRoom(record.sandboxID, template);
+      if (!taken) this.refuseWithoutRoom(template, `cannot create sandbox ${record.sandboxID}`);
       if (!taken) await this.reserve(record);
       const made = await this.makeRunning(record, template, request, origin, t0, taken && { pooled: taken.pooled, clock: takeClock });
       if (made) return made;
@@ -1041,11 +1041,14 @@ export class SandboxService {
 
   /**
    * Starts a disk-paused sandbox again from its files: a network attachment, a container over its kept changes,
-   * the agent's init with its token and env vars, the template's start command. A failure leaves it paused on disk.
+   * the agent's init with its token and env vars, the template's start command. A failure leaves it paused on disk:
+   * a host that cannot take it now answers 429, any other failure 500.
    */
   private async reboot(record: SandboxRecord): Promise<void> {
     const id = record.sandboxID;
     const template = this.templateOf(record);
+    const what = `sandbox ${JSON.stringify(id)} could not be started again from its files`;
+    this.refuseWithoutRoom(template, what);
     try {
       const network = await this.o.network.attach(id, this.policyOf(record));
       record.address = network.address;
@@ -1064,7 +1067,7 @@ export class SandboxService {
       this.startCommands.delete(id);
       await this.o.runtime.stop(id).catch(() => undefined);
       await this.o.network.detach(id).catch(() => undefined);
-      throw new ApiError(500, `sandbox ${JSON.stringify(id)} could not be started again from its files: ${(err as Error).message}`);
+      throw new ApiError(err instanceof AdmissionError ? 429 : 500, `${what}: ${(err as Error).message}`);
     }
   }
 

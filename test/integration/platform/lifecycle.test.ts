@@ -269,6 +269,28 @@ describe('platform lifecycle through the E2B SDK', () => {
     expect((await platform.sandboxes.all()).map((r) => r.sandboxID)).toEqual([a.sandboxId]);
   });
 
+  it('a sandbox paused to disk on a full host: its resume is a 429 and it stays paused on disk; with room it resumes', async () => {
+    const a = await sdk.create('base', opts);
+    expect((await raw('POST', `/sandboxes/${a.sandboxId}/pause`, JSON.stringify({ memory: false }))).status).toBe(204);
+    expect((await platform.sandboxes.get(a.sandboxId)).pausedTo).toBe('disk');
+    host.full = 'the host cannot take this sandbox now: memory: 256 MB asked, 512 of 512 MB committed';
+    const attaches = host.attachesMade;
+    const refused = await raw('POST', `/sandboxes/${a.sandboxId}/connect`, JSON.stringify({ timeout: 60 }));
+    expect(refused.status).toBe(429);
+    expect(((await refused.json()) as { message: string }).message).toBe(
+      `sandbox "${a.sandboxId}" could not be started again from its files: ${host.full}`,
+    );
+    expect(host.attachesMade).toBe(attaches);
+    expect(host.sandboxes.has(a.sandboxId)).toBe(false);
+    expect(await platform.sandboxes.get(a.sandboxId)).toMatchObject({ state: 'paused', pausedTo: 'disk' });
+    host.full = undefined;
+    const resumed = await raw('POST', `/sandboxes/${a.sandboxId}/connect`, JSON.stringify({ timeout: 60 }));
+    expect(resumed.status).toBe(201);
+    expect(host.attachesMade).toBe(attaches + 1);
+    expect(host.sandbox(a.sandboxId).spec.restart).toBe(true);
+    expect(await platform.sandboxes.get(a.sandboxId)).toMatchObject({ state: 'running' });
+  });
+
   it('a malformed request is a 400 naming each bad field and what it accepts; an unknown sandbox a 404', async () => {
     const malformed = await raw('POST', '/v2/sandboxes', '{"templateID":');
     expect(malformed.status).toBe(400);

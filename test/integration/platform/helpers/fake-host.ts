@@ -43,6 +43,8 @@ export class FakeHost {
   full?: string;
   /** Network attachments made since the start (removed ones included). */
   attachesMade = 0;
+  /** Sandboxes stopped with their "changes" kept (paused to disk): a create with `restart` starts them again. */
+  readonly stopped = new Set<string>();
   /** Commands run through Process/Start, in order. */
   readonly commands: string[] = [];
   private readonly subnet = Math.floor(Math.random() * 250) + 2;
@@ -71,6 +73,8 @@ export class FakeHost {
       this.failCreate = undefined;
       throw err;
     }
+    if (spec.restart && !this.stopped.has(spec.sandboxID)) throw new Error(`no stopped sandbox ${spec.sandboxID}`);
+    this.stopped.delete(spec.sandboxID);
     const sandbox: FakeSandbox = { spec, state: 'running', server: createServer(), inits: [], held: [], open: new Set() };
     sandbox.server.on('request', (req, res) => {
       const serve = () => void this.serve(sandbox, req, res);
@@ -97,6 +101,7 @@ export class FakeHost {
   }
 
   async kill(sandboxID: string): Promise<void> {
+    this.stopped.delete(sandboxID);
     const s = this.sandboxes.get(sandboxID);
     if (!s) return;
     this.sandboxes.delete(sandboxID);
@@ -118,9 +123,12 @@ export class FakeHost {
       pause: (id) => this.pause(id),
       resume: (id) => this.resume(id),
       kill: (id) => this.kill(id),
-      // The fake has no filesystem: a stopped sandbox is simply gone, and there is nothing to copy.
-      stop: (id) => this.kill(id),
-      hasChanges: () => false,
+      // The fake has no filesystem: a stopped sandbox's changes are only remembered by ID, and there is nothing to copy.
+      stop: async (id) => {
+        await this.kill(id);
+        this.stopped.add(id);
+      },
+      hasChanges: (id) => this.stopped.has(id),
       copyChanges: async () => {
         throw new Error('the fake host has no filesystem to copy');
       },
@@ -177,8 +185,16 @@ export class FakeHost {
       const exit = /^exit (\d+)$/.exec(command);
       // `false-then-hang` fails the first time and then runs until stopped.
       const first = this.commands.indexOf(command) === this.commands.length - 1;
+      // The fake has no files: `test -e FILE || exit 0; ...` (the MCP gateway's restart at a start from disk) exits 0.
+      const noFile = /^test -e \S+ \|\| exit 0;/.test(command);
       const code =
-        command === 'true' ? 0 : command === 'false' || (command === 'false-then-hang' && first) ? 1 : exit ? Number(exit[1]) : undefined;
+        command === 'true' || noFile
+          ? 0
+          : command === 'false' || (command === 'false-then-hang' && first)
+            ? 1
+            : exit
+              ? Number(exit[1])
+              : undefined;
       if (code === undefined) {
         // A long-running start command: the stream stays open.
         sandbox.open.add(res);
