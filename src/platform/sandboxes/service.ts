@@ -591,9 +591,11 @@ export class SandboxService {
       const takeClock = new PhaseClock('create', this.o.observer, t0);
       const taken = poolable ? await this.takeFromPool(template, recordFor, takeClock) : undefined;
       const record = taken?.record ?? recordFor(newSandboxID());
-      // Before anything is made: a full host or a quota's 429 leaves nothing behind.
-      if (!taken) this.refuseWithoutRoom(template, `cannot create sandbox ${record.sandboxID}`);
-      if (!taken) await this.reserve(record);
+      // Before anything is made: a full host's or a quota's 429 leaves nothing behind.
+      if (!taken) {
+        this.refuseWithoutRoom(template, `cannot create sandbox ${record.sandboxID}`);
+        await this.reserve(record);
+      }
       const made = await this.makeRunning(record, template, request, origin, t0, taken && { pooled: taken.pooled, clock: takeClock });
       if (made) return made;
       // A pooled sandbox whose agent did not take the create's /init was removed: the next one, or a cold start.
