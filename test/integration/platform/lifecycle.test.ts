@@ -92,6 +92,7 @@ describe('platform lifecycle through the E2B SDK', () => {
 
   // Each test makes its own sandboxes; whatever one leaves (a failure midway) does not reach the next.
   afterEach(async () => {
+    host.full = undefined;
     for (const r of await platform.sandboxes.all()) await platform.sandboxes.kill(r.sandboxID).catch(() => undefined);
   });
 
