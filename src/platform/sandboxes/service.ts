@@ -272,6 +272,11 @@ export class SandboxService {
     }
   }
 
+  /** Why the host's admission would refuse a sandbox of `template` now, or undefined when it has room. */
+  private hostProblem(template: TemplateForSandbox): string | undefined {
+    return this.o.runtime.admissionProblem?.({ memoryMB: template.memoryMB, cpuCount: template.cpuCount });
+  }
+
   /**
    * A cold create (or a start from disk) the host's admission refuses, with no pooled sandbox to make room for it
    * (createMakingRoom), is a 429 (`<what>: <the admission's problem>`) before its record, quota hold, network
@@ -279,7 +284,7 @@ export class SandboxService {
    * not a sandbox's making. The runtime's create checks again, holding what it admits, for those that race this one.
    */
   private refuseWithoutRoom(template: TemplateForSandbox, what: string): void {
-    const problem = this.o.runtime.admissionProblem?.({ memoryMB: template.memoryMB, cpuCount: template.cpuCount });
+    const problem = this.hostProblem(template);
     if (problem !== undefined && !this.pool?.canMakeRoom()) throw new ApiError(429, `${what}: ${problem}`);
   }
 
@@ -295,7 +300,7 @@ export class SandboxService {
     const token = newEnvdAccessToken(sandboxID);
     // It has no record to name its layers: it holds them against the storage collector until taken or discarded.
     // A full host: refused before a network is attached for it (the pool tries again at its next check).
-    const full = this.o.runtime.admissionProblem?.({ memoryMB: template.memoryMB, cpuCount: template.cpuCount });
+    const full = this.hostProblem(template);
     if (full) throw new AdmissionError(`no room for a pooled sandbox: ${full}`);
     const hold = this.o.holds ? await this.o.holds.claim(template.layers) : () => undefined;
     if (!hold) throw new Error(`the layers of template ${template.templateID} build ${template.buildID} were removed`);
